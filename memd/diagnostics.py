@@ -1,0 +1,64 @@
+"""The shape of every finding memd reports: a rule code, a severity and a place."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Severity(StrEnum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Diagnostic:
+    """One finding about one file.
+
+    `path` is relative to the memory directory (POSIX separators) when the file
+    lives in one, otherwise the path the user gave. `line` and `column` are
+    1-based; `None` when the finding is about the whole file.
+    """
+
+    code: str
+    name: str
+    severity: Severity
+    path: str
+    message: str
+    hint: str = ""
+    line: int | None = None
+    column: int | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "code": self.code,
+            "name": self.name,
+            "severity": str(self.severity),
+            "path": self.path,
+            "line": self.line,
+            "column": self.column,
+            "message": self.message,
+            "hint": self.hint,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, object]) -> Diagnostic:
+        line, column = data.get("line"), data.get("column")
+        return cls(
+            code=str(data["code"]),
+            name=str(data["name"]),
+            severity=Severity(str(data["severity"])),
+            path=str(data["path"]),
+            message=str(data["message"]),
+            hint=str(data.get("hint", "")),
+            line=line if isinstance(line, int) else None,
+            column=column if isinstance(column, int) else None,
+        )
+
+
+def count_by_severity(diagnostics: tuple[Diagnostic, ...]) -> tuple[int, int, int]:
+    """Return (errors, warnings, infos)."""
+    errors = sum(1 for d in diagnostics if d.severity is Severity.ERROR)
+    warnings = sum(1 for d in diagnostics if d.severity is Severity.WARNING)
+    return errors, warnings, len(diagnostics) - errors - warnings

@@ -1,0 +1,128 @@
+"""Shared fixtures: every test gets its own HOME, XDG dirs and git identity."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "ci", max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile("dev", max_examples=50, deadline=None)
+settings.register_profile(
+    "long", max_examples=20_000, deadline=None, suppress_health_check=list(HealthCheck)
+)
+settings.load_profile(os.environ.get("MEMD_HYPOTHESIS_PROFILE", "ci"))
+
+
+@dataclass(frozen=True)
+class Home:
+    """The isolated environment a test runs in."""
+
+    root: Path
+    home: Path
+    claude: Path  # ~/.claude, the default memory base
+    config: Path  # XDG_CONFIG_HOME
+    cache: Path  # XDG_CACHE_HOME
+    state: Path  # XDG_STATE_HOME
+    runtime: Path  # XDG_RUNTIME_DIR
+
+    def env(self, **extra: str) -> dict[str, str]:
+        """Return os.environ as the test set it, plus `extra`, for subprocesses."""
+        return {**os.environ, **extra}
+
+
+@pytest.fixture(name="isolated_home", autouse=True)
+def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Home:
+    root = tmp_path_factory.mktemp("home")
+    paths = Home(
+        root=root,
+        home=root / "home",
+        claude=root / "home" / ".claude",
+        config=root / "xdg-config",
+        cache=root / "xdg-cache",
+        state=root / "xdg-state",
+        runtime=root / "xdg-runtime",
+    )
+    for path in (paths.home, paths.config, paths.cache, paths.state, paths.runtime):
+        path.mkdir(parents=True)
+    paths.runtime.chmod(0o700)
+    for name in list(os.environ):
+        if name.startswith(("CLAUDE_", "MEMD_", "XDG_", "GIT_", "NOTIFY_SOCKET")):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("HOME", str(paths.home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(paths.config))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(paths.cache))
+    monkeypatch.setenv("XDG_STATE_HOME", str(paths.state))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(paths.runtime))
+    # Never read the machine's real managed policy file in tests.
+    monkeypatch.setenv("MEMD_MANAGED_SETTINGS_PATH", str(root / "managed-settings.json"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(root / "gitconfig"))
+    for kind in ("AUTHOR", "COMMITTER"):
+        monkeypatch.setenv(f"GIT_{kind}_NAME", "memd tests")
+        monkeypatch.setenv(f"GIT_{kind}_EMAIL", "tests@memd.invalid")
+    monkeypatch.setenv("MEMD_HYPOTHESIS_PROFILE", os.environ.get("MEMD_HYPOTHESIS_PROFILE", "ci"))
+    return paths
+
+
+def git(*args: str, cwd: Path) -> str:
+    """Run the real git and return its stdout."""
+    result = subprocess.run(
+        ["git", "-c", "init.defaultBranch=main", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return result.stdout
+
+
+@pytest.fixture(name="git_repo")
+def _git_repo(tmp_path: Path) -> Path:
+    """A real git repository with one commit."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git("init", "-q", cwd=repo)
+    (repo / "README.md").write_text("hello\n")
+    git("add", "README.md", cwd=repo)
+    git("commit", "-q", "-m", "init", cwd=repo)
+    return repo
+
+
+@pytest.fixture(name="worktree")
+def _worktree(git_repo: Path, tmp_path: Path) -> Path:
+    """A `git worktree add` of `git_repo`, outside it."""
+    path = tmp_path / "wt"
+    git("worktree", "add", "-q", str(path), cwd=git_repo)
+    return path
+
+
+@dataclass(frozen=True)
+class MemDirMaker:
+    """Writes real memory files as bytes, so CRLF, BOM and bad UTF-8 are possible."""
+
+    root: Path
+
+    def write(self, relpath: str, content: str | bytes) -> Path:
+        path = self.root / relpath
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content.encode() if isinstance(content, str) else content)
+        return path
+
+    def topic(self, relpath: str, *, name: str, description: str, type: str, body: str = "Fact.\n") -> Path:
+        text = f"---\nname: {name}\ndescription: {description}\ntype: {type}\n---\n{body}"
+        return self.write(relpath, text)
+
+
+@pytest.fixture(name="make_memdir")
+def _make_memdir(tmp_path: Path) -> Iterator[MemDirMaker]:
+    root = tmp_path / "memory"
+    root.mkdir()
+    yield MemDirMaker(root)
