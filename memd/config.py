@@ -188,8 +188,18 @@ def _command(value: object) -> object:
 def _severities(value: object) -> object:
     if not isinstance(value, dict):
         raise _Bad(f"expected a table of rule = level, {_got(value)}")
+    # Rule names are checked here so a typo fails at start-up, not silently.
+    from memd.lint.rules import RULES
+
+    known = {name for rule in RULES for name in (rule.code, rule.name)}
     result: dict[str, str] = {}
     for rule, level in value.items():
+        if rule.strip() not in known:
+            import difflib
+
+            close = difflib.get_close_matches(rule.strip(), sorted(known), n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            raise _Bad(f"unknown lint rule {rule!r}{hint}")
         if not isinstance(level, str) or level.strip().lower() not in SEVERITY_LEVELS:
             raise _Bad(
                 f"{rule}: expected one of {', '.join(SEVERITY_LEVELS)}, {_got(level)}"
@@ -215,7 +225,7 @@ def _env_severities(text: str) -> object:
         if not sep:
             raise _Bad(f"expected RULE=LEVEL[,RULE=LEVEL...], {_got(text)}")
         table[rule.strip()] = level
-    return _severities(table)
+    return table
 
 
 @dataclass(frozen=True, slots=True)
