@@ -1,0 +1,363 @@
+"""Warm prompt snapshots in the cache directory: layout, atomic replace, stat freshness.
+
+Layout, per memory directory and mode::
+
+    <cache>/snapshots/<sanitize_path(memory_dir)>/
+        <mode> -> .<mode>.<version>        symlink, swapped atomically by rename
+        .<mode>.<version>/prompt.md        the prompt bytes
+                          meta.txt         plain text for the hot path (str.split)
+                          meta.json        everything, for `--format json` and status
+                          diagnostics.json
+                          manifest.json
+
+A new snapshot is written into a fresh version directory and published by
+renaming a new symlink over `<mode>`, so `<mode>/prompt.md` is always a whole
+file. A reader resolves the link once and reads meta and prompt from the same
+version directory, so it never pairs an old prompt with new meta. A failed write
+(ENOSPC, EFBIG) removes the half-written version and leaves the link alone, so the
+old snapshot survives. Old versions are removed only after `VERSION_GRACE_NS`,
+so a reader that resolved the link just before a swap can still finish.
+
+Freshness is checked with `stat` only: every recorded input must show the same
+size, mtime_ns and inode. Like git's "racily clean" rule, an input whose mtime
+is within `RACY_WINDOW_NS` of the build start is treated as changed, because a
+write in the same timestamp tick after it was read would leave its stat
+unchanged. One second covers nanosecond filesystems (ext4, XFS, btrfs, APFS, whose
+timestamps advance in clock ticks) and HFS+'s whole seconds.
+
+Hot path: the warm `memd prompt` imports this module, so only `os`, `sys` and
+`memd.paths` load at import time; `json`, `shutil` and `memd.atomic` load inside
+`write`.
+"""
+
+from __future__ import annotations
+
+import os
+
+from memd.paths import sanitize_path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memd.pipeline import Snapshot
+
+RACY_WINDOW_NS = 1_000_000_000
+VERSION_GRACE_NS = 5_000_000_000
+META_MAGIC = "memd-snapshot 1"
+MISSING = (-1, 0, 0)  # size, mtime_ns, inode of an input that does not exist
+PROMPT_FILE = "prompt.md"
+META_FILE = "meta.txt"
+
+
+def encode_prompt(text: str) -> bytes:
+    """Return the prompt as UTF-8; a lone surrogate becomes U+FFFD, as in Node."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        units = text.encode("utf-16-le", "surrogatepass")
+        return units.decode("utf-16-le", "replace").encode("utf-8")
+
+
+def fingerprint(value: str | None) -> str:
+    """Return a short stable hex digest of `value` (FNV-1a 64), "-" for None.
+
+    Not cryptographic: it only tells whether a setting changed, and it costs no
+    `hashlib` import on the hot path.
+    """
+    if value is None:
+        return "-"
+    h = 0xCBF29CE484222325
+    for byte in value.encode("utf-8", "surrogatepass"):
+        h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return f"{h:016x}"
+
+
+def stat_input(path: str) -> tuple[int, int, int]:
+    """Return (size, mtime_ns, inode) of `path`, symlinks followed; else MISSING."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return MISSING
+    return st.st_size, st.st_mtime_ns, st.st_ino
+
+
+def inputs_unchanged(inputs: list[tuple[int, int, int, str]], built_ns: int) -> bool:
+    """Return True when every (size, mtime_ns, inode, path) stats the same."""
+    racy_from = built_ns - RACY_WINDOW_NS
+    for size, mtime_ns, inode, path in inputs:
+        if mtime_ns >= racy_from:
+            return False
+        if stat_input(path) != (size, mtime_ns, inode):
+            return False
+    return True
+
+
+def parse_meta(text: str) -> dict[str, object] | None:
+    """Parse meta.txt into its keys plus `inputs`; None when it is not a snapshot."""
+    lines = text.split("\n")
+    if not lines or lines[0] != META_MAGIC or "never_fresh 1" in lines:
+        return None
+    meta: dict[str, object] = {}
+    inputs: list[tuple[int, int, int, str]] = []
+    try:
+        for line in lines[1:]:
+            if line.startswith("input "):
+                _, size, mtime_ns, inode, path = line.split(" ", 4)
+                inputs.append((int(size), int(mtime_ns), int(inode), path))
+            elif line:
+                key, _, value = line.partition(" ")
+                meta[key] = value
+        meta["built_ns"] = int(str(meta["built_ns"]))
+        meta["prompt_bytes"] = int(str(meta["prompt_bytes"]))
+    except (ValueError, KeyError):
+        return None
+    meta["inputs"] = inputs
+    return meta
+
+
+def format_meta(snapshot: Snapshot, *, prompt_bytes: int, version: str) -> str:
+    """Return meta.txt: one `key value` per line, then one `input` line per input."""
+    lines = [
+        META_MAGIC,
+        f"version {version}",
+        f"sha256 {snapshot.sha256}",
+        f"built_ns {snapshot.built_ns}",
+        f"prompt_bytes {prompt_bytes}",
+        f"env {snapshot.env_fingerprint}",
+        f"mode {snapshot.mode}",
+        f"memory_dir {snapshot.memory_dir}",
+    ]
+    lines += [
+        f"input {i.size} {i.mtime_ns} {i.inode} {i.path}" for i in snapshot.inputs
+    ]
+    if any("\n" in line or "\r" in line for line in lines[1:]):
+        # A path with a line break cannot be recorded faithfully: never serve this warm.
+        lines = [META_MAGIC, f"version {version}", "never_fresh 1"]
+    return "\n".join(lines) + "\n"
+
+
+class SnapshotStore:
+    """The snapshots under one cache directory; holds no state but the path."""
+
+    __slots__ = ("cache_dir",)
+
+    def __init__(self, cache_dir: str) -> None:
+        self.cache_dir = cache_dir
+
+    def _key_dir(self, memory_dir: str) -> str:
+        return os.path.join(
+            self.cache_dir, "snapshots", sanitize_path(_with_sep(memory_dir))
+        )
+
+    def directory_for(self, memory_dir: str, mode: str) -> str:
+        """Return `<cache>/snapshots/<sanitize_path(memory_dir)>/<mode>/` (the link)."""
+        return os.path.join(self._key_dir(memory_dir), mode) + os.sep
+
+    def prompt_path(self, memory_dir: str, mode: str) -> str:
+        """Return the path of the published prompt.md (always a complete file)."""
+        return os.path.join(self._key_dir(memory_dir), mode, PROMPT_FILE)
+
+    def _version_dir(self, memory_dir: str, mode: str) -> str | None:
+        key_dir = self._key_dir(memory_dir)
+        try:
+            target = os.readlink(os.path.join(key_dir, mode))
+        except (OSError, ValueError):
+            return None
+        if os.sep in target or not target.startswith(f".{mode}."):
+            return None  # not a link this store wrote
+        return os.path.join(key_dir, target)
+
+    def read(
+        self, memory_dir: str, mode: str
+    ) -> tuple[dict[str, object], bytes] | None:
+        """Return (meta.txt fields, prompt bytes) from one version, or None."""
+        version_dir = self._version_dir(memory_dir, mode)
+        if version_dir is None:
+            return None
+        try:
+            with open(
+                os.path.join(version_dir, META_FILE),
+                encoding="utf-8",
+                errors="surrogateescape",
+            ) as f:
+                meta = parse_meta(f.read())
+            if meta is None:
+                return None
+            with open(os.path.join(version_dir, PROMPT_FILE), "rb") as f:
+                data = f.read()
+        except OSError:  # a version removed under us: treat as no snapshot
+            return None
+        if len(data) != meta["prompt_bytes"] or meta.get("memory_dir") != _with_sep(
+            memory_dir
+        ):
+            return None
+        meta["version_dir"] = version_dir
+        return meta, data
+
+    def read_fresh_bytes(
+        self, memory_dir: str, mode: str, *, extra_guidelines: str | None = None
+    ) -> bytes | None:
+        """Return the prompt bytes if the snapshot is fresh, else None."""
+        found = self.read(memory_dir, mode)
+        if found is None:
+            return None
+        meta, data = found
+        if meta.get("mode") != mode or meta.get("env") != fingerprint(extra_guidelines):
+            return None
+        inputs = meta["inputs"]
+        built_ns = meta["built_ns"]
+        if not isinstance(inputs, list) or not isinstance(built_ns, int):
+            return None
+        return data if inputs_unchanged(inputs, built_ns) else None
+
+    def read_fresh(
+        self, memory_dir: str, mode: str, *, extra_guidelines: str | None = None
+    ) -> str | None:
+        """Return the text if every input stats the same and none is racy, else None."""
+        data = self.read_fresh_bytes(
+            memory_dir, mode, extra_guidelines=extra_guidelines
+        )
+        return None if data is None else data.decode("utf-8")
+
+    def read_meta(self, memory_dir: str, mode: str) -> dict[str, object] | None:
+        """Return meta.json of the published snapshot, or None."""
+        import json
+
+        version_dir = self._version_dir(memory_dir, mode)
+        if version_dir is None:
+            return None
+        try:
+            with open(os.path.join(version_dir, "meta.json"), encoding="utf-8") as f:
+                data = json.load(f)
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) else None
+
+    def write(self, snapshot: Snapshot) -> str:
+        """Publish `snapshot` atomically and return its prompt path.
+
+        Raises:
+            SnapshotError: the cache could not be written; the old snapshot is intact.
+        """
+        import contextlib
+        import shutil
+
+        from memd.atomic import fsync_directory, write_atomic
+        from memd.errors import SnapshotError
+
+        key_dir = self._key_dir(snapshot.memory_dir)
+        mode = snapshot.mode
+        version = f"{snapshot.built_ns:x}-{os.getpid()}-{os.urandom(4).hex()}"
+        name = f".{mode}.{version}"
+        version_dir = os.path.join(key_dir, name)
+        prompt = encode_prompt(snapshot.text)
+        meta_json = {**snapshot_metadata(snapshot), "version": version}
+        files = (
+            (
+                "diagnostics.json",
+                _json_bytes([d.to_dict() for d in snapshot.diagnostics]),
+            ),
+            (
+                "manifest.json",
+                _json_bytes([_manifest_dict(m) for m in snapshot.manifest]),
+            ),
+            ("meta.json", _json_bytes(meta_json)),
+            (PROMPT_FILE, prompt),
+            (
+                META_FILE,
+                format_meta(snapshot, prompt_bytes=len(prompt), version=version).encode(
+                    "utf-8", "surrogateescape"
+                ),
+            ),
+        )
+        link_temp = os.path.join(key_dir, f".{mode}.link-{version}")
+        try:
+            os.makedirs(key_dir, exist_ok=True)
+            os.mkdir(version_dir, 0o755)
+            for filename, data in files:
+                write_atomic(os.path.join(version_dir, filename), data)
+            fsync_directory(version_dir)
+            os.symlink(name, link_temp)
+            os.replace(link_temp, os.path.join(key_dir, mode))
+        except OSError as error:
+            shutil.rmtree(version_dir, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                os.unlink(link_temp)
+            raise SnapshotError(
+                error.strerror or str(error), path=version_dir
+            ) from error
+        fsync_directory(key_dir)
+        _remove_old_versions(key_dir, mode, keep=name, now_ns=snapshot.built_ns)
+        return os.path.join(key_dir, mode, PROMPT_FILE)
+
+
+def snapshot_metadata(snapshot: Snapshot) -> dict[str, object]:
+    """Return the JSON metadata: sha, times, inputs, truncation, lint counts."""
+    truncation = snapshot.truncation
+    return {
+        "memory_dir": snapshot.memory_dir,
+        "mode": snapshot.mode,
+        "sha256": snapshot.sha256,
+        "built_ns": snapshot.built_ns,
+        "render_seconds": snapshot.render_seconds,
+        "env_fingerprint": snapshot.env_fingerprint,
+        "inputs": [
+            {"path": i.path, "size": i.size, "mtime_ns": i.mtime_ns, "inode": i.inode}
+            for i in snapshot.inputs
+        ],
+        "truncation": None
+        if truncation is None
+        else {
+            "line_count": truncation.line_count,
+            "byte_count": truncation.byte_count,
+            "was_line_truncated": truncation.was_line_truncated,
+            "was_byte_truncated": truncation.was_byte_truncated,
+        },
+        "lint_errors": snapshot.lint_errors,
+        "lint_warnings": snapshot.lint_warnings,
+        "total_file_count": snapshot.total_file_count,
+        "total_subdir_count": snapshot.total_subdir_count,
+    }
+
+
+def _manifest_dict(entry: object) -> dict[str, object]:
+    return {
+        name: getattr(entry, name)
+        for name in ("relpath", "name", "type", "description", "mtime_ns")
+    }
+
+
+def _json_bytes(data: object) -> bytes:
+    import json
+
+    return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode(
+        "utf-8", "surrogatepass"
+    )
+
+
+def _with_sep(memory_dir: str) -> str:
+    return memory_dir if memory_dir.endswith(os.sep) else memory_dir + os.sep
+
+
+def _remove_old_versions(key_dir: str, mode: str, *, keep: str, now_ns: int) -> None:
+    """Remove unpublished versions of `mode` past the grace period; best effort."""
+    import shutil
+
+    try:
+        current = os.readlink(os.path.join(key_dir, mode))
+        names = os.listdir(key_dir)
+    except OSError:
+        return
+    cutoff = now_ns - VERSION_GRACE_NS
+    for name in names:
+        if not name.startswith(f".{mode}.") or name in (keep, current):
+            continue
+        path = os.path.join(key_dir, name)
+        try:
+            if os.lstat(path).st_mtime_ns >= cutoff:
+                continue
+            if name.startswith(f".{mode}.link-"):
+                os.unlink(path)
+            else:
+                shutil.rmtree(path)
+        except OSError:
+            pass
