@@ -1,7 +1,5 @@
 """The JavaScript semantics the reference relies on, pinned case by case."""
 
-# ruff: noqa: SIM300 -- house style asserts `expected == actual`
-
 from __future__ import annotations
 
 import pytest

@@ -1,7 +1,5 @@
 """MEMORY.md truncation and formatFileSize at every boundary of REFERENCE.md §3."""
 
-# ruff: noqa: SIM300 -- house style asserts `expected == actual`
-
 from __future__ import annotations
 
 import pytest
