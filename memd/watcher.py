@@ -1,0 +1,410 @@
+"""watchdog at the boundary: events in, memd's own `Change` batches out.
+
+Behaviour relied on (watchdog 7.1, Linux inotify; SPEC §7):
+
+- Without an `event_filter` watchdog also reports opens and close-without-write,
+  so a handler that reads files on any event triggers itself forever. We ask
+  for close-after-write, create, delete and move only.
+- One recursive watch on `<base>/projects/` costs a few threads; one watch per
+  project costs a thread each. `Discovery.watch_roots` is already minimal.
+- Unpaired renames are held by watchdog for up to 0.5 s; settling is per
+  memory directory so one slow pair does not delay the others' batches.
+- `schedule()` raises `OSError` ENOSPC / EMFILE when inotify watches or
+  instances run out (inotify_c.py); that root then goes to a `PollingObserver`.
+- On IN_Q_OVERFLOW watchdog rebuilds its watches and logs a warning on
+  `watchdog.observers.inotify_c`, emitting no event: we listen to that log
+  record and rescan everything.
+
+Only this module imports watchdog; nothing past `Change` knows its types.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass
+
+from watchdog.events import (
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+    FileClosedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
+
+from memd.discovery import Discovery, WatchRoot, memory_dir_of
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from structlog.typing import FilteringBoundLogger
+    from watchdog.observers.api import BaseObserver, ObservedWatch
+
+_EXHAUSTED = frozenset({errno.ENOSPC, errno.EMFILE})
+_OVERFLOW_LOGGERS = ("watchdog.observers.inotify_c", "watchdog.observers.inotify")
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """Something happened at `relpath` ("" for the directory itself) in `memory_dir`."""
+
+    memory_dir: str
+    relpath: str
+    kind: str  # closed, created, deleted, modified, moved_from, moved_to, dir_*, rescan
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Batch:
+    """Settled work for the daemon: changed directories and what else to redo."""
+
+    changes: tuple[Change, ...] = ()
+    touched_files: frozenset[str] = frozenset()  # watched settings/config files
+    rediscover: bool = False
+    rescan_all: bool = False
+    reload_config: bool = False
+
+    @property
+    def memory_dirs(self) -> tuple[str, ...]:
+        """Return the memory directories with changes, sorted."""
+        return tuple(sorted({change.memory_dir for change in self.changes}))
+
+
+class Watcher:
+    """Native observer (polling where it must) plus one settle thread."""
+
+    def __init__(
+        self,
+        *,
+        settle_seconds: float,
+        on_batch: Callable[[Batch], float | None],
+        log: FilteringBoundLogger,
+        polling_interval_seconds: float = 2.0,
+        max_delay_seconds: float = 2.0,
+    ):
+        from watchdog.observers import Observer
+
+        self._log = log
+        self._observer: BaseObserver = Observer()
+        self._polling: BaseObserver | None = None
+        self._polling_interval = polling_interval_seconds
+        self._handler = _Handler(self._route)
+        self._settler = _Settler(
+            settle_seconds=settle_seconds,
+            max_delay_seconds=max(max_delay_seconds, settle_seconds),
+            on_batch=on_batch,
+            log=log,
+        )
+        self._lock = threading.RLock()
+        self._watches: dict[WatchRoot, tuple[ObservedWatch, str]] = {}
+        self._dirs: frozenset[str] = frozenset()
+        self._files: frozenset[str] = frozenset()
+        self._wanted: tuple[str, ...] = ()
+        self._projects_root = ""
+        self._overflow = _OverflowHandler(self._on_overflow)
+        self.rescans = 0
+        self.fallbacks = 0
+        self.events = 0
+
+    def start(self) -> None:
+        """Start the observer and the settle thread (no watches yet)."""
+        for name in _OVERFLOW_LOGGERS:
+            logging.getLogger(name).addHandler(self._overflow)
+        self._observer.start()
+        self._settler.start()
+
+    def stop(self) -> None:
+        """Finish the batch in progress, then stop every thread this watcher started."""
+        self._settler.stop()
+        for observer in (self._observer, self._polling):
+            if observer is not None and observer.is_alive():
+                observer.stop()
+                observer.join(timeout=10)
+        for name in _OVERFLOW_LOGGERS:
+            logging.getLogger(name).removeHandler(self._overflow)
+
+    def watch(self, discovery: Discovery) -> bool:
+        """Make the watches match `discovery`; return True if a watch was (re)added."""
+        with self._lock:
+            self._dirs = frozenset(discovery.memory_dirs)
+            self._files = discovery.files
+            self._projects_root = discovery.projects_root
+            self._wanted = (discovery.projects_root, *discovery.memory_dirs, *discovery.files)
+            wanted = set(discovery.watch_roots)
+            for root in list(self._watches):
+                watch, kind = self._watches[root]
+                if root not in wanted or not self._is_alive(watch, kind):
+                    self._unschedule(root)
+            added = False
+            for root in sorted(wanted - set(self._watches), key=lambda r: (not r.recursive, r.path)):
+                added |= self._schedule(root)
+            return added
+
+    def request(
+        self, *, rediscover: bool = False, rescan_all: bool = False, reload_config: bool = False
+    ) -> None:
+        """Ask the settle thread for work now (a signal, a timer, an overflow)."""
+        self._settler.flag(rediscover=rediscover, rescan_all=rescan_all, reload_config=reload_config)
+
+    def watched_roots(self) -> list[dict[str, object]]:
+        """Return each watch: path, recursive, native or polling."""
+        with self._lock:
+            return [
+                {"path": root.path, "recursive": root.recursive, "observer": kind}
+                for root, (_, kind) in sorted(self._watches.items(), key=lambda i: i[0].path)
+            ]
+
+    # -- watches ---------------------------------------------------------
+
+    def _schedule(self, root: WatchRoot) -> bool:
+        try:
+            watch = self._observer.schedule(
+                self._handler, root.path, recursive=root.recursive, event_filter=_event_filter()
+            )
+        except OSError as error:
+            if error.errno not in _EXHAUSTED:
+                # Gone between planning and scheduling: look again after it settles.
+                self._log.warning("watch_failed", path=root.path, error=str(error))
+                self._settler.flag(rediscover=True, urgent=False)
+                return False
+            self.fallbacks += 1
+            self._log.warning(
+                "watch_fell_back_to_polling", path=root.path, error=str(error),
+                recursive=root.recursive,
+            )
+            try:
+                # Polling sees content changes as "modified": no self-trigger risk, it stats.
+                watch = self._polling_observer().schedule(
+                    self._handler, root.path, recursive=root.recursive,
+                    event_filter=[*_event_filter(), FileModifiedEvent],
+                )
+            except OSError as again:
+                self._log.warning("watch_failed", path=root.path, error=str(again))
+                return False
+            self._watches[root] = (watch, "polling")
+            return True
+        self._watches[root] = (watch, "native")
+        return True
+
+    def _unschedule(self, root: WatchRoot) -> None:
+        watch, kind = self._watches.pop(root)
+        observer = self._observer if kind == "native" else self._polling
+        if observer is None:
+            return
+        # Its emitter may already have died with the directory.
+        with contextlib.suppress(KeyError, OSError, RuntimeError):
+            observer.unschedule(watch)
+
+    def _is_alive(self, watch: ObservedWatch, kind: str) -> bool:
+        observer = self._observer if kind == "native" else self._polling
+        if observer is None:
+            return False
+        return any(e.watch == watch and e.is_alive() for e in list(observer.emitters))
+
+    def _polling_observer(self) -> BaseObserver:
+        if self._polling is None:
+            from watchdog.observers.polling import PollingObserver
+
+            self._polling = PollingObserver(timeout=self._polling_interval)
+            self._polling.start()
+        return self._polling
+
+    def _on_overflow(self) -> None:
+        self.rescans += 1
+        self._log.warning("watch_queue_overflowed")
+        self._settler.flag(rescan_all=True, rediscover=True)
+
+    # -- events (observer threads: keep it cheap) --------------------------
+
+    def _route(self, path: str, kind: str, is_directory: bool) -> None:
+        self.events += 1
+        dirs = self._dirs
+        memory_dir = memory_dir_of(path, dirs)
+        if memory_dir is not None:
+            relpath = os.path.relpath(path, memory_dir).replace(os.sep, "/")
+            self._settler.add(Change(memory_dir, "" if relpath == "." else relpath, kind))
+            if path == memory_dir and is_directory:
+                self._settler.flag(rediscover=True, urgent=False)
+            return
+        if path in self._files:
+            self._settler.touch_file(path)
+            return
+        if is_directory and self._is_structural(path):
+            self._settler.flag(rediscover=True, urgent=False)
+
+    def _is_structural(self, path: str) -> bool:
+        """A directory event that can add or remove a memory dir or a watch root."""
+        prefix = path.rstrip(os.sep) + os.sep
+        if any(wanted.startswith(prefix) or wanted == path for wanted in self._wanted):
+            return True
+        root = self._projects_root.rstrip(os.sep) + os.sep
+        if path.startswith(root):
+            parts = path[len(root):].split(os.sep)
+            return len(parts) == 1 or (len(parts) == 2 and parts[1] == "memory")
+        return False
+
+
+def _event_filter() -> list[type[FileSystemEvent]]:
+    return [
+        FileClosedEvent, FileCreatedEvent, FileDeletedEvent, FileMovedEvent,
+        DirCreatedEvent, DirDeletedEvent, DirMovedEvent,
+    ]
+
+
+class _Handler(FileSystemEventHandler):
+    """Turns each watchdog event into one or two `_route(path, kind, is_dir)` calls."""
+
+    def __init__(self, route: Callable[[str, str, bool], None]):
+        super().__init__()
+        self._route = route
+
+    def dispatch(self, event: FileSystemEvent) -> None:
+        prefix = "dir_" if event.is_directory else ""
+        src = os.fsdecode(event.src_path)
+        dest = os.fsdecode(event.dest_path) if event.dest_path else ""
+        if event.event_type == "moved":
+            if src:
+                self._route(src, prefix + "moved_from", event.is_directory)
+            if dest:
+                self._route(dest, prefix + "moved_to", event.is_directory)
+            return
+        if src:
+            self._route(src, prefix + event.event_type, event.is_directory)
+
+
+class _OverflowHandler(logging.Handler):
+    """Hears watchdog's "queue overflowed" warning, the only sign of lost events."""
+
+    def __init__(self, callback: Callable[[], None]):
+        super().__init__(level=logging.WARNING)
+        self._callback = callback
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "overflow" in str(record.msg).lower():
+            self._callback()
+
+
+class _Settler(threading.Thread):
+    """Coalesces changes per memory directory until `settle_seconds` pass quietly.
+
+    Like watchdog's EventDebouncer, one thread; unlike it, each directory
+    settles on its own, and `max_delay_seconds` bounds the wait under a
+    never-ending stream. The daemon's work runs here, never on an observer thread.
+    """
+
+    def __init__(
+        self,
+        *,
+        settle_seconds: float,
+        max_delay_seconds: float,
+        on_batch: Callable[[Batch], float | None],
+        log: FilteringBoundLogger,
+    ):
+        super().__init__(name="memd-settle", daemon=True)
+        self._settle = settle_seconds
+        self._max_delay = max_delay_seconds
+        self._on_batch = on_batch
+        self._log = log
+        self._cond = threading.Condition()
+        self._pending: dict[str, list[Change]] = {}
+        self._first: dict[str, float] = {}
+        self._last: dict[str, float] = {}
+        self._files: set[str] = set()
+        self._flags = {"rediscover": False, "rescan_all": False, "reload_config": False}
+        self._flag_due: float | None = None
+        self._tick_due: float | None = None
+        self._stopping = False
+
+    def add(self, change: Change) -> None:
+        now = time.monotonic()
+        with self._cond:
+            self._pending.setdefault(change.memory_dir, []).append(change)
+            self._first.setdefault(change.memory_dir, now)
+            self._last[change.memory_dir] = now
+            self._cond.notify()
+
+    def touch_file(self, path: str) -> None:
+        with self._cond:
+            self._files.add(path)
+        self.flag(rediscover=True, urgent=False)
+
+    def flag(
+        self, *, rediscover: bool = False, rescan_all: bool = False,
+        reload_config: bool = False, urgent: bool = True,
+    ) -> None:
+        due = time.monotonic() + (0.0 if urgent else self._settle)
+        with self._cond:
+            for name, value in (("rediscover", rediscover), ("rescan_all", rescan_all),
+                                ("reload_config", reload_config)):
+                self._flags[name] |= value
+            if self._flag_due is None:
+                self._flag_due = due
+            else:
+                # Urgent work jumps the queue; settling work waits for the last event.
+                self._flag_due = min(self._flag_due, due) if urgent else max(self._flag_due, due)
+            self._cond.notify()
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopping = True
+            self._cond.notify()
+        if self.is_alive():
+            self.join()
+
+    def run(self) -> None:
+        while True:
+            batch = self._next_batch()
+            if batch is None:
+                return
+            try:
+                wake = self._on_batch(batch)
+            except Exception:  # noqa: BLE001 -- one guard per unit of work; the daemon goes on
+                self._log.exception("batch_failed")
+                wake = None
+            if wake is not None:
+                with self._cond:
+                    due = time.monotonic() + wake
+                    self._tick_due = due if self._tick_due is None else min(self._tick_due, due)
+
+    def _next_batch(self) -> Batch | None:
+        with self._cond:
+            while True:
+                if self._stopping:
+                    return None
+                now = time.monotonic()
+                ready = [
+                    d for d in self._pending
+                    if now - self._last[d] >= self._settle or now - self._first[d] >= self._max_delay
+                ]
+                flags_ready = self._flag_due is not None and now >= self._flag_due
+                tick_ready = self._tick_due is not None and now >= self._tick_due
+                if ready or flags_ready or tick_ready:
+                    break
+                deadlines = [
+                    min(self._last[d] + self._settle, self._first[d] + self._max_delay)
+                    for d in self._pending
+                ]
+                deadlines += [t for t in (self._flag_due, self._tick_due) if t is not None]
+                self._cond.wait(max(0.0, min(deadlines) - now) if deadlines else None)
+            changes: list[Change] = []
+            for d in ready:
+                changes.extend(self._pending.pop(d))
+                del self._first[d], self._last[d]
+            flags = dict.fromkeys(self._flags, False)
+            files: frozenset[str] = frozenset()
+            if flags_ready:
+                flags, self._flags = self._flags, dict.fromkeys(self._flags, False)
+                files, self._files = frozenset(self._files), set()
+                self._flag_due = None
+            if tick_ready:
+                self._tick_due = None
+            return Batch(changes=tuple(changes), touched_files=files, **flags)
