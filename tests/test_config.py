@@ -310,7 +310,6 @@ class TestEnvironment:
 class TestLintSeverities:
     def test_codes_and_names_are_accepted(self, isolated_home: Home) -> None:
         """[lint.severity] maps rule codes or names to levels."""
-        pytest.importorskip("memd.index")
         write_config(
             isolated_home, '[lint.severity]\nM001 = "off"\ntopic-orphan = "INFO"\n'
         )
@@ -321,7 +320,6 @@ class TestLintSeverities:
 
     def test_unknown_rule_is_an_error(self, isolated_home: Home) -> None:
         """A rule memd does not know is reported with the nearest real one."""
-        pytest.importorskip("memd.index")
         write_config(isolated_home, '[lint.severity]\ntopic-orphans = "off"\n')
 
         with pytest.raises(ConfigError, match="did you mean topic-orphan"):
@@ -329,7 +327,6 @@ class TestLintSeverities:
 
     def test_bad_level_is_an_error(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """A level outside error|warning|info|off is reported."""
-        pytest.importorskip("memd.index")
         monkeypatch.setenv("MEMD_LINT_SEVERITIES", "M001=loud")
 
         with pytest.raises(ConfigError, match="MEMD_LINT_SEVERITIES"):
