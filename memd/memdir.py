@@ -1,0 +1,435 @@
+"""Read one memory directory safely: every topic file, the index, the logs' paths.
+
+The walk (SPEC §3, §11) holds a directory file descriptor per level and opens
+every name relative to it with `O_NOFOLLOW`, so a directory swapped for a
+symlink mid-walk is never entered. A symlink is read only when its target
+(`os.path.realpath`) lies inside the memory directory; one pointing outside is
+reported and never opened, so its content can appear nowhere. Files are opened
+with `O_NONBLOCK` and checked with `fstat` to be regular: a FIFO, socket or
+device would otherwise block `open()` or `read()` forever.
+
+At most `max_file_bytes + 1` bytes of a file are read, so a 50 MB file costs
+256 KiB of memory; its frontmatter is still parsed from that first part.
+
+Hidden entries (`.consolidate-lock`, `.memd-tmp-*`, `.git`) are skipped.
+Topic files are every `*.md` except any `MEMORY.md` (the reference's recall
+scan skips that basename at every depth) and anything under top-level `logs/`.
+
+`inputs` records every file read and every directory listed: a directory's
+mtime changes when an entry is added, removed or renamed, which is how snapshot
+freshness sees new files; a missing MEMORY.md is recorded with `size=-1`.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from memd.diagnostics import Diagnostic, Severity
+from memd.memfile import MemoryFile, decode_text, parse_memory_file
+from memd.truncation import format_file_size
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping
+
+INDEX_NAME = "MEMORY.md"
+LOGS_DIR = "logs"
+DEFAULT_MAX_FILE_BYTES = 256 * 1024
+MAX_DEPTH = 64  # one open descriptor per level; real trees are two or three deep
+_READ_CHUNK = 1 << 20
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+_NOFOLLOW_DIR = _DIR_FLAGS | os.O_NOFOLLOW
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InputStat:
+    """One file or directory read: a missing one is size=-1, mtime_ns=0, inode=0."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    inode: int
+
+
+def _no_mtimes() -> Mapping[str, int]:
+    return MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemDir:
+    """One memory directory as read at one moment.
+
+    `diagnostics` holds the directory reader's findings (F003 too large, F004
+    symlink outside, F005 unreadable, and MEMORY.md's F001/F002/F006/F007);
+    each topic file's parse findings stay in its own `MemoryFile.diagnostics`.
+    Lint reports both, and no finding appears in both places.
+    """
+
+    path: str
+    index_text: str | None = None
+    files: tuple[MemoryFile, ...] = ()
+    mtimes_ns: Mapping[str, int] = field(default_factory=_no_mtimes)
+    log_files: tuple[str, ...] = ()
+    inputs: tuple[InputStat, ...] = ()
+    diagnostics: tuple[Diagnostic, ...] = ()
+    total_file_count: int = 0
+    total_subdir_count: int = 0
+    unreadable_paths: tuple[
+        str, ...
+    ] = ()  # relpaths of *.md files that exist but could not be read
+
+
+_CacheKey = tuple[int, int, int, int, int]
+
+
+class ParseCache:
+    """Parsed topic files keyed by (absolute path, size, mtime_ns, ctime_ns, inode).
+
+    Owned by whoever keeps it across loads (the daemon); `load_memdir` re-parses
+    only files whose key changed, so one change in a 10,000-file tree is cheap.
+    """
+
+    def __init__(self) -> None:
+        self._entries: dict[str, tuple[_CacheKey, MemoryFile]] = {}
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, path: str, key: _CacheKey) -> MemoryFile | None:
+        """Return the file parsed under `key`, or None when it changed or is unknown."""
+        found = self._entries.get(path)
+        return found[1] if found is not None and found[0] == key else None
+
+    def put(self, path: str, key: _CacheKey, parsed: MemoryFile) -> None:
+        """Remember `parsed` as the content of `path` under `key`."""
+        self._entries[path] = (key, parsed)
+
+    def prune(self, keep_paths: Iterable[str]) -> int:
+        """Forget every path not in `keep_paths`; return how many were dropped."""
+        keep = frozenset(keep_paths)
+        gone = [path for path in self._entries if path not in keep]
+        for path in gone:
+            del self._entries[path]
+        return len(gone)
+
+
+def _key(st: os.stat_result, max_file_bytes: int) -> _CacheKey:
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, max_file_bytes)
+
+
+def _input(path: str, st: os.stat_result) -> InputStat:
+    return InputStat(
+        path=path, size=st.st_size, mtime_ns=st.st_mtime_ns, inode=st.st_ino
+    )
+
+
+def _missing(path: str) -> InputStat:
+    return InputStat(path=path, size=-1, mtime_ns=0, inode=0)
+
+
+def _diag(
+    code: str, name: str, severity: Severity, path: str, message: str, hint: str
+) -> Diagnostic:
+    return Diagnostic(
+        code=code, name=name, severity=severity, path=path, message=message, hint=hint
+    )
+
+
+def _unreadable(relpath: str, why: str) -> Diagnostic:
+    return _diag(
+        "F005",
+        "file-unreadable",
+        Severity.ERROR,
+        relpath,
+        f"cannot read {relpath}: {why}",
+        "fix its permissions, or remove it if it is not a memory",
+    )
+
+
+def _trim_partial_utf8(data: bytes) -> bytes:
+    """Cut an incomplete UTF-8 sequence off the end of a byte prefix."""
+    for back in range(1, min(4, len(data)) + 1):
+        byte = data[-back]
+        if byte & 0xC0 != 0x80:  # a lead byte (or ASCII)
+            need = 1 if byte < 0x80 else 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
+            return data if need <= back else data[:-back]
+    return data
+
+
+def _read_bounded(fd: int, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    remaining = limit
+    while remaining > 0:
+        chunk = os.read(fd, min(remaining, _READ_CHUNK))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+class _Walk:
+    """The state of one `load_memdir` call; never outlives it."""
+
+    def __init__(self, root: str, cache: ParseCache | None, max_file_bytes: int):
+        self.root = root
+        self.root_real = os.path.realpath(root)
+        self.cache = cache
+        self.max_file_bytes = max_file_bytes
+        self.files: list[MemoryFile] = []
+        self.mtimes: dict[str, int] = {}
+        self.logs: list[str] = []
+        self.inputs: list[InputStat] = []
+        self.diags: list[Diagnostic] = []
+        self.unreadable: list[str] = []
+        self.index_text: str | None = None
+        self.index_seen = False
+        self.file_count = 0
+        self.subdir_count = 0
+
+    # Directories ---------------------------------------------------------
+
+    def scan(self, fd: int, prefix: str, depth: int, in_logs: bool) -> None:
+        """List the directory open at `fd` (relpath `prefix`) and visit each entry."""
+        here = os.path.join(self.root, prefix) if prefix else self.root
+        self.inputs.append(_input(here.rstrip(os.sep) or os.sep, os.fstat(fd)))
+        with os.scandir(fd) as listing:
+            entries = sorted(listing, key=lambda e: e.name)
+        for entry in entries:
+            if not prefix:
+                self._count(entry)
+            if entry.name.startswith("."):
+                continue
+            rel = prefix + entry.name
+            try:
+                self._visit(fd, entry, rel, depth, in_logs)
+            except FileNotFoundError:
+                continue  # deleted between listing and reading: it is gone
+            except OSError as exc:
+                self._fail(rel, exc)
+
+    def _count(self, entry: os.DirEntry[str]) -> None:
+        try:
+            if entry.is_symlink():
+                return
+            if entry.is_file(follow_symlinks=False):
+                self.file_count += 1
+            elif entry.is_dir(follow_symlinks=False):
+                self.subdir_count += 1
+        except OSError:
+            return
+
+    def _visit(
+        self, fd: int, entry: os.DirEntry[str], rel: str, depth: int, in_logs: bool
+    ) -> None:
+        if entry.is_symlink():
+            self._symlink(rel, entry.name, in_logs)
+        elif entry.is_dir(follow_symlinks=False):
+            self._subdir(fd, entry.name, rel, depth, in_logs or rel == LOGS_DIR)
+        elif in_logs:
+            if entry.is_file(follow_symlinks=False):
+                self.logs.append(rel)
+        elif entry.is_file(follow_symlinks=False):
+            self._regular(fd, entry, rel)
+        elif entry.name.endswith(".md"):
+            # A FIFO, socket or device: opening it could block forever.
+            self.unreadable.append(rel)
+            self.diags.append(_unreadable(rel, "not a regular file (never opened)"))
+
+    def _subdir(self, fd: int, name: str, rel: str, depth: int, in_logs: bool) -> None:
+        if depth >= MAX_DEPTH:
+            self.diags.append(
+                _unreadable(rel, f"nested deeper than {MAX_DEPTH} levels")
+            )
+            return
+        child = os.open(name, _NOFOLLOW_DIR, dir_fd=fd)
+        try:
+            self.scan(child, rel + "/", depth + 1, in_logs)
+        finally:
+            os.close(child)
+
+    def _fail(self, rel: str, exc: OSError) -> None:
+        if rel.endswith(".md"):
+            self.unreadable.append(rel)
+        self.diags.append(_unreadable(rel, exc.strerror or type(exc).__name__))
+
+    # Files ---------------------------------------------------------------
+
+    def _regular(self, fd: int, entry: os.DirEntry[str], rel: str) -> None:
+        if rel == INDEX_NAME:
+            self._index(lambda: os.open(entry.name, _FILE_FLAGS, dir_fd=fd))
+        elif entry.name.endswith(".md") and entry.name != INDEX_NAME:
+            lst = entry.stat(follow_symlinks=False)
+            self._topic(rel, lambda: os.open(entry.name, _FILE_FLAGS, dir_fd=fd), lst)
+
+    def _symlink(self, rel: str, name: str, in_logs: bool) -> None:
+        link = os.path.join(self.root, rel)
+        target = os.path.realpath(link)
+        if target != self.root_real and not target.startswith(self.root_real + os.sep):
+            self.diags.append(
+                _diag(
+                    "F004",
+                    "symlink-outside",
+                    Severity.ERROR,
+                    rel,
+                    f"{rel} is a symlink to {os.readlink(link)}, outside the memory "
+                    "directory; memd never reads it",
+                    "copy the file into the memory directory, or remove the symlink",
+                )
+            )
+            return
+        if in_logs or not name.endswith(".md") or (name == INDEX_NAME and rel != name):
+            return
+        try:
+            st = os.stat(target, follow_symlinks=False)
+        except FileNotFoundError:
+            self._broken(rel, "its target does not exist")
+            return
+        except OSError as exc:
+            self._broken(rel, exc.strerror or "its target cannot be read")
+            return
+        if stat.S_ISLNK(st.st_mode):
+            self._broken(rel, "it is part of a symlink loop")
+        elif stat.S_ISDIR(st.st_mode):
+            return  # a symlinked directory is never entered: no loops, no double reads
+        elif rel == INDEX_NAME:
+            self._index(lambda: os.open(target, _FILE_FLAGS), path=target)
+        else:
+            self._topic(rel, lambda: os.open(target, _FILE_FLAGS), st, path=target)
+
+    def _broken(self, rel: str, why: str) -> None:
+        self.unreadable.append(rel)
+        self.diags.append(_unreadable(rel, f"broken symlink: {why}"))
+
+    def _open_regular(self, opener: Callable[[], int]) -> tuple[bytes, os.stat_result]:
+        """Open, check it is a regular file, read at most max_file_bytes + 1 bytes."""
+        fd = opener()
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise OSError(0, "not a regular file (never read)")
+            return _read_bounded(fd, self.max_file_bytes + 1), st
+        finally:
+            os.close(fd)
+
+    def _topic(
+        self,
+        rel: str,
+        opener: Callable[[], int],
+        pre: os.stat_result,
+        *,
+        path: str | None = None,
+    ) -> None:
+        # Cached by the name it is read under: two links to one file keep two relpaths.
+        where = os.path.join(self.root, rel)
+        path = path or where
+        key = _key(pre, self.max_file_bytes)
+        parsed = self.cache.get(where, key) if self.cache is not None else None
+        st = pre
+        if parsed is None:
+            data, st = self._open_regular(opener)
+            truncated = len(data) > self.max_file_bytes
+            if truncated:
+                data = _prefix(data[: self.max_file_bytes])
+            parsed = parse_memory_file(rel, data, was_truncated=truncated)
+            if self.cache is not None:
+                self.cache.put(where, _key(st, self.max_file_bytes), parsed)
+        if st.st_size > self.max_file_bytes:
+            self.diags.append(self._too_large(rel, st.st_size))
+        self.files.append(parsed)
+        self.mtimes[rel] = st.st_mtime_ns
+        self.inputs.append(_input(path, st))
+
+    def _too_large(self, rel: str, size: int) -> Diagnostic:
+        return _diag(
+            "F003",
+            "file-too-large",
+            Severity.WARNING,
+            rel,
+            f"{rel} is {format_file_size(size)}, over the "
+            f"{format_file_size(self.max_file_bytes)} limit; only its start was read",
+            "split it into smaller topic files; keep each memory short",
+        )
+
+    def _index(self, opener: Callable[[], int], *, path: str | None = None) -> None:
+        data, st = self._open_regular(opener)
+        self.index_seen = True
+        self.inputs.append(_input(path or os.path.join(self.root, INDEX_NAME), st))
+        if len(data) > self.max_file_bytes:
+            self.diags.append(self._too_large(INDEX_NAME, st.st_size))
+            data = _prefix(data[: self.max_file_bytes])
+        if b"\x00" in data:
+            self.diags.append(
+                _diag(
+                    "F002",
+                    "file-binary",
+                    Severity.ERROR,
+                    INDEX_NAME,
+                    "MEMORY.md contains NUL bytes: it is binary, not Markdown",
+                    "rewrite MEMORY.md as UTF-8 text",
+                )
+            )
+        # The reference keeps CRs inside lines (it splits on LF only): so do we.
+        text, diags, _, _ = decode_text(INDEX_NAME, data, normalize_newlines=False)
+        self.diags.extend(diags)
+        self.index_text = text
+
+
+def _prefix(data: bytes) -> bytes:
+    """Cut a byte prefix back to its last whole line (or whole character)."""
+    newline = data.rfind(b"\n")
+    return data[: newline + 1] if newline >= 0 else _trim_partial_utf8(data)
+
+
+def load_memdir(
+    path: str,
+    *,
+    cache: ParseCache | None = None,
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+) -> MemDir:
+    """Read the memory directory at `path`; bad files become diagnostics, never raises.
+
+    A missing directory gives an empty `MemDir` whose inputs record the
+    directory and MEMORY.md as missing, so their creation is noticed.
+    """
+    root = os.path.abspath(path)
+    root = root.rstrip(os.sep) or os.sep
+    walk = _Walk(root, cache, max_file_bytes)
+    index_path = os.path.join(root, INDEX_NAME)
+    try:
+        # The root itself may be a symlink: the user or the agent chose it.
+        fd = os.open(root, _DIR_FLAGS)
+    except (FileNotFoundError, NotADirectoryError):
+        return MemDir(path=root, inputs=(_missing(root), _missing(index_path)))
+    except OSError as exc:
+        return MemDir(
+            path=root,
+            inputs=(_missing(root), _missing(index_path)),
+            diagnostics=(
+                _unreadable(".", exc.strerror or "cannot open the directory"),
+            ),
+        )
+    try:
+        walk.scan(fd, "", 0, False)
+    except OSError as exc:
+        walk.diags.append(_unreadable(".", exc.strerror or "cannot list the directory"))
+    finally:
+        os.close(fd)
+    if not walk.index_seen:
+        walk.inputs.append(_missing(index_path))
+    return MemDir(
+        path=root,
+        index_text=walk.index_text,
+        files=tuple(sorted(walk.files, key=lambda f: f.relpath)),
+        mtimes_ns=MappingProxyType(walk.mtimes),
+        log_files=tuple(sorted(walk.logs)),
+        inputs=tuple(walk.inputs),
+        diagnostics=tuple(walk.diags),
+        total_file_count=walk.file_count,
+        total_subdir_count=walk.subdir_count,
+        unreadable_paths=tuple(sorted(walk.unreadable)),
+    )
