@@ -1,0 +1,194 @@
+"""`memd lint [PATH…]`: check memory directories, project roots or single topic files.
+
+Exit status: 0 clean, 1 errors (or warnings with `--strict`), 2 usage or I/O.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Mapping, Sequence
+
+    from memd.diagnostics import Diagnostic
+
+INDEX = "MEMORY.md"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="memory directory, project root or .md file (default: every <base>/projects/*/memory)",
+    )
+    parser.add_argument(
+        "--format",
+        choices=("text", "json", "sarif", "github"),
+        default="text",
+        help="output format (default: text)",
+    )
+    parser.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
+    parser.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour the text output (default: auto, on a terminal)",
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """One thing to lint: a memory directory (`is_dir`) or a lone topic file."""
+
+    path: str
+    is_dir: bool
+
+
+def resolve_targets(
+    paths: Sequence[str], env: Mapping[str, str] | None = None
+) -> tuple[Target, ...]:
+    """Return the memory directories and files `paths` name; no paths means every known memory dir.
+
+    Raises:
+        UsageError: a path does not exist, or names a project without a memory directory.
+    """
+    from memd.errors import UsageError
+
+    if not paths:
+        return tuple(Target(p, True) for p in discover_memory_dirs(env))
+    targets: list[Target] = []
+    for raw in paths:
+        path = os.path.abspath(raw)
+        if os.path.isfile(path):
+            if os.path.basename(path) == INDEX:
+                targets.append(Target(os.path.dirname(path), True))
+            else:
+                targets.append(Target(path, False))
+        elif os.path.isdir(path):
+            targets.append(Target(_memory_dir_for(raw, path, env), True))
+        else:
+            raise UsageError(f"{raw}: no such file or directory")
+    seen: set[Target] = set()
+    return tuple(t for t in targets if not (t in seen or seen.add(t)))  # type: ignore[func-returns-value]
+
+
+def discover_memory_dirs(env: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """Return every `<base>/projects/*/memory` directory, sorted."""
+    from memd.paths import memory_base_dir
+
+    projects = os.path.join(memory_base_dir(env), "projects")
+    try:
+        names = sorted(os.listdir(projects))
+    except OSError:
+        return ()
+    found = (os.path.join(projects, name, "memory") for name in names)
+    return tuple(p for p in found if os.path.isdir(p) and not os.path.islink(p))
+
+
+def _memory_dir_for(raw: str, path: str, env: Mapping[str, str] | None) -> str:
+    """Return `path` if it is a memory directory, else the memory directory of the project at `path`."""
+    from memd.errors import UsageError
+    from memd.gitroot import find_git_root
+    from memd.paths import resolve_memory_location
+
+    if os.path.isfile(os.path.join(path, INDEX)) or os.path.basename(path) in (
+        "memory",
+        "team",
+    ):
+        return path
+    has_markdown = any(name.endswith(".md") for name in _listdir(path))
+    if has_markdown and find_git_root(path) is None:
+        return path  # a loose directory of topic files, not a project
+    location = resolve_memory_location(path, env)
+    memory_dir = location.memory_dir.rstrip(os.sep)
+    if os.path.isdir(memory_dir):
+        return memory_dir
+    raise UsageError(
+        f"{raw}: not a memory directory, and its project has none at {memory_dir}"
+    )
+
+
+def _listdir(path: str) -> list[str]:
+    try:
+        return os.listdir(path)
+    except OSError:
+        return []
+
+
+def lint_targets(
+    targets: Sequence[Target],
+    *,
+    severities: Mapping[str, str] | None = None,
+    max_file_bytes: int = 256 * 1024,
+    cwd: str | None = None,
+) -> tuple[Diagnostic, ...]:
+    """Lint every target; each diagnostic's path becomes the file's display path (relative to cwd)."""
+    import dataclasses
+
+    from memd.memdir import load_memdir
+
+    from memd.lint.engine import display_path, lint_file, lint_memdir, sort_key
+
+    found: list[Diagnostic] = []
+    for target in targets:
+        if target.is_dir:
+            memdir = load_memdir(target.path, max_file_bytes=max_file_bytes)
+            for d in lint_memdir(memdir, severities=severities):
+                found.append(
+                    dataclasses.replace(
+                        d, path=display_path(target.path, d.path, cwd=cwd)
+                    )
+                )
+        else:
+            for d in lint_file(
+                target.path, severities=severities, max_file_bytes=max_file_bytes
+            ):
+                found.append(
+                    dataclasses.replace(d, path=display_path("", d.path, cwd=cwd))
+                )
+    return tuple(sorted(found, key=sort_key))
+
+
+def lint_settings(
+    env: Mapping[str, str] | None = None,
+) -> tuple[Mapping[str, str], int]:
+    """Return (lint severities, topic-file size limit) from memd's configuration."""
+    from memd.config import load_config
+
+    config = load_config(env)
+    return config.lint_severities, config.max_topic_file_bytes
+
+
+def exit_code(diagnostics: Sequence[Diagnostic], *, strict: bool) -> int:
+    """Return 1 when there are errors (or warnings with `strict`), else 0."""
+    from memd.diagnostics import Severity
+
+    failing = {Severity.ERROR, Severity.WARNING} if strict else {Severity.ERROR}
+    return 1 if any(d.severity in failing for d in diagnostics) else 0
+
+
+def run(args: argparse.Namespace) -> int:
+    from memd.lint.formats import render
+
+    severities, max_file_bytes = lint_settings()
+    targets = resolve_targets(args.paths)
+    diagnostics = lint_targets(
+        targets, severities=severities, max_file_bytes=max_file_bytes
+    )
+    color = args.color == "always" or (
+        args.color == "auto" and _is_tty() and "NO_COLOR" not in os.environ
+    )
+    sys.stdout.write(render(diagnostics, args.format, color=color))
+    return exit_code(diagnostics, strict=args.strict)
+
+
+def _is_tty() -> bool:
+    try:
+        return sys.stdout.isatty()
+    except ValueError:
+        return False

@@ -1,0 +1,1 @@
+"""Lint memory directories: the rule table, the engine and the output formats."""

@@ -1,0 +1,241 @@
+"""Checks on MEMORY.md against the topic files it indexes (SPEC §4, REFERENCE.md §3).
+
+The agent loads MEMORY.md through `truncate_entrypoint`, which trims it, keeps
+200 lines and then 25,000 UTF-16 units, cutting from the bottom: the newest
+entries are the ones lost. These checks name exactly which entries that is.
+Team files are indexed from the private MEMORY.md as `team/x.md`; `./x.md`
+is the same as `x.md`. Links that leave the directory are reported, never followed.
+"""
+
+from __future__ import annotations
+
+from memd.index import classify_target, normalize_target
+from memd.jscompat import JS_WHITESPACE
+from memd.truncation import (
+    MAX_ENTRYPOINT_LINES,
+    MAX_ENTRYPOINT_UNITS,
+    WARNING_TEMPLATE,
+    truncate_entrypoint,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from memd.diagnostics import Diagnostic
+    from memd.index import IndexEntry
+    from memd.lint.rules import LintContext, RuleSpec
+
+INDEX = "MEMORY.md"
+MAX_ENTRY_LINE_CHARS = 200
+
+
+def check_missing(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
+    """No MEMORY.md although topic files exist: nothing points the agent at them."""
+    if (
+        ctx.is_memdir
+        and ctx.index_text is None
+        and ctx.files
+        and INDEX not in ctx.known_paths
+    ):
+        yield rule.diag(
+            INDEX,
+            f"MEMORY.md is missing but {len(ctx.files)} topic file(s) exist; the agent loads none of them up front",
+            "run `memd fix` to create an index entry for every topic file",
+        )
+
+
+def _kept_offset(text: str) -> tuple[int, int, int]:
+    """Return (trim start, end of the line cut, end of the final cut) as offsets into `text`."""
+    start = len(text) - len(text.lstrip(JS_WHITESPACE))
+    result = truncate_entrypoint(text)
+    trimmed_len = len(text.strip(JS_WHITESPACE))
+    kept = result.content
+    if result.was_line_truncated or result.was_byte_truncated:
+        suffix_start = kept.rfind(WARNING_TEMPLATE.split("{", 1)[0])
+        kept = kept[:suffix_start]
+    # A hard cut may leave a lone high surrogate: that character is not loaded whole.
+    kept_len = len(
+        kept.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "ignore")
+    )
+    trimmed = text[start : start + trimmed_len]
+    line_end = trimmed_len
+    if result.was_line_truncated:
+        line_end = len("\n".join(trimmed.split("\n")[:MAX_ENTRYPOINT_LINES]))
+    return start, start + line_end, start + min(kept_len, trimmed_len)
+
+
+def _line_starts(text: str) -> list[int]:
+    starts, pos = [0], 0
+    for line in text.split("\n")[:-1]:
+        pos += len(line) + 1
+        starts.append(pos)
+    return starts
+
+
+def _lost(
+    text: str, entries: tuple[IndexEntry, ...], begin: int, end: int
+) -> list[IndexEntry]:
+    """Entries whose line is not wholly inside text[:begin] but starts before `end`."""
+    starts = _line_starts(text)
+    lost = []
+    for entry in entries:
+        line_start = (
+            starts[entry.line - 1] if entry.line - 1 < len(starts) else len(text)
+        )
+        line_end = line_start + len(text[line_start:].split("\n", 1)[0])
+        if line_end > begin and line_start < end:
+            lost.append(entry)
+    return lost
+
+
+def _describe(entries: list[IndexEntry]) -> str:
+    return ", ".join(f"{e.target} (line {e.line})" for e in entries)
+
+
+def check_too_many_lines(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
+    """Over 200 lines: the agent loads only the first 200, so the newest entries are lost."""
+    if ctx.index_text is None:
+        return
+    result = truncate_entrypoint(ctx.index_text)
+    if not result.was_line_truncated:
+        return
+    _, line_end, _ = _kept_offset(ctx.index_text)
+    lost = _lost(ctx.index_text, ctx.entries, line_end, len(ctx.index_text))
+    first_lost = ctx.index_text[:line_end].count("\n") + 2
+    which = (
+        f"{len(lost)} entries will not be loaded: {_describe(lost)}"
+        if lost
+        else "no entries are lost yet"
+    )
+    yield rule.diag(
+        INDEX,
+        f"MEMORY.md has {result.line_count} lines (limit {MAX_ENTRYPOINT_LINES}); "
+        f"the agent loads only the first {MAX_ENTRYPOINT_LINES}, so {which}",
+        "shorten or merge entries (one line each), or run the dream to consolidate; "
+        "the reference cuts from the bottom",
+        line=first_lost,
+    )
+
+
+def check_too_large(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
+    """Over 25,000 UTF-16 units: the agent cuts at the last line break before the limit."""
+    if ctx.index_text is None:
+        return
+    result = truncate_entrypoint(ctx.index_text)
+    if not result.was_byte_truncated:
+        return
+    _, line_end, final_end = _kept_offset(ctx.index_text)
+    lost = _lost(ctx.index_text, ctx.entries, final_end, line_end)
+    if lost:
+        which = f"{len(lost)} entries will not be loaded: {_describe(lost)}"
+    else:
+        which = "the 200-line cut already drops everything past the limit"
+    line = ctx.index_text[:final_end].count("\n") + 1
+    yield rule.diag(
+        INDEX,
+        f"MEMORY.md is {result.byte_count:,} UTF-16 units (limit {MAX_ENTRYPOINT_UNITS:,}); {which}",
+        "keep each entry to one line under ~150 characters and move detail into topic files",
+        line=line,
+    )
+
+
+def check_line_too_long(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
+    """An index line over 200 characters (the target is about 150)."""
+    if ctx.index_text is None:
+        return
+    for number, line in enumerate(ctx.index_text.split("\n"), start=1):
+        length = len(line.rstrip("\r"))
+        if length > MAX_ENTRY_LINE_CHARS:
+            yield rule.diag(
+                INDEX,
+                f"line is {length} characters (limit {MAX_ENTRY_LINE_CHARS}, aim for about 150)",
+                "keep the entry to `- [Title](file.md) — one-line hook` and move detail into the topic file",
+                line=number,
+            )
+
+
+def _local_targets(ctx: LintContext) -> Iterator[tuple[IndexEntry, str]]:
+    for entry in ctx.entries:
+        relpath = normalize_target(entry.target)
+        if relpath is not None:
+            yield entry, relpath
+
+
+def _column(entry: IndexEntry) -> int:
+    return entry.column
+
+
+def check_dangling(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
+    """An entry linking to a Markdown file that is not in the memory directory."""
+    if ctx.index_text is None:
+        return
+    directories = {
+        p.rsplit("/", i)[0] for p in ctx.known_paths for i in range(1, p.count("/") + 1)
+    }
+    for entry, relpath in _local_targets(ctx):
+        if not relpath.lower().endswith(".md"):
+            continue  # memd reads only Markdown; other files are not its business
+        if relpath not in ctx.known_paths and relpath.rstrip("/") not in directories:
+            yield rule.diag(
+                INDEX,
+                f"entry links to {entry.target}, which does not exist",
+                "remove the entry or fix the link (`memd fix` drops entries whose file is gone)",
+                line=entry.line,
+                column=_column(entry),
+            )
+
+
+def check_orphans(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
+    """A topic file that no index entry links to: the agent only finds it by recall."""
+    if ctx.index_text is None:
+        return
+    linked = {relpath for _, relpath in _local_targets(ctx)}
+    for f in ctx.files:
+        if f.relpath not in linked:
+            yield rule.diag(
+                f.relpath,
+                "no MEMORY.md entry links to this file",
+                f"add `- [Title]({f.relpath}) — one-line hook` to MEMORY.md (`memd fix` does it)",
+            )
+
+
+def check_duplicates(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
+    """Two entries for one file: they cost index lines twice."""
+    if ctx.index_text is None:
+        return
+    first: dict[str, int] = {}
+    for entry, relpath in _local_targets(ctx):
+        if relpath in first:
+            yield rule.diag(
+                INDEX,
+                f"second entry for {relpath} (first on line {first[relpath]})",
+                "keep one entry per file (`memd fix` collapses duplicates)",
+                line=entry.line,
+                column=_column(entry),
+            )
+        else:
+            first[relpath] = entry.line
+
+
+def check_outside(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
+    """A link with `../`, an absolute path or a URL: it leaves the memory directory, never followed."""
+    if ctx.index_text is None:
+        return
+    for entry in ctx.entries:
+        _, why = classify_target(entry.target)
+        if why in _OUTSIDE:
+            yield rule.diag(
+                INDEX,
+                f"entry link {entry.target} {_OUTSIDE[why]}; memd never follows it",
+                "index only files inside the memory directory; keep outside pointers in a reference memory",
+                line=entry.line,
+                column=_column(entry),
+            )
+
+
+_OUTSIDE = {
+    "url": "is a URL",
+    "absolute": "is an absolute path",
+    "outside": "leaves the memory directory",
+}

@@ -1,0 +1,293 @@
+"""The lint rule table: every rule memd knows, with a stable code, a name and a default severity.
+
+A code is never renumbered. SARIF `tool.driver.rules` and the README's rule
+table are generated from `RULES`. Each `check` is a named module-level function
+`check(rule, ctx) -> Iterator[Diagnostic]`; the engine just loops over the
+table, and configured severities are applied there (nothing mutates `RULES`).
+
+Severity policy (SPEC §4): an error only when memory will not load or be
+recalled as its author meant; everything else is a warning or info.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from memd.diagnostics import Diagnostic, Severity
+from memd.lint import checks_files as files
+from memd.lint import checks_frontmatter as fm
+from memd.lint import checks_index as index
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Mapping
+
+    from memd.index import IndexEntry
+    from memd.memfile import MemoryFile
+
+    Check = Callable[["RuleSpec", "LintContext"], Iterator[Diagnostic]]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LintContext:
+    """Everything a check may look at; built once per lint run by the engine."""
+
+    files: tuple[MemoryFile, ...]
+    index_text: str | None
+    entries: tuple[IndexEntry, ...]
+    log_files: tuple[str, ...]
+    dir_diagnostics: tuple[Diagnostic, ...]
+    known_paths: frozenset[
+        str
+    ]  # relpaths that exist: topic files, logs, files diagnosed unreadable
+    is_memdir: bool  # False for a lone file: index and directory rules do not apply
+
+
+@dataclass(frozen=True, slots=True)
+class RuleSpec:
+    """One lint rule: code (`M005`), kebab-case name, default severity, one-line summary, check."""
+
+    code: str
+    name: str
+    default_severity: Severity
+    summary: str
+    check: Check
+
+    def diag(
+        self,
+        path: str,
+        message: str,
+        hint: str = "",
+        *,
+        line: int | None = None,
+        column: int | None = None,
+    ) -> Diagnostic:
+        """Return a Diagnostic of this rule at its default severity."""
+        return Diagnostic(
+            code=self.code,
+            name=self.name,
+            severity=self.default_severity,
+            path=path,
+            message=message,
+            hint=hint,
+            line=line,
+            column=column,
+        )
+
+
+E, W, I = Severity.ERROR, Severity.WARNING, Severity.INFO
+
+RULES: tuple[RuleSpec, ...] = (
+    # Frontmatter and metadata. M001-M004 and M012 come from the parser (memd.memfile).
+    RuleSpec(
+        "M001",
+        "frontmatter-missing",
+        E,
+        "topic file has no YAML frontmatter",
+        files.surface,
+    ),
+    RuleSpec(
+        "M002",
+        "frontmatter-unparsable",
+        E,
+        "frontmatter is not valid YAML",
+        files.surface,
+    ),
+    RuleSpec(
+        "M003",
+        "frontmatter-unclosed",
+        E,
+        "frontmatter not closed within the first 30 lines",
+        fm.check_unclosed,
+    ),
+    RuleSpec(
+        "M004",
+        "frontmatter-not-mapping",
+        E,
+        "frontmatter is not a key: value mapping",
+        files.surface,
+    ),
+    RuleSpec(
+        "M005", "name-missing", E, "`name` is missing or empty", fm.check_name_missing
+    ),
+    RuleSpec(
+        "M006",
+        "description-missing",
+        E,
+        "`description` is missing or empty",
+        fm.check_description_missing,
+    ),
+    RuleSpec(
+        "M007", "type-missing", E, "`type` is missing or empty", fm.check_type_missing
+    ),
+    RuleSpec(
+        "M008",
+        "type-invalid",
+        E,
+        "`type` is not user, feedback, project or reference",
+        fm.check_type_invalid,
+    ),
+    RuleSpec(
+        "M009",
+        "field-wrong-type",
+        W,
+        "a field has the wrong YAML type",
+        fm.check_wrong_yaml_type,
+    ),
+    RuleSpec(
+        "M010",
+        "description-multiline",
+        W,
+        "`description` spans several lines",
+        fm.check_description_multiline,
+    ),
+    RuleSpec(
+        "M011",
+        "description-too-short",
+        W,
+        "`description` is too short to judge relevance",
+        fm.check_description_short,
+    ),
+    RuleSpec(
+        "M012",
+        "type-conflict",
+        W,
+        "top-level and nested `type` disagree",
+        files.surface,
+    ),
+    RuleSpec(
+        "M013",
+        "description-too-long",
+        W,
+        "`description` is too long for a one-line hook",
+        fm.check_description_long,
+    ),
+    RuleSpec(
+        "M014",
+        "name-duplicate",
+        W,
+        "two topic files share one `name`",
+        fm.check_name_duplicate,
+    ),
+    RuleSpec(
+        "M015",
+        "unknown-key",
+        I,
+        "frontmatter has a key memd does not know",
+        fm.check_unknown_keys,
+    ),
+    # Body.
+    RuleSpec(
+        "B001",
+        "body-empty",
+        W,
+        "topic file has frontmatter but no body",
+        fm.check_body_empty,
+    ),
+    RuleSpec(
+        "B002",
+        "why-how-missing",
+        W,
+        "feedback/project body lacks **Why:** or **How to apply:**",
+        fm.check_why_how,
+    ),
+    # Index (MEMORY.md).
+    RuleSpec(
+        "I001",
+        "index-missing",
+        W,
+        "MEMORY.md is missing while topic files exist",
+        index.check_missing,
+    ),
+    RuleSpec(
+        "I002",
+        "index-too-many-lines",
+        E,
+        "MEMORY.md is over 200 lines: the agent drops the rest",
+        index.check_too_many_lines,
+    ),
+    RuleSpec(
+        "I003",
+        "index-too-large",
+        E,
+        "MEMORY.md is over 25,000 UTF-16 units: the agent drops the rest",
+        index.check_too_large,
+    ),
+    RuleSpec(
+        "I004",
+        "index-line-too-long",
+        W,
+        "an index line is over 200 characters",
+        index.check_line_too_long,
+    ),
+    RuleSpec(
+        "I005",
+        "index-link-dangling",
+        W,
+        "an index entry links to a file that does not exist",
+        index.check_dangling,
+    ),
+    RuleSpec(
+        "I006",
+        "topic-orphan",
+        W,
+        "no index entry links to this topic file",
+        index.check_orphans,
+    ),
+    RuleSpec(
+        "I007",
+        "index-duplicate-entry",
+        W,
+        "two index entries link to one file",
+        index.check_duplicates,
+    ),
+    RuleSpec(
+        "I008",
+        "index-link-outside",
+        W,
+        "an index link leaves the memory directory (never followed)",
+        index.check_outside,
+    ),
+    # Files. F003-F005 come from the directory reader (memd.memdir), F001/F002/F006/F007 from the parser.
+    RuleSpec("F001", "file-not-utf8", E, "file is not valid UTF-8", files.surface),
+    RuleSpec("F002", "file-binary", E, "file is binary", files.surface),
+    RuleSpec(
+        "F003",
+        "file-too-large",
+        W,
+        "file is larger than the topic-file limit",
+        files.surface,
+    ),
+    RuleSpec(
+        "F004",
+        "symlink-outside",
+        E,
+        "symlink points outside the memory directory (never read)",
+        files.surface,
+    ),
+    RuleSpec(
+        "F005", "file-unreadable", E, "file or directory cannot be read", files.surface
+    ),
+    RuleSpec(
+        "F006", "crlf-line-endings", I, "file uses CRLF line endings", files.surface
+    ),
+    RuleSpec(
+        "F007",
+        "byte-order-mark",
+        I,
+        "file starts with a UTF-8 byte-order mark",
+        files.surface,
+    ),
+    RuleSpec(
+        "F008",
+        "log-path-invalid",
+        E,
+        "file in logs/ is not at logs/YYYY/MM/YYYY-MM-DD.md for a real date",
+        files.check_log_paths,
+    ),
+)
+
+RULES_BY_KEY: Mapping[str, RuleSpec] = MappingProxyType(
+    {**{r.code: r for r in RULES}, **{r.name: r for r in RULES}}
+)
