@@ -1,0 +1,502 @@
+"""One dream for one memory directory: lock, collect, consolidate, lint, render, record.
+
+The lock is the reference's `<memory dir>/.consolidate-lock` (REFERENCE.md §6):
+its body is the holder's pid and its mtime the time of the last
+consolidation. A live holder younger than an hour blocks; an older or dead
+one is broken; a failed dream winds the mtime back (or removes a lock it
+created), so a failure never counts as a consolidation.
+
+Crash safety comes from the order of atomic writes: topic files (each entry
+carries an idempotency marker), then MEMORY.md, then the watermark in
+dreams.json. A kill between any two leaves every file whole, and the rerun
+re-collects the entries past the old watermark, recognises the ones already
+filed by their markers and finishes the rest.
+
+Test hook: ``MEMD_DREAM_CRASH_AFTER_WRITES=k`` makes the process SIGKILL
+itself right after its k-th write (the lock counts as the first), so tests
+can kill a real dream at every write point.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from dataclasses import dataclass, field
+
+from memd.atomic import write_atomic
+from memd.consolidate import plan_consolidation, render_diff, route
+from memd.daily_log import (
+    DREAMS_STATE,
+    apply_retention,
+    collect_entries,
+    memory_key,
+    read_regular_file,
+    update_dream_record,
+)
+from memd.errors import LockHeldError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import datetime
+    from collections.abc import Mapping
+
+    from structlog.typing import FilteringBoundLogger
+
+    from memd.config import Config
+    from memd.consolidate import ConsolidationPlan, LogEntry
+
+CRASH_HOOK_ENV = "MEMD_DREAM_CRASH_AFTER_WRITES"
+LOCK_NAME = ".consolidate-lock"
+HOLDER_STALE_SECONDS = 3600.0
+_OUTPUT_TAIL = 4000
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DreamResult:
+    """What one dream did; `status` is ok, nothing, dry-run, locked or failed."""
+
+    memory_dir: str
+    status: str
+    entries: int = 0
+    already_filed: int = 0
+    files_written: tuple[str, ...] = ()
+    unindexed: tuple[str, ...] = ()
+    lint_errors: int = 0
+    lint_warnings: int = 0
+    message: str = ""
+    diff: str = ""
+    duration_seconds: float = 0.0
+    log_files: tuple[str, ...] = field(default=())
+
+    @property
+    def ok(self) -> bool:
+        """Return True unless the dream failed or was blocked by another holder."""
+        return self.status in ("ok", "nothing", "dry-run")
+
+    def to_dict(self) -> dict[str, object]:
+        """Return the JSON-ready record kept in dreams.json (no diff)."""
+        return {
+            "status": self.status,
+            "entries": self.entries,
+            "already_filed": self.already_filed,
+            "files_written": list(self.files_written),
+            "unindexed": list(self.unindexed),
+            "lint_errors": self.lint_errors,
+            "lint_warnings": self.lint_warnings,
+            "message": self.message,
+            "duration_seconds": round(self.duration_seconds, 3),
+        }
+
+
+class _DreamFailed(Exception):
+    """A dream step failed; the message is the one-line reason."""
+
+
+class _Writer:
+    """Counts the dream's writes and honours the crash test hook."""
+
+    def __init__(self, env: Mapping[str, str]):
+        raw = env.get(CRASH_HOOK_ENV, "")
+        self.crash_after = int(raw) if raw.isdigit() else 0
+        self.count = 0
+
+    def write(self, path: str, data: bytes) -> None:
+        write_atomic(path, data)
+        self.tick()
+
+    def tick(self) -> None:
+        self.count += 1
+        if self.crash_after and self.count >= self.crash_after:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+@dataclass(frozen=True, slots=True)
+class _Lock:
+    path: str
+    prior_mtime_ns: int | None
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _read_pid(path: str) -> int | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        body = os.read(fd, 64).decode("ascii", errors="replace").strip()
+    finally:
+        os.close(fd)
+    return int(body) if body.isdigit() else None
+
+
+def acquire_consolidate_lock(memory_dir: str, writer: _Writer) -> _Lock:
+    """Take `.consolidate-lock`, breaking a stale one; raise `LockHeldError` if live."""
+    path = os.path.join(memory_dir, LOCK_NAME)
+    try:
+        stat = os.lstat(path)
+        prior: int | None = stat.st_mtime_ns
+    except FileNotFoundError:
+        prior = None
+    holder = _read_pid(path)
+    if prior is not None and holder is not None and holder != os.getpid():
+        age = time.time() - prior / 1e9
+        if age < HOLDER_STALE_SECONDS and _pid_alive(holder):
+            raise LockHeldError(
+                f"{memory_dir}: a dream is already running (pid {holder})", pid=holder
+            )
+    writer.write(path, f"{os.getpid()}\n".encode())
+    winner = _read_pid(path)
+    if winner != os.getpid():  # another process broke the stale lock at the same moment
+        raise LockHeldError(
+            f"{memory_dir}: lost the dream lock to pid {winner}", pid=winner
+        )
+    return _Lock(path, prior)
+
+
+def roll_back_lock(lock: _Lock) -> None:
+    """Wind the lock's mtime back to before this dream (or remove a lock it created)."""
+    try:
+        if lock.prior_mtime_ns is None:
+            os.unlink(lock.path)
+        else:
+            os.utime(lock.path, ns=(lock.prior_mtime_ns, lock.prior_mtime_ns))
+    except OSError:
+        pass
+
+
+def plan_builtin(memory_dir: str, entries: tuple[LogEntry, ...]) -> ConsolidationPlan:
+    """Read the files the entries route to and plan the built-in consolidation."""
+    targets = sorted({route(entry).relpath for entry in entries})
+    files = {rel: read_regular_file(os.path.join(memory_dir, rel)) for rel in targets}
+    index = read_regular_file(os.path.join(memory_dir, "MEMORY.md"))
+    return plan_consolidation(entries, files, index)
+
+
+def _run_command(
+    memory_dir: str,
+    config: Config,
+    entries: tuple[LogEntry, ...],
+    log_files: tuple[str, ...],
+    log: FilteringBoundLogger,
+) -> None:
+    import json
+    import subprocess
+
+    env = {
+        **os.environ,
+        "MEMD_MEMORY_DIR": memory_dir,
+        "MEMD_LOG_FILES": os.pathsep.join(
+            os.path.join(memory_dir, r) for r in log_files
+        ),
+        "MEMD_ENTRY_COUNT": str(len(entries)),
+    }
+    stdin = "".join(json.dumps(e.to_dict(), ensure_ascii=False) + "\n" for e in entries)
+    try:
+        done = subprocess.run(
+            list(config.dream_command),
+            input=stdin.encode("utf-8"),
+            capture_output=True,
+            timeout=config.dream_timeout_seconds,
+            cwd=memory_dir,
+            env=env,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        log.warning(
+            "dream_command_timed_out", timeout_seconds=config.dream_timeout_seconds
+        )
+        raise _DreamFailed(
+            f"dream command timed out after {config.dream_timeout_seconds:g}s"
+        ) from None
+    except OSError as error:
+        raise _DreamFailed(f"dream command could not start: {error}") from None
+    stdout = done.stdout.decode("utf-8", errors="replace")[-_OUTPUT_TAIL:]
+    stderr = done.stderr.decode("utf-8", errors="replace")[-_OUTPUT_TAIL:]
+    log.info(
+        "dream_command_finished",
+        exit_status=done.returncode,
+        stdout=stdout,
+        stderr=stderr,
+    )
+    if done.returncode != 0:
+        raise _DreamFailed(f"dream command exited with status {done.returncode}")
+
+
+def _lint_and_render(
+    memory_dir: str, config: Config, log: FilteringBoundLogger
+) -> tuple[int, int]:
+    """Lint the directory and re-render its snapshots; return (errors, warnings).
+
+    The memory files are already written: a failure here is logged and the
+    dream still counts (the daemon re-renders on the next change anyway).
+    """
+    try:
+        return _lint_and_render_unguarded(memory_dir, config, log)
+    except Exception:
+        log.exception("dream_refresh_failed", memory_dir=memory_dir)
+        return 0, 0
+
+
+def _lint_and_render_unguarded(
+    memory_dir: str, config: Config, log: FilteringBoundLogger
+) -> tuple[int, int]:
+    from memd.diagnostics import count_by_severity
+    from memd.errors import SnapshotError
+    from memd.lint.engine import lint_memdir
+    from memd.memdir import load_memdir
+    from memd.pipeline import build_snapshot
+    from memd.snapshots import SnapshotStore
+
+    memdir = load_memdir(memory_dir, max_file_bytes=config.max_topic_file_bytes)
+    errors, warnings, _ = count_by_severity(
+        lint_memdir(memdir, severities=config.lint_severities)
+    )
+    store = SnapshotStore(config.cache_dir)
+    for mode in config.modes:
+        try:
+            store.write(build_snapshot(memdir, mode, severities=config.lint_severities))
+        except SnapshotError as error:  # the old snapshot stays; the dream still counts
+            log.warning("snapshot_write_failed", mode=mode, error=str(error))
+    return errors, warnings
+
+
+def run_dream(
+    memory_dir: str,
+    config: Config,
+    *,
+    now: datetime.datetime,
+    dry_run: bool = False,
+    log: FilteringBoundLogger,
+    telemetry: object | None = None,
+    env: Mapping[str, str] | None = None,
+) -> DreamResult:
+    """Consolidate one memory directory's new log entries; a failure is a result.
+
+    `telemetry` is a `memd.telemetry_sink.TelemetrySink` (anything with `emit`).
+    """
+    started = time.monotonic()
+    directory = memory_key(memory_dir)
+    writer = _Writer(os.environ if env is None else env)
+    record = _read_record(config.state_dir, directory)
+    watermark = record.get("watermark")
+    marks_in = watermark if isinstance(watermark, dict) else {}
+    if dry_run:
+        return _dry_run(directory, config, marks_in, started)
+    try:
+        lock = acquire_consolidate_lock(directory, writer)
+    except LockHeldError as error:
+        log.info("dream_skipped_locked", memory_dir=directory, pid=error.pid)
+        return DreamResult(memory_dir=directory, status="locked", message=str(error))
+    except OSError as error:
+        return _finish_failed(
+            directory, config, now, started, f"lock: {error}", log, telemetry
+        )
+    try:
+        entries, marks = collect_entries(directory, marks_in)
+        log_files = tuple(sorted({e.log for e in entries}))
+        if not entries:
+            roll_back_lock(
+                lock
+            )  # nothing consolidated: the last consolidation time stands
+            result = DreamResult(
+                memory_dir=directory,
+                status="nothing",
+                duration_seconds=time.monotonic() - started,
+            )
+            _record(config, directory, now, result, marks, writer)
+            return result
+        written: tuple[str, ...] = ()
+        already = 0
+        unindexed: tuple[str, ...] = ()
+        if config.dream_command:
+            _run_command(directory, config, entries, log_files, log)
+        else:
+            plan = plan_builtin(directory, entries)
+            for edit in plan.edits:
+                writer.write(os.path.join(directory, edit.relpath), edit.new)
+            written = tuple(edit.relpath for edit in plan.edits)
+            already, unindexed = len(plan.already_filed), plan.unindexed
+    except (_DreamFailed, OSError) as error:
+        roll_back_lock(lock)
+        return _finish_failed(
+            directory, config, now, started, str(error), log, telemetry
+        )
+    errors, warnings = _lint_and_render(directory, config, log)
+    message = (
+        f"{len(unindexed)} file(s) left out of MEMORY.md: it is full"
+        if unindexed
+        else ""
+    )
+    result = DreamResult(
+        memory_dir=directory,
+        status="ok",
+        entries=len(entries),
+        already_filed=already,
+        files_written=written,
+        unindexed=unindexed,
+        lint_errors=errors,
+        lint_warnings=warnings,
+        message=message,
+        duration_seconds=time.monotonic() - started,
+        log_files=log_files,
+    )
+    _record(config, directory, now, result, marks, writer)
+    _retain(directory, config, marks, now, log)
+    log.info(
+        "dream_completed", memory_dir=directory, entries=len(entries), files=written
+    )
+    _emit(telemetry, "dream_completed", now, result)
+    return result
+
+
+def _dry_run(
+    directory: str, config: Config, marks_in: Mapping[str, object], started: float
+) -> DreamResult:
+    try:
+        entries, _ = collect_entries(directory, marks_in)
+        if config.dream_command:
+            diff = ""
+            message = (
+                f"would run {' '.join(config.dream_command)} on {len(entries)} entries"
+            )
+            plan = None
+        else:
+            plan = plan_builtin(directory, entries)
+            diff, message = render_diff(plan), ""
+    except (_DreamFailed, OSError) as error:
+        return DreamResult(memory_dir=directory, status="failed", message=str(error))
+    return DreamResult(
+        memory_dir=directory,
+        status="dry-run",
+        entries=len(entries),
+        files_written=tuple(e.relpath for e in plan.edits) if plan else (),
+        unindexed=plan.unindexed if plan else (),
+        message=message,
+        diff=diff,
+        duration_seconds=time.monotonic() - started,
+    )
+
+
+def _read_record(state_dir: str, directory: str) -> dict[str, object]:
+    from memd.state import read_state
+
+    record = read_state(state_dir, DREAMS_STATE).get(directory)
+    return record if isinstance(record, dict) else {}
+
+
+def _record(
+    config: Config,
+    directory: str,
+    now: datetime.datetime,
+    result: DreamResult,
+    marks: dict[str, int] | None,
+    writer: _Writer | None,
+) -> None:
+    """Store the outcome; the watermark moves only when `marks` is given (success)."""
+
+    def update(record: dict[str, object]) -> None:
+        record["last_run"] = now.isoformat()
+        record["last_result"] = result.to_dict()
+        if marks is not None:
+            record["last_success"] = now.isoformat()
+            record["watermark"] = marks
+            closed = record.get("closed_logs")
+            if isinstance(closed, list):
+                record["closed_logs"] = [rel for rel in closed if rel in marks]
+
+    update_dream_record(config.state_dir, directory, update)
+    if writer is not None:
+        writer.tick()
+
+
+def _finish_failed(
+    directory: str,
+    config: Config,
+    now: datetime.datetime,
+    started: float,
+    message: str,
+    log: FilteringBoundLogger,
+    telemetry: object | None,
+) -> DreamResult:
+    result = DreamResult(
+        memory_dir=directory,
+        status="failed",
+        message=message,
+        duration_seconds=time.monotonic() - started,
+    )
+    try:
+        _record(config, directory, now, result, None, None)
+    except OSError as error:
+        log.warning("dream_state_write_failed", error=str(error))
+    log.warning("dream_failed", memory_dir=directory, reason=message)
+    _emit(telemetry, "dream_failed", now, result)
+    return result
+
+
+def _retain(
+    directory: str,
+    config: Config,
+    marks: dict[str, int],
+    now: datetime.datetime,
+    log: FilteringBoundLogger,
+) -> None:
+    if config.log_retention_days is None:
+        return
+    try:
+        done = apply_retention(
+            directory,
+            marks,
+            today=now.date(),
+            days=config.log_retention_days,
+            action=config.log_retention_action,
+        )
+    except OSError as error:
+        log.warning("log_retention_failed", error=str(error))
+        return
+    for item in done:
+        log.info(
+            "log_retired", log=item.relpath, action=item.action, to=item.destination
+        )
+
+
+def _emit(
+    telemetry: object | None, event: str, now: datetime.datetime, result: DreamResult
+) -> None:
+    emit = getattr(telemetry, "emit", None)
+    if emit is None:
+        return
+    emit(
+        {
+            "event": event,
+            "time": now.isoformat(),
+            "memory_dir": result.memory_dir,
+            **result.to_dict(),
+        }
+    )
+
+
+def dream_status(state_dir: str) -> dict[str, dict[str, object]]:
+    """Return per memory dir: last_run, last_success, last_result, watermark."""
+    from memd.state import read_state
+
+    status: dict[str, dict[str, object]] = {}
+    for key, record in read_state(state_dir, DREAMS_STATE).items():
+        if not isinstance(record, dict):
+            continue
+        status[key] = {
+            "last_run": record.get("last_run"),
+            "last_success": record.get("last_success"),
+            "last_result": record.get("last_result"),
+            "watermark": record.get("watermark", {}),
+        }
+    return status
