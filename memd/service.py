@@ -172,11 +172,17 @@ def _writable_dirs(
         os.path.join(xdg("XDG_STATE_HOME", ".local/state"), "memd"),
         *(path for path in extra if os.path.isabs(path)),
     ]
-    return tuple(
-        dict.fromkeys(
-            os.path.normpath(path) if path[0] == "/" else path for path in dirs
-        )
-    )
+    return tuple(dict.fromkeys(os.path.normpath(path) for path in dirs))
+
+
+def _read_write_word(path: str, home: str) -> str:
+    """Return one `ReadWritePaths=` entry; paths under `home` become `%h/...`."""
+    if home.startswith("/") and home != "/" and path.startswith(home + "/"):
+        path = "%h" + path[len(home) :]
+    if path.startswith("%h/"):
+        # `%h` stays a specifier; the rest is escaped. `-`: a missing dir is skipped.
+        return _quote(path[2:], raw_prefix="-%h")
+    return _quote(f"-{path}")
 
 
 def _check_plain(value: str) -> str:
@@ -187,11 +193,15 @@ def _check_plain(value: str) -> str:
     return value
 
 
-def _quote(value: str, *, exec_line: bool = False) -> str:
-    """Quote one word for a unit file; escape specifiers (and `$` on Exec lines)."""
+def _quote(value: str, *, exec_line: bool = False, raw_prefix: str = "") -> str:
+    """Quote one word for a unit file; escape specifiers (and `$` on Exec lines).
+
+    `raw_prefix` (such as `-%h`) is put in front unescaped, inside the quotes.
+    """
     text = _check_plain(value).replace("%", "%%")
     if exec_line:
         text = text.replace("$", "$$")
+    text = raw_prefix + text
     if text and not any(char in text for char in " \"'\\;"):
         return text
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
@@ -213,10 +223,10 @@ def _render_unit(
     exec_word: str, env: Mapping[str, str], writable: Iterable[str]
 ) -> str:
     environment = service_environment(env)
+    home = env.get("HOME", "")
+    home = home.rstrip("/") if os.path.isabs(home) else "%h"
     rw_paths = " ".join(
-        # `%h` stays a specifier; real paths are escaped. `-`: a missing one is skipped.
-        f"-{path}" if path.startswith("%h/") else _quote(f"-{path}")
-        for path in _writable_dirs(env, "%h", writable)
+        _read_write_word(path, home) for path in _writable_dirs(env, home, writable)
     )
     lines = [
         "# memd user service. `memd service install` renders it for this machine;",
@@ -488,6 +498,12 @@ def is_unreachable(result: CommandResult, env: Mapping[str, str]) -> bool:
     )
 
 
+def describe_unreachable(result: CommandResult) -> str:
+    """Return the one line that says no user manager answered, and why."""
+    reason = _first_line(result.stderr) or "XDG_RUNTIME_DIR is not set"
+    return f"systemctl --user cannot reach a user service manager ({reason})"
+
+
 def execute_plan(
     plan: Plan,
     *,
@@ -513,10 +529,8 @@ def execute_plan(
         else:
             result = run_command(step.argv)
             if is_unreachable(result, env):
-                reason = _first_line(result.stderr) or "no XDG_RUNTIME_DIR"
                 raise UserManagerUnreachable(
-                    f"systemctl --user cannot reach a user service manager ({reason})",
-                    manual=plan.manual,
+                    describe_unreachable(result), manual=plan.manual
                 )
             if result.returncode != 0 and not step.may_fail:
                 detail = _first_line(result.stderr) or _first_line(result.stdout)
