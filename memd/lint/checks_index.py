@@ -90,7 +90,10 @@ def _lost(
 
 
 def _describe(entries: list[IndexEntry]) -> str:
-    return ", ".join(f"{e.target} (line {e.line})" for e in entries)
+    """Return `N entries will not be loaded: a.md (line 201), …`."""
+    count = "1 entry" if len(entries) == 1 else f"{len(entries)} entries"
+    listed = ", ".join(f"{e.target} (line {e.line})" for e in entries)
+    return f"{count} will not be loaded: {listed}"
 
 
 def check_too_many_lines(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
@@ -103,11 +106,7 @@ def check_too_many_lines(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnosti
     _, line_end, _ = _kept_offset(ctx.index_text)
     lost = _lost(ctx.index_text, ctx.entries, line_end, len(ctx.index_text))
     first_lost = ctx.index_text[:line_end].count("\n") + 2
-    which = (
-        f"{len(lost)} entries will not be loaded: {_describe(lost)}"
-        if lost
-        else "no entries are lost yet"
-    )
+    which = _describe(lost) if lost else "no entries are lost yet, only other lines"
     yield rule.diag(
         INDEX,
         f"MEMORY.md has {result.line_count} lines (limit {MAX_ENTRYPOINT_LINES}); "
@@ -128,9 +127,11 @@ def check_too_large(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
     _, line_end, final_end = _kept_offset(ctx.index_text)
     lost = _lost(ctx.index_text, ctx.entries, final_end, line_end)
     if lost:
-        which = f"{len(lost)} entries will not be loaded: {_describe(lost)}"
+        which = _describe(lost)
+    elif result.was_line_truncated:
+        which = "the 200-line cut already drops everything past this limit"
     else:
-        which = "the 200-line cut already drops everything past the limit"
+        which = "no entries are lost yet, only other lines"
     line = ctx.index_text[:final_end].count("\n") + 1
     yield rule.diag(
         INDEX,

@@ -1,0 +1,118 @@
+"""The lint engine: severities from config, ordering, lone files, and exactly which entries are lost."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memd.diagnostics import Severity
+from memd.lint.engine import apply_severities, display_path, lint_file, lint_memdir
+from memd.memdir import load_memdir
+
+TOPIC = "---\nname: {name}\ndescription: {name} is a specific enough description\ntype: user\n---\nFact.\n"
+
+
+def _memdir(root: Path, index: str, names: list[str]) -> Path:
+    root.mkdir(exist_ok=True)
+    (root / "MEMORY.md").write_text(index, encoding="utf-8")
+    for name in names:
+        (root / f"{name}.md").write_text(TOPIC.format(name=name), encoding="utf-8")
+    return root
+
+
+class TestSeverities:
+    def test_override_by_code_and_name(self, make_memdir) -> None:  # type: ignore[no-untyped-def]
+        """A config entry by code or by name changes the severity; `off` drops the rule."""
+        make_memdir.write("MEMORY.md", "# Index\n- [Gone](gone.md) — missing\n")
+        make_memdir.topic("a.md", name="A", description="an orphan topic file here", type="user")
+        memdir = load_memdir(str(make_memdir.root))
+
+        default = {d.code: d.severity for d in lint_memdir(memdir)}
+        changed = {
+            d.code: d.severity
+            for d in lint_memdir(memdir, severities={"I005": "error", "topic-orphan": "off"})
+        }
+
+        assert {"I005": Severity.WARNING, "I006": Severity.WARNING} == default
+        assert {"I005": Severity.ERROR} == changed
+
+    def test_unknown_level_is_ignored(self) -> None:
+        """A level that is not error, warning, info or off leaves the finding as it was."""
+        from memd.lint.rules import RULES_BY_KEY
+
+        d = RULES_BY_KEY["I006"].diag("a.md", "orphan")
+
+        assert [d] == apply_severities([d], {"I006": "loud"})
+
+
+class TestOrdering:
+    def test_sorted_by_path_line_code(self, make_memdir) -> None:  # type: ignore[no-untyped-def]
+        """Findings come out ordered by path, then line, then code."""
+        make_memdir.write("MEMORY.md", "- [Z](z.md) — gone\n- [Y](y.md) — gone too\n")
+        make_memdir.write("b.md", "no frontmatter\n")
+        make_memdir.write("a.md", "no frontmatter either\n")
+
+        diagnostics = lint_memdir(load_memdir(str(make_memdir.root)))
+
+        keys = [(d.path, d.line or 0, d.code) for d in diagnostics]
+        assert sorted(keys) == keys
+        assert ["MEMORY.md", "MEMORY.md", "a.md", "a.md", "b.md", "b.md"] == [d.path for d in diagnostics]
+
+
+class TestTruncation:
+    def test_names_exactly_the_entries_past_line_200(self, tmp_path: Path) -> None:
+        """With 205 entry lines, entries 201 to 205 are the ones the agent never sees."""
+        names = [f"t{i:03}" for i in range(205)]
+        index = "".join(f"- [{n}]({n}.md) — hook\n" for n in names)
+        root = _memdir(tmp_path / "memory", index, names)
+
+        [finding] = [d for d in lint_memdir(load_memdir(str(root))) if d.code == "I002"]
+
+        assert 201 == finding.line
+        assert "5 entries will not be loaded: t200.md (line 201), t201.md (line 202)" in finding.message
+        assert "t199.md" not in finding.message
+
+    def test_counts_utf16_units_not_characters(self, tmp_path: Path) -> None:
+        """Astral characters count two units: 13,000 of them pass in Python but not in the reference."""
+        index = "- [a](a.md) — " + "😀" * 6000 + "\n" + "- [b](b.md) — " + "😀" * 7000 + "\n"
+        root = _memdir(tmp_path / "memory", index, ["a", "b"])
+
+        found = [d for d in lint_memdir(load_memdir(str(root))) if d.code == "I003"]
+
+        assert 1 == len(found)
+        assert "1 entry will not be loaded: b.md (line 2)" in found[0].message
+
+    def test_leading_blank_lines_do_not_shift_the_cut(self, tmp_path: Path) -> None:
+        """The reference trims first, so blank lines above the list do not count toward 200."""
+        names = [f"t{i:03}" for i in range(200)]
+        index = "\n" * 10 + "".join(f"- [{n}]({n}.md) — hook\n" for n in names)
+        root = _memdir(tmp_path / "memory", index, names)
+
+        codes = {d.code for d in lint_memdir(load_memdir(str(root)))}
+
+        assert "I002" not in codes
+
+
+class TestLintFile:
+    def test_lone_file_gets_no_index_rules(self, tmp_path: Path) -> None:
+        """A single topic file outside a memory dir is checked alone: no orphan or missing-index findings."""
+        path = tmp_path / "note.md"
+        path.write_text("---\nname: Note\ndescription: Short\ntype: feedbak\n---\nBody.\n")
+
+        diagnostics = lint_file(str(path))
+
+        assert {("M008", str(path)), ("M011", str(path))} == {(d.code, d.path) for d in diagnostics}
+
+    def test_missing_file_is_unreadable(self, tmp_path: Path) -> None:
+        """A path that cannot be read is an F005 error, not an exception."""
+        diagnostics = lint_file(str(tmp_path / "nope.md"))
+
+        assert ["F005"] == [d.code for d in diagnostics]
+
+
+class TestDisplayPath:
+    def test_relative_inside_cwd_absolute_outside(self, tmp_path: Path) -> None:
+        """Paths under the working directory are shown relative, others absolute."""
+        inside = display_path(str(tmp_path / "mem"), "team/x.md", cwd=str(tmp_path))
+        outside = display_path("/elsewhere/mem", "x.md", cwd=str(tmp_path))
+
+        assert ("mem/team/x.md", "/elsewhere/mem/x.md") == (inside, outside)
