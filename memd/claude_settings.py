@@ -10,6 +10,7 @@ invalid one is skipped with an `S001 settings-invalid` warning, never a crash.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -98,14 +99,15 @@ def read_settings_file(source: str, path: str) -> SettingsLayer:
         return SettingsLayer(source=source, path=path, data=None, diagnostic=diagnostic)
 
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_SETTINGS_BYTES + 1)
+        raw = _read_regular_file(path, MAX_SETTINGS_BYTES + 1)
     except (FileNotFoundError, NotADirectoryError):
         return SettingsLayer(source=source, path=path, data=None, diagnostic=None)
     except OSError as error:
         return invalid(f"cannot read settings: {error.strerror or error}")
     except ValueError as error:  # NUL in the path
         return invalid(f"cannot read settings: {error}")
+    if raw is None:
+        return invalid("cannot read settings: not a regular file")
     if len(raw) > MAX_SETTINGS_BYTES:
         return invalid(f"settings file larger than {MAX_SETTINGS_BYTES} bytes")
     import json
@@ -124,6 +126,29 @@ def read_settings_file(source: str, path: str) -> SettingsLayer:
     if not isinstance(data, dict):
         return invalid(f"settings must be a JSON object, not {type(data).__name__}")
     return SettingsLayer(source=source, path=path, data=data, diagnostic=None)
+
+
+def _read_regular_file(path: str, limit: int) -> bytes | None:
+    """Return up to `limit` bytes of a regular file, or None for anything else.
+
+    Opened non-blocking: a checked-in symlink to a FIFO or a tty must not
+    hang the daemon.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks: list[bytes] = []
+        size = 0
+        while size < limit:
+            chunk = os.read(fd, limit - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def _reject_constant(name: str) -> object:

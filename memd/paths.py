@@ -128,7 +128,11 @@ def memory_base_dir(env: Mapping[str, str] | None = None) -> str:
 
 def project_root_of(path: str) -> str:
     """Return the project root the reference would fix at startup: realpath, NFC."""
-    return unicodedata.normalize("NFC", os.path.realpath(path))
+    try:
+        real = os.path.realpath(path)
+    except ValueError:  # NUL in the path: nothing to resolve, keep it lexical
+        real = os.path.abspath(path)
+    return unicodedata.normalize("NFC", real)
 
 
 def default_memory_dir(project_root: str, env: Mapping[str, str] | None = None) -> str:

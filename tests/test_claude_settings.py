@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -21,7 +23,7 @@ from memd.diagnostics import Severity
 from tests.conftest import Home
 
 
-def layer(source: str, data: dict[str, object] | None) -> SettingsLayer:
+def layer(source: str, data: Mapping[str, object] | None) -> SettingsLayer:
     return SettingsLayer(
         source=source, path=f"/{source}.json", data=data, diagnostic=None
     )
@@ -201,3 +203,34 @@ class TestMergedSettings:
         merged_settings((layer("user", user), layer("local", {"env": {"B": "2"}})))
 
         assert {"env": {"A": "1"}} == user
+
+
+class TestHostileSettingsFiles:
+    def test_symlink_to_a_fifo_does_not_block(self, tmp_path: Path) -> None:
+        """A checked-in symlink to a FIFO is refused without waiting for a writer."""
+        fifo = tmp_path / "fifo"
+        os.mkfifo(fifo)
+        link = tmp_path / "settings.json"
+        link.symlink_to(fifo)
+
+        actual = read_settings_file("project", str(link))
+
+        assert actual.diagnostic is not None
+        assert "cannot read settings: not a regular file" == actual.diagnostic.message
+
+    def test_symlink_to_a_regular_file_is_followed(self, tmp_path: Path) -> None:
+        """A settings symlink to a regular file is read, as the reference reads it."""
+        target = tmp_path / "real.json"
+        target.write_text('{"autoMemoryEnabled": true}')
+        link = tmp_path / "settings.json"
+        link.symlink_to(target)
+
+        assert {"autoMemoryEnabled": True} == read_settings_file("user", str(link)).data
+
+    def test_nul_in_the_project_path(self) -> None:
+        """A NUL byte in a path is a diagnostic, not a ValueError."""
+        layers = load_settings("/tmp/a\0b")
+
+        assert ["project", "local"] == [
+            each.source for each in layers if each.diagnostic is not None
+        ]

@@ -473,7 +473,7 @@ class TestResolveMemoryLocation:
         assert first == resolve_memory_location(str(project))
         assert hash(first) == hash(resolve_memory_location(str(project)))
         with pytest.raises(AttributeError):
-            first.memory_dir = "/elsewhere/"  # type: ignore[misc]
+            first.memory_dir = "/elsewhere/"
 
     def test_to_dict_is_json_ready(self, project: Path) -> None:
         """to_dict() round-trips through json with the enablement flattened."""
@@ -498,3 +498,11 @@ class TestResolveMemoryLocation:
 
         assert ("default", "/later/") == (before.source, after.memory_dir)
         assert isinstance(after, MemoryLocation)
+
+    def test_nul_in_the_project_root_does_not_raise(self, isolated_home: Home) -> None:
+        """A NUL byte is kept lexically and sanitized like any other unit."""
+        location = resolve_memory_location("/tmp/a\0b")
+
+        assert (
+            f"{isolated_home.claude}/projects/-tmp-a-b/memory/" == location.memory_dir
+        )
