@@ -40,6 +40,8 @@ from watchdog.events import (
     FileSystemEvent,
     FileSystemEventHandler,
 )
+from watchdog.observers import Observer
+from watchdog.observers.polling import PollingObserver
 
 from memd.discovery import Discovery, WatchRoot, memory_dir_of
 
@@ -91,12 +93,13 @@ class Watcher:
         polling_interval_seconds: float = 2.0,
         max_delay_seconds: float = 2.0,
     ):
-        from watchdog.observers import Observer
-
         self._log = log
-        self._observer: BaseObserver = Observer()
         self._polling: BaseObserver | None = None
         self._polling_interval = polling_interval_seconds
+        self.rescans = 0
+        self.fallbacks = 0
+        self.events = 0
+        self._observer, self._kind = self._main_observer()
         self._handler = _Handler(self._route)
         self._settler = _Settler(
             settle_seconds=settle_seconds,
@@ -105,15 +108,12 @@ class Watcher:
             log=log,
         )
         self._lock = threading.RLock()
-        self._watches: dict[WatchRoot, tuple[ObservedWatch, str]] = {}
+        self._watches: dict[WatchRoot, tuple[ObservedWatch, str, BaseObserver]] = {}
         self._dirs: frozenset[str] = frozenset()
         self._files: frozenset[str] = frozenset()
         self._wanted: tuple[str, ...] = ()
         self._projects_root = ""
         self._overflow = _OverflowHandler(self._on_overflow)
-        self.rescans = 0
-        self.fallbacks = 0
-        self.events = 0
 
     def start(self) -> None:
         """Start the observer and the settle thread (no watches yet)."""
@@ -125,7 +125,7 @@ class Watcher:
     def stop(self) -> None:
         """Finish the batch in progress, then stop every thread this watcher started."""
         self._settler.stop()
-        for observer in (self._observer, self._polling):
+        for observer in {self._observer, self._polling}:
             if observer is not None and observer.is_alive():
                 observer.stop()
                 observer.join(timeout=10)
@@ -141,8 +141,8 @@ class Watcher:
             self._wanted = (discovery.projects_root, *discovery.memory_dirs, *discovery.files)
             wanted = set(discovery.watch_roots)
             for root in list(self._watches):
-                watch, kind = self._watches[root]
-                if root not in wanted or not self._is_alive(watch, kind):
+                watch, _, observer = self._watches[root]
+                if root not in wanted or not _is_alive(observer, watch):
                     self._unschedule(root)
             added = False
             for root in sorted(wanted - set(self._watches), key=lambda r: (not r.recursive, r.path)):
@@ -160,15 +160,27 @@ class Watcher:
         with self._lock:
             return [
                 {"path": root.path, "recursive": root.recursive, "observer": kind}
-                for root, (_, kind) in sorted(self._watches.items(), key=lambda i: i[0].path)
+                for root, (_, kind, _) in sorted(self._watches.items(), key=lambda i: i[0].path)
             ]
 
     # -- watches ---------------------------------------------------------
 
+    def _main_observer(self) -> tuple[BaseObserver, str]:
+        """The native observer; polling when inotify cannot even start (EMFILE)."""
+        try:
+            return Observer(), "native"
+        except OSError as error:
+            if error.errno not in _EXHAUSTED:
+                raise
+            self.fallbacks += 1
+            self._log.warning("watch_fell_back_to_polling", path="*", error=str(error))
+            return self._polling_observer(start=False), "polling"
+
     def _schedule(self, root: WatchRoot) -> bool:
         try:
             watch = self._observer.schedule(
-                self._handler, root.path, recursive=root.recursive, event_filter=_event_filter()
+                self._handler, root.path, recursive=root.recursive,
+                event_filter=_event_filter(polling=self._kind == "polling"),
             )
         except OSError as error:
             if error.errno not in _EXHAUSTED:
@@ -181,41 +193,31 @@ class Watcher:
                 "watch_fell_back_to_polling", path=root.path, error=str(error),
                 recursive=root.recursive,
             )
+            polling = self._polling_observer()
             try:
-                # Polling sees content changes as "modified": no self-trigger risk, it stats.
-                watch = self._polling_observer().schedule(
+                watch = polling.schedule(
                     self._handler, root.path, recursive=root.recursive,
-                    event_filter=[*_event_filter(), FileModifiedEvent],
+                    event_filter=_event_filter(polling=True),
                 )
             except OSError as again:
                 self._log.warning("watch_failed", path=root.path, error=str(again))
                 return False
-            self._watches[root] = (watch, "polling")
+            self._watches[root] = (watch, "polling", polling)
             return True
-        self._watches[root] = (watch, "native")
+        self._watches[root] = (watch, self._kind, self._observer)
         return True
 
     def _unschedule(self, root: WatchRoot) -> None:
-        watch, kind = self._watches.pop(root)
-        observer = self._observer if kind == "native" else self._polling
-        if observer is None:
-            return
+        watch, _, observer = self._watches.pop(root)
         # Its emitter may already have died with the directory.
         with contextlib.suppress(KeyError, OSError, RuntimeError):
             observer.unschedule(watch)
 
-    def _is_alive(self, watch: ObservedWatch, kind: str) -> bool:
-        observer = self._observer if kind == "native" else self._polling
-        if observer is None:
-            return False
-        return any(e.watch == watch and e.is_alive() for e in list(observer.emitters))
-
-    def _polling_observer(self) -> BaseObserver:
+    def _polling_observer(self, *, start: bool = True) -> BaseObserver:
         if self._polling is None:
-            from watchdog.observers.polling import PollingObserver
-
             self._polling = PollingObserver(timeout=self._polling_interval)
-            self._polling.start()
+            if start:
+                self._polling.start()
         return self._polling
 
     def _on_overflow(self) -> None:
@@ -253,11 +255,17 @@ class Watcher:
         return False
 
 
-def _event_filter() -> list[type[FileSystemEvent]]:
+def _event_filter(*, polling: bool = False) -> list[type[FileSystemEvent]]:
+    # Polling reports content changes as "modified"; it stats, so reading cannot loop.
+    extra: list[type[FileSystemEvent]] = [FileModifiedEvent] if polling else []
     return [
         FileClosedEvent, FileCreatedEvent, FileDeletedEvent, FileMovedEvent,
-        DirCreatedEvent, DirDeletedEvent, DirMovedEvent,
+        DirCreatedEvent, DirDeletedEvent, DirMovedEvent, *extra,
     ]
+
+
+def _is_alive(observer: BaseObserver, watch: ObservedWatch) -> bool:
+    return any(e.watch == watch and e.is_alive() for e in list(observer.emitters))
 
 
 class _Handler(FileSystemEventHandler):

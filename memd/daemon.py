@@ -1,0 +1,395 @@
+"""`memd run`: the composition root. Builds the parts, wires them, decides nothing.
+
+All memory work (discovery, loading, linting, rendering, writing snapshots,
+the status file) runs on the watcher's one settle thread, so there is one
+writer and no locks; observer threads only route events, and the main thread
+only waits for signals (and pings the systemd watchdog when asked to).
+memd never writes into a memory directory here: only into its cache and state.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+from memd.discovery import Discovery, discover
+from memd.notify import notify, watchdog_interval_seconds
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from structlog.typing import FilteringBoundLogger
+
+    from memd.config import Config
+    from memd.pipeline import Snapshot
+    from memd.watcher import Batch
+
+STATUS_FILE = "daemon.json"
+STATUS_HEARTBEAT_SECONDS = 60.0
+SLOW_REBUILD_SECONDS = 5.0
+# A snapshot whose inputs changed this close to its build is "racily clean"
+# (git's rule); it is re-stamped once the window has passed so a warm
+# `memd prompt` can trust it. Snapshots may define its own value.
+DEFAULT_RACY_WINDOW_NS = 2_000_000_000
+
+
+def run(config: Config, log: FilteringBoundLogger, *, env: Mapping[str, str] | None = None) -> int:
+    """Run the daemon until SIGTERM/SIGINT; return the exit code (0 on a clean stop).
+
+    Raises:
+        LockHeldError: another `memd run` holds the single-instance lock.
+    """
+    from memd.config import runtime_dir
+    from memd.locks import acquire_instance_lock
+
+    environ = dict(os.environ if env is None else env)
+    with acquire_instance_lock(runtime_dir(environ, state_dir=config.state_dir)):
+        return _Daemon(config, log, environ).serve()
+
+
+class _Daemon:
+    def __init__(self, config: Config, log: FilteringBoundLogger, env: dict[str, str]):
+        from memd.config import config_path
+        from memd.snapshots import SnapshotStore
+        from memd.watcher import Watcher
+
+        self.config = config
+        self.log = log
+        self.env = env
+        self.config_file = config_path(env)
+        self.store = SnapshotStore(config.cache_dir)
+        self.watcher = Watcher(settle_seconds=config.settle_seconds, on_batch=self._on_batch, log=log)
+        self.discovery: Discovery | None = None
+        self.caches: dict[str, object] = {}
+        self.written: dict[tuple[str, str], tuple[str, object]] = {}  # (dir, mode) -> (sha, inputs)
+        self.dirs: dict[str, dict[str, object]] = {}  # status per memory dir
+        self.broken: dict[str, dict[str, tuple[str, ...]]] = {}  # dir -> relpath -> error codes
+        self.racy: dict[str, float] = {}  # dir -> monotonic time to re-check
+        self.sink = self._make_sink(config)
+        self.scheduler: object | None = None
+        self.started = time.time()
+        self.ready = threading.Event()
+        self.stopping = threading.Event()
+        self.rescans = 0
+        self.last_status: dict[str, object] | None = None
+        self.last_status_time = 0.0
+
+    # -- process ---------------------------------------------------------
+
+    def serve(self) -> int:
+        previous = {
+            signum: signal.signal(signum, handler)
+            for signum, handler in (
+                (signal.SIGTERM, self._on_stop_signal),
+                (signal.SIGINT, self._on_stop_signal),
+                (signal.SIGHUP, self._on_hup),
+            )
+        }
+        try:
+            self._remove_stale_temp_files()
+            self.log.info("daemon_starting", pid=os.getpid(), config_file=self.config_file)
+            self.watcher.start()
+            # The first batch does discovery, the watches and the full scan, in that order.
+            self.watcher.request(rediscover=True, rescan_all=True)
+            self._start_scheduler()
+            ping = watchdog_interval_seconds(self.env)
+            while not self.stopping.is_set():
+                self.stopping.wait(ping)
+                if ping is not None and not self.stopping.is_set():
+                    notify("WATCHDOG=1", env=self.env)
+        finally:
+            notify("STOPPING=1", env=self.env)
+            self.log.info("daemon_stopping")
+            self.watcher.stop()
+            self._stop_scheduler()
+            if self.sink is not None:
+                self.sink.close()
+            self._write_status(force=True, running=False)
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+        self.log.info("daemon_stopped")
+        return 0
+
+    def _on_stop_signal(self, signum: int, frame: object) -> None:
+        self.stopping.set()
+
+    def _on_hup(self, signum: int, frame: object) -> None:
+        self.watcher.request(reload_config=True, rediscover=True)
+
+    # -- the settle thread's work ------------------------------------------
+
+    def _on_batch(self, batch: Batch) -> float | None:
+        if batch.reload_config or self.config_file in batch.touched_files:
+            self._reload_config()
+        dirs = set(batch.memory_dirs)
+        if batch.rediscover or batch.rescan_all:
+            before = set(self.discovery.memory_dirs) if self.discovery else set()
+            added_watch = self._rediscover()
+            now_dirs = set(self.discovery.memory_dirs) if self.discovery else set()
+            dirs |= now_dirs - before
+            for gone in before - now_dirs:
+                self._forget(gone)
+            if batch.rescan_all or added_watch:
+                if self.ready.is_set():
+                    self.rescans += 1
+                    self.log.info("rescan_started", dirs=len(now_dirs))
+                dirs |= now_dirs
+        known = set(self.discovery.memory_dirs) if self.discovery else set()
+        now = time.monotonic()
+        for memory_dir, due in list(self.racy.items()):
+            if due <= now:
+                del self.racy[memory_dir]
+                dirs.add(memory_dir)
+        for memory_dir in sorted(dirs & known):
+            if self.stopping.is_set():
+                break
+            self._guarded_rebuild(memory_dir)
+        if not self.ready.is_set():
+            self.ready.set()
+            self._write_status(force=True)
+            notify(f"READY=1\nSTATUS={self._status_line()}", env=self.env)
+            self.log.info("daemon_ready", dirs=len(known), seconds=round(time.time() - self.started, 3))
+        else:
+            self._write_status()
+            notify(f"STATUS={self._status_line()}", env=self.env)
+        waits = [due - time.monotonic() for due in self.racy.values()]
+        waits.append(STATUS_HEARTBEAT_SECONDS)
+        return max(0.0, min(waits))
+
+    def _rediscover(self) -> bool:
+        from memd.state import known_projects
+
+        added = False
+        for _ in range(3):  # watch first, then look again: nothing created in between is missed
+            self.discovery = discover(
+                self.config, env=self.env, known_projects=known_projects, config_file=self.config_file
+            )
+            if not self.watcher.watch(self.discovery):
+                break
+            added = True
+        return added
+
+    def _reload_config(self) -> None:
+        from memd.config import load_config
+        from memd.errors import ConfigError
+
+        try:
+            config = load_config(self.env)
+        except ConfigError as error:
+            self.log.warning("config_reload_failed", error=str(error), path=self.config_file)
+            return
+        if config == self.config:
+            return
+        modes_changed = config.modes != self.config.modes
+        self.config = config
+        self.log.info("config_reloaded", path=self.config_file)
+        if modes_changed:
+            self.written.clear()
+            self.watcher.request(rescan_all=True)
+
+    def _forget(self, memory_dir: str) -> None:
+        self.caches.pop(memory_dir, None)
+        self.dirs.pop(memory_dir, None)
+        self.broken.pop(memory_dir, None)
+        self.racy.pop(memory_dir, None)
+        for key in [key for key in self.written if key[0] == memory_dir]:
+            del self.written[key]
+
+    def _guarded_rebuild(self, memory_dir: str) -> None:
+        started = time.monotonic()
+        try:
+            self._rebuild(memory_dir)
+        except Exception as error:  # one guard per directory rebuild
+            self.log.exception("memory_dir_rebuild_failed", memory_dir=memory_dir)
+            self.dirs.setdefault(memory_dir, {})["error"] = f"{type(error).__name__}: {error}"
+        took = time.monotonic() - started
+        if took > SLOW_REBUILD_SECONDS:
+            self.log.warning("memory_dir_rebuild_slow", memory_dir=memory_dir, seconds=round(took, 3))
+
+    def _rebuild(self, memory_dir: str) -> None:
+        from memd.memdir import ParseCache, load_memdir
+        from memd.pipeline import build_snapshot
+
+        log = self.log.bind(memory_dir=memory_dir)
+        status: dict[str, object] = {"source": self._source(memory_dir)}
+        self.dirs[memory_dir] = status
+        if not os.path.isdir(memory_dir):
+            status["missing"] = True
+            self.caches.pop(memory_dir, None)
+            return
+        cache = self.caches.get(memory_dir)
+        if not isinstance(cache, ParseCache):
+            cache = self.caches[memory_dir] = ParseCache()
+        started_ns = time.time_ns()  # before reading: the racy-input rule needs it
+        memdir = load_memdir(memory_dir, cache=cache, max_file_bytes=self.config.max_topic_file_bytes)
+        extra = self.env.get("CLAUDE_COWORK_MEMORY_EXTRA_GUIDELINES") or None
+        first: Snapshot | None = None
+        built: dict[str, float] = {}
+        window_ns = self._racy_window_ns()
+        for mode in self.config.modes:
+            snapshot = build_snapshot(
+                memdir, mode, extra_guidelines=extra, severities=self.config.lint_severities,
+                started_ns=started_ns,
+            )
+            first = first or snapshot
+            key = (memory_dir, mode)
+            fingerprint = (snapshot.sha256, snapshot.inputs)
+            stale = self.store.read_fresh(memory_dir, mode, extra_guidelines=extra) is None
+            if self.written.get(key) != fingerprint or stale:
+                self.store.write(snapshot)
+                self.written[key] = fingerprint
+                self._emit_loaded(snapshot)
+                log.debug("snapshot_written", mode=mode, sha256=snapshot.sha256)
+                if _is_racy(snapshot, window_ns):
+                    self.racy[memory_dir] = time.monotonic() + window_ns / 1e9 + 0.05
+            built[mode] = snapshot.built_ns / 1e9
+        if first is None:  # no modes configured: lint only
+            from memd.lint.engine import lint_memdir
+
+            diagnostics = lint_memdir(memdir, severities=self.config.lint_severities)
+        else:
+            diagnostics = first.diagnostics
+        errors = sum(1 for d in diagnostics if str(d.severity) == "error")
+        warnings = sum(1 for d in diagnostics if str(d.severity) == "warning")
+        status.update(lint_errors=errors, lint_warnings=warnings, snapshots=built,
+                      modes=list(self.config.modes), files=len(memdir.files))
+        self._log_transitions(memory_dir, memdir, diagnostics, log)
+
+    def _log_transitions(self, memory_dir: str, memdir: object, diagnostics: tuple[object, ...],
+                         log: FilteringBoundLogger) -> None:
+        by_file: dict[str, list[object]] = {}
+        for diagnostic in diagnostics:
+            if str(getattr(diagnostic, "severity", "")) != "error":
+                continue
+            by_file.setdefault(_relpath(memory_dir, str(getattr(diagnostic, "path", ""))), []).append(
+                diagnostic
+            )
+        now = {path: tuple(sorted(str(getattr(d, "code", "")) for d in found))
+               for path, found in by_file.items()}
+        before = self.broken.get(memory_dir, {})
+        for path, codes in sorted(now.items()):
+            if before.get(path) != codes and path not in before:
+                log.warning("memory_file_broken", file=path,
+                            diagnostics=[d.to_dict() for d in by_file[path]])  # type: ignore[attr-defined]
+        present = {f.relpath for f in getattr(memdir, "files", ())} | {"MEMORY.md", ""}
+        for path in sorted(set(before) - set(now)):
+            if path in present or os.path.lexists(os.path.join(memory_dir, path)):
+                log.info("memory_file_fixed", file=path)
+        self.broken[memory_dir] = now
+
+    # -- parts -------------------------------------------------------------
+
+    def _make_sink(self, config: Config) -> object | None:
+        if config.telemetry == "off":
+            return None
+        from memd.telemetry_sink import TelemetrySink
+
+        path = os.path.join(config.state_dir, "telemetry.jsonl")
+        return TelemetrySink(path, max_bytes=config.telemetry_max_bytes)
+
+    def _emit_loaded(self, snapshot: Snapshot) -> None:
+        if self.sink is None:
+            return
+        from memd.telemetry import memdir_loaded_event
+
+        types = ("auto", "team") if snapshot.mode == "team" else ("auto",)
+        for memory_type in types:
+            self.sink.emit(memdir_loaded_event(snapshot, memory_type))  # type: ignore[attr-defined]
+
+    def _start_scheduler(self) -> None:
+        try:
+            from memd.scheduler import DreamScheduler
+        except ImportError:  # the dream half is optional while it is being written
+            self.log.warning("scheduler_unavailable")
+            return
+
+        def memory_dirs() -> tuple[str, ...]:
+            return self.discovery.memory_dirs if self.discovery else ()
+
+        try:
+            scheduler = DreamScheduler(self.config, memory_dirs=memory_dirs, log=self.log)
+            scheduler.start()
+        except Exception:  # a broken scheduler must not stop lint
+            self.log.exception("scheduler_failed")
+            return
+        self.scheduler = scheduler
+
+    def _stop_scheduler(self) -> None:
+        if self.scheduler is not None:
+            try:
+                self.scheduler.shutdown()  # type: ignore[attr-defined]
+            except Exception:  # stopping goes on regardless
+                self.log.exception("scheduler_shutdown_failed")
+
+    def _scheduler_status(self) -> dict[str, object]:
+        if self.scheduler is None:
+            return {}
+        try:
+            status = self.scheduler.status()  # type: ignore[attr-defined]
+        except Exception:  # noqa: BLE001 -- status is informational
+            return {}
+        return dict(status) if isinstance(status, dict) else {}
+
+    def _remove_stale_temp_files(self) -> None:
+        from memd.atomic import remove_stale_temp_files
+
+        removed = 0
+        for directory, _, _ in os.walk(os.path.join(self.config.cache_dir, "snapshots")):
+            removed += remove_stale_temp_files(directory)
+        if removed:
+            self.log.info("stale_temp_files_removed", count=removed)
+
+    def _racy_window_ns(self) -> int:
+        import memd.snapshots
+
+        return int(getattr(memd.snapshots, "RACY_WINDOW_NS", DEFAULT_RACY_WINDOW_NS))
+
+    def _source(self, memory_dir: str) -> str:
+        return self.discovery.sources.get(memory_dir, "") if self.discovery else ""
+
+    # -- status --------------------------------------------------------------
+
+    def _status_line(self) -> str:
+        errors = sum(int(s.get("lint_errors", 0)) for s in self.dirs.values())  # type: ignore[call-overload]
+        return f"watching {len(self.dirs)} memory dirs, {errors} lint errors"
+
+    def _write_status(self, *, force: bool = False, running: bool = True) -> None:
+        from memd.state import write_state
+
+        scheduler = self._scheduler_status()
+        data: dict[str, object] = {
+            "pid": os.getpid(),
+            "running": running,
+            "ready": self.ready.is_set(),
+            "started": self.started,
+            "config_file": self.config_file,
+            "dirs": {d: self.dirs[d] for d in sorted(self.dirs)},
+            "disabled": [list(item) for item in (self.discovery.disabled if self.discovery else ())],
+            "rescans": self.rescans + self.watcher.rescans,
+            "fallbacks": self.watcher.fallbacks,
+            "telemetry_dropped": int(getattr(self.sink, "dropped", 0)),
+            "watched_roots": self.watcher.watched_roots(),
+            "next_dream": scheduler.get("next_dream"),
+            "scheduler": scheduler,
+        }
+        now = time.monotonic()
+        if not force and data == self.last_status and now - self.last_status_time < STATUS_HEARTBEAT_SECONDS:
+            return
+        self.last_status, self.last_status_time = data, now
+        try:
+            write_state(self.config.state_dir, STATUS_FILE, {**data, "updated": time.time()})
+        except (OSError, TypeError, ValueError) as error:
+            self.log.warning("status_write_failed", error=str(error))
+
+
+def _is_racy(snapshot: Snapshot, window_ns: int) -> bool:
+    return any(item.mtime_ns >= snapshot.built_ns - window_ns for item in snapshot.inputs)
+
+
+def _relpath(memory_dir: str, path: str) -> str:
+    if os.path.isabs(path):
+        return os.path.relpath(path, memory_dir).replace(os.sep, "/")
+    return path
