@@ -26,8 +26,8 @@ _LINK = re.compile(
 )
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
-# em dash, en dash, ASCII dashes, colon, bar
-_HOOK_SEPARATORS = ("\u2014", "\u2013", "--", "-", ":", "|")
+# em dash, en dash, ASCII dashes, colon, bar, comma
+_HOOK_SEPARATORS = ("\u2014", "\u2013", "--", "-", ":", "|", ",")
 _QUOTE = re.compile(r"^\s{0,3}(?:>\s?)+")
 
 
