@@ -1,4 +1,4 @@
-"""The safe fixes `memd fix` applies, planned as whole-file edits; this module never writes.
+"""The safe fixes `memd fix` applies, planned as whole-file edits; never writes.
 
 Safe means a person would make the same change without thinking: add an
 index entry for each orphan topic file (title from `name`, hook from
@@ -22,14 +22,16 @@ if TYPE_CHECKING:
     from memd.memfile import MemoryFile
 
 INDEX = "MEMORY.md"
-TARGET_LINE_CHARS = 150  # the reference's prompt asks for index lines under ~150 characters
+TARGET_LINE_CHARS = (
+    150  # the reference's prompt asks for index lines under ~150 characters
+)
 _BOM = b"\xef\xbb\xbf"
 _UNSAFE_CODES = frozenset({"F001", "F002", "M002", "M004"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FileEdit:
-    """Replace the file at `relpath` (`old` None: create it) with `new`, for `reason`."""
+    """Replace the file at `relpath` (`old` None: create it) with `new`."""
 
     relpath: str
     old: bytes | None
@@ -38,7 +40,7 @@ class FileEdit:
 
 
 def plan_fixes(memdir: MemDir, raw: Mapping[str, bytes]) -> tuple[FileEdit, ...]:
-    """Return the safe edits for `memdir`, given the current bytes of its files by relpath.
+    """Return the safe edits for `memdir`, given its files' current bytes by relpath.
 
     A file missing from `raw` is left alone (it vanished, or the caller chose
     not to read it); MEMORY.md missing from `raw` is created when topic files exist.
@@ -58,7 +60,9 @@ def is_safe_to_rewrite(f: MemoryFile) -> bool:
     """Return False when the file's YAML (or its encoding) could not be parsed."""
     if any(d.code in _UNSAFE_CODES for d in f.diagnostics):
         return False
-    opened_not_closed = f.frontmatter_start_line is not None and f.frontmatter_end_line is None
+    opened_not_closed = (
+        f.frontmatter_start_line is not None and f.frontmatter_end_line is None
+    )
     return not opened_not_closed
 
 
@@ -73,7 +77,14 @@ def _normalise(f: MemoryFile, data: bytes | None) -> FileEdit | None:
     new = normalise_bytes(data)
     if new == data:
         return None
-    reasons = [r for r, hit in (("drop BOM", data.startswith(_BOM)), ("CRLF to LF", b"\r\n" in data)) if hit]
+    reasons = [
+        r
+        for r, hit in (
+            ("drop BOM", data.startswith(_BOM)),
+            ("CRLF to LF", b"\r\n" in data),
+        )
+        if hit
+    ]
     return FileEdit(relpath=f.relpath, old=data, new=new, reason=", ".join(reasons))
 
 
@@ -98,8 +109,14 @@ def _plan_index(memdir: MemDir, data: bytes | None) -> FileEdit | None:
     entries = parse_index(text)
     drop, reasons = _lines_to_drop(entries, _known_paths(memdir))
     kept = [line for number, line in enumerate(lines, start=1) if number not in drop]
-    linked = {r for e in entries if e.line not in drop and (r := normalize_target(e.target))}
-    orphans = [f for f in memdir.files if f.relpath not in linked and is_safe_to_rewrite(f) and f.dialect]
+    linked = {
+        r for e in entries if e.line not in drop and (r := normalize_target(e.target))
+    }
+    orphans = [
+        f
+        for f in memdir.files
+        if f.relpath not in linked and is_safe_to_rewrite(f) and f.dialect
+    ]
     if orphans:
         while kept and not kept[-1].strip():
             kept.pop()
@@ -119,8 +136,10 @@ def _plan_index(memdir: MemDir, data: bytes | None) -> FileEdit | None:
     return FileEdit(relpath=INDEX, old=data, new=new, reason=", ".join(reasons))
 
 
-def _lines_to_drop(entries: tuple[IndexEntry, ...], known: set[str]) -> tuple[set[int], list[str]]:
-    """Return the index lines whose every entry is dangling or repeats an earlier line, and why."""
+def _lines_to_drop(
+    entries: tuple[IndexEntry, ...], known: set[str]
+) -> tuple[set[int], list[str]]:
+    """Return the index lines whose entries are all gone or repeats, and why."""
     by_line: dict[int, list[str | None]] = {}
     for e in entries:
         by_line.setdefault(e.line, []).append(normalize_target(e.target))
@@ -142,15 +161,21 @@ def _lines_to_drop(entries: tuple[IndexEntry, ...], known: set[str]) -> tuple[se
         seen.update(local)
     reasons = []
     if gone:
-        reasons.append(f"drop {gone} entr{'y' if gone == 1 else 'ies'} whose file is gone")
+        reasons.append(
+            f"drop {gone} entr{'y' if gone == 1 else 'ies'} whose file is gone"
+        )
     if duplicates:
-        reasons.append(f"collapse {duplicates} duplicate entr{'y' if duplicates == 1 else 'ies'}")
+        reasons.append(
+            f"collapse {duplicates} duplicate entr{'y' if duplicates == 1 else 'ies'}"
+        )
     return drop, reasons
 
 
 def entry_line(f: MemoryFile) -> str:
-    """Return `- [name](relpath) — description`, the hook shortened to keep the line near 150 chars."""
-    title = " ".join((f.name or f.relpath.rsplit("/", 1)[-1].removesuffix(".md")).split())
+    """Return `- [name](relpath) — description`, the hook cut to keep ~150 chars."""
+    title = " ".join(
+        (f.name or f.relpath.rsplit("/", 1)[-1].removesuffix(".md")).split()
+    )
     title = title.replace("[", "\\[").replace("]", "\\]")
     target = f"<{f.relpath}>" if any(c in f.relpath for c in " ()<>") else f.relpath
     line = f"- [{title}]({target})"

@@ -12,7 +12,6 @@ import sys
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Sequence
 
     from memd.fixes import FileEdit
 
@@ -22,9 +21,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "paths",
         nargs="*",
         metavar="PATH",
-        help="memory directory, project root or .md file (default: every <base>/projects/*/memory)",
+        help="memory directory, project root or .md file "
+        "(default: every <base>/projects/*/memory)",
     )
-    parser.add_argument("--dry-run", action="store_true", help="print the diff; write nothing")
+    parser.add_argument(
+        "--dry-run", action="store_true", help="print the diff; write nothing"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,7 +36,10 @@ def run(args: argparse.Namespace) -> int:
     changed = skipped = 0
     for target in resolve_targets(args.paths):
         if target.is_dir:
-            root, edits = target.path, plan_directory(target.path, max_file_bytes=max_file_bytes)
+            root, edits = (
+                target.path,
+                plan_directory(target.path, max_file_bytes=max_file_bytes),
+            )
         else:
             root, edits = os.path.dirname(target.path), plan_single_file(target.path)
         for edit in edits:
@@ -46,13 +51,19 @@ def run(args: argparse.Namespace) -> int:
                 print(f"fixed {path}: {edit.reason}")
             else:
                 skipped += 1
-                print(f"memd: skipped {path}: it changed while fixing; run memd fix again", file=sys.stderr)
+                print(
+                    f"memd: skipped {path}: it changed while fixing; "
+                    "run memd fix again",
+                    file=sys.stderr,
+                )
     if not args.dry_run:
         print(f"{changed} file(s) fixed" + (f", {skipped} skipped" if skipped else ""))
     return 0
 
 
-def plan_directory(memory_dir: str, *, max_file_bytes: int = 256 * 1024) -> tuple[FileEdit, ...]:
+def plan_directory(
+    memory_dir: str, *, max_file_bytes: int = 256 * 1024
+) -> tuple[FileEdit, ...]:
     """Load `memory_dir`, read its index and topic files, and plan the safe fixes."""
     from memd.fixes import plan_fixes
     from memd.memdir import load_memdir
@@ -75,13 +86,22 @@ def plan_single_file(path: str) -> tuple[FileEdit, ...]:
     if data is None:
         return ()
     new = normalise_bytes(data)
-    if new == data or not is_safe_to_rewrite(parse_memory_file(os.path.basename(path), data)):
+    if new == data or not is_safe_to_rewrite(
+        parse_memory_file(os.path.basename(path), data)
+    ):
         return ()
-    return (FileEdit(relpath=os.path.basename(path), old=data, new=new, reason="normalise CRLF/BOM"),)
+    return (
+        FileEdit(
+            relpath=os.path.basename(path),
+            old=data,
+            new=new,
+            reason="normalise CRLF/BOM",
+        ),
+    )
 
 
 def _read(path: str, limit: int) -> bytes | None:
-    """Return the file's bytes; None when missing, a symlink, unreadable or over `limit`."""
+    """Return the file's bytes; None if missing, a symlink, unreadable or too big."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     except OSError:
@@ -92,7 +112,10 @@ def _read(path: str, limit: int) -> bytes | None:
 
 
 def apply_edit(path: str, edit: FileEdit) -> bool:
-    """Write `edit` atomically unless the file no longer holds `edit.old`; return whether it wrote."""
+    """Write `edit` atomically unless the file no longer holds `edit.old`.
+
+    Returns whether it wrote.
+    """
     from memd.atomic import write_atomic
 
     current = _read(path, max(len(edit.old or b""), 1) + 1)
@@ -103,16 +126,23 @@ def apply_edit(path: str, edit: FileEdit) -> bool:
 
 
 def unified_diff(path: str, edit: FileEdit) -> str:
-    """Return a unified diff of `edit` (CR shown as `\\r`, so line-ending fixes are visible)."""
+    """Return a unified diff of `edit`; CR shows as `\\r` so line-ending fixes show."""
     import difflib
 
     def lines(data: bytes | None) -> list[str]:
         if data is None:
             return []
-        text = data.decode("utf-8", "replace").replace("\r", "\\r").replace("\ufeff", "<BOM>")
+        text = (
+            data.decode("utf-8", "replace")
+            .replace("\r", "\\r")
+            .replace("\ufeff", "<BOM>")
+        )
         return text.splitlines(keepends=True)
 
     old_name = "/dev/null" if edit.old is None else f"a/{path}"
     diff = difflib.unified_diff(lines(edit.old), lines(edit.new), old_name, f"b/{path}")
-    out = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in diff)
+    out = "".join(
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+        for line in diff
+    )
     return out

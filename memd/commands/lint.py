@@ -24,7 +24,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "paths",
         nargs="*",
         metavar="PATH",
-        help="memory directory, project root or .md file (default: every <base>/projects/*/memory)",
+        help="memory directory, project root or .md file "
+        "(default: every <base>/projects/*/memory)",
     )
     parser.add_argument(
         "--format",
@@ -52,10 +53,10 @@ class Target:
 def resolve_targets(
     paths: Sequence[str], env: Mapping[str, str] | None = None
 ) -> tuple[Target, ...]:
-    """Return the memory directories and files `paths` name; no paths means every known memory dir.
+    """Return the memory dirs and files `paths` name; none: every known memory dir.
 
     Raises:
-        UsageError: a path does not exist, or names a project without a memory directory.
+        UsageError: a path does not exist, or is a project with no memory dir.
     """
     from memd.errors import UsageError
 
@@ -91,7 +92,7 @@ def discover_memory_dirs(env: Mapping[str, str] | None = None) -> tuple[str, ...
 
 
 def _memory_dir_for(raw: str, path: str, env: Mapping[str, str] | None) -> str:
-    """Return `path` if it is a memory directory, else the memory directory of the project at `path`."""
+    """Return `path` if it is a memory dir, else the memory dir of its project."""
     from memd.errors import UsageError
     from memd.gitroot import find_git_root
     from memd.paths import resolve_memory_location
@@ -127,12 +128,11 @@ def lint_targets(
     max_file_bytes: int = 256 * 1024,
     cwd: str | None = None,
 ) -> tuple[Diagnostic, ...]:
-    """Lint every target; each diagnostic's path becomes the file's display path (relative to cwd)."""
+    """Lint every target; paths in the result are display paths (relative to cwd)."""
     import dataclasses
 
-    from memd.memdir import load_memdir
-
     from memd.lint.engine import display_path, lint_file, lint_memdir, sort_key
+    from memd.memdir import load_memdir
 
     found: list[Diagnostic] = []
     for target in targets:

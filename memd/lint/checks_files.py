@@ -1,4 +1,4 @@
-"""Checks on files as files: encoding, size, symlinks, line endings, and where logs live.
+"""Checks on files as files: encoding, size, symlinks, line endings, log paths.
 
 Most of these findings are made while reading (`memd.memdir` and
 `memd.memfile`) and passed through by `surface`; the log-path rule is checked
@@ -33,7 +33,7 @@ def surface(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
 
 
 def is_valid_log_path(relpath: str) -> bool:
-    """Return whether `relpath` is `logs/YYYY/MM/YYYY-MM-DD.md` for a real date, folders agreeing."""
+    """Return whether `relpath` is `logs/YYYY/MM/YYYY-MM-DD.md` for a real date."""
     match = _LOG_PATH.fullmatch(relpath)
     if match is None:
         return False
@@ -55,5 +55,6 @@ def check_log_paths(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
                 relpath,
                 f"{relpath} is not at logs/YYYY/MM/YYYY-MM-DD.md for a real date; "
                 "the nightly dream will not consolidate it",
-                "move it to logs/<year>/<month>/<year>-<month>-<day>.md, or out of logs/",
+                "move it to logs/<year>/<month>/<year>-<month>-<day>.md, "
+                "or out of logs/",
             )

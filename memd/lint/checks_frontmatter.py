@@ -53,7 +53,7 @@ def _has_frontmatter(f: MemoryFile) -> bool:
 
 
 def _fm_line(f: MemoryFile, key: str | None = None) -> int | None:
-    """Return the line of `key` (nested position first), else the frontmatter's first line."""
+    """Return the line of `key` (nested first), else the frontmatter's first line."""
     if key is not None:
         line = f.field_lines.get(f"metadata.{key}") or f.field_lines.get(key)
         if line is not None:
@@ -62,7 +62,7 @@ def _fm_line(f: MemoryFile, key: str | None = None) -> int | None:
 
 
 def check_unclosed(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
-    """Frontmatter never closed, or closed after line 30 where recall cannot see it (parser-made)."""
+    """Frontmatter never closed, or closed after line 30 (found by the parser)."""
     yield from surface(rule, ctx)
 
 
@@ -110,7 +110,7 @@ def check_type_missing(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]
 
 
 def check_type_invalid(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
-    """A `type` that is not one of the four exact lowercase strings, with the nearest one suggested."""
+    """A `type` that is not one of the four exact strings; suggests the nearest."""
     for f in ctx.files:
         value = f.fields.get("type")
         if (
@@ -130,14 +130,15 @@ def check_type_invalid(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]
         )
         yield rule.diag(
             f.relpath,
-            f"`type: {text}` is not a memory type; the agent treats the file as having no type",
+            f"`type: {text}` is not a memory type; "
+            "the agent treats the file as having no type",
             hint,
             line=_fm_line(f, "type"),
         )
 
 
 def check_wrong_yaml_type(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
-    """`name` or `description` written as a number, list, mapping, date or boolean; `metadata` not a mapping.
+    """`name`/`description` not text (number, list, date...); `metadata` not a mapping.
 
     A non-text `type` is an invalid type (M008), so it is not reported twice.
     """
@@ -147,7 +148,8 @@ def check_wrong_yaml_type(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnost
             if value is not None and not isinstance(value, str):
                 yield rule.diag(
                     f.relpath,
-                    f"`{field}` is a YAML {_yaml_kind(value)}, not text; memd reads it as missing",
+                    f"`{field}` is a YAML {_yaml_kind(value)}, not text; "
+                    "memd reads it as missing",
                     f'quote the value: {field}: "..."',
                     line=_fm_line(f, field),
                 )
@@ -155,7 +157,8 @@ def check_wrong_yaml_type(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnost
         if meta is not None and not isinstance(meta, dict):
             yield rule.diag(
                 f.relpath,
-                f"`metadata` is a YAML {_yaml_kind(meta)}, not a mapping; its keys are ignored",
+                f"`metadata` is a YAML {_yaml_kind(meta)}, not a mapping; "
+                "its keys are ignored",
                 "write `metadata:` followed by indented `key: value` lines",
                 line=_fm_line(f, "metadata"),
             )
@@ -176,7 +179,7 @@ def _yaml_kind(value: object) -> str:
 
 
 def display_columns(text: str) -> int:
-    """Return the width of `text` in columns: East Asian wide and full-width characters count two."""
+    """Return the width of `text` in columns: East Asian wide characters count two."""
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
@@ -207,20 +210,23 @@ def check_description_short(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagno
         if width < DESCRIPTION_MIN_COLUMNS:
             yield rule.diag(
                 f.relpath,
-                f"`description: {text.strip()}` is vague ({width} columns, aim for a specific sentence)",
-                "say what the memory is about, specifically enough to judge relevance later",
+                f"`description: {text.strip()}` is vague "
+                f"({width} columns; aim for a specific sentence)",
+                "say what the memory is about, specifically enough "
+                "to judge relevance later",
                 line=_fm_line(f, "description"),
             )
 
 
 def check_description_long(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
-    """A description too long for the one-line hook it becomes in the index and the manifest."""
+    """A description too long for the one-line hook it becomes in index and manifest."""
     for f, text in _descriptions(ctx):
         width = display_columns(" ".join(text.split()))
         if width > DESCRIPTION_MAX_COLUMNS:
             yield rule.diag(
                 f.relpath,
-                f"`description` is {width} columns long (limit {DESCRIPTION_MAX_COLUMNS})",
+                f"`description` is {width} columns long "
+                f"(limit {DESCRIPTION_MAX_COLUMNS})",
                 "keep the description to one short sentence; move detail into the body",
                 line=_fm_line(f, "description"),
             )
@@ -293,6 +299,7 @@ def check_why_how(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
             yield rule.diag(
                 f.relpath,
                 f"{f.type} memory has no {' or '.join(missing)} line",
-                "add `**Why:**` (the reason) and `**How to apply:**` (when it applies) after the rule",
+                "add `**Why:**` (the reason) and `**How to apply:**` "
+                "(when it applies) after the rule",
                 line=f.frontmatter_end_line,
             )

@@ -40,13 +40,14 @@ def check_missing(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
     ):
         yield rule.diag(
             INDEX,
-            f"MEMORY.md is missing but {len(ctx.files)} topic file(s) exist; the agent loads none of them up front",
+            f"MEMORY.md is missing but {len(ctx.files)} topic file(s) exist; "
+            "the agent loads none of them up front",
             "run `memd fix` to create an index entry for every topic file",
         )
 
 
 def _kept_offset(text: str) -> tuple[int, int, int]:
-    """Return (trim start, end of the line cut, end of the final cut) as offsets into `text`."""
+    """Return (trim start, end of the line cut, end of the final cut) in `text`."""
     start = len(text) - len(text.lstrip(JS_WHITESPACE))
     result = truncate_entrypoint(text)
     trimmed_len = len(text.strip(JS_WHITESPACE))
@@ -97,7 +98,7 @@ def _describe(entries: list[IndexEntry]) -> str:
 
 
 def check_too_many_lines(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
-    """Over 200 lines: the agent loads only the first 200, so the newest entries are lost."""
+    """Over 200 lines: the agent loads the first 200; the newest entries are lost."""
     if ctx.index_text is None:
         return
     result = truncate_entrypoint(ctx.index_text)
@@ -118,7 +119,7 @@ def check_too_many_lines(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnosti
 
 
 def check_too_large(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
-    """Over 25,000 UTF-16 units: the agent cuts at the last line break before the limit."""
+    """Over 25,000 UTF-16 units: the agent cuts at the last line break before it."""
     if ctx.index_text is None:
         return
     result = truncate_entrypoint(ctx.index_text)
@@ -135,8 +136,10 @@ def check_too_large(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
     line = ctx.index_text[:final_end].count("\n") + 1
     yield rule.diag(
         INDEX,
-        f"MEMORY.md is {result.byte_count:,} UTF-16 units (limit {MAX_ENTRYPOINT_UNITS:,}); {which}",
-        "keep each entry to one line under ~150 characters and move detail into topic files",
+        f"MEMORY.md is {result.byte_count:,} UTF-16 units "
+        f"(limit {MAX_ENTRYPOINT_UNITS:,}); {which}",
+        "keep each entry to one line under ~150 characters "
+        "and move detail into topic files",
         line=line,
     )
 
@@ -150,8 +153,10 @@ def check_line_too_long(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic
         if length > MAX_ENTRY_LINE_CHARS:
             yield rule.diag(
                 INDEX,
-                f"line is {length} characters (limit {MAX_ENTRY_LINE_CHARS}, aim for about 150)",
-                "keep the entry to `- [Title](file.md) — one-line hook` and move detail into the topic file",
+                f"line is {length} characters "
+                f"(limit {MAX_ENTRY_LINE_CHARS}, aim for about 150)",
+                "keep the entry to `- [Title](file.md) — one-line hook` "
+                "and move detail into the topic file",
                 line=number,
             )
 
@@ -181,7 +186,8 @@ def check_dangling(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
             yield rule.diag(
                 INDEX,
                 f"entry links to {entry.target}, which does not exist",
-                "remove the entry or fix the link (`memd fix` drops entries whose file is gone)",
+                "remove the entry or fix the link "
+                "(`memd fix` drops entries whose file is gone)",
                 line=entry.line,
                 column=_column(entry),
             )
@@ -197,7 +203,8 @@ def check_orphans(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
             yield rule.diag(
                 f.relpath,
                 "no MEMORY.md entry links to this file",
-                f"add `- [Title]({f.relpath}) — one-line hook` to MEMORY.md (`memd fix` does it)",
+                f"add `- [Title]({f.relpath}) — one-line hook` to MEMORY.md "
+                "(`memd fix` does it)",
             )
 
 
@@ -220,7 +227,7 @@ def check_duplicates(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
 
 
 def check_outside(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
-    """A link with `../`, an absolute path or a URL: it leaves the memory directory, never followed."""
+    """A `../`, absolute or URL link: it leaves the directory and is never followed."""
     if ctx.index_text is None:
         return
     for entry in ctx.entries:
@@ -229,7 +236,8 @@ def check_outside(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
             yield rule.diag(
                 INDEX,
                 f"entry link {entry.target} {_OUTSIDE[why]}; memd never follows it",
-                "index only files inside the memory directory; keep outside pointers in a reference memory",
+                "index only files inside the memory directory; "
+                "keep outside pointers in a reference memory",
                 line=entry.line,
                 column=_column(entry),
             )

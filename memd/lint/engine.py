@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
     from memd.memdir import MemDir
-
     from memd.memfile import MemoryFile
 
 LEVELS = ("error", "warning", "info", "off")
@@ -54,7 +53,7 @@ def lint_file(
     severities: Mapping[str, str] | None = None,
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
 ) -> tuple[Diagnostic, ...]:
-    """Return the findings about one topic file outside a memory directory (no index rules)."""
+    """Return the findings about one topic file alone (no index rules)."""
     files: tuple[MemoryFile, ...] = ()
     found: list[Diagnostic] = []
     try:
@@ -72,7 +71,8 @@ def lint_file(
                 _reader_diag(
                     "F003",
                     path,
-                    f"file is larger than {max_file_bytes:,} bytes; memd does not read it",
+                    f"file is larger than {max_file_bytes:,} bytes; "
+                    "memd does not read it",
                 )
             )
         else:
@@ -97,7 +97,7 @@ def _reader_diag(code: str, path: str, message: str) -> Diagnostic:
 def run_rules(
     ctx: LintContext, *, severities: Mapping[str, str] | None = None
 ) -> tuple[Diagnostic, ...]:
-    """Return the findings of every rule over `ctx`, with `severities` applied, sorted."""
+    """Return every rule's findings over `ctx`, with `severities` applied, sorted."""
     found: list[Diagnostic] = []
     for rule in RULES:
         found.extend(rule.check(rule, ctx))
@@ -110,7 +110,7 @@ def run_rules(
 
 
 def sort_key(d: Diagnostic) -> tuple[str, int, int, str, str]:
-    """Order diagnostics by path, then line (whole-file findings first), column, code."""
+    """Order by path, then line (whole-file findings first), column, code."""
     return (d.path, d.line or 0, d.column or 0, d.code, d.message)
 
 
@@ -148,7 +148,7 @@ def _with_severity(d: Diagnostic, severity: Severity) -> Diagnostic:
 
 
 def display_path(memory_dir: str, relpath: str, *, cwd: str | None = None) -> str:
-    """Return where a finding lives for a person: relative to `cwd` when inside it, else absolute."""
+    """Return a finding's path for a person: relative inside `cwd`, else absolute."""
     full = os.path.join(memory_dir, relpath)
     here = os.path.abspath(cwd or os.getcwd())
     absolute = os.path.abspath(full)

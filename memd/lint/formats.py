@@ -1,4 +1,4 @@
-"""Render diagnostics for people and machines: text, json, sarif (2.1.0) and github annotations.
+"""Render diagnostics for people and machines: text, json, sarif 2.1.0, github.
 
 SARIF follows the OASIS SARIF 2.1.0 schema: one run, `tool.driver.rules`
 generated from `RULES`, results with `ruleId`, `level`, `message.text` and a
@@ -41,7 +41,7 @@ _BOLD, _DIM, _RESET = "\033[1m", "\033[2m", "\033[0m"
 
 
 def render(diagnostics: Iterable[Diagnostic], fmt: str, *, color: bool = False) -> str:
-    """Return `diagnostics` rendered as `fmt`; every format but github ends with a newline."""
+    """Return `diagnostics` rendered as `fmt` (text, json, sarif or github)."""
     diags = tuple(diagnostics)
     if fmt == "text":
         return render_text(diags, color=color)
@@ -61,7 +61,8 @@ def summary_line(diagnostics: tuple[Diagnostic, ...]) -> str:
     errors, warnings, infos = count_by_severity(diagnostics)
     files = len({d.path for d in diagnostics})
     return (
-        f"{_plural(errors, 'error')}, {_plural(warnings, 'warning')}, {_plural(infos, 'info')}"
+        f"{_plural(errors, 'error')}, {_plural(warnings, 'warning')}, "
+        f"{_plural(infos, 'info')}"
         f" in {_plural(files, 'file')}"
     )
 
@@ -71,7 +72,7 @@ def _plural(n: int, word: str) -> str:
 
 
 def render_text(diagnostics: tuple[Diagnostic, ...], *, color: bool = False) -> str:
-    """Return findings grouped by file, one line each plus an indented hint, and a summary line."""
+    """Return findings grouped by file, each with its hint, then a summary line."""
 
     def paint(text: str, code: str) -> str:
         return f"{code}{text}{_RESET}" if color else text

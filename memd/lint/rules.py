@@ -1,4 +1,4 @@
-"""The lint rule table: every rule memd knows, with a stable code, a name and a default severity.
+"""The lint rule table: every rule memd knows, with a stable code, name and severity.
 
 A code is never renumbered. SARIF `tool.driver.rules` and the README's rule
 table are generated from `RULES`. Each `check` is a named module-level function
@@ -46,7 +46,7 @@ class LintContext:
 
 @dataclass(frozen=True, slots=True)
 class RuleSpec:
-    """One lint rule: code (`M005`), kebab-case name, default severity, one-line summary, check."""
+    """One lint rule: code (`M005`), kebab-case name, severity, summary, check."""
 
     code: str
     name: str
@@ -76,7 +76,7 @@ class RuleSpec:
         )
 
 
-E, W, I = Severity.ERROR, Severity.WARNING, Severity.INFO
+E, W, N = Severity.ERROR, Severity.WARNING, Severity.INFO
 
 RULES: tuple[RuleSpec, ...] = (
     # Frontmatter and metadata. M001-M004 and M012 come from the parser (memd.memfile).
@@ -173,7 +173,7 @@ RULES: tuple[RuleSpec, ...] = (
     RuleSpec(
         "M015",
         "unknown-key",
-        I,
+        N,
         "frontmatter has a key memd does not know",
         fm.check_unknown_keys,
     ),
@@ -249,7 +249,8 @@ RULES: tuple[RuleSpec, ...] = (
         "an index link leaves the memory directory (never followed)",
         index.check_outside,
     ),
-    # Files. F003-F005 come from the directory reader (memd.memdir), F001/F002/F006/F007 from the parser.
+    # Files. F003-F005 come from the directory reader (memd.memdir),
+    # F001/F002/F006/F007 from the parser.
     RuleSpec("F001", "file-not-utf8", E, "file is not valid UTF-8", files.surface),
     RuleSpec("F002", "file-binary", E, "file is binary", files.surface),
     RuleSpec(
@@ -270,12 +271,12 @@ RULES: tuple[RuleSpec, ...] = (
         "F005", "file-unreadable", E, "file or directory cannot be read", files.surface
     ),
     RuleSpec(
-        "F006", "crlf-line-endings", I, "file uses CRLF line endings", files.surface
+        "F006", "crlf-line-endings", N, "file uses CRLF line endings", files.surface
     ),
     RuleSpec(
         "F007",
         "byte-order-mark",
-        I,
+        N,
         "file starts with a UTF-8 byte-order mark",
         files.surface,
     ),
