@@ -242,6 +242,8 @@ def _render_unit(
         "ExecReload=/bin/kill -HUP $MAINPID",
         "Restart=on-failure",
         "RestartSec=5s",
+        # memd's main loop sends WATCHDOG=1 every WatchdogSec/2; a hung daemon restarts.
+        "WatchdogSec=60s",
         *(
             f"Environment={_quote(f'{name}={value}')}"
             for name, value in sorted(environment.items())

@@ -126,11 +126,11 @@ class TestRenderSystemdUnit:
 
         assert (["on-failure"], ["5s"]) == (settings["Restart"], settings["RestartSec"])
 
-    def test_no_watchdog_setting(self) -> None:
-        """WatchdogSec= stays off: the daemon does not promise WATCHDOG=1 pings."""
+    def test_watchdog_is_on(self) -> None:
+        """WatchdogSec= is set, because the daemon pings WATCHDOG=1 at half of it."""
         settings = unit_settings(service.render_systemd_unit("/usr/bin/memd", {}))
 
-        assert "WatchdogSec" not in settings
+        assert ["60s"] == settings["WatchdogSec"]
 
     def test_passes_only_the_variables_that_matter(self) -> None:
         """CLAUDE_CONFIG_DIR, XDG_* and PATH go in; relative or unrelated ones don't."""
