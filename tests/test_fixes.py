@@ -1,4 +1,4 @@
-"""Planning the safe fixes: index orphans, gone and duplicate entries, CRLF/BOM, and what is never touched."""
+"""Planning safe fixes: orphans, gone and duplicate entries, CRLF/BOM, and no-touch."""
 
 from __future__ import annotations
 
@@ -25,43 +25,69 @@ class TestIndexFixes:
     def test_adds_orphans_with_name_and_description(self, make_memdir) -> None:  # type: ignore[no-untyped-def]
         """An orphan gets `- [name](relpath) — description` at the end of the index."""
         make_memdir.write("MEMORY.md", "# Index\n\n- [A](a.md) — first\n\n")
-        make_memdir.topic("a.md", name="A", description="the first memory here", type="user")
-        make_memdir.topic("team/b.md", name="Team B", description="a team memory", type="reference")
+        make_memdir.topic(
+            "a.md", name="A", description="the first memory here", type="user"
+        )
+        make_memdir.topic(
+            "team/b.md", name="Team B", description="a team memory", type="reference"
+        )
 
         [edit] = _plan(make_memdir.root)
 
         assert "MEMORY.md" == edit.relpath
-        assert b"# Index\n\n- [A](a.md) \xe2\x80\x94 first\n- [Team B](team/b.md) \xe2\x80\x94 a team memory\n" == edit.new
+        assert (
+            b"# Index\n\n- [A](a.md) \xe2\x80\x94 first\n"
+            b"- [Team B](team/b.md) \xe2\x80\x94 a team memory\n" == edit.new
+        )
 
     def test_drops_gone_and_duplicate_entries(self, make_memdir) -> None:  # type: ignore[no-untyped-def]
-        """Entries whose file is gone and repeat entries go; headings, prose and URLs stay."""
+        """Gone and repeated entries go; headings, prose and URLs stay."""
         make_memdir.write(
             "MEMORY.md",
             "# Index\nSome prose.\n- [A](a.md) — first\n- [Gone](gone.md) — deleted\n"
             "- [A again](./a.md) — dup\n- [Site](https://example.com) — url\n",
         )
-        make_memdir.topic("a.md", name="A", description="the first memory here", type="user")
+        make_memdir.topic(
+            "a.md", name="A", description="the first memory here", type="user"
+        )
 
         [edit] = _plan(make_memdir.root)
 
         assert (
-            "# Index\nSome prose.\n- [A](a.md) — first\n- [Site](https://example.com) — url\n"
+            "# Index\nSome prose.\n- [A](a.md) — first\n"
+            "- [Site](https://example.com) — url\n"
         ) == edit.new.decode()
-        assert "drop 1 entry whose file is gone, collapse 1 duplicate entry" == edit.reason
+        assert (
+            "drop 1 entry whose file is gone, collapse 1 duplicate entry" == edit.reason
+        )
 
     def test_creates_a_missing_index(self, make_memdir) -> None:  # type: ignore[no-untyped-def]
         """With topic files and no MEMORY.md, the plan creates one."""
-        make_memdir.topic("a.md", name="A", description="the first memory here", type="user")
+        make_memdir.topic(
+            "a.md", name="A", description="the first memory here", type="user"
+        )
 
         [edit] = _plan(make_memdir.root)
 
-        assert (None, b"- [A](a.md) \xe2\x80\x94 the first memory here\n") == (edit.old, edit.new)
+        assert (None, b"- [A](a.md) \xe2\x80\x94 the first memory here\n") == (
+            edit.old,
+            edit.new,
+        )
 
     def test_result_is_lint_clean_for_the_fixed_rules(self, make_memdir) -> None:  # type: ignore[no-untyped-def]
-        """After applying the plan, no orphan, dangling, duplicate or CRLF finding is left, and a re-plan is empty."""
-        make_memdir.write("MEMORY.md", "- [Gone](gone.md) — x\r\n- [A](a.md) — a\r\n- [A](a.md) — a\r\n")
-        make_memdir.write("a.md", "\ufeff---\r\nname: A\r\ndescription: the first memory\r\ntype: user\r\n---\r\nx\r\n")
-        make_memdir.topic("b.md", name="B", description="the second memory", type="user")
+        """After the plan no orphan, dangling, duplicate or CRLF finding is left."""
+        make_memdir.write(
+            "MEMORY.md",
+            "- [Gone](gone.md) — x\r\n- [A](a.md) — a\r\n- [A](a.md) — a\r\n",
+        )
+        make_memdir.write(
+            "a.md",
+            "\ufeff---\r\nname: A\r\ndescription: the first memory\r\n"
+            "type: user\r\n---\r\nx\r\n",
+        )
+        make_memdir.topic(
+            "b.md", name="B", description="the second memory", type="user"
+        )
         _apply(make_memdir.root, _plan(make_memdir.root))
 
         codes = {d.code for d in lint_memdir(load_memdir(str(make_memdir.root)))}
@@ -74,12 +100,19 @@ class TestFileFixes:
     def test_normalises_crlf_and_bom(self, make_memdir) -> None:  # type: ignore[no-untyped-def]
         """CRLF becomes LF and a BOM goes, nothing else changes."""
         make_memdir.write("MEMORY.md", "- [A](a.md) — a\n")
-        make_memdir.write("a.md", b"\xef\xbb\xbf---\r\nname: A\r\ndescription: d is long enough\r\ntype: user\r\n---\r\nx\r\n")
+        make_memdir.write(
+            "a.md",
+            b"\xef\xbb\xbf---\r\nname: A\r\ndescription: d is long enough\r\n"
+            b"type: user\r\n---\r\nx\r\n",
+        )
 
         [edit] = _plan(make_memdir.root)
 
         assert ("a.md", "drop BOM, CRLF to LF") == (edit.relpath, edit.reason)
-        assert b"---\nname: A\ndescription: d is long enough\ntype: user\n---\nx\n" == edit.new
+        assert (
+            b"---\nname: A\ndescription: d is long enough\ntype: user\n---\nx\n"
+            == edit.new
+        )
 
     def test_never_touches_unparsable_yaml(self, make_memdir) -> None:  # type: ignore[no-untyped-def]
         """A CRLF file whose YAML does not parse is left alone, and is not indexed."""
@@ -91,7 +124,11 @@ class TestFileFixes:
     def test_unread_file_is_left_alone(self, make_memdir) -> None:  # type: ignore[no-untyped-def]
         """A file the caller did not pass bytes for is not edited."""
         make_memdir.write("MEMORY.md", "- [A](a.md) — a\n")
-        make_memdir.write("a.md", "---\r\nname: A\r\ndescription: d is long enough\r\ntype: user\r\n---\r\nx\r\n")
+        make_memdir.write(
+            "a.md",
+            "---\r\nname: A\r\ndescription: d is long enough\r\n"
+            "type: user\r\n---\r\nx\r\n",
+        )
 
         assert () == plan_fixes(load_memdir(str(make_memdir.root)), {})
 
@@ -99,15 +136,21 @@ class TestFileFixes:
 class TestEntryLine:
     def test_long_description_is_shortened(self) -> None:
         """The hook is cut so the entry stays near 150 characters."""
-        f = parse_memory_file("x.md", f"---\nname: X\ndescription: {'word ' * 60}\ntype: user\n---\nb\n".encode())
+        f = parse_memory_file(
+            "x.md",
+            f"---\nname: X\ndescription: {'word ' * 60}\ntype: user\n---\nb\n".encode(),
+        )
 
         line = entry_line(f)
 
         assert 150 >= len(line)
-        assert line.startswith("- [X](x.md) — word word") and line.endswith("…")
+        assert line.startswith("- [X](x.md) — word word")
+        assert line.endswith("…")
 
     def test_brackets_are_escaped(self) -> None:
         """A name with brackets cannot break the link."""
-        f = parse_memory_file("x.md", b"---\nname: a [b]\ndescription: d\ntype: user\n---\nb\n")
+        f = parse_memory_file(
+            "x.md", b"---\nname: a [b]\ndescription: d\ntype: user\n---\nb\n"
+        )
 
         assert "- [a \\[b\\]](x.md) — d" == entry_line(f)

@@ -1,4 +1,4 @@
-"""Renderers: text grouped by file, JSON with a summary, SARIF 2.1.0 and GitHub annotations."""
+"""Renderers: text by file, JSON with a summary, SARIF 2.1.0, GitHub annotations."""
 
 from __future__ import annotations
 
@@ -11,14 +11,18 @@ from memd.lint.formats import escape_data, escape_property, render, sarif_log
 from memd.lint.rules import RULES, RULES_BY_KEY
 
 DIAGS = (
-    RULES_BY_KEY["I005"].diag("MEMORY.md", "entry links to gone.md", "remove it", line=4, column=3),
-    RULES_BY_KEY["M008"].diag("a.md", "`type: Feedbak` is not a memory type", "did you mean feedback?", line=4),
+    RULES_BY_KEY["I005"].diag(
+        "MEMORY.md", "entry links to gone.md", "remove it", line=4, column=3
+    ),
+    RULES_BY_KEY["M008"].diag(
+        "a.md", "`type: Feedbak` is not a memory type", "did you mean feedback?", line=4
+    ),
     RULES_BY_KEY["M015"].diag("a.md", "unknown frontmatter key `tags`"),
 )
 
 
 def check_sarif(log: dict[str, object]) -> list[str]:
-    """Return what a SARIF 2.1.0 log is missing of the keys GitHub code scanning requires."""
+    """Return which keys SARIF 2.1.0 consumers require are missing or wrong."""
     problems = []
     if log.get("version") != "2.1.0" or "sarif-2.1.0" not in str(log.get("$schema")):
         problems.append("version/$schema")
@@ -30,13 +34,20 @@ def check_sarif(log: dict[str, object]) -> list[str]:
         if key not in driver:
             problems.append(f"driver.{key}")
     for rule in driver.get("rules", []):
-        if not {"id", "name", "shortDescription", "defaultConfiguration"} <= rule.keys():
+        if (
+            not {"id", "name", "shortDescription", "defaultConfiguration"}
+            <= rule.keys()
+        ):
             problems.append(f"rule {rule.get('id')}")
         elif rule["defaultConfiguration"]["level"] not in ("error", "warning", "note"):
             problems.append(f"rule level {rule['id']}")
     ids = {rule["id"] for rule in driver.get("rules", [])}
     for result in runs[0].get("results", []):
-        if result.get("ruleId") not in ids or result.get("level") not in ("error", "warning", "note"):
+        if result.get("ruleId") not in ids or result.get("level") not in (
+            "error",
+            "warning",
+            "note",
+        ):
             problems.append(f"result {result.get('ruleId')}")
         if not result.get("message", {}).get("text"):
             problems.append("result message")
@@ -76,7 +87,9 @@ class TestJson:
         document = json.loads(render(DIAGS, "json"))
 
         assert list(DIAGS) == [Diagnostic.from_dict(d) for d in document["diagnostics"]]
-        assert {"errors": 1, "warnings": 1, "infos": 1, "files": 2} == document["summary"]
+        assert {"errors": 1, "warnings": 1, "infos": 1, "files": 2} == document[
+            "summary"
+        ]
 
 
 class TestSarif:
@@ -87,7 +100,7 @@ class TestSarif:
         assert [] == check_sarif(log)
 
     def test_checker_catches_a_broken_log(self) -> None:
-        """The structural checker itself fails on a result with an unknown rule and a bad level."""
+        """The checker itself fails on a result with an unknown rule and a bad level."""
         log = sarif_log(DIAGS)
         log["runs"][0]["results"][0].update(ruleId="X999", level="fatal")  # type: ignore[index]
 
@@ -98,7 +111,12 @@ class TestSarif:
         driver = sarif_log(())["runs"][0]["tool"]["driver"]  # type: ignore[index]
 
         assert [r.code for r in RULES] == [r["id"] for r in driver["rules"]]
-        assert "note" == driver["rules"][[r.code for r in RULES].index("M015")]["defaultConfiguration"]["level"]
+        assert (
+            "note"
+            == driver["rules"][[r.code for r in RULES].index("M015")][
+                "defaultConfiguration"
+            ]["level"]
+        )
 
     def test_result_location(self) -> None:
         """A result carries the file, line and column."""
@@ -123,7 +141,9 @@ class TestGithub:
 
     def test_info_is_a_notice(self) -> None:
         """Info findings become ::notice."""
-        assert render(DIAGS[2:], "github").startswith("::notice file=a.md,title=M015 unknown-key::")
+        assert render(DIAGS[2:], "github").startswith(
+            "::notice file=a.md,title=M015 unknown-key::"
+        )
 
     def test_escaping(self) -> None:
         """%, CR and LF are escaped everywhere; `:` and `,` also in properties."""
@@ -134,7 +154,10 @@ class TestGithub:
 
         out = render((d,), "github")
 
-        assert "::error file=we%2Cird%3Aname.md,title=M010 n::50%25 done%0D%0Anext: line\n" == out
+        assert (
+            "::error file=we%2Cird%3Aname.md,title=M010 n::50%25 done%0D%0Anext: line\n"
+            == out
+        )
         assert "a%25%0A%3A%2C" == escape_property("a%\n:,")
         assert "a%25%0A:," == escape_data("a%\n:,")
 

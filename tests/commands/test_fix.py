@@ -1,4 +1,4 @@
-"""`memd fix`: a diff with --dry-run and nothing written; otherwise atomic writes of the safe fixes."""
+"""`memd fix`: a diff and no writes with --dry-run; else atomic writes of safe fixes."""
 
 from __future__ import annotations
 
@@ -9,13 +9,17 @@ import pytest
 from memd.cli import main
 from memd.commands.fix import apply_edit, plan_directory
 
-GOOD = "---\nname: {name}\ndescription: a specific enough description\ntype: user\n---\nFact.\n"
+GOOD = (
+    "---\nname: {name}\ndescription: a specific enough description\n"
+    "type: user\n---\nFact.\n"
+)
 
 
 def _memdir(root: Path) -> Path:
     root.mkdir(parents=True)
     (root / "MEMORY.md").write_bytes(
-        "# Index\r\n- [A](a.md) — a\r\n- [Gone](gone.md) — gone\r\n- [A](./a.md) — again\r\n".encode()
+        "# Index\r\n- [A](a.md) — a\r\n- [Gone](gone.md) — gone\r\n"
+        "- [A](./a.md) — again\r\n".encode()
     )
     (root / "a.md").write_text(GOOD.format(name="A"))
     (root / "b.md").write_bytes(b"\xef\xbb\xbf" + GOOD.format(name="B").encode())
@@ -24,8 +28,10 @@ def _memdir(root: Path) -> Path:
 
 
 class TestDryRun:
-    def test_prints_a_diff_and_writes_nothing(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-        """--dry-run shows a unified diff of every planned edit and leaves the files as they were."""
+    def test_prints_a_diff_and_writes_nothing(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """--dry-run shows a unified diff of every planned edit and writes nothing."""
         root = _memdir(tmp_path / "memory")
         before = {p.name: p.read_bytes() for p in root.iterdir()}
 
@@ -42,22 +48,27 @@ class TestDryRun:
 
 
 class TestApply:
-    def test_writes_the_fixes(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-        """Without --dry-run the index and the BOM file are rewritten; the unparsable file is untouched."""
+    def test_writes_the_fixes(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """The index and the BOM file are rewritten; the unparsable file is not."""
         root = _memdir(tmp_path / "memory")
         broken = (root / "broken.md").read_bytes()
 
         code = main(["fix", str(root)])
 
         assert 0 == code
-        assert "# Index\n- [A](a.md) — a\n- [B](b.md) — a specific enough description\n" == (
-            root / "MEMORY.md"
-        ).read_text()
+        assert (
+            "# Index\n- [A](a.md) — a\n- [B](b.md) — a specific enough description\n"
+            == (root / "MEMORY.md").read_text()
+        )
         assert GOOD.format(name="B").encode() == (root / "b.md").read_bytes()
         assert broken == (root / "broken.md").read_bytes()
         assert "2 file(s) fixed" in capsys.readouterr().out
 
-    def test_second_run_has_nothing_to_do(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    def test_second_run_has_nothing_to_do(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
         """Fixing is idempotent."""
         root = _memdir(tmp_path / "memory")
         main(["fix", str(root)])
@@ -68,16 +79,23 @@ class TestApply:
         assert "0 file(s) fixed\n" == capsys.readouterr().out
 
     def test_file_changed_after_planning_is_skipped(self, tmp_path: Path) -> None:
-        """An edit is not applied over bytes that are no longer the ones it was planned from."""
+        """An edit is not applied over bytes other than those it was planned from."""
         root = _memdir(tmp_path / "memory")
-        [index_edit] = [e for e in plan_directory(str(root)) if e.relpath == "MEMORY.md"]
+        [index_edit] = [
+            e for e in plan_directory(str(root)) if e.relpath == "MEMORY.md"
+        ]
         (root / "MEMORY.md").write_text("# rewritten meanwhile\n")
 
         wrote = apply_edit(str(root / "MEMORY.md"), index_edit)
 
-        assert (False, "# rewritten meanwhile\n") == (wrote, (root / "MEMORY.md").read_text())
+        assert (False, "# rewritten meanwhile\n") == (
+            wrote,
+            (root / "MEMORY.md").read_text(),
+        )
 
-    def test_bad_path_is_a_usage_error(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    def test_bad_path_is_a_usage_error(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
         """A missing path exits 2 with one line."""
         code = main(["fix", str(tmp_path / "nope")])
 

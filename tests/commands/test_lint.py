@@ -1,4 +1,4 @@
-"""`memd lint`: targets, formats, exit codes, config severities, and the real console script."""
+"""`memd lint`: targets, formats, exit codes, config severities, the real script."""
 
 from __future__ import annotations
 
@@ -16,7 +16,9 @@ from memd.paths import auto_mem_path
 
 CORPUS = Path(__file__).parent.parent / "lint" / "corpus"
 MEMD = str(Path(sys.executable).parent / "memd")
-GOOD = "---\nname: A\ndescription: a specific enough description\ntype: user\n---\nFact.\n"
+GOOD = (
+    "---\nname: A\ndescription: a specific enough description\ntype: user\n---\nFact.\n"
+)
 
 
 def _clean(root: Path) -> Path:
@@ -27,7 +29,9 @@ def _clean(root: Path) -> Path:
 
 
 class TestExitCodes:
-    def test_clean_directory_exits_0(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    def test_clean_directory_exits_0(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
         """A clean memory directory prints no findings and exits 0."""
         root = _clean(tmp_path / "memory")
 
@@ -36,7 +40,9 @@ class TestExitCodes:
         assert 0 == code
         assert "no problems found\n" == capsys.readouterr().out
 
-    def test_errors_exit_1(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    def test_errors_exit_1(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
         """A file without frontmatter is an error: exit 1."""
         root = _clean(tmp_path / "memory")
         (root / "a.md").write_text("no frontmatter\n")
@@ -51,20 +57,29 @@ class TestExitCodes:
         root = _clean(tmp_path / "memory")
         (root / "b.md").write_text(GOOD.replace("name: A", "name: B"))
 
-        assert (0, 1) == (main(["lint", str(root)]), main(["lint", "--strict", str(root)]))
+        assert (0, 1) == (
+            main(["lint", str(root)]),
+            main(["lint", "--strict", str(root)]),
+        )
 
-    def test_missing_path_exits_2_with_one_line(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    def test_missing_path_exits_2_with_one_line(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
         """A path that does not exist is a usage error: one stderr line, exit 2."""
         code = main(["lint", str(tmp_path / "nope")])
 
         err = capsys.readouterr().err
         assert 2 == code
-        assert [f"memd: {tmp_path / 'nope'}: no such file or directory"] == err.splitlines()
+        assert [
+            f"memd: {tmp_path / 'nope'}: no such file or directory"
+        ] == err.splitlines()
 
 
 class TestTargets:
     def test_default_lints_every_project_memory(
-        self, isolated_home, capsys: pytest.CaptureFixture[str]  # type: ignore[no-untyped-def]
+        self,
+        isolated_home,
+        capsys: pytest.CaptureFixture[str],  # type: ignore[no-untyped-def]
     ) -> None:
         """With no PATH, every <base>/projects/*/memory directory is linted."""
         _clean(isolated_home.claude / "projects" / "-one" / "memory")
@@ -88,9 +103,13 @@ class TestTargets:
 
         out = capsys.readouterr().out
         assert 1 == code
-        assert out.startswith(f"::error file={memory / 'a.md'},line=4,title=M008 type-invalid::")
+        assert out.startswith(
+            f"::error file={memory / 'a.md'},line=4,title=M008 type-invalid::"
+        )
 
-    def test_project_without_memory_is_a_usage_error(self, git_repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    def test_project_without_memory_is_a_usage_error(
+        self, git_repo: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
         """A project root with no memory directory exits 2 and names where it looked."""
         code = main(["lint", str(git_repo)])
 
@@ -98,9 +117,12 @@ class TestTargets:
         assert "its project has none at" in capsys.readouterr().err
 
     def test_single_file_and_relative_paths(
-        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+        self,
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
     ) -> None:
-        """A lone .md file is linted by itself, and paths print relative to the working directory."""
+        """A lone .md file is linted by itself; paths print relative to the cwd."""
         (tmp_path / "note.md").write_text(GOOD.replace("type: user", ""))
         monkeypatch.chdir(tmp_path)
 
@@ -109,7 +131,9 @@ class TestTargets:
         [finding] = json.loads(capsys.readouterr().out)["diagnostics"]
         assert (1, "note.md", "M007") == (code, finding["path"], finding["code"])
 
-    def test_corpus_is_clean(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    def test_corpus_is_clean(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
         """The real-world corpus passes even with --strict."""
         root = tmp_path / "memory"
         shutil.copytree(CORPUS, root)
@@ -119,11 +143,16 @@ class TestTargets:
 
 class TestConfig:
     def test_config_severities_apply(
-        self, isolated_home, tmp_path: Path, capsys: pytest.CaptureFixture[str]  # type: ignore[no-untyped-def]
+        self,
+        isolated_home,
+        tmp_path: Path,
+        capsys: pytest.CaptureFixture[str],  # type: ignore[no-untyped-def]
     ) -> None:
         """`[lint.severity]` in config.toml turns an orphan into an error."""
         (isolated_home.config / "memd").mkdir()
-        (isolated_home.config / "memd" / "config.toml").write_text('[lint.severity]\ntopic-orphan = "error"\n')
+        (isolated_home.config / "memd" / "config.toml").write_text(
+            '[lint.severity]\ntopic-orphan = "error"\n'
+        )
         root = _clean(tmp_path / "memory")
         (root / "b.md").write_text(GOOD.replace("name: A", "name: B"))
 
@@ -134,17 +163,36 @@ class TestConfig:
 
 
 class TestConsoleScript:
-    def test_exit_codes_through_the_real_script(self, tmp_path: Path, isolated_home) -> None:  # type: ignore[no-untyped-def]
-        """The installed `memd` exits 1 on errors and 2 with one stderr line on a bad path."""
+    def test_exit_codes_through_the_real_script(
+        self, tmp_path: Path, isolated_home
+    ) -> None:  # type: ignore[no-untyped-def]
+        """The installed `memd` exits 1 on errors, 2 (one stderr line) on a bad path."""
         root = _clean(tmp_path / "memory")
         (root / "a.md").write_bytes(b"\x00binary")
         env = isolated_home.env()
 
-        bad = subprocess.run([MEMD, "lint", "--color", "never", str(root)], capture_output=True, text=True, env=env)
-        usage = subprocess.run([MEMD, "lint", str(tmp_path / "nope")], capture_output=True, text=True, env=env)
+        bad = subprocess.run(
+            [MEMD, "lint", "--color", "never", str(root)],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
+        usage = subprocess.run(
+            [MEMD, "lint", str(tmp_path / "nope")],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
 
-        assert (1, "F002") == (bad.returncode, "F002" if "F002" in bad.stdout else bad.stdout)
-        assert (2, 1, "") == (usage.returncode, len(usage.stderr.splitlines()), usage.stdout)
+        assert (1, "F002") == (
+            bad.returncode,
+            "F002" if "F002" in bad.stdout else bad.stdout,
+        )
+        assert (2, 1, "") == (
+            usage.returncode,
+            len(usage.stderr.splitlines()),
+            usage.stdout,
+        )
 
     def test_color_always(self, tmp_path: Path, isolated_home) -> None:  # type: ignore[no-untyped-def]
         """--color always colours even when stdout is a pipe."""
@@ -152,7 +200,10 @@ class TestConsoleScript:
         (root / "a.md").write_text("no frontmatter\n")
 
         out = subprocess.run(
-            [MEMD, "lint", "--color", "always", str(root)], capture_output=True, text=True, env=isolated_home.env()
+            [MEMD, "lint", "--color", "always", str(root)],
+            capture_output=True,
+            text=True,
+            env=isolated_home.env(),
         ).stdout
 
         assert "\033[31m" in out

@@ -1,4 +1,4 @@
-"""Every lint rule has a triggering and a clean case, as real memory directories on disk."""
+"""Every lint rule has a triggering and a clean case, as real memory directories."""
 
 from __future__ import annotations
 
@@ -20,13 +20,15 @@ CODES = sorted(rule.code for rule in RULES)
 
 
 def _large_file(root: Path) -> None:
-    text = "---\nname: Big\ndescription: a topic file far over the size limit\ntype: user\n---\n"
+    text = "---\nname: Big\ndescription: a file over the size limit\ntype: user\n---\n"
     (root / "big.md").write_text(text + "x" * 100 + "\n" * 3000 + "y" * (300 * 1024))
 
 
 def _symlink_out(root: Path) -> None:
     outside = root.parent / "outside.md"
-    outside.write_text("---\nname: Outside\ndescription: lives elsewhere\ntype: user\n---\nx\n")
+    outside.write_text(
+        "---\nname: Outside\ndescription: lives elsewhere\ntype: user\n---\nx\n"
+    )
     (root / "linked.md").symlink_to(outside)
 
 
@@ -61,7 +63,7 @@ class TestRuleTable:
         assert len(names) == len(set(names))
 
     def test_every_code_has_cases(self) -> None:
-        """Each rule has a bad and a good case directory, and no case is for an unknown code."""
+        """Each rule has a bad and a good case; no case is for an unknown code."""
         expected = {(code, side) for code in CODES for side in ("bad", "good")}
         actual = {(p.parent.name, p.name) for p in CASES.glob("*/*") if p.is_dir()}
 
@@ -89,14 +91,16 @@ class TestCases:
     @pytest.mark.parametrize("code", CODES)
     def test_good_is_clean(self, code: str, tmp_path: Path) -> None:
         """The good case of a rule does not report it."""
-        diagnostics = lint_memdir(load_memdir(str(_materialise(code, "good", tmp_path))))
+        diagnostics = lint_memdir(
+            load_memdir(str(_materialise(code, "good", tmp_path)))
+        )
 
         assert [] == [d for d in diagnostics if d.code == code]
 
 
 class TestCorpus:
     def test_real_world_directory_has_no_findings(self, tmp_path: Path) -> None:
-        """Both dialects, CJK, team/ and ./ links, headings, prose and quotes: nothing to report."""
+        """Both dialects, CJK, team/ and ./ links, headings, prose, quotes: clean."""
         root = tmp_path / "memory"
         shutil.copytree(CORPUS, root)
 

@@ -1,4 +1,4 @@
-"""The lint engine: severities from config, ordering, lone files, and exactly which entries are lost."""
+"""The lint engine: severities, ordering, lone files, exactly which entries are lost."""
 
 from __future__ import annotations
 
@@ -8,7 +8,10 @@ from memd.diagnostics import Severity
 from memd.lint.engine import apply_severities, display_path, lint_file, lint_memdir
 from memd.memdir import load_memdir
 
-TOPIC = "---\nname: {name}\ndescription: {name} is a specific enough description\ntype: user\n---\nFact.\n"
+TOPIC = (
+    "---\nname: {name}\ndescription: {name} is a specific enough description\n"
+    "type: user\n---\nFact.\n"
+)
 
 
 def _memdir(root: Path, index: str, names: list[str]) -> Path:
@@ -21,22 +24,26 @@ def _memdir(root: Path, index: str, names: list[str]) -> Path:
 
 class TestSeverities:
     def test_override_by_code_and_name(self, make_memdir) -> None:  # type: ignore[no-untyped-def]
-        """A config entry by code or by name changes the severity; `off` drops the rule."""
+        """A config entry by code or name changes the severity; `off` drops the rule."""
         make_memdir.write("MEMORY.md", "# Index\n- [Gone](gone.md) — missing\n")
-        make_memdir.topic("a.md", name="A", description="an orphan topic file here", type="user")
+        make_memdir.topic(
+            "a.md", name="A", description="an orphan topic file here", type="user"
+        )
         memdir = load_memdir(str(make_memdir.root))
 
         default = {d.code: d.severity for d in lint_memdir(memdir)}
         changed = {
             d.code: d.severity
-            for d in lint_memdir(memdir, severities={"I005": "error", "topic-orphan": "off"})
+            for d in lint_memdir(
+                memdir, severities={"I005": "error", "topic-orphan": "off"}
+            )
         }
 
         assert {"I005": Severity.WARNING, "I006": Severity.WARNING} == default
         assert {"I005": Severity.ERROR} == changed
 
     def test_unknown_level_is_ignored(self) -> None:
-        """A level that is not error, warning, info or off leaves the finding as it was."""
+        """A level other than error, warning, info or off leaves the finding alone."""
         from memd.lint.rules import RULES_BY_KEY
 
         d = RULES_BY_KEY["I006"].diag("a.md", "orphan")
@@ -55,12 +62,14 @@ class TestOrdering:
 
         keys = [(d.path, d.line or 0, d.code) for d in diagnostics]
         assert sorted(keys) == keys
-        assert ["MEMORY.md", "MEMORY.md", "a.md", "a.md", "b.md", "b.md"] == [d.path for d in diagnostics]
+        assert ["MEMORY.md", "MEMORY.md", "a.md", "a.md", "b.md", "b.md"] == [
+            d.path for d in diagnostics
+        ]
 
 
 class TestTruncation:
     def test_names_exactly_the_entries_past_line_200(self, tmp_path: Path) -> None:
-        """With 205 entry lines, entries 201 to 205 are the ones the agent never sees."""
+        """With 205 entry lines, entries 201 to 205 are the ones never loaded."""
         names = [f"t{i:03}" for i in range(205)]
         index = "".join(f"- [{n}]({n}.md) — hook\n" for n in names)
         root = _memdir(tmp_path / "memory", index, names)
@@ -68,12 +77,22 @@ class TestTruncation:
         [finding] = [d for d in lint_memdir(load_memdir(str(root))) if d.code == "I002"]
 
         assert 201 == finding.line
-        assert "5 entries will not be loaded: t200.md (line 201), t201.md (line 202)" in finding.message
+        assert (
+            "5 entries will not be loaded: t200.md (line 201), t201.md (line 202)"
+            in finding.message
+        )
         assert "t199.md" not in finding.message
 
     def test_counts_utf16_units_not_characters(self, tmp_path: Path) -> None:
-        """Astral characters count two units: 13,000 of them pass in Python but not in the reference."""
-        index = "- [a](a.md) — " + "😀" * 6000 + "\n" + "- [b](b.md) — " + "😀" * 7000 + "\n"
+        """Astral characters count two units: 13,000 emoji fit in Python, not in JS."""
+        index = (
+            "- [a](a.md) — "
+            + "😀" * 6000
+            + "\n"
+            + "- [b](b.md) — "
+            + "😀" * 7000
+            + "\n"
+        )
         root = _memdir(tmp_path / "memory", index, ["a", "b"])
 
         found = [d for d in lint_memdir(load_memdir(str(root))) if d.code == "I003"]
@@ -82,7 +101,7 @@ class TestTruncation:
         assert "1 entry will not be loaded: b.md (line 2)" in found[0].message
 
     def test_leading_blank_lines_do_not_shift_the_cut(self, tmp_path: Path) -> None:
-        """The reference trims first, so blank lines above the list do not count toward 200."""
+        """The reference trims first: blank lines above the list do not count."""
         names = [f"t{i:03}" for i in range(200)]
         index = "\n" * 10 + "".join(f"- [{n}]({n}.md) — hook\n" for n in names)
         root = _memdir(tmp_path / "memory", index, names)
@@ -94,13 +113,17 @@ class TestTruncation:
 
 class TestLintFile:
     def test_lone_file_gets_no_index_rules(self, tmp_path: Path) -> None:
-        """A single topic file outside a memory dir is checked alone: no orphan or missing-index findings."""
+        """A lone topic file is checked alone: no orphan or missing-index findings."""
         path = tmp_path / "note.md"
-        path.write_text("---\nname: Note\ndescription: Short\ntype: feedbak\n---\nBody.\n")
+        path.write_text(
+            "---\nname: Note\ndescription: Short\ntype: feedbak\n---\nBody.\n"
+        )
 
         diagnostics = lint_file(str(path))
 
-        assert {("M008", str(path)), ("M011", str(path))} == {(d.code, d.path) for d in diagnostics}
+        assert {("M008", str(path)), ("M011", str(path))} == {
+            (d.code, d.path) for d in diagnostics
+        }
 
     def test_missing_file_is_unreadable(self, tmp_path: Path) -> None:
         """A path that cannot be read is an F005 error, not an exception."""
