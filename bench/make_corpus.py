@@ -1,0 +1,101 @@
+"""Generate a realistic memory corpus: N projects x M topic files, with an index each.
+
+Layout follows the agent's: `<base>/projects/<project>/memory/{MEMORY.md,*.md}`.
+About a third of the files use the nested frontmatter dialect (as in public
+repositories), the rest the classic one; feedback and project files carry the
+**Why:** and **How to apply:** lines. Deterministic for a given seed.
+
+Usage: python bench/make_corpus.py DIR [--projects 100] [--files 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+
+TYPES = ("user", "feedback", "project", "reference")
+WORDS = (  # noqa: SIM905 -- one string reads better than 44 quoted words
+    "database integration tests mock real schema migration deploy staging review "
+    "branch commit release cache latency timeout retry queue worker config secret "
+    "token endpoint client server docs style lint format types async thread lock "
+    "index snapshot prompt memory agent session hook daemon service log dream"
+).split()
+
+
+def _sentence(rng: random.Random, low: int, high: int) -> str:
+    words = [rng.choice(WORDS) for _ in range(rng.randint(low, high))]
+    return " ".join(words).capitalize()
+
+
+def _topic(rng: random.Random, number: int) -> tuple[str, str, str, bytes]:
+    """Return (relpath, name, description, file bytes) for one topic file."""
+    kind = TYPES[number % len(TYPES)]
+    name = f"{kind}_{rng.choice(WORDS)}_{number:03d}"
+    description = _sentence(rng, 6, 14)
+    body_lines = [_sentence(rng, 8, 20) + "."]
+    if kind in ("feedback", "project"):
+        body_lines += [
+            "",
+            f"**Why:** {_sentence(rng, 6, 16)}.",
+            f"**How to apply:** {_sentence(rng, 6, 16)}.",
+        ]
+    body_lines += [
+        "",
+        *(f"- {_sentence(rng, 4, 12)}" for _ in range(rng.randint(1, 6))),
+    ]
+    if number % 3 == 0:  # the current release's nested dialect
+        front = (
+            f"name: {name}\n"
+            f"description: {description}\n"
+            "metadata:\n"
+            "  node_type: memory\n"
+            f"  type: {kind}\n"
+            f"  originSessionId: {rng.getrandbits(64):016x}\n"
+            f"  modified: 2026-11-{1 + number % 28:02d}T10:14:00Z\n"
+        )
+    else:
+        front = f"name: {name}\ndescription: {description}\ntype: {kind}\n"
+    text = f"---\n{front}---\n" + "\n".join(body_lines) + "\n"
+    return f"{name}.md", name, description, text.encode("utf-8")
+
+
+def make_memory_dir(memory_dir: str, files: int, *, seed: int = 0) -> None:
+    """Fill `memory_dir` with `files` topic files and a MEMORY.md linking each."""
+    rng = random.Random(seed)
+    os.makedirs(memory_dir, exist_ok=True)
+    index = ["# Memory index", ""]
+    for number in range(files):
+        relpath, name, description, data = _topic(rng, number)
+        with open(os.path.join(memory_dir, relpath), "wb") as handle:
+            handle.write(data)
+        title = name.replace("_", " ")
+        index.append(f"- [{title}]({relpath}) — {description[:80]}")
+    with open(os.path.join(memory_dir, "MEMORY.md"), "w", encoding="utf-8") as handle:
+        handle.write("\n".join(index) + "\n")
+
+
+def make_corpus(base: str, *, projects: int = 100, files: int = 100) -> list[str]:
+    """Create `projects` memory dirs of `files` topic files in `base`; return them."""
+    dirs = []
+    for number in range(projects):
+        memory_dir = os.path.join(
+            base, "projects", f"-home-dev-src-project{number:03d}", "memory"
+        )
+        make_memory_dir(memory_dir, files, seed=number)
+        dirs.append(memory_dir)
+    return dirs
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("base")
+    parser.add_argument("--projects", type=int, default=100)
+    parser.add_argument("--files", type=int, default=100)
+    args = parser.parse_args()
+    dirs = make_corpus(args.base, projects=args.projects, files=args.files)
+    print(f"wrote {len(dirs)} memory dirs x {args.files} topic files under {args.base}")
+
+
+if __name__ == "__main__":
+    main()
