@@ -301,6 +301,7 @@ def run_dream(
         return _finish_failed(
             directory, config, now, started, f"lock: {error}", log, telemetry
         )
+    entries: tuple[LogEntry, ...] = ()
     try:
         entries, marks = collect_entries(directory, marks_in)
         log_files = tuple(sorted({e.log for e in entries}))
@@ -329,7 +330,7 @@ def run_dream(
     except (_DreamFailed, OSError) as error:
         roll_back_lock(lock)
         return _finish_failed(
-            directory, config, now, started, str(error), log, telemetry
+            directory, config, now, started, str(error), log, telemetry, len(entries)
         )
     errors, warnings = _lint_and_render(directory, config, log)
     message = (
@@ -427,10 +428,12 @@ def _finish_failed(
     message: str,
     log: FilteringBoundLogger,
     telemetry: object | None,
+    entries: int = 0,
 ) -> DreamResult:
     result = DreamResult(
         memory_dir=directory,
         status="failed",
+        entries=entries,
         message=message,
         duration_seconds=time.monotonic() - started,
     )

@@ -38,15 +38,19 @@ def parse_dream_time(text: str) -> DreamTime:
 
 
 def slot_for_date(day: date, dream_time: str, tz: tzinfo) -> datetime:
-    """Return the one dream instant of local date `day`, aware, in `tz`."""
+    """Return the one dream instant of local date `day`, as an aware UTC datetime.
+
+    UTC, because Python never considers a time in a fold equal to one in
+    another zone (PEP 495), which would make "already ran" checks lie.
+    """
     parsed = parse_dream_time(dream_time)
     naive = datetime.combine(day, time(parsed.hour, parsed.minute))
-    # Round-tripping through UTC moves a gap time forward by the DST offset.
-    return naive.replace(tzinfo=tz, fold=0).astimezone(UTC).astimezone(tz)
+    # Converting to UTC moves a gap time forward by the DST offset.
+    return naive.replace(tzinfo=tz, fold=0).astimezone(UTC)
 
 
 def latest_slot(now: datetime, dream_time: str, tz: tzinfo) -> datetime:
-    """Return the most recent slot at or before `now` (an aware datetime)."""
+    """Return the most recent slot at or before `now` (an aware datetime), in UTC."""
     local_day = now.astimezone(tz).date()
     for offset in (0, 1, 2):
         slot = slot_for_date(local_day - timedelta(days=offset), dream_time, tz)
@@ -56,7 +60,7 @@ def latest_slot(now: datetime, dream_time: str, tz: tzinfo) -> datetime:
 
 
 def next_dream_time(now: datetime, dream_time: str, tz: tzinfo) -> datetime:
-    """Return the first slot strictly after `now` (an aware datetime), in `tz`."""
+    """Return the first slot strictly after `now` (an aware datetime), in UTC."""
     local_day = now.astimezone(tz).date()
     for offset in (0, 1, 2):
         slot = slot_for_date(local_day + timedelta(days=offset), dream_time, tz)

@@ -171,7 +171,9 @@ class DreamScheduler:
         fire = self.next_dream_time()
         if fire is None:
             now = dt.datetime.now(self._zone)
-            fire = next_dream_time(now, self._config.dream_time, self._zone)
+            fire = next_dream_time(now, self._config.dream_time, self._zone).astimezone(
+                self._zone
+            )
         return {
             "next_dream": fire.isoformat(),
             "dream_time": self._config.dream_time,
