@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import random
+import shutil
+import subprocess
+
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
@@ -17,7 +22,9 @@ from memd.jscompat import (
     utf16_len,
     utf16_units,
 )
-from tests.strategies import any_text
+from memd.paths import js_normalize, sanitize_path, validate_memory_path
+from memd.truncation import format_file_size, truncate_entrypoint
+from tests.strategies import TRAP_CHARACTERS, any_text
 
 # The Java puzzler string whose hashCode is Integer.MIN_VALUE.
 MIN_HASH_STRING = "polygenelubricants"
@@ -171,3 +178,154 @@ class TestToBase36:
     def test_round_trips(self, value: int) -> None:
         """int(..., 36) reads the digits back."""
         assert value == int(to_base36(value), 36)
+
+
+# The reference's functions written in JavaScript from REFERENCE.md, so that V8
+# itself supplies trim(), toFixed(), path.normalize and UTF-16 string lengths.
+REFERENCE_JS = r"""
+const path = require("path");
+function hash(s) {
+  let h = 0;
+  for (let i = 0; i < s.length; i++) h = ((h << 5) - h + s.charCodeAt(i)) | 0;
+  return h;
+}
+function sanitizePath(name) {
+  const s = name.replace(/[^a-zA-Z0-9]/g, "-");
+  if (s.length <= 200) return s;
+  return `${s.slice(0, 200)}-${Math.abs(hash(name)).toString(36)}`;
+}
+function fixed(x) { return x.toFixed(1).replace(/\.0$/, ""); }
+function formatFileSize(n) {
+  const kb = n / 1024;
+  if (kb < 1) return `${n} bytes`;
+  if (kb < 1024) return `${fixed(kb)}KB`;
+  const mb = kb / 1024;
+  if (mb < 1024) return `${fixed(mb)}MB`;
+  return `${fixed(mb / 1024)}GB`;
+}
+function truncate(raw) {
+  const t = raw.trim();
+  const lines = t.split("\n");
+  const lineCount = lines.length, byteCount = t.length;
+  const wl = lineCount > 200, wb = byteCount > 25000;
+  if (!wl && !wb) return {content: t, lineCount, byteCount, wl, wb};
+  let k = wl ? lines.slice(0, 200).join("\n") : t;
+  if (k.length > 25000) {
+    const at = k.lastIndexOf("\n", 25000);
+    k = k.slice(0, at > 0 ? at : 25000);
+  }
+  const size = formatFileSize(byteCount);
+  const reason = wb && !wl
+    ? `${size} (limit: ${formatFileSize(25000)}) — index entries are too long`
+    : wl && !wb ? `${lineCount} lines (limit: 200)` : `${lineCount} lines and ${size}`;
+  const content = k + `\n\n> WARNING: MEMORY.md is ${reason}. Only part of it ` +
+    "was loaded. Keep index entries to one line under ~200 chars; " +
+    "move detail into topic files.";
+  return {content, lineCount, byteCount, wl, wb};
+}
+function validate(raw, expandTilde, home) {
+  if (!raw) return null;
+  let c = raw;
+  if (expandTilde && (c.startsWith("~/") || c.startsWith("~\\"))) {
+    const rest = c.slice(2);
+    const restNorm = path.normalize(rest || ".");
+    if (restNorm === "." || restNorm === "..") return null;
+    c = path.join(home, rest);
+  }
+  const n = path.normalize(c).replace(/[/\\]+$/, "");
+  if (!path.isAbsolute(n) || n.length < 3 || /^[A-Za-z]:$/.test(n) ||
+      n.startsWith("\\\\") || n.startsWith("//") || n.includes("\0")) return null;
+  return (n + path.sep).normalize("NFC");
+}
+const cases = JSON.parse(require("fs").readFileSync(0, "utf8"));
+process.stdout.write(JSON.stringify(cases.map(([kind, a, b]) => {
+  if (kind === "s") return sanitizePath(a);
+  if (kind === "f") return formatFileSize(a);
+  if (kind === "t") return truncate(a);
+  if (kind === "v") return validate(a, b, "/home/u");
+  return path.normalize(a);
+})));
+"""
+
+
+def _python_answer(case: list[object]) -> object:
+    kind, first = case[0], case[1]
+    if kind == "s":
+        return sanitize_path(str(first))
+    if kind == "f":
+        assert isinstance(first, int | float)
+        return format_file_size(first)
+    if kind == "t":
+        result = truncate_entrypoint(str(first))
+        return {
+            "content": result.content,
+            "lineCount": result.line_count,
+            "byteCount": result.byte_count,
+            "wl": result.was_line_truncated,
+            "wb": result.was_byte_truncated,
+        }
+    if kind == "v":
+        return validate_memory_path(str(first), bool(case[2]), home="/home/u")
+    return js_normalize(str(first))
+
+
+def _as_units(value: object) -> object:
+    """Compare strings as UTF-16 units: a pair may be one char or two halves."""
+    if isinstance(value, str):
+        return utf16_units(value)
+    if isinstance(value, dict):
+        return {key: _as_units(item) for key, item in value.items()}
+    return value
+
+
+def _differential_cases(seed: int) -> list[list[object]]:
+    rng = random.Random(seed)  # noqa: S311 -- reproducible test inputs
+    chars = [*TRAP_CHARACTERS, "\0"]
+    path_chars = list("/\\~.ab C:\0é\u0301😀")
+
+    def text(n: int, alphabet: list[str]) -> str:
+        return "".join(rng.choices(alphabet, k=n))
+
+    cases: list[list[object]] = []
+    cases += [
+        ["s", text(rng.choice([0, 150, 200, 201, 260]), chars)] for _ in range(300)
+    ]
+    cases += [["f", n] for n in (0.5, -3, 1280, 2304, 25_000, 1_048_575, 2**40)]
+    cases += [["f", rng.randint(0, 2**34)] for _ in range(300)]
+    for _ in range(20):
+        cases.append(
+            ["t", "\n".join(text(rng.randint(0, 150), chars) for _ in range(210))]
+        )
+        cases.append(["t", text(rng.randint(24_990, 25_010), ["a", "😀", "\n", "\r"])])
+        cases.append(["t", text(rng.randint(24_995, 25_005), ["a", "😀"])])
+    for _ in range(600):
+        raw = rng.choice(["", "~/", "~\\", "/", "//", "~"]) + text(
+            rng.randint(0, 12), path_chars
+        )
+        cases += [["v", raw, rng.random() < 0.7], ["n", raw]]
+    return cases
+
+
+@pytest.mark.skipif(
+    shutil.which("node") is None, reason="needs node to run the JS reference"
+)
+class TestAgainstNode:
+    @pytest.mark.parametrize("seed", [0, 1])
+    def test_matches_v8_on_random_inputs(self, seed: int) -> None:
+        """sanitize, truncate, formatFileSize and validate agree with a V8 run."""
+        cases = _differential_cases(seed)
+        result = subprocess.run(
+            ["node", "-e", REFERENCE_JS],
+            input=json.dumps(cases).encode(),
+            capture_output=True,
+            check=True,
+        )
+        reference = json.loads(result.stdout)
+
+        mismatches = [
+            (case, mine, theirs)
+            for case, theirs in zip(cases, reference, strict=True)
+            if _as_units(mine := _python_answer(case)) != _as_units(theirs)
+        ]
+
+        assert [] == mismatches[:3]
