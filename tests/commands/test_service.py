@@ -91,6 +91,28 @@ class TestInstallSystemd:
         )
         assert (Path(os.environ["HOME"]) / "alt-claude").is_dir()
 
+    def test_configured_directories_are_writable(
+        self, stub: Path, tmp_path: Path
+    ) -> None:
+        """watch.dirs and paths.cache_dir from config.toml join ReadWritePaths."""
+        config = Path(os.environ["XDG_CONFIG_HOME"]) / "memd" / "config.toml"
+        config.parent.mkdir(parents=True)
+        config.write_text(
+            f'[watch]\ndirs = ["{tmp_path}/team memory"]\n'
+            f'[paths]\ncache_dir = "{tmp_path}/cache"\n'
+        )
+
+        cli.main(["service", "install", "--systemd"])
+
+        rw_line = next(
+            line
+            for line in unit_path().read_text().splitlines()
+            if line.startswith("ReadWritePaths=")
+        )
+        assert f'"-{tmp_path}/team memory"' in rw_line
+        assert f" -{tmp_path}/cache" in rw_line
+        assert (tmp_path / "team memory").is_dir()
+
     def test_installed_unit_passes_systemd_analyze_verify(self, stub: Path) -> None:
         """The unit install wrote for this machine is valid to systemd itself."""
         cli.main(["service", "install", "--systemd"])
