@@ -132,33 +132,29 @@ def _choice(choices: tuple[str, ...]) -> Callable[[object], object]:
 
 
 def _time(value: object) -> object:
-    if isinstance(value, str):
-        hours, sep, minutes = value.strip().partition(":")
-        if (
-            sep
-            and len(hours) in (1, 2)
-            and len(minutes) == 2
-            and hours.isdigit()
-            and minutes.isdigit()
-            and int(hours) < 24
-            and int(minutes) < 60
-        ):
-            return f"{int(hours):02d}:{minutes}"
-    raise _Bad(f"expected HH:MM, {_got(value)}")
+    import re
+
+    match = (
+        re.fullmatch(r"([01]?[0-9]|2[0-3]):([0-5][0-9])", value.strip())
+        if isinstance(value, str)
+        else None
+    )
+    if match is None:
+        raise _Bad(f"expected HH:MM, {_got(value)}")
+    return f"{int(match[1]):02d}:{match[2]}"
 
 
 def _timezone(value: object) -> object:
     import zoneinfo
 
-    if isinstance(value, str) and value.strip():
-        try:
-            zoneinfo.ZoneInfo(value.strip())
-        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-            raise _Bad(
-                f"expected an IANA time zone such as 'Europe/Paris', {_got(value)}"
-            ) from None
-        return value.strip()
-    raise _Bad(f"expected an IANA time zone such as 'Europe/Paris', {_got(value)}")
+    name = value.strip() if isinstance(value, str) else ""
+    try:
+        zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise _Bad(
+            f"expected an IANA zone like 'Europe/Paris', {_got(value)}"
+        ) from None
+    return name
 
 
 def _strings(value: object) -> tuple[str, ...]:

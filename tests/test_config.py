@@ -79,9 +79,9 @@ class TestDefaults:
 
     def test_modes_match_prompt(self) -> None:
         """The modes config accepts are the ones memd.prompt renders."""
-        prompt = pytest.importorskip("memd.prompt")
+        from memd.prompt import MODES as PROMPT_MODES
 
-        assert tuple(prompt.MODES) == MODES
+        assert tuple(PROMPT_MODES) == MODES
 
 
 class TestFile:
@@ -147,7 +147,7 @@ class TestFile:
                 "expected a non-empty list",
             ),
             ("[prompt]\nmodes = []\n", "prompt.modes", "expected a non-empty list"),
-            ('[dream]\ntimezone = "Mars/Base"\n', "dream.timezone", "IANA time zone"),
+            ('[dream]\ntimezone = "Mars/Base"\n', "dream.timezone", "IANA zone"),
             ("[dream]\ntimeout_seconds = 0\n", "dream.timeout_seconds", "number > 0"),
             ("[logs]\nretention_days = 0\n", "logs.retention_days", "integer >= 1"),
             (
