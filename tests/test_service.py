@@ -331,6 +331,44 @@ class TestDetectManager:
             service.detect_manager("win32")
 
 
+def make_executable(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\nexit 0\n")
+    path.chmod(0o755)
+    return path
+
+
+class TestResolveMemdPath:
+    def test_the_running_script_wins(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """`memd service install` run from a venv's memd installs that memd."""
+        script = make_executable(tmp_path / "venv" / "bin" / "memd")
+        monkeypatch.setattr("sys.argv", [str(script), "service", "install"])
+
+        assert str(script) == service.resolve_memd_path()
+
+    def test_falls_back_to_path(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Run as `python -m memd` from elsewhere, the memd on PATH is used."""
+        on_path = make_executable(tmp_path / "bin" / "memd")
+        monkeypatch.setattr("sys.argv", ["/x/memd/__main__.py"])
+        monkeypatch.setattr("sys.executable", str(tmp_path / "python" / "python3"))
+
+        assert str(on_path) == service.resolve_memd_path({"PATH": str(on_path.parent)})
+
+    def test_no_memd_anywhere_is_one_line(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Without an installed memd there is nothing to put in ExecStart."""
+        monkeypatch.setattr("sys.argv", ["pytest"])
+        monkeypatch.setattr("sys.executable", str(tmp_path / "python3"))
+
+        with pytest.raises(ServiceError, match="cannot find the memd executable"):
+            service.resolve_memd_path({"PATH": str(tmp_path)})
+
+
 class TestPlans:
     def test_systemd_install_order(self, tmp_path: Path) -> None:
         """Directories, then the unit, then daemon-reload, then enable --now."""
@@ -493,6 +531,22 @@ class TestExecutePlan:
         assert ("loginctl enable-linger ada",) == caught.value.manual
         assert "(Failed to connect to bus: No medium found)" in str(caught.value)
         assert ["systemctl --user daemon-reload"] == recorded(stub)
+
+    def test_no_runtime_dir_means_unreachable(
+        self, stub: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Without XDG_RUNTIME_DIR (su, sudo -u), a systemctl --user failure is that."""
+        monkeypatch.delenv("XDG_RUNTIME_DIR")
+        monkeypatch.setenv("SERVICE_STUB_FAIL", "daemon-reload")
+        monkeypatch.setenv("SERVICE_STUB_STDERR", "Failed to get D-Bus connection")
+        plan = service.Plan(
+            "systemd",
+            "install",
+            (service.RunCommand(("systemctl", "--user", "daemon-reload")),),
+        )
+
+        with pytest.raises(service.UserManagerUnreachable):
+            service.execute_plan(plan)
 
     def test_other_failures_name_the_command(
         self, stub: Path, monkeypatch: pytest.MonkeyPatch
