@@ -42,7 +42,7 @@ def _age_tree(root: Path) -> None:
 
 class TestBuildSnapshot:
     def test_text_is_the_render(self, make_memdir: MemDirMaker) -> None:
-        """The snapshot text is render_prompt of the directory's index, and sha256 its bytes."""
+        """The text is render_prompt of the index; sha256 hashes its bytes."""
         _populate(make_memdir)
         snapshot = build_snapshot(load_memdir(str(make_memdir.root)), "standard")
         expected, truncation = render_prompt(
@@ -83,7 +83,7 @@ class TestBuildSnapshot:
 
 class TestLoadAndBuild:
     def test_clock_read_before_inputs(self, make_memdir: MemDirMaker) -> None:
-        """built_ns is taken before any input is read, so it precedes a concurrent edit."""
+        """built_ns is taken before any input is read."""
         _populate(make_memdir)
         before = time.time_ns()
         snapshot = load_and_build(str(make_memdir.root) + os.sep, "standard")
@@ -94,7 +94,7 @@ class TestLoadAndBuild:
     def test_written_snapshot_is_fresh_until_edit(
         self, make_memdir: MemDirMaker, tmp_path: Path
     ) -> None:
-        """A snapshot built from old files is served fresh, and an edit makes it stale."""
+        """A snapshot of old files is served fresh, and an edit makes it stale."""
         _populate(make_memdir)
         _age_tree(make_memdir.root)
         cache = ParseCache()

@@ -1,4 +1,4 @@
-"""Tests for memd.prompt and memd.prompt_text: structure, determinism, the index section."""
+"""Tests for memd.prompt and memd.prompt_text: structure, determinism, the index."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ class TestRenderPrompt:
         assert expected == _headings(text)
 
     def test_standard_names_directory_and_types(self) -> None:
-        """The intro names the directory in backticks and the four types each have a block."""
+        """The intro names the directory in backticks; each type has a block."""
         text, _ = render_prompt(mode="standard", memory_dir="/mem/", index_text=INDEX)
 
         assert "`/mem/`" in text
@@ -86,7 +86,8 @@ class TestRenderPrompt:
         assert missing == blank
         assert None is missing[1]
         assert missing[0].endswith(
-            "## MEMORY.md\n\nYour MEMORY.md is empty for now. Memories you save will be listed here.\n"
+            "## MEMORY.md\n\nYour MEMORY.md is empty for now. "
+            "Memories you save will be listed here.\n"
         )
 
     def test_index_included(self) -> None:
@@ -112,7 +113,7 @@ class TestRenderPrompt:
         assert "- [E200](e200.md)" not in text
 
     def test_extra_guidelines(self) -> None:
-        """Non-blank extra guidelines follow the persistence section; blank ones vanish."""
+        """Non-blank extra guidelines follow the persistence section."""
         with_extra, _ = render_prompt(
             mode="standard",
             memory_dir="/m/",
@@ -136,7 +137,10 @@ class TestRenderPrompt:
 class TestStripIndexMarkup:
     def test_frontmatter_and_comments(self) -> None:
         """Leading frontmatter and HTML comments go; fenced comments stay."""
-        raw = "---\ntitle: x\n---\n<!-- hidden -->\n- [A](a.md) — a\n```\n<!-- kept -->\n```\n"
+        raw = (
+            "---\ntitle: x\n---\n<!-- hidden -->\n- [A](a.md) — a\n"
+            "```\n<!-- kept -->\n```\n"
+        )
 
         expected = "\n- [A](a.md) — a\n```\n<!-- kept -->\n```\n"
         assert expected == strip_index_markup(raw)

@@ -1,4 +1,4 @@
-"""Tests for memd.snapshots: layout, stat freshness with the racy rule, atomic replace."""
+"""Tests for memd.snapshots: layout, stat freshness, the racy rule, atomic replace."""
 
 from __future__ import annotations
 
@@ -103,7 +103,7 @@ class TestLayout:
         assert expected + "prompt.md" == fx.store.prompt_path(str(fx.memory), "team")
 
     def test_write_files(self, fx: Fixture) -> None:
-        """write() publishes prompt.md, meta.txt, meta.json, diagnostics.json, manifest.json."""
+        """write() publishes the prompt, meta.txt/json, diagnostics and manifest."""
         snap = make_snapshot(fx.memory, "hello\n", inputs=(fx.index,))
         path = fx.store.write(snap)
         directory = fx.store.directory_for(str(fx.memory), "standard")
@@ -176,7 +176,7 @@ class TestReadFresh:
         assert None is fx.store.read_fresh(str(fx.memory), "standard")
 
     def test_racy_input_is_stale(self, fx: Fixture) -> None:
-        """An input modified within the racy window before the build counts as changed."""
+        """An input modified within the racy window of the build counts as changed."""
         built = time.time_ns()
         inside = built - RACY_WINDOW_NS // 2
         os.utime(fx.index, ns=(inside, inside))
@@ -208,7 +208,7 @@ class TestReadFresh:
         assert None is fx.store.read_fresh(memory, "standard")
 
     def test_other_mode_or_dir_misses(self, fx: Fixture, tmp_path: Path) -> None:
-        """A mode never written, or another directory with the same sanitized key, misses."""
+        """A mode never written, or another dir with the same sanitized key, misses."""
         dashed, nested = tmp_path / "a-b", tmp_path / "a" / "b"
         dashed.mkdir()
         nested.mkdir(parents=True)
@@ -226,7 +226,7 @@ class TestReadFresh:
 
 class TestAtomicReplace:
     def test_reader_never_sees_mix(self, fx: Fixture) -> None:
-        """Readers hammering during rewrites always get a prompt matching its own meta."""
+        """Readers hammering during rewrites get a prompt matching its own meta."""
         texts = ["A" * 5000 + "\n", "B" * 20000 + "\n", "C\n"]
         memory = str(fx.memory)
         fx.store.write(make_snapshot(fx.memory, texts[0]))
@@ -265,7 +265,7 @@ class TestAtomicReplace:
         assert reads[0] > 0
 
     def test_old_versions_removed_after_grace(self, fx: Fixture) -> None:
-        """Superseded versions older than the grace period are deleted on the next write."""
+        """Superseded versions past the grace period go on the next write."""
         memory = str(fx.memory)
         fx.store.write(make_snapshot(fx.memory, "one\n"))
         key_dir = Path(fx.store.directory_for(memory, "standard")).parent
@@ -281,7 +281,7 @@ class TestDiskFull:
     def test_old_snapshot_survives_write_failure(
         self, fx: Fixture, tmp_path: Path
     ) -> None:
-        """A write that hits a file-size limit (EFBIG, like ENOSPC) leaves the old snapshot."""
+        """A write hitting a file-size limit (EFBIG, like ENOSPC) keeps the old one."""
         memory = str(fx.memory)
         fx.store.write(make_snapshot(fx.memory, "old\n", inputs=(fx.index,)))
         script = textwrap.dedent(
@@ -296,7 +296,7 @@ class TestDiskFull:
             resource.setrlimit(resource.RLIMIT_FSIZE, (16384, 16384))
             try:
                 SnapshotStore({fx.store.cache_dir!r}).write(
-                    make_snapshot(Path({memory!r}), "new" * 100000, inputs=(Path({str(fx.index)!r}),))
+                    make_snapshot(Path({memory!r}), "new" * 100000)
                 )
             except SnapshotError as error:
                 print("refused", error)

@@ -119,7 +119,7 @@ class TestMemdirDisabledEvent:
         assert expected == event
 
     def test_setting_reported_even_when_simple_decided(self) -> None:
-        """As in the reference, a false setting is reported even if an earlier rule decided."""
+        """As in the reference, a false setting counts even if another rule decided."""
         event = memdir_disabled_event(
             Enablement(False, "env:CLAUDE_CODE_SIMPLE"),
             "/p",
@@ -197,7 +197,7 @@ class TestTelemetrySink:
         assert not (tmp_path / "telemetry.jsonl.3").exists()
 
     def test_unwritable_path_counts_error(self, tmp_path: Path) -> None:
-        """A sink whose directory cannot exist counts a write error and does not raise."""
+        """A sink whose directory cannot exist counts a write error, never raises."""
         blocker = tmp_path / "file"
         blocker.write_text("")
         with TelemetrySink(str(blocker / "telemetry.jsonl")) as sink:

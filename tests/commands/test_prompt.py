@@ -114,7 +114,7 @@ class TestColdRender:
     def test_emits_telemetry_and_remembers_project(
         self, isolated_home: Home, git_repo: Path, memory_dir: Path
     ) -> None:
-        """A render emits memdir_loaded (twice in team mode) and remembers the project."""
+        """A render emits memdir_loaded (twice in team mode) and remembers the root."""
         memd_prompt("--project", str(git_repo), "--mode", "team")
         events = list(
             read_events(str(isolated_home.state / "memd" / "telemetry.jsonl"))
@@ -164,7 +164,7 @@ class TestColdRender:
         monkeypatch: pytest.MonkeyPatch,
         capfdbinary: pytest.CaptureFixture[bytes],
     ) -> None:
-        """Disabled memory prints nothing, exits 0, creates nothing and emits memdir_disabled."""
+        """Disabled memory prints nothing, exits 0, creates nothing, emits an event."""
         monkeypatch.setenv("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "1")
         code = memd_prompt("--project", str(git_repo))
         events = list(
@@ -207,7 +207,7 @@ class TestWarmPath:
         memory_dir: Path,
         capfdbinary: pytest.CaptureFixture[bytes],
     ) -> None:
-        """After an edit the warm path declines and the full path prints the new prompt."""
+        """After an edit the warm path declines and the full path renders anew."""
         _warm_up(git_repo, memory_dir)
         (memory_dir / "MEMORY.md").write_text(INDEX + "- [Role](user_role.md) — role\n")
         capfdbinary.readouterr()
@@ -219,7 +219,7 @@ class TestWarmPath:
     def test_settings_change_makes_record_stale(
         self, isolated_home: Home, git_repo: Path, memory_dir: Path
     ) -> None:
-        """A new user settings file (it may move the directory) sends the request cold."""
+        """A new user settings file (it may move the directory) means a cold run."""
         _warm_up(git_repo, memory_dir)
         (isolated_home.claude / "settings.json").write_text(
             '{"autoMemoryEnabled": false}'

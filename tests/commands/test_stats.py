@@ -54,7 +54,7 @@ class TestStats:
     def test_json_summary(
         self, telemetry: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:
-        """JSON gives events, renders, latest/min/max and trend, truncations, disabled."""
+        """JSON gives counts, latest/min/max and trend, truncations, disabled."""
         code = run_stats("--format", "json")
         summary = json.loads(capsys.readouterr().out)
         a = summary["memory_dirs"]["/a/"]
