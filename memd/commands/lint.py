@@ -74,8 +74,7 @@ def resolve_targets(
             targets.append(Target(_memory_dir_for(raw, path, env), True))
         else:
             raise UsageError(f"{raw}: no such file or directory")
-    seen: set[Target] = set()
-    return tuple(t for t in targets if not (t in seen or seen.add(t)))  # type: ignore[func-returns-value]
+    return tuple(dict.fromkeys(targets))  # in order, without repeats
 
 
 def discover_memory_dirs(env: Mapping[str, str] | None = None) -> tuple[str, ...]:

@@ -9,12 +9,16 @@ is the same as `x.md`. Links that leave the directory are reported, never follow
 
 from __future__ import annotations
 
-from memd.index import classify_target, normalize_target
+from dataclasses import dataclass
+
+from memd.index import classify_target, normalize_target, parse_index
 from memd.jscompat import JS_WHITESPACE
+from memd.prompt import strip_index_markup
 from memd.truncation import (
     MAX_ENTRYPOINT_LINES,
     MAX_ENTRYPOINT_UNITS,
     WARNING_TEMPLATE,
+    EntrypointTruncation,
     truncate_entrypoint,
 )
 
@@ -97,50 +101,85 @@ def _describe(entries: list[IndexEntry]) -> str:
     return f"{count} will not be loaded: {listed}"
 
 
+@dataclass(frozen=True, slots=True)
+class _Cut:
+    """What the agent drops from MEMORY.md, in the file's own line numbers."""
+
+    result: EntrypointTruncation
+    lost_to_lines: tuple[IndexEntry, ...]  # past line 200
+    lost_to_units: tuple[IndexEntry, ...]  # within 200 lines, past 25,000 units
+    first_dropped_line: int | None  # first line not loaded by the line cut
+    unit_cut_line: int | None  # the line the unit cut falls on
+
+
+def _cut(ctx: LintContext) -> _Cut | None:
+    """Truncate MEMORY.md as the agent loads it, and map what is lost back to the file.
+
+    The agent strips frontmatter and HTML comments before truncating, so the
+    cut is computed on that text; entries are matched back by position, since
+    `parse_index` skips the same markup.
+    """
+    if ctx.index_text is None:
+        return None
+    text = ctx.index_text
+    shown = strip_index_markup(text)
+    result = truncate_entrypoint(shown)
+    if not (result.was_line_truncated or result.was_byte_truncated):
+        return None
+    shown_entries = parse_index(shown)
+    _, line_end, final_end = _kept_offset(shown)
+    by_lines = _lost(shown, shown_entries, line_end, len(shown))
+    by_units = _lost(shown, shown_entries, final_end, line_end)
+    first_dropped: int | None = shown[:line_end].count("\n") + 2
+    unit_line: int | None = shown[:final_end].count("\n") + 1
+    same = [e.target for e in shown_entries] == [e.target for e in ctx.entries]
+    if same:
+        position = {id(e): i for i, e in enumerate(shown_entries)}
+        by_lines = [ctx.entries[position[id(e)]] for e in by_lines]
+        by_units = [ctx.entries[position[id(e)]] for e in by_units]
+    if shown != text:
+        # Line numbers of the stripped text are not the file's; use the entries'.
+        first_dropped = by_lines[0].line if by_lines and same else None
+        unit_line = by_units[0].line if by_units and same else None
+    return _Cut(result, tuple(by_lines), tuple(by_units), first_dropped, unit_line)
+
+
 def check_too_many_lines(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
     """Over 200 lines: the agent loads the first 200; the newest entries are lost."""
-    if ctx.index_text is None:
+    cut = _cut(ctx)
+    if cut is None or not cut.result.was_line_truncated:
         return
-    result = truncate_entrypoint(ctx.index_text)
-    if not result.was_line_truncated:
-        return
-    _, line_end, _ = _kept_offset(ctx.index_text)
-    lost = _lost(ctx.index_text, ctx.entries, line_end, len(ctx.index_text))
-    first_lost = ctx.index_text[:line_end].count("\n") + 2
+    lost = list(cut.lost_to_lines)
     which = _describe(lost) if lost else "no entries are lost yet, only other lines"
     yield rule.diag(
         INDEX,
-        f"MEMORY.md has {result.line_count} lines (limit {MAX_ENTRYPOINT_LINES}); "
+        f"MEMORY.md has {cut.result.line_count} lines (limit {MAX_ENTRYPOINT_LINES}); "
         f"the agent loads only the first {MAX_ENTRYPOINT_LINES}, so {which}",
         "shorten or merge entries (one line each), or run the dream to consolidate; "
         "the reference cuts from the bottom",
-        line=first_lost,
+        line=cut.first_dropped_line,
     )
 
 
 def check_too_large(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
     """Over 25,000 UTF-16 units: the agent cuts at the last line break before it."""
-    if ctx.index_text is None:
+    cut = _cut(ctx)
+    if cut is None or not cut.result.was_byte_truncated:
         return
-    result = truncate_entrypoint(ctx.index_text)
-    if not result.was_byte_truncated:
-        return
-    _, line_end, final_end = _kept_offset(ctx.index_text)
-    lost = _lost(ctx.index_text, ctx.entries, final_end, line_end)
+    lost = list(cut.lost_to_units)
     if lost:
         which = _describe(lost)
-    elif result.was_line_truncated:
+    elif cut.result.was_line_truncated:
         which = "the 200-line cut already drops everything past this limit"
     else:
         which = "no entries are lost yet, only other lines"
-    line = ctx.index_text[:final_end].count("\n") + 1
     yield rule.diag(
         INDEX,
-        f"MEMORY.md is {result.byte_count:,} UTF-16 units "
+        f"MEMORY.md is {cut.result.byte_count:,} UTF-16 units "
         f"(limit {MAX_ENTRYPOINT_UNITS:,}); {which}",
         "keep each entry to one line under ~150 characters "
         "and move detail into topic files",
-        line=line,
+        line=cut.unit_cut_line,
     )
 
 
