@@ -110,20 +110,21 @@ class TestTruncation:
 
         assert "I002" not in codes
 
-
     def test_comments_and_frontmatter_do_not_count(self, tmp_path: Path) -> None:
-        """The agent strips frontmatter and HTML comments first, and so does the count."""
+        """The agent strips frontmatter and HTML comments first; so does the count."""
         names = [f"t{i:03}" for i in range(195)]
         comment = "<!--\n" + "old note\n" * 40 + "-->\n"
         entries = "".join(f"- [{n}]({n}.md) — hook\n" for n in names)
-        root = _memdir(tmp_path / "memory", "---\nx: 1\n---\n" + comment + entries, names)
+        root = _memdir(
+            tmp_path / "memory", "---\nx: 1\n---\n" + comment + entries, names
+        )
 
         codes = {d.code for d in lint_memdir(load_memdir(str(root)))}
 
         assert "I002" not in codes
 
     def test_lines_map_back_when_markup_is_stripped(self, tmp_path: Path) -> None:
-        """With a comment above, the lost entries are named by their line in the file."""
+        """With a comment above, lost entries are named by their line in the file."""
         names = [f"t{i:03}" for i in range(202)]
         entries = "".join(f"- [{n}]({n}.md) — hook\n" for n in names)
         root = _memdir(tmp_path / "memory", "<!-- a\nb\nc -->\n" + entries, names)
