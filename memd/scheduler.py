@@ -90,6 +90,7 @@ class DreamScheduler:
         on_dream: Callable[[DreamResult], None] | None = None,
         clock_check_seconds: float = CLOCK_CHECK_SECONDS,
         telemetry: object | None = None,
+        dream_second: int = 0,
     ):
         parse_dream_time(config.dream_time)  # fail at construction, not at 03:30
         self._config = config
@@ -99,6 +100,7 @@ class DreamScheduler:
         self._on_dream = on_dream
         self._clock_check_seconds = clock_check_seconds
         self._telemetry = telemetry
+        self._dream_second = dream_second  # tests fire the cron job seconds ahead
         self._zone = dream_zone(config)
         self._run_lock = threading.Lock()
         self._scheduler: object | None = None
@@ -107,6 +109,8 @@ class DreamScheduler:
         self._last_results: dict[str, dict[str, object]] = {}
         self.clock_jumps = 0
         self.catch_up_runs = 0
+        self.dream_job_fires = 0
+        self.startup_finished = threading.Event()
 
     def start(self) -> None:
         """Start the background scheduler and queue the start-up catch-up check."""
@@ -120,7 +124,12 @@ class DreamScheduler:
         common = {"coalesce": True, "max_instances": 1, "replace_existing": True}
         scheduler.add_job(
             self._dream_job,
-            CronTrigger(hour=parsed.hour, minute=parsed.minute, timezone=self._zone),
+            CronTrigger(
+                hour=parsed.hour,
+                minute=parsed.minute,
+                second=self._dream_second,
+                timezone=self._zone,
+            ),
             id="dream",
             misfire_grace_time=grace,
             **common,
@@ -249,14 +258,18 @@ class DreamScheduler:
         return tuple(self._memory_dirs())
 
     def _dream_job(self) -> None:
+        self.dream_job_fires += 1
         self.run_due(reason="schedule")
 
     def _rotate_job(self) -> None:
         self.rotate_all()
 
     def _startup_job(self) -> None:
-        self.rotate_all()
-        self.run_due(reason="startup")
+        try:
+            self.rotate_all()
+            self.run_due(reason="startup")
+        finally:
+            self.startup_finished.set()
 
     def _clock_job(self) -> None:
         wall, mono = time.time(), time.monotonic()
