@@ -38,6 +38,9 @@ from memd.paths import sanitize_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from memd.memdir import InputStat
     from memd.pipeline import Snapshot
 
 RACY_WINDOW_NS = 1_000_000_000
@@ -89,6 +92,16 @@ def inputs_unchanged(inputs: list[tuple[int, int, int, str]], built_ns: int) -> 
         if stat_input(path) != (size, mtime_ns, inode):
             return False
     return True
+
+
+def racy_until_ns(inputs: Iterable[InputStat], built_ns: int) -> int | None:
+    """Return when a rebuild would no longer see a racy input, or None if none is racy.
+
+    A snapshot built within `RACY_WINDOW_NS` of an input's change is never
+    served warm; the daemon can re-render once this time has passed.
+    """
+    racy = [i.mtime_ns for i in inputs if i.mtime_ns >= built_ns - RACY_WINDOW_NS]
+    return max(racy) + RACY_WINDOW_NS + 1 if racy else None
 
 
 def parse_meta(text: str) -> dict[str, object] | None:

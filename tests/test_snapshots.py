@@ -24,6 +24,7 @@ from memd.snapshots import (
     encode_prompt,
     fingerprint,
     parse_meta,
+    racy_until_ns,
 )
 
 OLD_NS = 10 * RACY_WINDOW_NS  # how far in the past inputs are dated to be clearly clean
@@ -197,6 +198,19 @@ class TestReadFresh:
 
         assert "p\n" == fx.store.read_fresh(str(fx.memory), "standard")
 
+    def test_racy_until(self, fx: Fixture) -> None:
+        """racy_until_ns says when a rebuild would be clean, None when already clean."""
+        built = time.time_ns()
+        inside = built - RACY_WINDOW_NS // 2
+        os.utime(fx.index, ns=(inside, inside))
+        racy = make_snapshot(fx.memory, "p\n", inputs=(fx.index,), built_ns=built)
+        clean = make_snapshot(
+            fx.memory, "p\n", inputs=(fx.index,), built_ns=built + RACY_WINDOW_NS
+        )
+
+        assert inside + RACY_WINDOW_NS + 1 == racy_until_ns(racy.inputs, racy.built_ns)
+        assert None is racy_until_ns(clean.inputs, clean.built_ns)
+
     def test_guidelines_change_is_stale(self, fx: Fixture) -> None:
         """A snapshot rendered with other extra guidelines is not served."""
         fx.store.write(make_snapshot(fx.memory, "p\n", extra_guidelines="Be terse."))
@@ -254,7 +268,7 @@ class TestAtomicReplace:
         for thread in threads:
             thread.start()
         try:
-            for i in range(150):
+            for i in range(60):
                 fx.store.write(make_snapshot(fx.memory, texts[i % 3]))
         finally:
             stop.set()
