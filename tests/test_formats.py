@@ -128,6 +128,21 @@ class TestSarif:
         } == result["locations"][0]["physicalLocation"]
         assert "warning" == result["level"]
 
+    def test_absolute_paths_become_file_uris(self) -> None:
+        """An absolute path becomes an encoded file:// URI; a relative one stays."""
+        diags = (
+            RULES_BY_KEY["I006"].diag("/m y/a.md", "orphan"),
+            RULES_BY_KEY["I006"].diag("team/b c.md", "orphan"),
+        )
+
+        runs = sarif_log(diags)["runs"]
+        uris = [
+            r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            for r in runs[0]["results"]  # type: ignore[index]
+        ]
+
+        assert ["file:///m%20y/a.md", "team/b%20c.md"] == uris
+
 
 class TestGithub:
     def test_annotation_lines(self) -> None:

@@ -134,7 +134,10 @@ def lint_targets(
     from memd.memdir import load_memdir
 
     found: list[Diagnostic] = []
+    dirs = [t.path.rstrip(os.sep) + os.sep for t in targets if t.is_dir]
     for target in targets:
+        if not target.is_dir and target.path.startswith(tuple(dirs)):
+            continue  # its directory is linted whole, with the index rules
         if target.is_dir:
             memdir = load_memdir(target.path, max_file_bytes=max_file_bytes)
             for d in lint_memdir(memdir, severities=severities):
@@ -150,7 +153,7 @@ def lint_targets(
                 found.append(
                     dataclasses.replace(d, path=display_path("", d.path, cwd=cwd))
                 )
-    return tuple(sorted(found, key=sort_key))
+    return tuple(sorted(dict.fromkeys(found), key=sort_key))
 
 
 def lint_settings(

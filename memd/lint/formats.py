@@ -127,6 +127,14 @@ def sarif_rules() -> list[dict[str, object]]:
     ]
 
 
+def artifact_uri(path: str) -> str:
+    """Return `path` as a SARIF URI: relative paths stay relative, absolute become file://."""
+    from urllib.parse import quote
+
+    posix = path.replace("\\", "/")
+    return f"file://{quote(posix)}" if posix.startswith("/") else quote(posix)
+
+
 def sarif_log(diagnostics: tuple[Diagnostic, ...]) -> dict[str, object]:
     """Return a SARIF 2.1.0 log with one run of memd."""
     index = {rule.code: i for i, rule in enumerate(RULES)}
@@ -137,7 +145,9 @@ def sarif_log(diagnostics: tuple[Diagnostic, ...]) -> dict[str, object]:
             region["startLine"] = d.line
             if d.column:
                 region["startColumn"] = d.column
-        location: dict[str, object] = {"artifactLocation": {"uri": d.path}}
+        location: dict[str, object] = {
+            "artifactLocation": {"uri": artifact_uri(d.path)}
+        }
         if region:
             location["region"] = region
         text = f"{d.message} (hint: {d.hint})" if d.hint else d.message

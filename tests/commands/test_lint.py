@@ -140,6 +140,55 @@ class TestTargets:
 
         assert 0 == main(["lint", "--strict", str(root)])
 
+    def test_files_inside_a_linted_directory_are_not_reported_twice(
+        self,
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        """pre-commit passes MEMORY.md and a topic file: each finding appears once."""
+        root = _clean(tmp_path / "memory")
+        (root / "a.md").write_text(GOOD.replace("type: user", "type: usr"))
+        monkeypatch.chdir(tmp_path)
+
+        main(["lint", "--format", "json", "memory/MEMORY.md", "memory/a.md"])
+
+        found = json.loads(capsys.readouterr().out)["diagnostics"]
+        assert [("memory/a.md", "M008")] == [(d["path"], d["code"]) for d in found]
+
+
+class TestPreCommitHook:
+    def test_hook_definition(self) -> None:
+        """The memd-lint hook runs `memd lint` on memory markdown, not daily logs."""
+        import re
+
+        import yaml
+
+        hooks = yaml.safe_load(
+            (Path(__file__).parents[2] / ".pre-commit-hooks.yaml").read_text()
+        )
+        [hook] = hooks
+        files, exclude = re.compile(hook["files"]), re.compile(hook["exclude"])
+
+        def picked(path: str) -> bool:
+            return bool(files.search(path)) and not exclude.search(path)
+
+        assert ("memd-lint", "memd lint", "python") == (
+            hook["id"],
+            hook["entry"],
+            hook["language"],
+        )
+        assert [True, True, True, False, False] == [
+            picked(p)
+            for p in (
+                "memory/user_role.md",
+                ".claude/memory/team/x.md",
+                "MEMORY.md",
+                "memory/logs/2026/11/2026-11-28.md",
+                "docs/guide.md",
+            )
+        ]
+
 
 class TestConfig:
     def test_config_severities_apply(
