@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from memd.diagnostics import Diagnostic, count_by_severity
 from memd.prompt import render_prompt
-from memd.snapshots import encode_prompt, fingerprint
+from memd.snapshots import encode_prompt, guidelines_fingerprint
 from memd.truncation import EntrypointTruncation
 
 TYPE_CHECKING = False
@@ -141,7 +141,7 @@ def build_snapshot(
         total_file_count=memdir.total_file_count,
         total_subdir_count=memdir.total_subdir_count,
         render_seconds=time.perf_counter() - clock,
-        env_fingerprint=fingerprint(extra_guidelines),
+        env_fingerprint=guidelines_fingerprint(extra_guidelines),
     )
 
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import os
 
+from memd.jscompat import js_trim
 from memd.paths import sanitize_path
 
 TYPE_CHECKING = False
@@ -72,6 +73,13 @@ def fingerprint(value: str | None) -> str:
     for byte in value.encode("utf-8", "surrogatepass"):
         h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
     return f"{h:016x}"
+
+
+def guidelines_fingerprint(extra_guidelines: str | None) -> str:
+    """Return the fingerprint of extra guidelines as rendered: blank counts as none."""
+    if extra_guidelines is None or not js_trim(extra_guidelines):
+        return "-"
+    return fingerprint(extra_guidelines)
 
 
 def stat_input(path: str) -> tuple[int, int, int]:
@@ -214,7 +222,9 @@ class SnapshotStore:
         if found is None:
             return None
         meta, data = found
-        if meta.get("mode") != mode or meta.get("env") != fingerprint(extra_guidelines):
+        if meta.get("mode") != mode or meta.get("env") != guidelines_fingerprint(
+            extra_guidelines
+        ):
             return None
         inputs = meta["inputs"]
         built_ns = meta["built_ns"]

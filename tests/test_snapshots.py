@@ -22,7 +22,7 @@ from memd.snapshots import (
     RACY_WINDOW_NS,
     SnapshotStore,
     encode_prompt,
-    fingerprint,
+    guidelines_fingerprint,
     parse_meta,
     racy_until_ns,
 )
@@ -70,7 +70,7 @@ def make_snapshot(
         total_file_count=len(inputs),
         total_subdir_count=0,
         render_seconds=0.001,
-        env_fingerprint=fingerprint(extra_guidelines),
+        env_fingerprint=guidelines_fingerprint(extra_guidelines),
     )
 
 
@@ -220,6 +220,15 @@ class TestReadFresh:
             memory, "standard", extra_guidelines="Be terse."
         )
         assert None is fx.store.read_fresh(memory, "standard")
+
+    def test_blank_guidelines_equal_none(self, fx: Fixture) -> None:
+        """Empty or blank guidelines render like none, so they share a snapshot."""
+        fx.store.write(make_snapshot(fx.memory, "p\n", extra_guidelines=" \n"))
+
+        assert "p\n" == fx.store.read_fresh(str(fx.memory), "standard")
+        assert "p\n" == fx.store.read_fresh(
+            str(fx.memory), "standard", extra_guidelines=""
+        )
 
     def test_other_mode_or_dir_misses(self, fx: Fixture, tmp_path: Path) -> None:
         """A mode never written, or another dir with the same sanitized key, misses."""
