@@ -33,6 +33,7 @@ from memd.errors import ServiceError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import subprocess
     from collections.abc import Callable, Iterable, Mapping
 
 LABEL = "dev.memd.agent"
@@ -44,21 +45,60 @@ SHIPPED_SYSTEMD_MEMD = "%h/.local/bin/memd"
 SHIPPED_LAUNCHD_HOME = "/Users/USERNAME"
 # The variables that change where memd reads and writes; copied into the unit.
 PASSED_ENV = (
-    "CLAUDE_CONFIG_DIR",
-    "MEMD_CONFIG",
-    "XDG_CONFIG_HOME",
-    "XDG_CACHE_HOME",
-    "XDG_DATA_HOME",
-    "XDG_STATE_HOME",
+    *("CLAUDE_CONFIG_DIR", "MEMD_CONFIG"),
+    *("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"),
 )
 LAUNCHD_DEFAULT_PATH = "/opt/homebrew/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
 # What systemctl prints when no user manager answers on the bus.
-UNREACHABLE_MARKERS = (
-    "Failed to connect to bus",
-    "Failed to connect to user scope bus",
-    "No medium found",
-    "not been booted with systemd",
-)
+UNREACHABLE_MARKERS = ("Failed to connect to", "No medium found", "not been booted")
+
+# memd sends READY=1 after its first full scan and pings WATCHDOG=1 from its main
+# loop every WatchdogSec/2.
+UNIT_TEMPLATE = """\
+# memd user service. `memd service install` renders it for this machine;
+# change it with a drop-in (`systemctl --user edit memd`), not by hand.
+[Unit]
+Description=memd: keeps the coding agent's auto memory healthy
+
+[Service]
+Type=notify
+NotifyAccess=main
+ExecStart={exec_start}
+ExecReload=/bin/kill -HUP $MAINPID
+Restart=on-failure
+RestartSec=5s
+WatchdogSec=60s
+{environment}\
+# The single-instance lock lives in $XDG_RUNTIME_DIR/memd.
+RuntimeDirectory=memd
+RuntimeDirectoryMode=0700
+RuntimeDirectoryPreserve=yes
+UMask=0077
+
+# Sandboxing. The file-system options need unprivileged user namespaces
+# (systemd >= 253 turns on PrivateUsers= for them in user units).
+NoNewPrivileges=yes
+ProtectSystem=strict
+ReadWritePaths={read_write_paths}
+PrivateTmp=yes
+ProtectKernelTunables=yes
+ProtectKernelModules=yes
+ProtectKernelLogs=yes
+ProtectControlGroups=yes
+RestrictRealtime=yes
+RestrictSUIDSGID=yes
+RestrictNamespaces=yes
+LockPersonality=yes
+SystemCallArchitectures=native
+SystemCallFilter=@system-service
+SystemCallErrorNumber=EPERM
+# AF_INET/AF_INET6 are for a configured dream command (an agent CLI); memd
+# needs only AF_UNIX. MemoryDenyWriteExecute= is off: such a CLI may JIT (Node).
+RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6
+
+[Install]
+WantedBy=default.target
+"""
 
 
 class UserManagerUnreachable(ServiceError):
@@ -222,63 +262,19 @@ def shipped_systemd_unit() -> str:
 def _render_unit(
     exec_word: str, env: Mapping[str, str], writable: Iterable[str]
 ) -> str:
-    environment = service_environment(env)
     home = env.get("HOME", "")
     home = home.rstrip("/") if os.path.isabs(home) else "%h"
-    rw_paths = " ".join(
-        _read_write_word(path, home) for path in _writable_dirs(env, home, writable)
+    environment = "".join(
+        f"Environment={_quote(f'{name}={value}')}\n"
+        for name, value in sorted(service_environment(env).items())
     )
-    lines = [
-        "# memd user service. `memd service install` renders it for this machine;",
-        "# change it with a drop-in (`systemctl --user edit memd`), not by hand.",
-        "[Unit]",
-        "Description=memd: keeps the coding agent's auto memory healthy",
-        "",
-        "[Service]",
-        # memd sends READY=1 once the first full scan is done, STOPPING=1 on SIGTERM.
-        "Type=notify",
-        "NotifyAccess=main",
-        f"ExecStart={exec_word} run",
-        "ExecReload=/bin/kill -HUP $MAINPID",
-        "Restart=on-failure",
-        "RestartSec=5s",
-        # memd's main loop sends WATCHDOG=1 every WatchdogSec/2; a hung daemon restarts.
-        "WatchdogSec=60s",
-        *(
-            f"Environment={_quote(f'{name}={value}')}"
-            for name, value in sorted(environment.items())
+    return UNIT_TEMPLATE.format(
+        exec_start=f"{exec_word} run",
+        environment=environment,
+        read_write_paths=" ".join(
+            _read_write_word(path, home) for path in _writable_dirs(env, home, writable)
         ),
-        # The single-instance lock lives in $XDG_RUNTIME_DIR/memd.
-        "RuntimeDirectory=memd",
-        "RuntimeDirectoryMode=0700",
-        "RuntimeDirectoryPreserve=yes",
-        "UMask=0077",
-        "",
-        "# Sandboxing. The file-system options need unprivileged user namespaces",
-        "# (systemd >= 253 turns on PrivateUsers= for them in user units).",
-        "NoNewPrivileges=yes",
-        "ProtectSystem=strict",
-        f"ReadWritePaths={rw_paths}",
-        "PrivateTmp=yes",
-        "ProtectKernelTunables=yes",
-        "ProtectKernelModules=yes",
-        "ProtectKernelLogs=yes",
-        "ProtectControlGroups=yes",
-        "RestrictRealtime=yes",
-        "RestrictSUIDSGID=yes",
-        "RestrictNamespaces=yes",
-        "LockPersonality=yes",
-        "SystemCallArchitectures=native",
-        "SystemCallFilter=@system-service",
-        "SystemCallErrorNumber=EPERM",
-        "# AF_INET/AF_INET6 are for a configured dream command (an agent CLI);",
-        "# MemoryDenyWriteExecute= is left off because such a CLI may JIT (Node).",
-        "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6",
-        "",
-        "[Install]",
-        "WantedBy=default.target",
-    ]
-    return "\n".join(lines) + "\n"
+    )
 
 
 def render_launchd_plist(memd_path: str, env: Mapping[str, str], home: str) -> bytes:
@@ -361,26 +357,20 @@ def install_plan(
 ) -> Plan:
     """Return the steps that write the unit for this machine and start it."""
     if manager == LAUNCHD:
-        plist = launchd_plist_path(home)
-        target = f"gui/{uid}"
-        return Plan(
-            LAUNCHD,
-            "install",
-            (
-                MakeDir(launchd_log_dir(home)),
-                MakeDir(os.path.dirname(plist)),
-                WriteFile(plist, render_launchd_plist(memd_path, env, home)),
-                RunCommand(
-                    ("launchctl", "bootout", f"{target}/{LABEL}"), may_fail=True
-                ),
-                RunCommand(("launchctl", "enable", f"{target}/{LABEL}")),
-                RunCommand(("launchctl", "bootstrap", target, plist)),
-            ),
-        )
+        plist, agent = launchd_plist_path(home), f"gui/{uid}/{LABEL}"
+        steps: list[Step] = [
+            MakeDir(launchd_log_dir(home)),
+            MakeDir(os.path.dirname(plist)),
+            WriteFile(plist, render_launchd_plist(memd_path, env, home)),
+            RunCommand(("launchctl", "bootout", agent), may_fail=True),
+            RunCommand(("launchctl", "enable", agent)),
+            RunCommand(("launchctl", "bootstrap", f"gui/{uid}", plist)),
+        ]
+        return Plan(LAUNCHD, "install", tuple(steps))
     writable = tuple(writable)
     unit_path = systemd_unit_path(env, home)
     content = render_systemd_unit(memd_path, env, writable=writable).encode()
-    steps: list[Step] = [MakeDir(path) for path in _writable_dirs(env, home, writable)]
+    steps = [MakeDir(path) for path in _writable_dirs(env, home, writable)]
     steps += [
         MakeDir(os.path.dirname(unit_path)),
         WriteFile(unit_path, content),
@@ -409,26 +399,18 @@ def uninstall_plan(
 ) -> Plan:
     """Return the steps that stop the service and remove its file."""
     if manager == LAUNCHD:
-        return Plan(
-            LAUNCHD,
-            "uninstall",
-            (
-                RunCommand(
-                    ("launchctl", "bootout", f"gui/{uid}/{LABEL}"), may_fail=True
-                ),
-                RemoveFile(launchd_plist_path(home)),
-            ),
+        bootout = RunCommand(
+            ("launchctl", "bootout", f"gui/{uid}/{LABEL}"), may_fail=True
         )
-    return Plan(
-        SYSTEMD,
-        "uninstall",
-        (
-            RunCommand(_systemctl("disable", "--now", UNIT_NAME), may_fail=True),
-            RemoveFile(systemd_unit_path(env, home)),
-            RunCommand(_systemctl("daemon-reload")),
-        ),
-        manual_systemd_commands("uninstall", user),
+        return Plan(
+            LAUNCHD, "uninstall", (bootout, RemoveFile(launchd_plist_path(home)))
+        )
+    steps = (
+        RunCommand(_systemctl("disable", "--now", UNIT_NAME), may_fail=True),
+        RemoveFile(systemd_unit_path(env, home)),
+        RunCommand(_systemctl("daemon-reload")),
     )
+    return Plan(SYSTEMD, "uninstall", steps, manual_systemd_commands("uninstall", user))
 
 
 def status_command(manager: str, uid: int) -> tuple[str, ...]:
@@ -440,34 +422,23 @@ def status_command(manager: str, uid: int) -> tuple[str, ...]:
 
 def describe_plan(plan: Plan) -> str:
     """Return the plan as text: each file in full, each command as a shell line."""
-    out: list[str] = []
-    for step in plan.steps:
-        if isinstance(step, MakeDir):
-            out.append(f"mkdir -p {shlex.quote(step.path)}")
-        elif isinstance(step, WriteFile):
-            out.append(f"# write {step.path}:")
-            out.append(step.content.decode().rstrip("\n"))
-            out.append(f"# end of {step.path}")
-        elif isinstance(step, RemoveFile):
-            out.append(f"rm -f {shlex.quote(step.path)}")
-        else:
-            out.append(
-                shlex.join(step.argv) + ("  # may fail" if step.may_fail else "")
-            )
-    return "\n".join(out) + "\n"
+    return "".join(_describe_step(step, full=True) + "\n" for step in plan.steps)
 
 
-@dataclass(frozen=True, slots=True)
-class CommandResult:
-    argv: tuple[str, ...]
-    returncode: int
-    stdout: str
-    stderr: str
+def _describe_step(step: Step, *, full: bool = False) -> str:
+    if isinstance(step, MakeDir):
+        return f"mkdir -p {shlex.quote(step.path)}"
+    if isinstance(step, RemoveFile):
+        return f"rm -f {shlex.quote(step.path)}"
+    if isinstance(step, WriteFile):
+        if not full:
+            return f"wrote {step.path}"
+        body = step.content.decode().rstrip("\n")
+        return f"# write {step.path}:\n{body}\n# end of {step.path}"
+    return shlex.join(step.argv) + ("  # may fail" if step.may_fail else "")
 
 
-def run_command(
-    argv: tuple[str, ...], env: Mapping[str, str] | None = None
-) -> CommandResult:
+def run_command(argv: tuple[str, ...]) -> subprocess.CompletedProcess[str]:
     """Run a service-manager command, capturing its output.
 
     Raises:
@@ -476,31 +447,26 @@ def run_command(
     import subprocess
 
     try:
-        done = subprocess.run(
-            argv,
-            capture_output=True,
-            text=True,
-            check=False,
-            env=None if env is None else dict(env),
-        )
+        return subprocess.run(argv, capture_output=True, text=True, check=False)
     except FileNotFoundError:
         raise ServiceError(
             f"{argv[0]} not found; is this the right service manager?"
             " (try --systemd or --launchd)"
         ) from None
-    return CommandResult(argv, done.returncode, done.stdout, done.stderr)
 
 
-def is_unreachable(result: CommandResult, env: Mapping[str, str]) -> bool:
+def is_unreachable(
+    result: subprocess.CompletedProcess[str], env: Mapping[str, str]
+) -> bool:
     """Return True when a failed `systemctl --user` found no user manager to talk to."""
-    if result.returncode == 0 or result.argv[:2] != ("systemctl", "--user"):
+    if result.returncode == 0 or tuple(result.args[:2]) != ("systemctl", "--user"):
         return False
     return not env.get("XDG_RUNTIME_DIR") or any(
         m in result.stderr for m in UNREACHABLE_MARKERS
     )
 
 
-def describe_unreachable(result: CommandResult) -> str:
+def describe_unreachable(result: subprocess.CompletedProcess[str]) -> str:
     """Return the one line that says no user manager answered, and why."""
     reason = _first_line(result.stderr) or "XDG_RUNTIME_DIR is not set"
     return f"systemctl --user cannot reach a user service manager ({reason})"
@@ -541,17 +507,7 @@ def execute_plan(
                     f" with exit {result.returncode}: {detail}"
                 )
         if echo is not None:
-            echo(_done_line(step))
-
-
-def _done_line(step: Step) -> str:
-    if isinstance(step, MakeDir):
-        return f"made {step.path}"
-    if isinstance(step, WriteFile):
-        return f"wrote {step.path}"
-    if isinstance(step, RemoveFile):
-        return f"removed {step.path}"
-    return f"ran {shlex.join(step.argv)}"
+            echo(_describe_step(step))
 
 
 def _first_line(text: str) -> str:
