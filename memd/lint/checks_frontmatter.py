@@ -180,6 +180,8 @@ def _yaml_kind(value: object) -> str:
 
 def display_columns(text: str) -> int:
     """Return the width of `text` in columns: East Asian wide characters count two."""
+    if text.isascii():
+        return len(text)
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 INDEX = "MEMORY.md"
 MAX_ENTRY_LINE_CHARS = 200
+MAX_LISTED = 20  # entries named in one message; the line span covers the rest
 
 
 def check_missing(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
@@ -88,17 +89,24 @@ def _lost(
         line_start = (
             starts[entry.line - 1] if entry.line - 1 < len(starts) else len(text)
         )
-        line_end = line_start + len(text[line_start:].split("\n", 1)[0])
+        line_end = starts[entry.line] - 1 if entry.line < len(starts) else len(text)
         if line_end > begin and line_start < end:
             lost.append(entry)
     return lost
 
 
 def _describe(entries: list[IndexEntry]) -> str:
-    """Return `N entries will not be loaded: a.md (line 201), …`."""
-    count = "1 entry" if len(entries) == 1 else f"{len(entries)} entries"
-    listed = ", ".join(f"{e.target} (line {e.line})" for e in entries)
-    return f"{count} will not be loaded: {listed}"
+    """Return `N entries will not be loaded (lines 201-230): a.md (line 201), …`."""
+    if len(entries) == 1:
+        return (
+            f"1 entry will not be loaded: {entries[0].target} (line {entries[0].line})"
+        )
+    shown = ", ".join(f"{e.target} (line {e.line})" for e in entries[:MAX_LISTED])
+    more = (
+        f", and {len(entries) - MAX_LISTED} more" if len(entries) > MAX_LISTED else ""
+    )
+    span = f"lines {entries[0].line}-{entries[-1].line}"
+    return f"{len(entries)} entries will not be loaded ({span}): {shown}{more}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +134,7 @@ def _cut(ctx: LintContext) -> _Cut | None:
     result = truncate_entrypoint(shown)
     if not (result.was_line_truncated or result.was_byte_truncated):
         return None
-    shown_entries = parse_index(shown)
+    shown_entries = ctx.entries if shown == text else parse_index(shown)
     _, line_end, final_end = _kept_offset(shown)
     by_lines = _lost(shown, shown_entries, line_end, len(shown))
     by_units = _lost(shown, shown_entries, final_end, line_end)

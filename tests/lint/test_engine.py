@@ -78,7 +78,7 @@ class TestTruncation:
 
         assert 201 == finding.line
         assert (
-            "5 entries will not be loaded: t200.md (line 201), t201.md (line 202)"
+            "5 entries will not be loaded (lines 201-205): t200.md (line 201), t201.md"
             in finding.message
         )
         assert "t199.md" not in finding.message
