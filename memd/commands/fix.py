@@ -139,8 +139,15 @@ def unified_diff(path: str, edit: FileEdit) -> str:
         )
         return text.splitlines(keepends=True)
 
-    old_name = "/dev/null" if edit.old is None else f"a/{path}"
-    diff = difflib.unified_diff(lines(edit.old), lines(edit.new), old_name, f"b/{path}")
+    from memd.lint.engine import display_path
+
+    shown = display_path("", path)
+    old_name, new_name = (
+        (shown, shown) if os.path.isabs(shown) else (f"a/{shown}", f"b/{shown}")
+    )
+    if edit.old is None:
+        old_name = "/dev/null"
+    diff = difflib.unified_diff(lines(edit.old), lines(edit.new), old_name, new_name)
     out = "".join(
         line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
         for line in diff

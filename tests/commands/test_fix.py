@@ -40,11 +40,28 @@ class TestDryRun:
         out = capsys.readouterr().out
         assert 0 == code
         assert before == {p.name: p.read_bytes() for p in root.iterdir()}
-        assert f"--- a/{root / 'MEMORY.md'}" in out
+        assert f"--- {root / 'MEMORY.md'}\n+++ {root / 'MEMORY.md'}\n" in out
         assert "-- [Gone](gone.md) — gone\\r\n" in out
         assert "+- [B](b.md) — a specific enough description\n" in out
         assert "-<BOM>---\n" in out
         assert "broken.md" not in out
+
+    def test_relative_paths_get_git_style_prefixes(
+        self,
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        """Inside the working directory the diff is labelled a/… and b/…, like git."""
+        _memdir(tmp_path / "memory")
+        monkeypatch.chdir(tmp_path)
+
+        main(["fix", "--dry-run", "memory"])
+
+        assert (
+            "--- a/memory/MEMORY.md\n+++ b/memory/MEMORY.md\n"
+            in capsys.readouterr().out
+        )
 
 
 class TestApply:
