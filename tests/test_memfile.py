@@ -343,3 +343,13 @@ class TestNeverRaises:
         parsed = parse_memory_file("x.md", data)
 
         assert parsed.dialect in (None, "classic", "nested")
+
+    @given(st.text(alphabet=":-&*[]{}!?|>#'\"%@`,. \n\tab01\u00e9", max_size=300))
+    @example("a: &x [*x]")
+    @example("!!binary x")
+    @example("? - a\n: b")
+    def test_yaml_punctuation(self, text: str) -> None:
+        """YAML-heavy frontmatter parses or becomes diagnostics, never an exception."""
+        parsed = parse_memory_file("x.md", f"---\n{text}\n---\n".encode())
+
+        assert all(d.path == "x.md" for d in parsed.diagnostics)
