@@ -211,6 +211,8 @@ class _Walk:
                 continue  # deleted between listing and reading: it is gone
             except OSError as exc:
                 self._fail(rel, exc)
+                if rel == INDEX_NAME:
+                    self._index_exists_unread(fd)
 
     def _count(self, entry: os.DirEntry[str]) -> None:
         try:
@@ -256,6 +258,15 @@ class _Walk:
         if rel.endswith(".md"):
             self.unreadable.append(rel)
         self.diags.append(_unreadable(rel, exc.strerror or type(exc).__name__))
+
+    def _index_exists_unread(self, fd: int) -> None:
+        """Record an unreadable MEMORY.md by its lstat: it exists, it is not missing."""
+        try:
+            st = os.stat(INDEX_NAME, dir_fd=fd, follow_symlinks=False)
+        except OSError:
+            return
+        self.index_seen = True
+        self.inputs.append(_input(os.path.join(self.root, INDEX_NAME), st))
 
     # Files ---------------------------------------------------------------
 

@@ -281,6 +281,7 @@ print(json.dumps({
     "diagnostics": [[d.code, d.path] for d in m.diagnostics],
     "files": [f.relpath for f in m.files],
     "index": m.index_text,
+    "index_size": [i.size for i in m.inputs if i.path.endswith("/MEMORY.md")],
 }))
 """
 
@@ -328,6 +329,7 @@ class TestUnreadable:
             ],
             "files": ["ok.md"],
             "index": None,
+            "index_size": [len("- [ok](ok.md)\n")],
         } == loaded
 
     def test_unreadable_root(self, make_memdir: MemDirMaker) -> None:
@@ -339,7 +341,12 @@ class TestUnreadable:
         finally:
             make_memdir.root.chmod(0o755)
 
-        assert {"diagnostics": [["F005", "."]], "files": [], "index": None} == loaded
+        assert {
+            "diagnostics": [["F005", "."]],
+            "files": [],
+            "index": None,
+            "index_size": [-1],
+        } == loaded
 
 
 class TestIndexLinks:
