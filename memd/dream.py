@@ -115,6 +115,8 @@ class _Writer:
 class _Lock:
     path: str
     prior_mtime_ns: int | None
+    acquired_mtime_ns: int
+    dir_fd: int  # flock'ed: memd processes on this host never dream one dir twice
 
 
 def _pid_alive(pid: int) -> bool:
@@ -141,10 +143,25 @@ def _read_pid(path: str) -> int | None:
 
 def acquire_consolidate_lock(memory_dir: str, writer: _Writer) -> _Lock:
     """Take `.consolidate-lock`, breaking a stale one; raise `LockHeldError` if live."""
+    import fcntl
+
+    dir_fd = os.open(memory_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(dir_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(dir_fd)
+        raise LockHeldError(f"{memory_dir}: another memd dream is running") from None
+    try:
+        return _take_lock_file(memory_dir, writer, dir_fd)
+    except BaseException:
+        os.close(dir_fd)
+        raise
+
+
+def _take_lock_file(memory_dir: str, writer: _Writer, dir_fd: int) -> _Lock:
     path = os.path.join(memory_dir, LOCK_NAME)
     try:
-        stat = os.lstat(path)
-        prior: int | None = stat.st_mtime_ns
+        prior: int | None = os.lstat(path).st_mtime_ns
     except FileNotFoundError:
         prior = None
     holder = _read_pid(path)
@@ -156,22 +173,35 @@ def acquire_consolidate_lock(memory_dir: str, writer: _Writer) -> _Lock:
             )
     writer.write(path, f"{os.getpid()}\n".encode())
     winner = _read_pid(path)
-    if winner != os.getpid():  # another process broke the stale lock at the same moment
+    if winner != os.getpid():  # an agent broke the stale lock at the same moment
         raise LockHeldError(
             f"{memory_dir}: lost the dream lock to pid {winner}", pid=winner
         )
-    return _Lock(path, prior)
+    return _Lock(path, prior, os.lstat(path).st_mtime_ns, dir_fd)
+
+
+def release_lock(lock: _Lock, writer: _Writer) -> None:
+    """Give the lock up after a dream: empty body, mtime = this consolidation."""
+    try:
+        writer.write(lock.path, b"")
+        stamp = lock.acquired_mtime_ns
+        os.utime(lock.path, ns=(stamp, stamp))
+    finally:
+        os.close(lock.dir_fd)
 
 
 def roll_back_lock(lock: _Lock) -> None:
-    """Wind the lock's mtime back to before this dream (or remove a lock it created)."""
+    """Give the lock up with its mtime wound back (or remove a lock this dream made)."""
     try:
         if lock.prior_mtime_ns is None:
             os.unlink(lock.path)
         else:
+            write_atomic(lock.path, b"")
             os.utime(lock.path, ns=(lock.prior_mtime_ns, lock.prior_mtime_ns))
     except OSError:
         pass
+    finally:
+        os.close(lock.dir_fd)
 
 
 def plan_builtin(memory_dir: str, entries: tuple[LogEntry, ...]) -> ConsolidationPlan:
@@ -287,11 +317,8 @@ def run_dream(
     started = time.monotonic()
     directory = memory_key(memory_dir)
     writer = _Writer(os.environ if env is None else env)
-    record = _read_record(config.state_dir, directory)
-    watermark = record.get("watermark")
-    marks_in = watermark if isinstance(watermark, dict) else {}
     if dry_run:
-        return _dry_run(directory, config, marks_in, started)
+        return _dry_run(directory, config, _watermark(config, directory), started)
     try:
         lock = acquire_consolidate_lock(directory, writer)
     except LockHeldError as error:
@@ -303,12 +330,11 @@ def run_dream(
         )
     entries: tuple[LogEntry, ...] = ()
     try:
-        entries, marks = collect_entries(directory, marks_in)
+        # Read under the lock: a dream that just finished has moved it.
+        entries, marks = collect_entries(directory, _watermark(config, directory))
         log_files = tuple(sorted({e.log for e in entries}))
         if not entries:
-            roll_back_lock(
-                lock
-            )  # nothing consolidated: the last consolidation time stands
+            roll_back_lock(lock)  # nothing consolidated: the last time stands
             result = DreamResult(
                 memory_dir=directory,
                 status="nothing",
@@ -332,6 +358,9 @@ def run_dream(
         return _finish_failed(
             directory, config, now, started, str(error), log, telemetry, len(entries)
         )
+    except BaseException:
+        roll_back_lock(lock)
+        raise
     errors, warnings = _lint_and_render(directory, config, log)
     message = (
         f"{len(unindexed)} file(s) left out of MEMORY.md: it is full"
@@ -351,7 +380,10 @@ def run_dream(
         duration_seconds=time.monotonic() - started,
         log_files=log_files,
     )
-    _record(config, directory, now, result, marks, writer)
+    try:
+        _record(config, directory, now, result, marks, writer)
+    finally:
+        release_lock(lock, writer)
     _retain(directory, config, marks, now, log)
     log.info(
         "dream_completed", memory_dir=directory, entries=len(entries), files=written
@@ -388,11 +420,12 @@ def _dry_run(
     )
 
 
-def _read_record(state_dir: str, directory: str) -> dict[str, object]:
+def _watermark(config: Config, directory: str) -> dict[str, object]:
     from memd.state import read_state
 
-    record = read_state(state_dir, DREAMS_STATE).get(directory)
-    return record if isinstance(record, dict) else {}
+    record = read_state(config.state_dir, DREAMS_STATE).get(directory)
+    marks = record.get("watermark") if isinstance(record, dict) else None
+    return marks if isinstance(marks, dict) else {}
 
 
 def _record(

@@ -196,7 +196,7 @@ class TestConsolidateLock:
         result = setup.dream()
 
         assert "ok" == result.status
-        assert f"{os.getpid()}\n" == (setup.memory / LOCK_NAME).read_text()
+        assert "" == (setup.memory / LOCK_NAME).read_text()
 
     def test_old_live_holder_broken(self, setup: Setup) -> None:
         """A live holder older than an hour is stale and broken."""
@@ -207,6 +207,18 @@ class TestConsolidateLock:
         setup.log("#a one")
 
         assert "ok" == setup.dream().status
+
+    def test_success_releases_and_stamps(self, setup: Setup) -> None:
+        """After a dream the lock holds no pid and its mtime marks the consolidation."""
+        lock = setup.memory / LOCK_NAME
+        lock.write_text("")
+        os.utime(lock, ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))
+        setup.log("#a one")
+
+        setup.dream()
+
+        assert "" == lock.read_text()
+        assert lock.stat().st_mtime > 1_700_000_000 + 3600
 
     def test_failure_restores_mtime(self, setup: Setup, tmp_path: Path) -> None:
         """A failed dream winds the lock's mtime back to the last consolidation."""

@@ -106,5 +106,5 @@ class TestDreamCrash:
 
             assert after == _snapshot(memory), k
 
-        # lock, 3 new topic files, 1 appended, MEMORY.md, dreams.json: 7 kill points
-        assert list(range(1, 8)) == crashed_at
+        # lock, 3 new topic files, 1 appended, MEMORY.md, dreams.json, lock release
+        assert list(range(1, 9)) == crashed_at
