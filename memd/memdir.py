@@ -178,6 +178,7 @@ class _Walk:
     def __init__(self, root: str, cache: ParseCache | None, max_file_bytes: int):
         self.root = root
         self.root_real = os.path.realpath(root)
+        self.root_fd = -1  # set by load_memdir while the walk runs
         self.cache = cache
         self.max_file_bytes = max_file_bytes
         self.files: list[MemoryFile] = []
@@ -308,9 +309,27 @@ class _Walk:
         elif stat.S_ISDIR(st.st_mode):
             return  # a symlinked directory is never entered: no loops, no double reads
         elif rel == INDEX_NAME:
-            self._index(lambda: os.open(target, _FILE_FLAGS), path=target)
+            self._index(lambda: self._open_beneath(target), path=target)
         else:
-            self._topic(rel, lambda: os.open(target, _FILE_FLAGS), st, path=target)
+            self._topic(rel, lambda: self._open_beneath(target), st, path=target)
+
+    def _open_beneath(self, target: str) -> int:
+        """Open a resolved target component by component from the root, never following.
+
+        A directory swapped for a symlink after `realpath` fails with ELOOP
+        instead of leading out of the memory directory.
+        """
+        parts = os.path.relpath(target, self.root_real).split(os.sep)
+        opened: list[int] = []
+        current = self.root_fd
+        try:
+            for part in parts[:-1]:
+                current = os.open(part, _NOFOLLOW_DIR, dir_fd=current)
+                opened.append(current)
+            return os.open(parts[-1], _FILE_FLAGS, dir_fd=current)
+        finally:
+            for fd in opened:
+                os.close(fd)
 
     def _broken(self, rel: str, why: str) -> None:
         self.unreadable.append(rel)
@@ -424,6 +443,7 @@ def load_memdir(
                 _unreadable(".", exc.strerror or "cannot open the directory"),
             ),
         )
+    walk.root_fd = fd
     try:
         walk.scan(fd, "", 0, False)
     except OSError as exc:

@@ -272,6 +272,28 @@ class TestSpecialFiles:
         assert CANARY not in repr(memdir)
         assert [("F005", "team")] == codes(memdir)
 
+    def test_symlink_target_directory_swapped(
+        self, make_memdir: MemDirMaker, tmp_path: Path
+    ) -> None:
+        """A link's target dir swapped for a link out after the check is never read."""
+        make_memdir.topic("team/real.md", name="r", description="r", type="user")
+        (make_memdir.root / "alias.md").symlink_to("team/real.md")
+        outside = tmp_path / "outside"
+        outside.mkdir()
+        (outside / "real.md").write_text(CANARY)
+        team = make_memdir.root / "team"
+
+        class SwappingCache(ParseCache):
+            def get(self, p: str, key: tuple[int, int, int, int, int]) -> None:
+                if p.endswith("alias.md"):
+                    shutil.rmtree(team)
+                    team.symlink_to(outside)
+
+        memdir = load_memdir(str(make_memdir.root), cache=SwappingCache())
+
+        assert CANARY not in repr(memdir)
+        assert [("F005", "alias.md"), ("F005", "team")] == codes(memdir)
+
 
 UNPRIVILEGED_LOADER = """
 import json, sys
