@@ -17,6 +17,7 @@ over that state, so every trigger is idempotent. That matters because:
 from __future__ import annotations
 
 import datetime as dt
+import os
 import threading
 import time
 
@@ -206,6 +207,9 @@ class DreamScheduler:
             now = now or dt.datetime.now(self._zone)
             self._seen_slot = latest_slot(now, self._config.dream_time, self._zone)
             for memory_dir in self._dirs():
+                # No logs/, nothing to consolidate: leave the directory untouched.
+                if not os.path.isdir(os.path.join(memory_dir, "logs")):
+                    continue
                 if not is_due(self._config, memory_dir, now):
                     continue
                 log = self._log.bind(memory_dir=memory_dir, reason=reason)
@@ -232,8 +236,6 @@ class DreamScheduler:
 
     def rotate_all(self, today: dt.date | None = None) -> None:
         """Create today's log where KAIROS logs are kept and queue the closed ones."""
-        import os
-
         from memd.daily_log import rotate
 
         today = today or dt.datetime.now(self._zone).date()

@@ -196,3 +196,19 @@ class TestRotation:
 
         assert (rig.memory / "logs/2031/01/2031-01-02.md").is_file()
         assert [] == os.listdir(plain)
+
+    def test_directory_without_logs_untouched(
+        self, tmp_path: Path, cleanup: list[Rig]
+    ) -> None:
+        """A memory dir with no logs/ gets no dream, no lock and no state."""
+        rig = _rig(tmp_path, "03:30")
+        cleanup.append(rig)
+        plain = tmp_path / "plain"
+        plain.mkdir()
+        scheduler = DreamScheduler(
+            rig.config, memory_dirs=lambda: [str(plain)], log=LOG
+        )
+
+        ran = scheduler.run_due(datetime(2031, 1, 2, 4, 0, tzinfo=UTC))
+
+        assert (0, []) == (ran, os.listdir(plain))

@@ -14,6 +14,7 @@ from memd.commands import dream as dream_command
 from memd.daily_log import append_entry
 from memd.errors import UsageError
 from memd.paths import resolve_memory_location
+from tests.conftest import Home
 
 
 def run_dream(*argv: str) -> int:
@@ -80,3 +81,21 @@ class TestDream:
         """A project without a memory directory is a usage error."""
         with pytest.raises(UsageError, match="no memory directory"):
             run_dream("--project", str(git_repo), "--now")
+
+
+class TestDreamAll:
+    def test_all_discovered_directories(
+        self, isolated_home: Home, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """--all dreams every memory directory under <base>/projects/."""
+        monkeypatch.setenv("MEMD_TELEMETRY", "off")
+        monkeypatch.setenv("MEMD_LOG_LEVEL", "error")
+        dirs = [isolated_home.claude / "projects" / n / "memory" for n in ("-a", "-b")]
+        for path in dirs:
+            path.mkdir(parents=True)
+            append_entry(str(path), "#all hi", now=datetime.datetime.now().astimezone())
+
+        code = run_dream("--all", "--now")
+
+        assert 0 == code
+        assert [True, True] == [(p / "all.md").is_file() for p in dirs]
