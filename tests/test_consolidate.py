@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from memd.consolidate import (
     LogEntry,
     fits_index,
@@ -23,7 +26,7 @@ def _entry(text: str, offset: int = 0, time: str | None = "09:00") -> LogEntry:
 
 class TestParseLogEntries:
     def test_bullets_and_continuations(self) -> None:
-        """Bullets become entries; indented lines continue them; headings do not count."""
+        """Bullets are entries, indented lines continue them, headings are skipped."""
         data = b"# 2026-11-29\n\n- 09:00 one\n- 09:05 two\n  more\n"
 
         entries, cut = parse_log_entries(LOG, data)
@@ -68,7 +71,7 @@ class TestParseLogEntries:
 
 class TestRoute:
     def test_topic_and_type(self) -> None:
-        """`#topic` picks the file and `[feedback]` the type; leading tags are dropped."""
+        """`#topic` picks the file, `[feedback]` the type; leading tags are dropped."""
         target = route(_entry("[feedback] #testing use a real database"))
 
         assert ("testing.md", "feedback", "use a real database") == (
@@ -192,3 +195,39 @@ class TestFitsIndex:
         assert fits_index("x\n" * 201) is False
         assert fits_index("😀" * 12_500) is True
         assert fits_index("😀" * 12_500 + "x") is False
+
+
+_TEXTS = st.lists(
+    st.text(
+        alphabet=st.sampled_from("ab #-[]\nuserfdkpjtcé😀<>!"), min_size=1, max_size=40
+    ).filter(lambda t: t.strip()),
+    min_size=1,
+    max_size=8,
+)
+
+
+class TestProperties:
+    @given(texts=_TEXTS)
+    def test_every_entry_filed_once_and_rerun_is_noop(self, texts: list[str]) -> None:
+        """Any text: each entry is filed exactly once and a rerun changes nothing."""
+        data = "".join(
+            "- 09:00 " + "\n  ".join(t.strip().splitlines()) + "\n" for t in texts
+        ).encode()
+        entries, _ = parse_log_entries(LOG, data)
+        plan = plan_consolidation(entries, {}, None)
+        files = {e.relpath: e.new for e in plan.edits}
+        written = b"".join(v for k, v in files.items() if k != "MEMORY.md").decode()
+
+        again = plan_consolidation(entries, files, files.get("MEMORY.md"))
+
+        assert [1] * len(entries) == [
+            written.count(f"<!-- memd:entry {e.entry_id} -->") for e in entries
+        ]
+        assert () == again.edits
+
+    @given(data=st.binary(max_size=300))
+    def test_parse_never_raises(self, data: bytes) -> None:
+        """Arbitrary bytes parse into entries whose offsets stay inside the data."""
+        entries, cut = parse_log_entries(LOG, data)
+
+        assert all(0 <= e.offset < e.end <= cut <= len(data) for e in entries)

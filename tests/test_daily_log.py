@@ -112,7 +112,7 @@ class TestConcurrentAppends:
 
 class TestRotation:
     def test_ensure_today_creates_once(self, tmp_path: Path) -> None:
-        """Today's file is created with its heading once; a second call changes nothing."""
+        """Today's file is created with its heading once; a second call is a no-op."""
         created = ensure_today(str(tmp_path), date(2026, 11, 29))
         again = ensure_today(str(tmp_path), date(2026, 11, 29))
 

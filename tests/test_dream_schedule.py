@@ -1,4 +1,4 @@
-"""Tests for memd.dream_schedule: slots, catch-up, DST and clock jumps as pure functions."""
+"""Tests for memd.dream_schedule: slots, catch-up, DST and clock jumps (pure)."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ class TestSlotForDate:
         assert datetime(2026, 6, 1, 1, 30, tzinfo=UTC) == slot
 
     def test_spring_forward_gap_moves_forward(self) -> None:
-        """02:30 does not exist on New York's spring-forward day: the slot is 03:30 EDT."""
+        """02:30 does not exist on New York's spring-forward day: it is 03:30 EDT."""
         slot = slot_for_date(date(2026, 3, 8), "02:30", NY).astimezone(NY)
 
         assert (3, 30, timedelta(hours=-4)) == (
@@ -55,7 +55,7 @@ class TestSlotForDate:
         )
 
     def test_fall_back_overlap_takes_first(self) -> None:
-        """01:30 happens twice on New York's fall-back day: the slot is the first (EDT)."""
+        """01:30 happens twice on New York's fall-back day: the first (EDT) counts."""
         slot = slot_for_date(date(2026, 11, 1), "01:30", NY)
 
         assert datetime(2026, 11, 1, 5, 30, tzinfo=UTC) == slot
@@ -137,7 +137,7 @@ class TestShouldCatchUp:
         assert should_catch_up(last, now, "03:30", BERLIN, GRACE) is False
 
     def test_second_fall_back_fire_does_not_rerun(self) -> None:
-        """APScheduler's second 01:30 on fall-back night finds the night already done."""
+        """APScheduler's second 01:30 on fall-back night finds the night done."""
         first_fire = datetime(2026, 11, 1, 1, 30, tzinfo=NY)  # fold=0: EDT
         second_fire = datetime(2026, 11, 1, 1, 30, fold=1, tzinfo=NY)  # EST
 
