@@ -78,16 +78,31 @@ class MemoryFile:
     was_truncated: bool = False  # memdir parsed only the first part of a large file
 
 
-def _diag(
+# The parser's findings: code -> (name, severity); lint's rule table mirrors these.
+PARSE_RULES: Mapping[str, tuple[str, Severity]] = MappingProxyType(
+    {
+        "M001": ("frontmatter-missing", Severity.ERROR),
+        "M002": ("frontmatter-unparsable", Severity.ERROR),
+        "M003": ("frontmatter-unclosed", Severity.ERROR),
+        "M004": ("frontmatter-not-mapping", Severity.ERROR),
+        "M012": ("type-conflict", Severity.WARNING),
+        "F001": ("file-not-utf8", Severity.ERROR),
+        "F002": ("file-binary", Severity.ERROR),
+        "F006": ("crlf-line-endings", Severity.INFO),
+        "F007": ("byte-order-mark", Severity.INFO),
+    }
+)
+
+
+def _finding(
     code: str,
-    name: str,
-    severity: Severity,
     path: str,
     message: str,
     hint: str,
     line: int | None = None,
     column: int | None = None,
 ) -> Diagnostic:
+    name, severity = PARSE_RULES[code]
     return Diagnostic(
         code=code,
         name=name,
@@ -113,10 +128,8 @@ def decode_text(
     if has_bom:
         data = data[len(_BOM) :]
         diags.append(
-            _diag(
+            _finding(
                 "F007",
-                "byte-order-mark",
-                Severity.INFO,
                 relpath,
                 "file starts with a UTF-8 byte-order mark",
                 "save the file as UTF-8 without BOM",
@@ -128,10 +141,8 @@ def decode_text(
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         diags.append(
-            _diag(
+            _finding(
                 "F001",
-                "file-not-utf8",
-                Severity.ERROR,
                 relpath,
                 f"file is not valid UTF-8 (first bad byte at offset {exc.start})",
                 "re-save the file as UTF-8",
@@ -143,10 +154,8 @@ def decode_text(
     has_crlf = crlf_at >= 0
     if has_crlf:
         diags.append(
-            _diag(
+            _finding(
                 "F006",
-                "crlf-line-endings",
-                Severity.INFO,
                 relpath,
                 "file uses CRLF line endings",
                 "convert to LF (`memd fix` does this)",
@@ -168,10 +177,8 @@ def parse_memory_file(
             is_binary=True,
             was_truncated=was_truncated,
             diagnostics=(
-                _diag(
+                _finding(
                     "F002",
-                    "file-binary",
-                    Severity.ERROR,
                     relpath,
                     "file contains NUL bytes: it is binary, not Markdown",
                     "memory files must be UTF-8 text; remove or replace this file",
@@ -188,10 +195,8 @@ def parse_memory_file(
     }
     if not _OPEN.match(text):
         diags.append(
-            _diag(
+            _finding(
                 "M001",
-                "frontmatter-missing",
-                Severity.ERROR,
                 relpath,
                 "file has no YAML frontmatter (line 1 must be `---`)",
                 "open with `---`, `name:`, `description:`, `type:` lines, then `---`",
@@ -227,10 +232,8 @@ def parse_memory_file(
     in_scan = end_line <= RECALL_LINES
     if not in_scan:
         diags.append(
-            _diag(
+            _finding(
                 "M003",
-                "frontmatter-unclosed",
-                Severity.ERROR,
                 relpath,
                 f"frontmatter closes on line {end_line}; recall reads only the first "
                 f"{RECALL_LINES} lines, so the agent sees no name, description or type",
@@ -254,10 +257,8 @@ def parse_memory_file(
         loaded = {}
     if not isinstance(loaded, dict):
         diags.append(
-            _diag(
+            _finding(
                 "M004",
-                "frontmatter-not-mapping",
-                Severity.ERROR,
                 relpath,
                 f"frontmatter is a YAML {_kind(loaded)}, not a `key: value` mapping",
                 "write it as `name: ...`, `description: ...`, `type: ...` lines",
@@ -284,19 +285,15 @@ def _find_close(text: str, fm_start: int) -> tuple[int, int] | None:
 
 def _unclosed_or_too_big(relpath: str, too_big: bool) -> Diagnostic:
     if too_big:
-        return _diag(
+        return _finding(
             "M002",
-            "frontmatter-unparsable",
-            Severity.ERROR,
             relpath,
             f"frontmatter is over {MAX_FRONTMATTER_BYTES // 1024} KiB; not parsed",
             "keep the frontmatter to a few short lines and move detail into the body",
             line=1,
         )
-    return _diag(
+    return _finding(
         "M003",
-        "frontmatter-unclosed",
-        Severity.ERROR,
         relpath,
         "frontmatter is never closed: no `---` line follows the opening one",
         "add a `---` line after the last frontmatter field (within the first 30 lines)",
@@ -342,10 +339,8 @@ def _load_yaml(relpath: str, fm_text: str) -> tuple[object, Diagnostic | None]:
 def _unparsable(
     relpath: str, message: str, line: int, column: int | None
 ) -> Diagnostic:
-    return _diag(
+    return _finding(
         "M002",
-        "frontmatter-unparsable",
-        Severity.ERROR,
         relpath,
         message,
         "quote values that contain `:`, `#`, `[`, `{`, `&`, `*` or start with a quote",
@@ -405,10 +400,8 @@ def _from_mapping(
         and top["type"] != nested["type"]
     ):
         diags.append(
-            _diag(
+            _finding(
                 "M012",
-                "type-conflict",
-                Severity.WARNING,
                 relpath,
                 f"top-level `type: {top['type']}` and `metadata.type: "
                 f"{nested['type']}` disagree; "
