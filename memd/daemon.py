@@ -30,10 +30,6 @@ if TYPE_CHECKING:
 STATUS_FILE = "daemon.json"
 STATUS_HEARTBEAT_SECONDS = 60.0
 SLOW_REBUILD_SECONDS = 5.0
-# A snapshot whose inputs changed this close to its build is "racily clean"
-# (git's rule); it is re-stamped once the window has passed so a warm
-# `memd prompt` can trust it. Snapshots may define its own value.
-DEFAULT_RACY_WINDOW_NS = 2_000_000_000
 
 
 def run(config: Config, log: FilteringBoundLogger, *, env: Mapping[str, str] | None = None) -> int:
@@ -285,10 +281,9 @@ class _Daemon:
     def _make_sink(self, config: Config) -> object | None:
         if config.telemetry == "off":
             return None
-        from memd.telemetry_sink import TelemetrySink
+        from memd.telemetry_sink import TelemetrySink, default_path
 
-        path = os.path.join(config.state_dir, "telemetry.jsonl")
-        return TelemetrySink(path, max_bytes=config.telemetry_max_bytes)
+        return TelemetrySink(default_path(config.state_dir), max_bytes=config.telemetry_max_bytes)
 
     def _emit_loaded(self, snapshot: Snapshot) -> None:
         if self.sink is None:
@@ -310,7 +305,9 @@ class _Daemon:
             return self.discovery.memory_dirs if self.discovery else ()
 
         try:
-            scheduler = DreamScheduler(self.config, memory_dirs=memory_dirs, log=self.log)
+            scheduler = DreamScheduler(
+                self.config, memory_dirs=memory_dirs, log=self.log, telemetry=self.sink
+            )
             scheduler.start()
         except Exception:  # a broken scheduler must not stop lint
             self.log.exception("scheduler_failed")
@@ -343,9 +340,9 @@ class _Daemon:
             self.log.info("stale_temp_files_removed", count=removed)
 
     def _racy_window_ns(self) -> int:
-        import memd.snapshots
+        from memd.snapshots import RACY_WINDOW_NS
 
-        return int(getattr(memd.snapshots, "RACY_WINDOW_NS", DEFAULT_RACY_WINDOW_NS))
+        return RACY_WINDOW_NS
 
     def _source(self, memory_dir: str) -> str:
         return self.discovery.sources.get(memory_dir, "") if self.discovery else ""

@@ -18,6 +18,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def collect_status(now: float | None = None) -> dict[str, object]:
     """Return the daemon's status: running, pid, uptime, directories, counters, dreams."""
+    import os
     import time
 
     from memd.config import load_config, runtime_dir
@@ -40,7 +41,7 @@ def collect_status(now: float | None = None) -> dict[str, object]:
         if isinstance(snapshots, dict) and snapshots:
             newest = max(float(t) for t in snapshots.values())
             entry["snapshot_age_seconds"] = round(max(0.0, now - newest), 1)
-        entry["last_dream"] = dreams.get(path) or dreams.get(path.rstrip("/") + "/")
+        entry["last_dream"] = dreams.get(os.path.realpath(path)) or dreams.get(path)
         dirs[path] = entry
     return {
         "running": running,
@@ -96,7 +97,7 @@ def format_text(status: dict[str, object]) -> str:
         )
         dream = entry.get("last_dream")
         if isinstance(dream, dict) and dream:
-            lines.append(f"    last dream: {dream.get('result', dream.get('status', '?'))} at {dream.get('finished', dream.get('time', '?'))}")
+            lines.append(f"    last dream: {dream.get('last_result')} at {dream.get('last_run')}")
     return "\n".join(lines)
 
 
