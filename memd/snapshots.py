@@ -41,6 +41,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from memd.diagnostics import Diagnostic
     from memd.memdir import InputStat
     from memd.pipeline import Snapshot
 
@@ -254,6 +255,29 @@ class SnapshotStore:
         except (OSError, ValueError):
             return None
         return data if isinstance(data, dict) else None
+
+    def read_diagnostics(self, memory_dir: str, mode: str) -> tuple[Diagnostic, ...]:
+        """Return the published snapshot's diagnostics (empty when there is none)."""
+        import json
+
+        from memd.diagnostics import Diagnostic
+
+        version_dir = self._version_dir(memory_dir, mode)
+        if version_dir is None:
+            return ()
+        try:
+            with open(
+                os.path.join(version_dir, "diagnostics.json"), encoding="utf-8"
+            ) as f:
+                data = json.load(f)
+        except (OSError, ValueError):
+            return ()
+        items = data.get("diagnostics", data) if isinstance(data, dict) else data
+        if not isinstance(items, list):
+            return ()
+        return tuple(
+            Diagnostic.from_dict(item) for item in items if isinstance(item, dict)
+        )
 
     def write(self, snapshot: Snapshot) -> str:
         """Publish `snapshot` atomically and return its prompt path.

@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from memd.commands.lint import lint_settings, resolve_targets
+    from memd.lint_targets import lint_settings, resolve_targets
 
     _, max_file_bytes = lint_settings()
     changed = skipped = 0
