@@ -122,10 +122,37 @@ class TestPathsJson:
         assert str(git_repo.resolve() / ".git") in data["inputs"]
 
 
-class TestPathsErrors:
+class TestPathsErrorsAndCli:
     def test_missing_project_is_a_usage_error(self, tmp_path: Path) -> None:
         """A --project that is not a directory raises UsageError (exit 2)."""
         with pytest.raises(UsageError, match="not a directory") as caught:
             run_paths("--project", str(tmp_path / "missing"))
 
         assert 2 == caught.value.exit_code
+
+    def test_cli_exits_2_with_one_line(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Through the CLI, a missing --project is exit 2 and one stderr line."""
+        from memd.cli import main
+
+        code = main(["paths", "--project", str(tmp_path / "missing")])
+
+        err = capsys.readouterr().err
+        assert (2, [f"memd: --project {tmp_path / 'missing'}: not a directory"]) == (
+            code,
+            err.splitlines(),
+        )
+
+    def test_cli_runs_the_command(
+        self, git_repo: Path, memory_dir: str, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """`memd paths --format json` through the CLI prints the memory dir."""
+        from memd.cli import main
+
+        code = main(["paths", "--project", str(git_repo), "--format", "json"])
+
+        assert (0, memory_dir) == (
+            code,
+            json.loads(capsys.readouterr().out)["memory_dir"],
+        )
