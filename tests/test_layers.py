@@ -54,6 +54,8 @@ LAYERS = {
     "memd.notify": EDGE,
     "memd.hooks": EDGE,
     "memd.api": EDGE,
+    "memd.serving": EDGE,  # resolve, render, save: shared by prompt, hooks and the API
+    "memd.lint_targets": EDGE,  # what lint and fix act on; reads directories
     "memd.logconfig": WIRING,
     "memd.watcher": WIRING,
     "memd.scheduler": WIRING,
