@@ -56,6 +56,7 @@ class _Daemon:
         self.log = log
         self.env = env
         self.config_file = config_path(env)
+        self.config_stat = _stat_key(self.config_file)
         self.store = SnapshotStore(config.cache_dir)
         self.watcher = Watcher(settle_seconds=config.settle_seconds, on_batch=self._on_batch, log=log)
         self.discovery: Discovery | None = None
@@ -118,7 +119,14 @@ class _Daemon:
     # -- the settle thread's work ------------------------------------------
 
     def _on_batch(self, batch: Batch) -> float | None:
-        if batch.reload_config or self.config_file in batch.touched_files:
+        config_stat = _stat_key(self.config_file)
+        # Saved before its directory was watched, the file shows up only as a new stat.
+        if (
+            batch.reload_config
+            or self.config_file in batch.touched_files
+            or (batch.rediscover and config_stat != self.config_stat)
+        ):
+            self.config_stat = config_stat
             self._reload_config()
         dirs = set(batch.memory_dirs)
         if batch.rediscover or batch.rescan_all:
@@ -384,6 +392,14 @@ class _Daemon:
 
 def _is_racy(snapshot: Snapshot, window_ns: int) -> bool:
     return any(item.mtime_ns >= snapshot.built_ns - window_ns for item in snapshot.inputs)
+
+
+def _stat_key(path: str) -> tuple[int, int, int]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return (-1, 0, 0)
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
 
 
 def _relpath(memory_dir: str, path: str) -> str:

@@ -98,11 +98,15 @@ class Daemon:
             for message in self.messages:
                 if text in message:
                     return message
-            if self.proc.poll() is not None:
-                pytest.fail(f"memd run exited {self.proc.returncode}:\n{self.log_text()}")
+            exited = self.proc.poll() is not None  # checked before reading: drain what it sent
             self.sock.settimeout(max(0.01, min(0.5, deadline - time.monotonic())))
-            with contextlib.suppress(TimeoutError):
+            try:
                 self.messages.append(self.sock.recv(4096).decode())
+                continue
+            except TimeoutError:
+                pass
+            if exited:
+                pytest.fail(f"memd run exited {self.proc.returncode}:\n{self.log_text()}")
             if time.monotonic() > deadline:
                 pytest.fail(f"no {text!r} from memd run:\n{self.log_text()}")
 

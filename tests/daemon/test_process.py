@@ -1,0 +1,195 @@
+"""The daemon as a process: readiness, one instance, signals, config reload, status."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.daemon.conftest import MEMD, Daemon, Starter, topic, wait_for
+
+pytestmark = pytest.mark.daemon
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from conftest import Home
+
+
+def _config(home: Home, text: str) -> Path:
+    path = home.config / "memd" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+class TestLifecycle:
+    def test_ready_with_status(self, start_daemon: Starter, project: Path) -> None:
+        """READY=1 arrives on NOTIFY_SOCKET with a STATUS= line once the first scan is done."""
+        daemon = start_daemon()
+        message = daemon.wait_notify("READY=1")
+
+        assert "STATUS=watching 1 memory dirs" in message
+        assert daemon.is_fresh(project)
+
+    def test_second_instance_refused(self, start_daemon: Starter, project: Path) -> None:
+        """A second `memd run` exits 1 with one line naming the running pid."""
+        daemon = start_daemon()
+        second = daemon.memd("run")
+
+        assert 1 == second.returncode
+        assert f"memd: memd is already running (pid {daemon.proc.pid})\n" == second.stderr
+
+    @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+    def test_stop_signals_exit_zero(self, start_daemon: Starter, project: Path, signum: int) -> None:
+        """SIGTERM and SIGINT stop the daemon cleanly with exit 0 and STOPPING=1."""
+        daemon = start_daemon()
+        code = daemon.stop(signum)
+        stopping = daemon.wait_notify("STOPPING=1")
+
+        assert 0 == code
+        assert "STOPPING=1" == stopping
+        assert [] == daemon.events("batch_failed")
+
+    def test_base_dir_appears_after_start(self, start_daemon: Starter, isolated_home: Home) -> None:
+        """With no ~/.claude at start, a project created later is still found."""
+        daemon = start_daemon()
+        memory = isolated_home.claude / "projects" / "-late" / "memory"
+        memory.mkdir(parents=True)
+        (memory / "MEMORY.md").write_text("- [Late](late.md) — arrived after start\n")
+        (memory / "late.md").write_text(topic("late"))
+
+        daemon.wait_fresh(memory)
+
+    def test_telemetry_written(self, start_daemon: Starter, project: Path, isolated_home: Home) -> None:
+        """Each render emits a memdir_loaded event to the JSON-lines sink."""
+        daemon = start_daemon()
+        daemon.stop()
+        lines = (isolated_home.state / "memd" / "telemetry.jsonl").read_text().splitlines()
+        events = [json.loads(line) for line in lines]
+
+        assert ["memdir_loaded"] == sorted({str(e.get("event")) for e in events})
+
+
+class TestReload:
+    def test_sighup_applies_good_config(self, start_daemon: Starter, project: Path, isolated_home: Home) -> None:
+        """After SIGHUP, a newly configured mode is rendered."""
+        _config(isolated_home, "")
+        daemon = start_daemon()
+        _config(isolated_home, '[prompt]\nmodes = ["standard", "kairos"]\n')
+        daemon.proc.send_signal(signal.SIGHUP)
+
+        daemon.wait_fresh(project, "kairos")
+
+    def test_sighup_keeps_old_config_when_bad(self, start_daemon: Starter, project: Path, isolated_home: Home) -> None:
+        """A bad config on SIGHUP is logged with the reason; the daemon goes on with the old one."""
+        _config(isolated_home, "")
+        daemon = start_daemon()
+        _config(isolated_home, "[prompt]\nmodes = 3\n")
+        daemon.proc.send_signal(signal.SIGHUP)
+        failures = wait_for(lambda: daemon.events("config_reload_failed"), what="config_reload_failed")
+        (project / "MEMORY.md").write_text("- [Role](user_role.md) — still served\n")
+
+        daemon.wait_fresh(project)
+        assert "prompt.modes" in str(failures[0]["error"])  # type: ignore[index]
+
+    def test_config_saved_without_signal(self, start_daemon: Starter, project: Path, isolated_home: Home) -> None:
+        """Saving config.toml is enough: the daemon watches its own config."""
+        daemon = start_daemon()
+        _config(isolated_home, '[prompt]\nmodes = ["standard", "team"]\n')
+
+        daemon.wait_fresh(project, "team")
+
+
+class TestLintOnSave:
+    def test_broken_logged_once_then_fixed(self, start_daemon: Starter, project: Path) -> None:
+        """A file that becomes invalid is logged once as broken, and as fixed when repaired."""
+        daemon = start_daemon()
+        (project / "user_role.md").write_text("no frontmatter at all\n")
+        daemon.wait_fresh(project)
+        (project / "MEMORY.md").write_text("- [Role](user_role.md) — another save\n")
+        daemon.wait_fresh(project)
+        (project / "user_role.md").write_text(topic("user_role"))
+        wait_for(lambda: daemon.events("memory_file_fixed"), what="memory_file_fixed")
+
+        broken = daemon.events("memory_file_broken")
+        assert ["user_role.md"] == [event["file"] for event in broken]
+        assert broken[0]["diagnostics"]
+        assert ["user_role.md"] == [e["file"] for e in daemon.events("memory_file_fixed")]
+
+    def test_racy_snapshot_restamped(self, start_daemon: Starter, project: Path) -> None:
+        """A snapshot built right after a save is re-stamped, so a stat-checked read serves it."""
+        daemon = start_daemon()
+        (project / "MEMORY.md").write_text("- [Role](user_role.md) — racy\n")
+        daemon.wait_fresh(project)
+
+        wait_for(lambda: daemon.store.read_fresh(str(project), "standard"), what="re-stamp")
+
+
+class TestHostileFiles:
+    def test_daemon_survives(self, start_daemon: Starter, project: Path, tmp_path: Path) -> None:
+        """Binary, invalid UTF-8, alias bombs, huge files and bad symlinks never kill the daemon."""
+        daemon = start_daemon()
+        bomb = "a: &a [x,x,x,x,x,x,x,x,x]\n" + "".join(
+            f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)}]\n"
+            for i in range(9)
+        )
+        (project / "bomb.md").write_text(f"---\n{bomb}---\nbody\n")
+        (project / "binary.md").write_bytes(b"\x00\x01\x02\xff" * 100)
+        (project / "latin1.md").write_bytes("---\nname: caf\xe9\n---\n".encode("latin-1"))
+        (project / "huge.md").write_text(topic("huge", body="x" * 400_000))
+        (project / "empty.md").write_bytes(b"")
+        (project / "crlf.md").write_bytes(topic("crlf").replace("\n", "\r\n").encode())
+        (project / "loop.md").symlink_to(project / "loop.md")
+        (project / "passwd.md").symlink_to("/etc/passwd")
+        (project / "team").mkdir()
+        (project / "team" / "up.md").symlink_to(tmp_path)
+        (project / "MEMORY.md").write_text("- [x](../../etc/passwd) — escape\n- [y](https://e.invalid/x.md) — url\n")
+        daemon.wait_fresh(project)
+        (project / "user_role.md").write_text(topic("user_role", body="Still alive.\n"))
+
+        daemon.wait_fresh(project)
+        assert [] == daemon.events("memory_dir_rebuild_failed")
+
+
+class TestStatusCommand:
+    def test_running_then_stopped(self, start_daemon: Starter, project: Path) -> None:
+        """`memd status` reports the running daemon, then that it is not running."""
+        daemon = start_daemon()
+        (project / "bad.md").write_text("no frontmatter\n")
+        wait_for(lambda: daemon.events("memory_file_broken"), what="memory_file_broken")
+        wait_for(lambda: _status(daemon)["dirs"].get(str(project), {}).get("lint_errors"),
+                 what="status with lint errors")
+        running = _status(daemon)
+        text = daemon.memd("status").stdout
+        daemon.stop()
+        stopped = _status(daemon)
+
+        assert (True, daemon.proc.pid) == (running["running"], running["pid"])
+        assert running["uptime_seconds"] is not None
+        entry = running["dirs"][str(project)]
+        assert entry["lint_errors"] >= 1
+        assert ["standard"] == entry["modes"]
+        assert entry["snapshot_age_seconds"] >= 0
+        assert (0, 0) == (running["fallbacks"], running["telemetry_dropped"])
+        assert running["next_dream"]
+        assert f"memd is running (pid {daemon.proc.pid}" in text
+        assert str(project) in text
+        assert (False, None) == (stopped["running"], stopped["uptime_seconds"])
+        assert str(project) in stopped["dirs"]
+
+    def test_never_started(self) -> None:
+        """With no daemon ever run, status says so and exits 0."""
+        done = subprocess.run([*MEMD, "status"], capture_output=True, text=True, check=False)
+
+        assert 0 == done.returncode
+        assert "memd is not running" in done.stdout
+
+
+def _status(daemon: Daemon) -> dict:  # type: ignore[type-arg]
+    result = daemon.memd("status", "--format", "json")
+    assert 0 == result.returncode, result.stderr
+    return json.loads(result.stdout)  # type: ignore[no-any-return]
+
