@@ -29,7 +29,7 @@ _EXPORTS = {
     "validate_memory_path": "memd.paths",
 }
 
-__all__ = [  # noqa: RUF022 -- kept sorted case-sensitively, like _EXPORTS
+__all__ = [
     "Diagnostic",
     "Enablement",
     "EntrypointTruncation",

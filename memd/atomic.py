@@ -8,6 +8,7 @@ EDQUOT, EFBIG) the temp file is removed and the old file is left untouched.
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 TEMP_PREFIX = ".memd-tmp-"
@@ -26,7 +27,8 @@ def write_atomic(path: str, data: bytes, *, mode: int | None = None) -> None:
         except FileNotFoundError:
             mode = 0o644
     temp = os.path.join(
-        directory, f"{TEMP_PREFIX}{os.getpid()}-{os.urandom(4).hex()}-{os.path.basename(path)}"
+        directory,
+        f"{TEMP_PREFIX}{os.getpid()}-{os.urandom(4).hex()}-{os.path.basename(path)}",
     )
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
     try:
@@ -40,10 +42,8 @@ def write_atomic(path: str, data: bytes, *, mode: int | None = None) -> None:
             os.close(fd)
         os.replace(temp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(temp)
-        except FileNotFoundError:
-            pass
         raise
     fsync_directory(directory)
 

@@ -1,4 +1,4 @@
-"""The `memd` command line: a table of subcommands, and the one place errors become exit codes.
+"""The `memd` command line: a table of subcommands; the one place errors become exits.
 
 Only `sys` and `os` are imported at the top: the warm `memd prompt` path is
 measured against a bare `python -c`, so everything else loads inside the
@@ -17,18 +17,39 @@ if TYPE_CHECKING:
 
 # name -> (module, one-line summary); `--help` imports none of the modules.
 COMMANDS = {
-    "run": ("memd.commands.run", "run the daemon: watch, lint on save, keep prompts warm, dream nightly"),
-    "status": ("memd.commands.status", "show the daemon, watched directories, snapshots and dreams"),
+    "run": (
+        "memd.commands.run",
+        "run the daemon: watch, lint on save, keep prompts warm, dream nightly",
+    ),
+    "status": (
+        "memd.commands.status",
+        "show the daemon, watched directories, snapshots and dreams",
+    ),
     "paths": ("memd.commands.paths", "show where a project's memory lives and why"),
     "lint": ("memd.commands.lint", "check memory files and indexes"),
-    "fix": ("memd.commands.fix", "apply the safe fixes lint knows (with --dry-run, show the diff)"),
-    "prompt": ("memd.commands.prompt", "print the memory prompt for a project (served warm from a snapshot)"),
+    "fix": (
+        "memd.commands.fix",
+        "apply the safe fixes lint knows (with --dry-run, show the diff)",
+    ),
+    "prompt": (
+        "memd.commands.prompt",
+        "print the memory prompt for a project (served warm from a snapshot)",
+    ),
     "log": ("memd.commands.log", "append an entry to today's KAIROS daily log"),
     "dream": ("memd.commands.dream", "consolidate daily logs into topic files now"),
     "stats": ("memd.commands.stats", "summarise the memdir_loaded telemetry"),
-    "config": ("memd.commands.config", "print the effective configuration and where each value came from"),
-    "service": ("memd.commands.service", "install, remove or inspect the systemd/launchd user service"),
-    "hook": ("memd.commands.hook", "agent hooks: session-start and post-tool-use feedback, and their install"),
+    "config": (
+        "memd.commands.config",
+        "print the effective configuration and where each value came from",
+    ),
+    "service": (
+        "memd.commands.service",
+        "install, remove or inspect the systemd/launchd user service",
+    ),
+    "hook": (
+        "memd.commands.hook",
+        "agent hooks: session-start and post-tool-use feedback, and their install",
+    ),
 }
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
@@ -38,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run memd with `argv` (default `sys.argv[1:]`) and return the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["prompt"]:
-        # The warm path: answered from a fresh snapshot without argparse or heavy imports.
+        # The warm path: served from a fresh snapshot, no argparse, no heavy imports.
         from memd.commands.prompt import serve_warm
 
         code = serve_warm(args[1:])
@@ -58,7 +79,9 @@ def _build_parser() -> argparse.ArgumentParser:
         description="Keep an AI coding agent's auto memory healthy.",
     )
     parser.add_argument("--version", action="version", version=f"memd {__version__}")
-    parser.add_argument("--debug", action="store_true", help="show tracebacks for internal errors")
+    parser.add_argument(
+        "--debug", action="store_true", help="show tracebacks for internal errors"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, summary) in COMMANDS.items():
         command = sub.add_parser(name, help=summary, description=summary)
@@ -68,6 +91,7 @@ def _build_parser() -> argparse.ArgumentParser:
 
 
 def _run_full(args: list[str]) -> int:
+    import contextlib
     import importlib
 
     from memd.errors import MemdError
@@ -91,15 +115,18 @@ def _run_full(args: list[str]) -> int:
         return error.exit_code
     except BrokenPipeError:
         # The reader went away (`memd lint | head`); not an error worth a traceback.
-        try:
+        with contextlib.suppress(OSError):
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 -- silence the flush at exit
-        except OSError:
-            pass
         return EXIT_OK
-    except OSError as error:  # an I/O failure the command did not expect: exit 2, one line
+    except (
+        OSError
+    ) as error:  # an I/O failure the command did not expect: exit 2, one line
         if debug:
             raise
-        print(f"memd: {error.strerror or error}: {error.filename or ''}".rstrip(": "), file=sys.stderr)
+        print(
+            f"memd: {error.strerror or error}: {error.filename or ''}".rstrip(": "),
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130

@@ -27,7 +27,9 @@ class UsageError(MemdError):
 class ConfigError(MemdError):
     """memd's configuration is invalid."""
 
-    def __init__(self, message: str, *, path: str | None = None, key: str | None = None):
+    def __init__(
+        self, message: str, *, path: str | None = None, key: str | None = None
+    ):
         where = ":".join(part for part in (path, key) if part)
         super().__init__(f"{where}: {message}" if where else message)
         self.path = path

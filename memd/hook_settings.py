@@ -15,6 +15,7 @@ Both functions are pure: settings in, settings out.
 from __future__ import annotations
 
 import copy
+import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -44,11 +45,14 @@ def is_memd_hook(entry: object) -> bool:
     command = entry.get("command")
     if not isinstance(command, str):
         return False
-    words = command.split()
+    import shlex
+
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
     return (
-        len(words) >= 3
-        and words[0].strip("'\"").endswith("memd")
-        and words[1] == "hook"
+        len(words) >= 3 and os.path.basename(words[0]) == "memd" and words[1] == "hook"
     )
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,7 +38,9 @@ class Home:
 
 
 @pytest.fixture(name="isolated_home", autouse=True)
-def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Home:
+def _isolated_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Home:
     root = tmp_path_factory.mktemp("home")
     paths = Home(
         root=root,
@@ -62,13 +63,17 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     monkeypatch.setenv("XDG_STATE_HOME", str(paths.state))
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(paths.runtime))
     # Never read the machine's real managed policy file in tests.
-    monkeypatch.setenv("MEMD_MANAGED_SETTINGS_PATH", str(root / "managed-settings.json"))
+    monkeypatch.setenv(
+        "MEMD_MANAGED_SETTINGS_PATH", str(root / "managed-settings.json")
+    )
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(root / "gitconfig"))
     for kind in ("AUTHOR", "COMMITTER"):
         monkeypatch.setenv(f"GIT_{kind}_NAME", "memd tests")
         monkeypatch.setenv(f"GIT_{kind}_EMAIL", "tests@memd.invalid")
-    monkeypatch.setenv("MEMD_HYPOTHESIS_PROFILE", os.environ.get("MEMD_HYPOTHESIS_PROFILE", "ci"))
+    monkeypatch.setenv(
+        "MEMD_HYPOTHESIS_PROFILE", os.environ.get("MEMD_HYPOTHESIS_PROFILE", "ci")
+    )
     return paths
 
 
@@ -116,13 +121,23 @@ class MemDirMaker:
         path.write_bytes(content.encode() if isinstance(content, str) else content)
         return path
 
-    def topic(self, relpath: str, *, name: str, description: str, type: str, body: str = "Fact.\n") -> Path:
-        text = f"---\nname: {name}\ndescription: {description}\ntype: {type}\n---\n{body}"
+    def topic(
+        self,
+        relpath: str,
+        *,
+        name: str,
+        description: str,
+        type: str,
+        body: str = "Fact.\n",
+    ) -> Path:
+        text = (
+            f"---\nname: {name}\ndescription: {description}\ntype: {type}\n---\n{body}"
+        )
         return self.write(relpath, text)
 
 
 @pytest.fixture(name="make_memdir")
-def _make_memdir(tmp_path: Path) -> Iterator[MemDirMaker]:
+def _make_memdir(tmp_path: Path) -> MemDirMaker:
     root = tmp_path / "memory"
     root.mkdir()
-    yield MemDirMaker(root)
+    return MemDirMaker(root)
