@@ -14,6 +14,7 @@ import signal
 import threading
 import time
 
+from memd.diagnostics import Severity, count_by_severity
 from memd.discovery import Discovery, discover
 from memd.notify import notify, watchdog_interval_seconds
 
@@ -24,7 +25,11 @@ if TYPE_CHECKING:
     from structlog.typing import FilteringBoundLogger
 
     from memd.config import Config
+    from memd.diagnostics import Diagnostic
+    from memd.memdir import MemDir, ParseCache
     from memd.pipeline import Snapshot
+    from memd.scheduler import DreamScheduler
+    from memd.telemetry_sink import TelemetrySink
     from memd.watcher import Batch
 
 STATUS_FILE = "daemon.json"
@@ -32,7 +37,9 @@ STATUS_HEARTBEAT_SECONDS = 60.0
 SLOW_REBUILD_SECONDS = 5.0
 
 
-def run(config: Config, log: FilteringBoundLogger, *, env: Mapping[str, str] | None = None) -> int:
+def run(
+    config: Config, log: FilteringBoundLogger, *, env: Mapping[str, str] | None = None
+) -> int:
     """Run the daemon until SIGTERM/SIGINT; return the exit code (0 on a clean stop).
 
     Raises:
@@ -58,15 +65,21 @@ class _Daemon:
         self.config_file = config_path(env)
         self.config_stat = _stat_key(self.config_file)
         self.store = SnapshotStore(config.cache_dir)
-        self.watcher = Watcher(settle_seconds=config.settle_seconds, on_batch=self._on_batch, log=log)
+        self.watcher = Watcher(
+            settle_seconds=config.settle_seconds, on_batch=self._on_batch, log=log
+        )
         self.discovery: Discovery | None = None
-        self.caches: dict[str, object] = {}
-        self.written: dict[tuple[str, str], tuple[str, object]] = {}  # (dir, mode) -> (sha, inputs)
+        self.caches: dict[str, ParseCache] = {}
+        self.written: dict[
+            tuple[str, str], tuple[str, object]
+        ] = {}  # (dir, mode) -> (sha, inputs)
         self.dirs: dict[str, dict[str, object]] = {}  # status per memory dir
-        self.broken: dict[str, dict[str, tuple[str, ...]]] = {}  # dir -> relpath -> error codes
+        self.broken: dict[
+            str, dict[str, tuple[str, ...]]
+        ] = {}  # dir -> relpath -> error codes
         self.racy: dict[str, float] = {}  # dir -> monotonic time to re-check
         self.sink = self._make_sink(config)
-        self.scheduler: object | None = None
+        self.scheduler: DreamScheduler | None = None
         self.started = time.time()
         self.ready = threading.Event()
         self.stopping = threading.Event()
@@ -87,9 +100,11 @@ class _Daemon:
         }
         try:
             self._remove_stale_temp_files()
-            self.log.info("daemon_starting", pid=os.getpid(), config_file=self.config_file)
+            self.log.info(
+                "daemon_starting", pid=os.getpid(), config_file=self.config_file
+            )
             self.watcher.start()
-            # The first batch does discovery, the watches and the full scan, in that order.
+            # The first batch: discovery, then the watches, then the full scan.
             self.watcher.request(rediscover=True, rescan_all=True)
             self._start_scheduler()
             ping = watchdog_interval_seconds(self.env)
@@ -155,7 +170,11 @@ class _Daemon:
             self.ready.set()
             self._write_status(force=True)
             notify(f"READY=1\nSTATUS={self._status_line()}", env=self.env)
-            self.log.info("daemon_ready", dirs=len(known), seconds=round(time.time() - self.started, 3))
+            self.log.info(
+                "daemon_ready",
+                dirs=len(known),
+                seconds=round(time.time() - self.started, 3),
+            )
         else:
             self._write_status()
             notify(f"STATUS={self._status_line()}", env=self.env)
@@ -167,9 +186,14 @@ class _Daemon:
         from memd.state import known_projects
 
         added = False
-        for _ in range(3):  # watch first, then look again: nothing created in between is missed
+        for _ in range(
+            3
+        ):  # watch first, then look again: nothing created in between is missed
             self.discovery = discover(
-                self.config, env=self.env, known_projects=known_projects, config_file=self.config_file
+                self.config,
+                env=self.env,
+                known_projects=known_projects,
+                config_file=self.config_file,
             )
             if not self.watcher.watch(self.discovery):
                 break
@@ -183,7 +207,9 @@ class _Daemon:
         try:
             config = load_config(self.env)
         except ConfigError as error:
-            self.log.warning("config_reload_failed", error=str(error), path=self.config_file)
+            self.log.warning(
+                "config_reload_failed", error=str(error), path=self.config_file
+            )
             return
         if config == self.config:
             return
@@ -208,10 +234,14 @@ class _Daemon:
             self._rebuild(memory_dir)
         except Exception as error:  # one guard per directory rebuild
             self.log.exception("memory_dir_rebuild_failed", memory_dir=memory_dir)
-            self.dirs.setdefault(memory_dir, {})["error"] = f"{type(error).__name__}: {error}"
+            self.dirs.setdefault(memory_dir, {})["error"] = (
+                f"{type(error).__name__}: {error}"
+            )
         took = time.monotonic() - started
         if took > SLOW_REBUILD_SECONDS:
-            self.log.warning("memory_dir_rebuild_slow", memory_dir=memory_dir, seconds=round(took, 3))
+            self.log.warning(
+                "memory_dir_rebuild_slow", memory_dir=memory_dir, seconds=round(took, 3)
+            )
 
     def _rebuild(self, memory_dir: str) -> None:
         from memd.memdir import ParseCache, load_memdir
@@ -225,23 +255,30 @@ class _Daemon:
             self.caches.pop(memory_dir, None)
             return
         cache = self.caches.get(memory_dir)
-        if not isinstance(cache, ParseCache):
+        if cache is None:
             cache = self.caches[memory_dir] = ParseCache()
         started_ns = time.time_ns()  # before reading: the racy-input rule needs it
-        memdir = load_memdir(memory_dir, cache=cache, max_file_bytes=self.config.max_topic_file_bytes)
+        memdir = load_memdir(
+            memory_dir, cache=cache, max_file_bytes=self.config.max_topic_file_bytes
+        )
         extra = self.env.get("CLAUDE_COWORK_MEMORY_EXTRA_GUIDELINES") or None
         first: Snapshot | None = None
         built: dict[str, float] = {}
         window_ns = self._racy_window_ns()
         for mode in self.config.modes:
             snapshot = build_snapshot(
-                memdir, mode, extra_guidelines=extra, severities=self.config.lint_severities,
+                memdir,
+                mode,
+                extra_guidelines=extra,
+                severities=self.config.lint_severities,
                 started_ns=started_ns,
             )
             first = first or snapshot
             key = (memory_dir, mode)
             fingerprint = (snapshot.sha256, snapshot.inputs)
-            stale = self.store.read_fresh(memory_dir, mode, extra_guidelines=extra) is None
+            stale = (
+                self.store.read_fresh(memory_dir, mode, extra_guidelines=extra) is None
+            )
             if self.written.get(key) != fingerprint or stale:
                 self.store.write(snapshot)
                 self.written[key] = fingerprint
@@ -256,42 +293,55 @@ class _Daemon:
             diagnostics = lint_memdir(memdir, severities=self.config.lint_severities)
         else:
             diagnostics = first.diagnostics
-        errors = sum(1 for d in diagnostics if str(d.severity) == "error")
-        warnings = sum(1 for d in diagnostics if str(d.severity) == "warning")
-        status.update(lint_errors=errors, lint_warnings=warnings, snapshots=built,
-                      modes=list(self.config.modes), files=len(memdir.files))
+        errors, warnings, _ = count_by_severity(diagnostics)
+        status.update(
+            lint_errors=errors,
+            lint_warnings=warnings,
+            snapshots=built,
+            modes=list(self.config.modes),
+            files=len(memdir.files),
+        )
         self._log_transitions(memory_dir, memdir, diagnostics, log)
 
-    def _log_transitions(self, memory_dir: str, memdir: object, diagnostics: tuple[object, ...],
-                         log: FilteringBoundLogger) -> None:
-        by_file: dict[str, list[object]] = {}
+    def _log_transitions(
+        self,
+        memory_dir: str,
+        memdir: MemDir,
+        diagnostics: tuple[Diagnostic, ...],
+        log: FilteringBoundLogger,
+    ) -> None:
+        """Log a file turning invalid once, and again only when it is fixed."""
+        by_file: dict[str, list[Diagnostic]] = {}
         for diagnostic in diagnostics:
-            if str(getattr(diagnostic, "severity", "")) != "error":
-                continue
-            by_file.setdefault(_relpath(memory_dir, str(getattr(diagnostic, "path", ""))), []).append(
-                diagnostic
-            )
-        now = {path: tuple(sorted(str(getattr(d, "code", "")) for d in found))
-               for path, found in by_file.items()}
+            if diagnostic.severity == Severity.ERROR:
+                path = _relpath(memory_dir, diagnostic.path or "")
+                by_file.setdefault(path, []).append(diagnostic)
         before = self.broken.get(memory_dir, {})
-        for path, codes in sorted(now.items()):
-            if before.get(path) != codes and path not in before:
-                log.warning("memory_file_broken", file=path,
-                            diagnostics=[d.to_dict() for d in by_file[path]])  # type: ignore[attr-defined]
-        present = {f.relpath for f in getattr(memdir, "files", ())} | {"MEMORY.md", ""}
-        for path in sorted(set(before) - set(now)):
+        for path in sorted(set(by_file) - set(before)):
+            log.warning(
+                "memory_file_broken",
+                file=path,
+                diagnostics=[d.to_dict() for d in by_file[path]],
+            )
+        present = {f.relpath for f in memdir.files}
+        for path in sorted(set(before) - set(by_file)):
             if path in present or os.path.lexists(os.path.join(memory_dir, path)):
                 log.info("memory_file_fixed", file=path)
-        self.broken[memory_dir] = now
+        self.broken[memory_dir] = {
+            path: tuple(sorted(d.code for d in found))
+            for path, found in by_file.items()
+        }
 
     # -- parts -------------------------------------------------------------
 
-    def _make_sink(self, config: Config) -> object | None:
+    def _make_sink(self, config: Config) -> TelemetrySink | None:
         if config.telemetry == "off":
             return None
         from memd.telemetry_sink import TelemetrySink, default_path
 
-        return TelemetrySink(default_path(config.state_dir), max_bytes=config.telemetry_max_bytes)
+        return TelemetrySink(
+            default_path(config.state_dir), max_bytes=config.telemetry_max_bytes
+        )
 
     def _emit_loaded(self, snapshot: Snapshot) -> None:
         if self.sink is None:
@@ -300,7 +350,7 @@ class _Daemon:
 
         types = ("auto", "team") if snapshot.mode == "team" else ("auto",)
         for memory_type in types:
-            self.sink.emit(memdir_loaded_event(snapshot, memory_type))  # type: ignore[attr-defined]
+            self.sink.emit(memdir_loaded_event(snapshot, memory_type))
 
     def _start_scheduler(self) -> None:
         try:
@@ -325,7 +375,7 @@ class _Daemon:
     def _stop_scheduler(self) -> None:
         if self.scheduler is not None:
             try:
-                self.scheduler.shutdown()  # type: ignore[attr-defined]
+                self.scheduler.shutdown()
             except Exception:  # stopping goes on regardless
                 self.log.exception("scheduler_shutdown_failed")
 
@@ -333,16 +383,17 @@ class _Daemon:
         if self.scheduler is None:
             return {}
         try:
-            status = self.scheduler.status()  # type: ignore[attr-defined]
+            return dict(self.scheduler.status())
         except Exception:  # noqa: BLE001 -- status is informational
             return {}
-        return dict(status) if isinstance(status, dict) else {}
 
     def _remove_stale_temp_files(self) -> None:
         from memd.atomic import remove_stale_temp_files
 
         removed = 0
-        for directory, _, _ in os.walk(os.path.join(self.config.cache_dir, "snapshots")):
+        for directory, _, _ in os.walk(
+            os.path.join(self.config.cache_dir, "snapshots")
+        ):
             removed += remove_stale_temp_files(directory)
         if removed:
             self.log.info("stale_temp_files_removed", count=removed)
@@ -372,7 +423,10 @@ class _Daemon:
             "started": self.started,
             "config_file": self.config_file,
             "dirs": {d: self.dirs[d] for d in sorted(self.dirs)},
-            "disabled": [list(item) for item in (self.discovery.disabled if self.discovery else ())],
+            "disabled": [
+                list(item)
+                for item in (self.discovery.disabled if self.discovery else ())
+            ],
             "rescans": self.rescans + self.watcher.rescans,
             "fallbacks": self.watcher.fallbacks,
             "telemetry_dropped": int(getattr(self.sink, "dropped", 0)),
@@ -381,17 +435,25 @@ class _Daemon:
             "scheduler": scheduler,
         }
         now = time.monotonic()
-        if not force and data == self.last_status and now - self.last_status_time < STATUS_HEARTBEAT_SECONDS:
+        if (
+            not force
+            and data == self.last_status
+            and now - self.last_status_time < STATUS_HEARTBEAT_SECONDS
+        ):
             return
         self.last_status, self.last_status_time = data, now
         try:
-            write_state(self.config.state_dir, STATUS_FILE, {**data, "updated": time.time()})
+            write_state(
+                self.config.state_dir, STATUS_FILE, {**data, "updated": time.time()}
+            )
         except (OSError, TypeError, ValueError) as error:
             self.log.warning("status_write_failed", error=str(error))
 
 
 def _is_racy(snapshot: Snapshot, window_ns: int) -> bool:
-    return any(item.mtime_ns >= snapshot.built_ns - window_ns for item in snapshot.inputs)
+    return any(
+        item.mtime_ns >= snapshot.built_ns - window_ns for item in snapshot.inputs
+    )
 
 
 def _stat_key(path: str) -> tuple[int, int, int]:

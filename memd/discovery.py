@@ -41,7 +41,9 @@ class Discovery:
     base_dir: str
     projects_root: str  # <base>/projects, existing or not
     memory_dirs: tuple[str, ...]  # absolute, no trailing separator, sorted, unique
-    sources: Mapping[str, str]  # memory dir -> why it is watched ("projects", "config", ...)
+    sources: Mapping[
+        str, str
+    ]  # memory dir -> why it is watched ("projects", "config", ...)
     watch_roots: tuple[WatchRoot, ...]
     files: frozenset[str]  # settings files and config.toml: a change re-runs discovery
     disabled: tuple[tuple[str, str], ...]  # (project root, deciding rule) left out
@@ -87,7 +89,9 @@ def discover(
         found.setdefault(_clean(chosen), source)
 
     for raw in config.watch_dirs:
-        found.setdefault(_clean(os.path.abspath(os.path.expanduser(raw))), "config:watch_dirs")
+        found.setdefault(
+            _clean(os.path.abspath(os.path.expanduser(raw))), "config:watch_dirs"
+        )
 
     roots = [(raw, "config:watch_projects") for raw in config.watch_projects]
     if known_projects is not None:
@@ -141,18 +145,25 @@ def plan_watch_roots(
     for path in files:
         flat.add(_nearest_existing(os.path.dirname(path)))
     # A recursive watch already covers whatever lies below it.
-    recursive = {p for p in recursive if not any(_is_under(p, q) and p != q for q in recursive)}
-    flat = {p for p in flat if p not in recursive and not any(_is_under(p, q) for q in recursive)}
+    recursive = {
+        p for p in recursive if not any(_is_under(p, q) and p != q for q in recursive)
+    }
+    flat = {
+        p
+        for p in flat
+        if p not in recursive and not any(_is_under(p, q) for q in recursive)
+    }
     return tuple(
         sorted(
-            [WatchRoot(p, True) for p in recursive] + [WatchRoot(p, False) for p in flat],
+            [WatchRoot(p, True) for p in recursive]
+            + [WatchRoot(p, False) for p in flat],
             key=lambda root: (not root.recursive, root.path),
         )
     )
 
 
 def memory_dir_of(path: str, memory_dirs: frozenset[str]) -> str | None:
-    """Return the watched memory directory containing `path` (or equal to it), if any."""
+    """Return the watched memory directory that is or contains `path`, if any."""
     current = path
     while True:
         if current in memory_dirs:

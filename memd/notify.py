@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 
 def notify(message: str, *, env: Mapping[str, str] | None = None) -> bool:
-    """Send `message` (e.g. "READY=1\\nSTATUS=...") to the service manager; True if sent."""
+    """Send `message` ("READY=1", "STATUS=...") to the service manager; True if sent."""
     environ = os.environ if env is None else env
     address = environ.get("NOTIFY_SOCKET", "")
     if not address:
@@ -25,7 +25,9 @@ def notify(message: str, *, env: Mapping[str, str] | None = None) -> bool:
     if address.startswith("@"):
         address = "\0" + address[1:]
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC) as sock:
+        with socket.socket(
+            socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC
+        ) as sock:
             sock.connect(address)
             sock.sendall(message.encode())
     except OSError:
@@ -34,7 +36,7 @@ def notify(message: str, *, env: Mapping[str, str] | None = None) -> bool:
 
 
 def watchdog_interval_seconds(env: Mapping[str, str] | None = None) -> float | None:
-    """Return how often to send WATCHDOG=1 (half of WATCHDOG_USEC), or None if not asked.
+    """Return how often to send WATCHDOG=1 (half WATCHDOG_USEC), or None if not asked.
 
     `WATCHDOG_PID`, when set, must be our pid, as sd_watchdog_enabled(3) requires.
     """

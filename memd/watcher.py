@@ -138,29 +138,43 @@ class Watcher:
             self._dirs = frozenset(discovery.memory_dirs)
             self._files = discovery.files
             self._projects_root = discovery.projects_root
-            self._wanted = (discovery.projects_root, *discovery.memory_dirs, *discovery.files)
+            self._wanted = (
+                discovery.projects_root,
+                *discovery.memory_dirs,
+                *discovery.files,
+            )
             wanted = set(discovery.watch_roots)
             for root in list(self._watches):
                 watch, _, observer = self._watches[root]
                 if root not in wanted or not _is_alive(observer, watch):
                     self._unschedule(root)
             added = False
-            for root in sorted(wanted - set(self._watches), key=lambda r: (not r.recursive, r.path)):
+            for root in sorted(
+                wanted - set(self._watches), key=lambda r: (not r.recursive, r.path)
+            ):
                 added |= self._schedule(root)
             return added
 
     def request(
-        self, *, rediscover: bool = False, rescan_all: bool = False, reload_config: bool = False
+        self,
+        *,
+        rediscover: bool = False,
+        rescan_all: bool = False,
+        reload_config: bool = False,
     ) -> None:
         """Ask the settle thread for work now (a signal, a timer, an overflow)."""
-        self._settler.flag(rediscover=rediscover, rescan_all=rescan_all, reload_config=reload_config)
+        self._settler.flag(
+            rediscover=rediscover, rescan_all=rescan_all, reload_config=reload_config
+        )
 
     def watched_roots(self) -> list[dict[str, object]]:
         """Return each watch: path, recursive, native or polling."""
         with self._lock:
             return [
                 {"path": root.path, "recursive": root.recursive, "observer": kind}
-                for root, (_, kind, _) in sorted(self._watches.items(), key=lambda i: i[0].path)
+                for root, (_, kind, _) in sorted(
+                    self._watches.items(), key=lambda i: i[0].path
+                )
             ]
 
     # -- watches ---------------------------------------------------------
@@ -179,7 +193,9 @@ class Watcher:
     def _schedule(self, root: WatchRoot) -> bool:
         try:
             watch = self._observer.schedule(
-                self._handler, root.path, recursive=root.recursive,
+                self._handler,
+                root.path,
+                recursive=root.recursive,
                 event_filter=_event_filter(polling=self._kind == "polling"),
             )
         except OSError as error:
@@ -190,13 +206,17 @@ class Watcher:
                 return False
             self.fallbacks += 1
             self._log.warning(
-                "watch_fell_back_to_polling", path=root.path, error=str(error),
+                "watch_fell_back_to_polling",
+                path=root.path,
+                error=str(error),
                 recursive=root.recursive,
             )
             polling = self._polling_observer()
             try:
                 watch = polling.schedule(
-                    self._handler, root.path, recursive=root.recursive,
+                    self._handler,
+                    root.path,
+                    recursive=root.recursive,
                     event_filter=_event_filter(polling=True),
                 )
             except OSError as again:
@@ -233,7 +253,9 @@ class Watcher:
         memory_dir = memory_dir_of(path, dirs)
         if memory_dir is not None:
             relpath = os.path.relpath(path, memory_dir).replace(os.sep, "/")
-            self._settler.add(Change(memory_dir, "" if relpath == "." else relpath, kind))
+            self._settler.add(
+                Change(memory_dir, "" if relpath == "." else relpath, kind)
+            )
             if path == memory_dir and is_directory:
                 self._settler.flag(rediscover=True, urgent=False)
             return
@@ -250,7 +272,7 @@ class Watcher:
             return True
         root = self._projects_root.rstrip(os.sep) + os.sep
         if path.startswith(root):
-            parts = path[len(root):].split(os.sep)
+            parts = path[len(root) :].split(os.sep)
             return len(parts) == 1 or (len(parts) == 2 and parts[1] == "memory")
         return False
 
@@ -259,8 +281,14 @@ def _event_filter(*, polling: bool = False) -> list[type[FileSystemEvent]]:
     # Polling reports content changes as "modified"; it stats, so reading cannot loop.
     extra: list[type[FileSystemEvent]] = [FileModifiedEvent] if polling else []
     return [
-        FileClosedEvent, FileCreatedEvent, FileDeletedEvent, FileMovedEvent,
-        DirCreatedEvent, DirDeletedEvent, DirMovedEvent, *extra,
+        FileClosedEvent,
+        FileCreatedEvent,
+        FileDeletedEvent,
+        FileMovedEvent,
+        DirCreatedEvent,
+        DirDeletedEvent,
+        DirMovedEvent,
+        *extra,
     ]
 
 
@@ -346,19 +374,28 @@ class _Settler(threading.Thread):
         self.flag(rediscover=True, urgent=False)
 
     def flag(
-        self, *, rediscover: bool = False, rescan_all: bool = False,
-        reload_config: bool = False, urgent: bool = True,
+        self,
+        *,
+        rediscover: bool = False,
+        rescan_all: bool = False,
+        reload_config: bool = False,
+        urgent: bool = True,
     ) -> None:
         due = time.monotonic() + (0.0 if urgent else self._settle)
         with self._cond:
-            for name, value in (("rediscover", rediscover), ("rescan_all", rescan_all),
-                                ("reload_config", reload_config)):
+            for name, value in (
+                ("rediscover", rediscover),
+                ("rescan_all", rescan_all),
+                ("reload_config", reload_config),
+            ):
                 self._flags[name] |= value
             if self._flag_due is None:
                 self._flag_due = due
             else:
                 # Urgent work jumps the queue; settling work waits for the last event.
-                self._flag_due = min(self._flag_due, due) if urgent else max(self._flag_due, due)
+                self._flag_due = (
+                    min(self._flag_due, due) if urgent else max(self._flag_due, due)
+                )
             self._cond.notify()
 
     def stop(self) -> None:
@@ -381,7 +418,9 @@ class _Settler(threading.Thread):
             if wake is not None:
                 with self._cond:
                     due = time.monotonic() + wake
-                    self._tick_due = due if self._tick_due is None else min(self._tick_due, due)
+                    self._tick_due = (
+                        due if self._tick_due is None else min(self._tick_due, due)
+                    )
 
     def _next_batch(self) -> Batch | None:
         with self._cond:
@@ -390,8 +429,10 @@ class _Settler(threading.Thread):
                     return None
                 now = time.monotonic()
                 ready = [
-                    d for d in self._pending
-                    if now - self._last[d] >= self._settle or now - self._first[d] >= self._max_delay
+                    d
+                    for d in self._pending
+                    if now - self._last[d] >= self._settle
+                    or now - self._first[d] >= self._max_delay
                 ]
                 flags_ready = self._flag_due is not None and now >= self._flag_due
                 tick_ready = self._tick_due is not None and now >= self._tick_due
@@ -401,7 +442,9 @@ class _Settler(threading.Thread):
                     min(self._last[d] + self._settle, self._first[d] + self._max_delay)
                     for d in self._pending
                 ]
-                deadlines += [t for t in (self._flag_due, self._tick_due) if t is not None]
+                deadlines += [
+                    t for t in (self._flag_due, self._tick_due) if t is not None
+                ]
                 self._cond.wait(max(0.0, min(deadlines) - now) if deadlines else None)
             changes: list[Change] = []
             for d in ready:

@@ -36,7 +36,9 @@ class TestDiscover:
             r for r in found.watch_roots if r.recursive
         )
 
-    def test_symlinked_project_skipped(self, isolated_home: Home, tmp_path: Path) -> None:
+    def test_symlinked_project_skipped(
+        self, isolated_home: Home, tmp_path: Path
+    ) -> None:
         """A memory dir reached through a symlink is not followed."""
         projects = isolated_home.claude / "projects"
         _mkdirs(projects, tmp_path / "elsewhere" / "memory")
@@ -52,7 +54,7 @@ class TestDiscover:
         assert not any(root.recursive for root in found.watch_roots)
 
     def test_config_watch_dirs(self, isolated_home: Home, tmp_path: Path) -> None:
-        """A configured directory outside the base is watched on its own, recursively."""
+        """A configured directory outside the base gets its own recursive watch."""
         extra = tmp_path / "team-mem"
         extra.mkdir()
         config = dataclasses.replace(load_config(), watch_dirs=(str(extra),))
@@ -94,8 +96,10 @@ class TestDiscover:
 
         assert 1 == len(found.diagnostics)
 
-    def test_known_and_configured_projects(self, isolated_home: Home, git_repo: Path) -> None:
-        """Projects remembered by `memd prompt --project` resolve like the agent does."""
+    def test_known_and_configured_projects(
+        self, isolated_home: Home, git_repo: Path
+    ) -> None:
+        """Projects `memd prompt --project` remembered resolve like the agent does."""
         config = load_config()
         remember_project(config.state_dir, str(git_repo))
         from memd.state import known_projects
@@ -106,10 +110,14 @@ class TestDiscover:
         assert (expected,) == found.memory_dirs
         assert "state:projects" == found.sources[expected]
 
-    def test_disabled_project_left_out(self, isolated_home: Home, git_repo: Path) -> None:
+    def test_disabled_project_left_out(
+        self, isolated_home: Home, git_repo: Path
+    ) -> None:
         """A project whose settings switch memory off is not watched, and says why."""
         (git_repo / ".claude").mkdir()
-        (git_repo / ".claude" / "settings.json").write_text('{"autoMemoryEnabled": false}')
+        (git_repo / ".claude" / "settings.json").write_text(
+            '{"autoMemoryEnabled": false}'
+        )
         config = dataclasses.replace(load_config(), watch_projects=(str(git_repo),))
 
         found = discover(config)
@@ -132,7 +140,9 @@ class TestPlanWatchRoots:
         """A settings file is covered by a flat watch on its directory."""
         (tmp_path / "cfg").mkdir()
 
-        roots = plan_watch_roots([], str(tmp_path / "cfg" / "projects"), [str(tmp_path / "cfg" / "x.json")])
+        roots = plan_watch_roots(
+            [], str(tmp_path / "cfg" / "projects"), [str(tmp_path / "cfg" / "x.json")]
+        )
 
         assert (WatchRoot(str(tmp_path / "cfg"), False),) == roots
 

@@ -33,7 +33,9 @@ class TestInstanceLock:
         """A second process gets LockHeldError naming the first one's pid."""
         holder = subprocess.Popen(
             [sys.executable, "-c", HOLD, str(tmp_path)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
         )
         try:
             assert holder.stdout is not None
@@ -49,8 +51,12 @@ class TestInstanceLock:
 
     def test_released_when_holder_dies(self, tmp_path: Path) -> None:
         """The kernel drops the lock of a dead holder, so no stale lock remains."""
-        subprocess.run([sys.executable, "-c", HOLD, str(tmp_path)], input="", check=True,
-                       capture_output=True)
+        subprocess.run(
+            [sys.executable, "-c", HOLD, str(tmp_path)],
+            input="",
+            check=True,
+            capture_output=True,
+        )
 
         with acquire_instance_lock(str(tmp_path)) as lock:
             assert lock_path(str(tmp_path)) == lock.path

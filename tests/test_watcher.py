@@ -24,7 +24,9 @@ class Recorder:
     def __init__(self, settle_seconds: float):
         self.batches: queue.Queue[Batch] = queue.Queue()
         self.watcher = Watcher(
-            settle_seconds=settle_seconds, on_batch=self._on_batch, log=structlog.get_logger()
+            settle_seconds=settle_seconds,
+            on_batch=self._on_batch,
+            log=structlog.get_logger(),
         )
 
     def _on_batch(self, batch: Batch) -> float | None:
@@ -128,7 +130,7 @@ class TestStructure:
         assert batches[-1].rediscover
 
     def test_base_appearing_later(self, recorder: Recorder) -> None:
-        """Before ~/.claude exists its parent is watched; creating it asks to look again."""
+        """Before ~/.claude exists its parent is watched; its creation is seen."""
         home = Path(os.environ["HOME"])
         recorder.watcher.watch(_discover())
 
@@ -138,7 +140,11 @@ class TestStructure:
         roots = recorder.watcher.watched_roots()
 
         assert batch.rediscover
-        assert {"path": str(home / ".claude"), "recursive": False, "observer": "native"} in roots
+        assert {
+            "path": str(home / ".claude"),
+            "recursive": False,
+            "observer": "native",
+        } in roots
 
     def test_settings_file_change(self, recorder: Recorder) -> None:
         """Saving a watched settings file reports it and asks to rediscover."""
@@ -149,7 +155,9 @@ class TestStructure:
         (home / ".claude" / "settings.json").write_text("{}")
         batch = recorder.until(lambda b: b.touched_files)[-1]
 
-        assert frozenset({str(home / ".claude" / "settings.json")}) == batch.touched_files
+        assert (
+            frozenset({str(home / ".claude" / "settings.json")}) == batch.touched_files
+        )
         assert batch.rediscover
 
     def test_request_is_delivered(self, recorder: Recorder) -> None:
@@ -159,8 +167,10 @@ class TestStructure:
 
         assert (True, True) == (batch.rescan_all, batch.reload_config)
 
-    def test_deleted_and_recreated_root_rewatched(self, recorder: Recorder, tmp_path: Path) -> None:
-        """A watched directory deleted and recreated is watched again after rediscovery."""
+    def test_deleted_and_recreated_root_rewatched(
+        self, recorder: Recorder, tmp_path: Path
+    ) -> None:
+        """A watched directory deleted and recreated is watched again."""
         extra = tmp_path / "extra"
         extra.mkdir()
         import dataclasses
@@ -175,15 +185,20 @@ class TestStructure:
         recorder.watcher.watch(discover(config))
 
         (extra / "a.md").write_text("x")
-        batches = recorder.until(lambda b: bool(b.changes) and b.memory_dirs == (str(extra),)
-                                 and any(c.relpath == "a.md" for c in b.changes))
+        batches = recorder.until(
+            lambda b: (
+                bool(b.changes)
+                and b.memory_dirs == (str(extra),)
+                and any(c.relpath == "a.md" for c in b.changes)
+            )
+        )
 
         assert batches
 
 
 class TestPollingFallback:
     def test_fd_exhaustion_falls_back(self) -> None:
-        """When inotify cannot get a descriptor (EMFILE), polling takes over and is counted."""
+        """When inotify cannot get a descriptor (EMFILE), polling takes over."""
         memory = _project(Path(os.environ["HOME"]))
         soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
         highest = max(int(fd) for fd in os.listdir("/proc/self/fd"))
@@ -204,7 +219,9 @@ class TestPollingFallback:
         try:
             recorder.watcher.watch(_discover())
             (memory / "a.md").write_text("x")
-            batch = recorder.until(lambda b: any(c.relpath == "a.md" for c in b.changes))[-1]
+            batch = recorder.until(
+                lambda b: any(c.relpath == "a.md" for c in b.changes)
+            )[-1]
             roots = recorder.watcher.watched_roots()
         finally:
             recorder.watcher.stop()

@@ -13,11 +13,13 @@ if TYPE_CHECKING:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add `--format text|json`."""
-    parser.add_argument("--format", choices=("text", "json"), default="text", help="output format")
+    parser.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output format"
+    )
 
 
 def collect_status(now: float | None = None) -> dict[str, object]:
-    """Return the daemon's status: running, pid, uptime, directories, counters, dreams."""
+    """Return running, pid, uptime, directories, counters and dreams."""
     import os
     import time
 
@@ -35,7 +37,7 @@ def collect_status(now: float | None = None) -> dict[str, object]:
     dirs_in = saved.get("dirs")
     dirs: dict[str, object] = {}
     dreams = _dream_status(config.state_dir)
-    for path, info in (dirs_in.items() if isinstance(dirs_in, dict) else ()):
+    for path, info in dirs_in.items() if isinstance(dirs_in, dict) else ():
         entry = dict(info) if isinstance(info, dict) else {}
         snapshots = entry.get("snapshots")
         if isinstance(snapshots, dict) and snapshots:
@@ -46,7 +48,11 @@ def collect_status(now: float | None = None) -> dict[str, object]:
     return {
         "running": running,
         "pid": pid,
-        "uptime_seconds": round(now - float(started), 1) if running and started else None,
+        "uptime_seconds": (
+            round(now - started, 1)
+            if running and isinstance(started, int | float)
+            else None
+        ),
         "state_dir": config.state_dir,
         "status_updated": saved.get("updated"),
         "dirs": dirs,
@@ -60,23 +66,23 @@ def collect_status(now: float | None = None) -> dict[str, object]:
 
 
 def _dream_status(state_dir: str) -> dict[str, object]:
-    try:
-        from memd.dream import dream_status
-    except ImportError:
-        from memd.state import read_state
+    from memd.dream import dream_status
 
-        return read_state(state_dir, "dreams.json")
-    result = dream_status(state_dir)
-    return dict(result) if isinstance(result, dict) else {}
+    return dict(dream_status(state_dir))
 
 
 def format_text(status: dict[str, object]) -> str:
     """Render the status for a person."""
     lines = []
     if status["running"]:
-        lines.append(f"memd is running (pid {status['pid']}, up {_duration(status['uptime_seconds'])})")
+        lines.append(
+            f"memd is running (pid {status['pid']},"
+            f" up {_duration(status['uptime_seconds'])})"
+        )
     else:
-        lines.append("memd is not running" + (" (last status shown)" if status["dirs"] else ""))
+        lines.append(
+            "memd is not running" + (" (last status shown)" if status["dirs"] else "")
+        )
     lines.append(
         f"rescans: {status['rescans']}  polling fallbacks: {status['fallbacks']}"
         f"  telemetry dropped: {status['telemetry_dropped']}"
@@ -92,12 +98,16 @@ def format_text(status: dict[str, object]) -> str:
         age = entry.get("snapshot_age_seconds")
         modes = ",".join(entry.get("modes", []))
         lines.append(
-            f"  {path}  errors {entry.get('lint_errors', '?')}  warnings {entry.get('lint_warnings', '?')}"
-            f"  snapshot {modes or '-'} {_duration(age)} old" + (f"  ERROR {entry['error']}" if entry.get("error") else "")
+            f"  {path}  errors {entry.get('lint_errors', '?')}"
+            f"  warnings {entry.get('lint_warnings', '?')}"
+            f"  snapshot {modes or '-'} {_duration(age)} old"
+            + (f"  ERROR {entry['error']}" if entry.get("error") else "")
         )
         dream = entry.get("last_dream")
         if isinstance(dream, dict) and dream:
-            lines.append(f"    last dream: {dream.get('last_result')} at {dream.get('last_run')}")
+            lines.append(
+                f"    last dream: {dream.get('last_result')} at {dream.get('last_run')}"
+            )
     return "\n".join(lines)
 
 

@@ -1,4 +1,4 @@
-"""A real `memd run` subprocess with its own HOME and XDG dirs, and helpers to watch it."""
+"""A real `memd run` subprocess with its own HOME and XDG dirs, and helpers."""
 
 from __future__ import annotations
 
@@ -54,7 +54,9 @@ def _memd_command() -> tuple[str, ...]:
 MEMD = _memd_command()
 
 
-def wait_for(predicate: Callable[[], object], *, timeout: float = TIMEOUT, what: str = "") -> object:
+def wait_for(
+    predicate: Callable[[], object], *, timeout: float = TIMEOUT, what: str = ""
+) -> object:
     """Poll `predicate` until it returns something truthy; fail after `timeout`."""
     deadline = time.monotonic() + timeout
     delay = 0.01
@@ -98,7 +100,9 @@ class Daemon:
             for message in self.messages:
                 if text in message:
                     return message
-            exited = self.proc.poll() is not None  # checked before reading: drain what it sent
+            exited = (
+                self.proc.poll() is not None
+            )  # checked before reading: drain what it sent
             self.sock.settimeout(max(0.01, min(0.5, deadline - time.monotonic())))
             try:
                 self.messages.append(self.sock.recv(4096).decode())
@@ -106,7 +110,9 @@ class Daemon:
             except TimeoutError:
                 pass
             if exited:
-                pytest.fail(f"memd run exited {self.proc.returncode}:\n{self.log_text()}")
+                pytest.fail(
+                    f"memd run exited {self.proc.returncode}:\n{self.log_text()}"
+                )
             if time.monotonic() > deadline:
                 pytest.fail(f"no {text!r} from memd run:\n{self.log_text()}")
 
@@ -123,14 +129,19 @@ class Daemon:
         meta, data = found
         inputs = meta["inputs"]
         assert isinstance(inputs, list)
-        if any(stat_input(path) != (size, mtime_ns, inode) for size, mtime_ns, inode, path in inputs):
+        if any(
+            stat_input(path) != (size, mtime_ns, inode)
+            for size, mtime_ns, inode, path in inputs
+        ):
             return False
         return data == encode_prompt(load_and_build(str(memory), mode).text)
 
     def wait_fresh(self, memory: Path, mode: str = "standard") -> None:
         """Wait until the daemon's snapshot of `memory` matches a fresh render."""
         self.assert_alive()
-        wait_for(lambda: self.is_fresh(memory, mode), what=f"fresh snapshot of {memory}")
+        wait_for(
+            lambda: self.is_fresh(memory, mode), what=f"fresh snapshot of {memory}"
+        )
         self.assert_alive()
 
     def assert_alive(self) -> None:
@@ -164,7 +175,11 @@ class Daemon:
     def memd(self, *args: str) -> subprocess.CompletedProcess[str]:
         """Run another memd command in the same environment."""
         return subprocess.run(
-            [*MEMD, *args], env=self.env, capture_output=True, text=True, timeout=TIMEOUT
+            [*MEMD, *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
         )
 
 
@@ -181,10 +196,15 @@ class Starter:
         name = f"memd-test-{os.getpid()}-{os.urandom(6).hex()}"
         sock.bind("\0" + name)
         log_path = self.tmp / f"memd-run-{len(self.started)}.log"
-        env = self.home.env(NOTIFY_SOCKET="@" + name, MEMD_SETTLE_SECONDS="0.05", **extra_env)
+        env = self.home.env(
+            NOTIFY_SOCKET="@" + name, MEMD_SETTLE_SECONDS="0.05", **extra_env
+        )
         with open(log_path, "wb") as log:
             proc = subprocess.Popen(
-                [*MEMD, "run"], env=env, stdout=log, stderr=subprocess.STDOUT,
+                [*MEMD, "run"],
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
             )
         daemon = Daemon(self.home, proc, sock, log_path, env)

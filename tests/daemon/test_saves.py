@@ -1,4 +1,4 @@
-"""Every way editors, agents and git save a file ends in a snapshot equal to a fresh render."""
+"""Every way editors, agents and git save ends in a snapshot equal to a fresh render."""
 
 from __future__ import annotations
 
@@ -25,7 +25,9 @@ class TestSaveStyles:
     def test_write_in_place(self, daemon: Daemon, project: Path) -> None:
         """Overwriting bytes in place (no truncation) is picked up."""
         with open(project / "MEMORY.md", "r+b") as handle:
-            handle.write(b"- [Who](user_role.md) - the user's role and goals, in place\n")
+            handle.write(
+                b"- [Who](user_role.md) - the user's role and goals, in place\n"
+            )
 
         daemon.wait_fresh(project)
 
@@ -60,7 +62,9 @@ class TestSaveStyles:
 
         daemon.wait_fresh(project)
 
-    def test_move_in_and_out(self, daemon: Daemon, project: Path, tmp_path: Path) -> None:
+    def test_move_in_and_out(
+        self, daemon: Daemon, project: Path, tmp_path: Path
+    ) -> None:
         """Files moved into and out of the memory dir are picked up."""
         outside = tmp_path / "outside.md"
         outside.write_text(topic("moved_in"))
@@ -70,7 +74,9 @@ class TestSaveStyles:
 
         daemon.wait_fresh(project)
 
-    def test_git_checkout_of_many_files(self, daemon: Daemon, project: Path, tmp_path: Path) -> None:
+    def test_git_checkout_of_many_files(
+        self, daemon: Daemon, project: Path, tmp_path: Path
+    ) -> None:
         """A `git checkout` switching hundreds of files ends in one correct snapshot."""
         git = ["git", f"--git-dir={tmp_path / 'repo.git'}", f"--work-tree={project}"]
 
@@ -84,7 +90,9 @@ class TestSaveStyles:
         run("commit", "-q", "-m", "one")
         run("checkout", "-q", "-b", "two")
         for i in range(300):
-            (project / f"topic_{i}.md").write_text(topic(f"topic_{i}", body="Branch two.\n"))
+            (project / f"topic_{i}.md").write_text(
+                topic(f"topic_{i}", body="Branch two.\n")
+            )
         run("commit", "-q", "-a", "-m", "two")
         daemon.wait_fresh(project)
         run("checkout", "-q", "one")
@@ -92,7 +100,7 @@ class TestSaveStyles:
         daemon.wait_fresh(project)
 
     def test_storm_of_changes(self, daemon: Daemon, project: Path) -> None:
-        """A storm of 2,000 changes (writes, replaces, deletes) ends in a correct snapshot."""
+        """A storm of 2,000 writes, replaces and deletes ends in a correct snapshot."""
         for i in range(2000):
             path = project / f"storm_{i % 150}.md"
             if i % 7 == 6:
@@ -108,7 +116,9 @@ class TestSaveStyles:
 
 
 class TestDirectories:
-    def test_memory_dir_deleted_and_recreated(self, daemon: Daemon, project: Path) -> None:
+    def test_memory_dir_deleted_and_recreated(
+        self, daemon: Daemon, project: Path
+    ) -> None:
         """Removing the whole memory dir and recreating it with new content recovers."""
         shutil.rmtree(project)
         project.mkdir()
@@ -118,7 +128,7 @@ class TestDirectories:
         daemon.wait_fresh(project)
 
     def test_new_project_appears(self, daemon: Daemon, project: Path) -> None:
-        """A project created after start is discovered and rendered without a restart."""
+        """A project created after start is rendered without a restart."""
         other = project.parent.parent / "-work-other" / "memory"
         other.mkdir(parents=True)
         (other / "MEMORY.md").write_text("- [Other](other.md) — another project\n")
@@ -126,7 +136,9 @@ class TestDirectories:
 
         daemon.wait_fresh(other)
 
-    def test_directory_moved_in(self, daemon: Daemon, project: Path, tmp_path: Path) -> None:
+    def test_directory_moved_in(
+        self, daemon: Daemon, project: Path, tmp_path: Path
+    ) -> None:
         """A whole project directory moved into the projects root is picked up."""
         staged = tmp_path / "staged"
         (staged / "memory").mkdir(parents=True)
