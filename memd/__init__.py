@@ -8,6 +8,25 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # real names for type checkers; at runtime __getattr__ loads them
+    from memd.api import append_log, lint_path, load_memory_prompt
+    from memd.diagnostics import Diagnostic, Severity
+    from memd.enablement import Enablement, is_auto_memory_enabled
+    from memd.errors import MemdError
+    from memd.gitroot import find_canonical_git_root, find_git_root
+    from memd.paths import (
+        auto_mem_path,
+        daily_log_path,
+        sanitize_path,
+        validate_memory_path,
+    )
+    from memd.truncation import (
+        EntrypointTruncation,
+        format_file_size,
+        truncate_entrypoint,
+    )
+
 # name -> module that defines it
 _EXPORTS = {
     "Diagnostic": "memd.diagnostics",

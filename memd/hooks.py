@@ -47,7 +47,8 @@ def touched_paths(
     tool_input = payload.get("tool_input")
     if not isinstance(tool_input, dict):
         return ()
-    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
+    cwd = payload.get("cwd")
+    cwd = cwd if isinstance(cwd, str) else None
     if tool in WRITING_TOOLS:
         raw = tool_input.get("file_path") or tool_input.get("notebook_path")
         if not isinstance(raw, str) or not raw:

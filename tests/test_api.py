@@ -1,0 +1,114 @@
+"""The Python API: load_memory_prompt, lint_path and append_log on real directories."""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+
+import pytest
+
+import memd
+from memd.paths import resolve_memory_location
+from memd.pipeline import load_and_build
+
+
+@pytest.fixture(name="memory_dir")
+def _memory_dir(git_repo: Path) -> Path:
+    path = Path(resolve_memory_location(str(git_repo)).memory_dir)
+    path.mkdir(parents=True)
+    (path / "user_role.md").write_text(
+        "---\nname: Role\ndescription: The user is a data engineer on the ingest team\n"
+        "type: user\n---\nData engineer.\n"
+    )
+    (path / "MEMORY.md").write_text("- [Role](user_role.md) — data engineer, ingest\n")
+    return path
+
+
+class TestLoadMemoryPrompt:
+    def test_equals_a_fresh_render_cold_and_warm(
+        self, git_repo: Path, memory_dir: Path
+    ) -> None:
+        """The prompt equals a fresh render, both when rendered and when served warm."""
+        expected = load_and_build(str(memory_dir), "standard").text
+
+        cold = memd.load_memory_prompt(git_repo)
+        warm = memd.load_memory_prompt(str(git_repo))
+
+        assert expected == cold
+        assert expected == warm
+
+    def test_sees_an_edit(self, git_repo: Path, memory_dir: Path) -> None:
+        """An index edit after the first call shows in the next one."""
+        memd.load_memory_prompt(git_repo)
+        (memory_dir / "MEMORY.md").write_text(
+            "- [Role](user_role.md) — now on platform\n"
+        )
+
+        prompt = memd.load_memory_prompt(git_repo)
+
+        assert prompt is not None
+        assert "now on platform" in prompt
+
+    def test_disabled_memory_gives_none(
+        self, git_repo: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """With auto memory switched off, there is no prompt."""
+        monkeypatch.setenv("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "1")
+
+        assert memd.load_memory_prompt(git_repo) is None
+
+    def test_unknown_mode_is_an_error(self, git_repo: Path) -> None:
+        """A mode memd does not know is a ValueError, not a silent default."""
+        with pytest.raises(ValueError, match="unknown mode"):
+            memd.load_memory_prompt(git_repo, mode="tiny")
+
+    def test_kairos_mode_names_the_log_pattern(self, git_repo: Path) -> None:
+        """KAIROS mode gives the daily-log path as a pattern, never today's date."""
+        prompt = memd.load_memory_prompt(git_repo, mode="kairos")
+
+        assert prompt is not None
+        assert "logs/YYYY/MM/YYYY-MM-DD.md" in prompt
+        assert datetime.date.today().isoformat() not in prompt
+
+
+class TestLintPath:
+    def test_returns_diagnostics_for_a_bad_file(self, memory_dir: Path) -> None:
+        """A topic file with an invalid type gives an error Diagnostic."""
+        (memory_dir / "user_role.md").write_text(
+            "---\nname: Role\ndescription: The user is a data engineer on ingest\n"
+            "type: usr\n---\nx\n"
+        )
+
+        found = memd.lint_path(memory_dir)
+
+        codes = [(d.code, d.severity) for d in found]
+        assert ("M008", memd.Severity.ERROR) in codes
+        assert all(isinstance(d, memd.Diagnostic) for d in found)
+
+    def test_clean_project_root_has_no_errors(
+        self, git_repo: Path, memory_dir: Path
+    ) -> None:
+        """A project root resolves to its memory directory, which is clean."""
+        found = memd.lint_path(git_repo)
+
+        assert [] == [d for d in found if d.severity is memd.Severity.ERROR]
+
+
+class TestAppendLog:
+    def test_appends_a_timestamped_bullet(self, git_repo: Path) -> None:
+        """The entry lands in today's log as `- HH:MM text`."""
+        now = datetime.datetime(2026, 11, 29, 9, 5).astimezone()
+
+        path = memd.append_log(git_repo, "decided to pin numpy", now=now)
+
+        assert path is not None
+        assert path.endswith("logs/2026/11/2026-11-29.md")
+        assert "- 09:05 decided to pin numpy\n" in Path(path).read_text()
+
+    def test_disabled_memory_writes_nothing(
+        self, git_repo: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """With auto memory off nothing is written and None comes back."""
+        monkeypatch.setenv("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "true")
+
+        assert memd.append_log(git_repo, "x") is None
