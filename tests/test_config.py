@@ -211,14 +211,14 @@ class TestFile:
         assert str(path) == raised.value.path
 
     def test_unreadable_file_is_a_config_error(self, isolated_home: Home) -> None:
-        """A file memd cannot read is a ConfigError, not an OSError."""
-        if os.geteuid() == 0:
-            pytest.skip("root reads any file")
-        path = write_config(isolated_home, "")
-        path.chmod(0)
+        """A config path memd cannot read (here a directory) is a ConfigError."""
+        path = isolated_home.config / "memd" / "config.toml"
+        path.mkdir(parents=True)
 
-        with pytest.raises(ConfigError, match="cannot read"):
+        with pytest.raises(ConfigError, match="cannot read") as raised:
             load_config()
+
+        assert str(path) == raised.value.path
 
     def test_missing_explicit_file_is_an_error(self, tmp_path: Path) -> None:
         """A MEMD_CONFIG naming no file is a mistake worth reporting."""

@@ -80,6 +80,16 @@ class TestReadWrite:
 
         assert {"old": True} == read_state(str(tmp_path), "daemon")
 
+    def test_state_dir_that_is_a_file_raises(self, tmp_path: Path) -> None:
+        """A state dir path taken by a regular file is an OSError, not silent loss."""
+        blocker = tmp_path / "state"
+        blocker.write_text("not a directory")
+
+        with pytest.raises(FileExistsError):
+            write_state(str(blocker), "daemon", {"x": 1})
+
+        assert "not a directory" == blocker.read_text()
+
     def test_unencodable_data_raises_type_error_and_writes_nothing(
         self, tmp_path: Path
     ) -> None:
