@@ -18,7 +18,10 @@ if TYPE_CHECKING:
     from memd.diagnostics import Diagnostic
     from memd.lint.rules import LintContext, RuleSpec
 
-_LOG_PATH = re.compile(r"logs/(\d{4})/(\d{2})/(\d{4})-(\d{2})-(\d{2})\.md")
+# Retention archives consolidated logs under logs/archive/ with the same layout.
+_LOG_PATH = re.compile(
+    r"logs/(?:archive/)?(\d{4})/(\d{2})/(\d{4})-(\d{2})-(\d{2})\.md"
+)
 
 
 def surface(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
@@ -33,7 +36,7 @@ def surface(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
 
 
 def is_valid_log_path(relpath: str) -> bool:
-    """Return whether `relpath` is `logs/YYYY/MM/YYYY-MM-DD.md` for a real date."""
+    """Whether `relpath` is `logs/[archive/]YYYY/MM/YYYY-MM-DD.md` for a real date."""
     match = _LOG_PATH.fullmatch(relpath)
     if match is None:
         return False
