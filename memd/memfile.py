@@ -319,8 +319,10 @@ def _load_yaml(relpath: str, fm_text: str) -> tuple[object, Diagnostic | None]:
         )
     except (yaml.YAMLError, ValueError, OverflowError, TypeError) as exc:
         # PyYAML's constructors raise ValueError for dates such as 2026-02-30.
+        # A ReaderError's str() has a second `in "<unicode string>"` line: drop it.
+        what = str(exc).split("\n", 1)[0]
         return None, _unparsable(
-            relpath, f"frontmatter is not valid YAML: {exc}", 2, None
+            relpath, f"frontmatter is not valid YAML: {what}", 2, None
         )
     except RecursionError:
         return None, _unparsable(
