@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from types import MappingProxyType
 
 
 class Severity(StrEnum):
@@ -55,6 +56,18 @@ class Diagnostic:
             line=line if isinstance(line, int) else None,
             column=column if isinstance(column, int) else None,
         )
+
+
+# Everything str.splitlines() breaks on: user text (a `type`, a key, a file
+# name) shown in a message is escaped so a finding stays on one line.
+_LINE_BREAKS = MappingProxyType(
+    {ord(c): repr(c)[1:-1] for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
+)
+
+
+def one_line(text: str) -> str:
+    """Return `text` with every line break escaped (`\\n`), for messages and hints."""
+    return text.translate(_LINE_BREAKS)
 
 
 def count_by_severity(diagnostics: tuple[Diagnostic, ...]) -> tuple[int, int, int]:

@@ -27,7 +27,7 @@ import stat
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from memd.diagnostics import Diagnostic, Severity
+from memd.diagnostics import Diagnostic, Severity, one_line
 from memd.memfile import MemoryFile, decode_text, parse_memory_file
 from memd.truncation import format_file_size
 
@@ -135,7 +135,12 @@ def _diag(
     code: str, name: str, severity: Severity, path: str, message: str, hint: str
 ) -> Diagnostic:
     return Diagnostic(
-        code=code, name=name, severity=severity, path=path, message=message, hint=hint
+        code=code,
+        name=name,
+        severity=severity,
+        path=path,
+        message=one_line(message),
+        hint=one_line(hint),
     )
 
 

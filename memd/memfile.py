@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from memd.diagnostics import Diagnostic, Severity
+from memd.diagnostics import Diagnostic, Severity, one_line
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -108,8 +108,8 @@ def _finding(
         name=name,
         severity=severity,
         path=path,
-        message=message,
-        hint=hint,
+        message=one_line(message),
+        hint=one_line(hint),
         line=line,
         column=column,
     )

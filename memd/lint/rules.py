@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from memd.diagnostics import Diagnostic, Severity
+from memd.diagnostics import Diagnostic, Severity, one_line
 from memd.lint import checks_files as files
 from memd.lint import checks_frontmatter as fm
 from memd.lint import checks_index as index
@@ -69,8 +69,8 @@ class RuleSpec:
             name=self.name,
             severity=self.default_severity,
             path=path,
-            message=message,
-            hint=hint,
+            message=one_line(message),
+            hint=one_line(hint),
             line=line,
             column=column,
         )

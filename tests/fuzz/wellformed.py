@@ -60,8 +60,8 @@ def problems(
         wrong.append(f"column {d.column!r} is not >= 1")
     if not d.message.strip():
         wrong.append("message is empty")
-    if "\n" in d.message or "\r" in d.message:
-        wrong.append(f"message is not one line: {d.message!r}")
+    if len(d.message.splitlines()) > 1 or len(d.hint.splitlines()) > 1:
+        wrong.append(f"message or hint is not one line: {d.message!r} {d.hint!r}")
     return wrong
 
 
