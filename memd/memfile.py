@@ -312,8 +312,12 @@ def _load_yaml(relpath: str, fm_text: str) -> tuple[object, Diagnostic | None]:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         what = exc.problem or exc.context or "invalid YAML"
-        line = 2 + mark.line if mark is not None else 2
-        column = mark.column + 1 if mark is not None else None
+        line, column = 2, None
+        if mark is not None:
+            # YAML also breaks lines at CR, NEL and U+2028/9; files break at LF only.
+            index = min(mark.index, len(fm_text))
+            line = 2 + fm_text.count("\n", 0, index)
+            column = index - fm_text.rfind("\n", 0, index)
         return None, _unparsable(
             relpath, f"frontmatter is not valid YAML: {what}", line, column
         )

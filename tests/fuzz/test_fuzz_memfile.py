@@ -67,3 +67,17 @@ class TestParseRegressions:
             "control characters are not allowed"
         )
         assert expected == finding.message
+
+    def test_yaml_error_line_counts_lf_only(self) -> None:
+        """A lone CR inside the frontmatter does not push M002's line past the file."""
+        parsed = parse_memory_file(RELPATH, b"---\na: 1\rb: 2\r c: d: e\n---\n")
+        [finding] = [d for d in parsed.diagnostics if d.code == "M002"]
+        assert (2, 13) == (finding.line, finding.column)
+
+    def test_yaml_error_line_and_column_with_lf(self) -> None:
+        """With LF-only text the M002 place is YAML's own line and column."""
+        parsed = parse_memory_file(
+            RELPATH, "---\na: 1\nb: éé😀 c: d: e\n---\n".encode()
+        )
+        [finding] = [d for d in parsed.diagnostics if d.code == "M002"]
+        assert (3, 9) == (finding.line, finding.column)
