@@ -34,7 +34,10 @@ def from_utf16_units(data: bytes) -> str:
 
 def utf16_len(s: str) -> int:
     """Return the JS `length` of `s`: UTF-16 code units (an astral char counts 2)."""
-    return len(s) + sum(1 for ch in s if ord(ch) > 0xFFFF)
+    if s.isascii():
+        return len(s)
+    # Encoding runs in C: two bytes per unit, a lone surrogate is one unit.
+    return len(s.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def js_trim(s: str) -> str:

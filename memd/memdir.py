@@ -280,7 +280,8 @@ class _Walk:
         if rel == INDEX_NAME:
             self._index(lambda: os.open(entry.name, _FILE_FLAGS, dir_fd=fd))
         elif entry.name.endswith(".md") and entry.name != INDEX_NAME:
-            lst = entry.stat(follow_symlinks=False)
+            # The pre-read lstat only keys the cache; without one, fstat suffices.
+            lst = entry.stat(follow_symlinks=False) if self.cache is not None else None
             self._topic(rel, lambda: os.open(entry.name, _FILE_FLAGS, dir_fd=fd), lst)
 
     def _symlink(self, rel: str, name: str, in_logs: bool) -> None:
@@ -355,17 +356,19 @@ class _Walk:
         self,
         rel: str,
         opener: Callable[[], int],
-        pre: os.stat_result,
+        pre: os.stat_result | None,
         *,
         path: str | None = None,
     ) -> None:
         # Cached by the name it is read under: two links to one file keep two relpaths.
         where = os.path.join(self.root, rel)
         path = path or where
-        key = _key(pre, self.max_file_bytes)
-        parsed = self.cache.get(where, key) if self.cache is not None else None
-        st = pre
-        if parsed is None:
+        parsed = None
+        if self.cache is not None and pre is not None:
+            parsed = self.cache.get(where, _key(pre, self.max_file_bytes))
+        if parsed is not None and pre is not None:
+            st = pre
+        else:
             data, st = self._open_regular(opener)
             truncated = len(data) > self.max_file_bytes
             if truncated:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from memd.diagnostics import Diagnostic, count_by_severity
-from memd.prompt import render_prompt
+from memd.prompt import IndexView, render_prompt, view_index
 from memd.snapshots import encode_prompt, guidelines_fingerprint
 from memd.truncation import EntrypointTruncation
 
@@ -59,6 +59,7 @@ class _Draft:
     extra_guidelines: str | None
     severities: Mapping[str, str] | None
     text: str = ""
+    index_view: IndexView | None = None  # shared by render and lint: truncate once
     truncation: EntrypointTruncation | None = None
     diagnostics: tuple[Diagnostic, ...] = ()
     manifest: tuple[ManifestEntry, ...] = ()
@@ -67,20 +68,26 @@ class _Draft:
 
 def render(draft: _Draft) -> _Draft:
     """Render the prompt text and the index truncation facts."""
+    view = view_index(draft.memdir.index_text)
     text, truncation = render_prompt(
         mode=draft.mode,
         memory_dir=_with_sep(draft.memdir.path),
         index_text=draft.memdir.index_text,
         extra_guidelines=draft.extra_guidelines,
+        index_view=view,
     )
-    return dataclasses.replace(draft, text=text, truncation=truncation)
+    return dataclasses.replace(
+        draft, text=text, index_view=view, truncation=truncation
+    )
 
 
 def lint(draft: _Draft) -> _Draft:
     """Lint the directory (file-level findings included)."""
     from memd.lint.engine import lint_memdir
 
-    diagnostics = lint_memdir(draft.memdir, severities=draft.severities)
+    diagnostics = lint_memdir(
+        draft.memdir, severities=draft.severities, index_view=draft.index_view
+    )
     return dataclasses.replace(draft, diagnostics=diagnostics)
 
 

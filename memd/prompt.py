@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 
 from memd import prompt_text
 from memd.jscompat import js_trim
@@ -47,15 +48,34 @@ def strip_index_markup(text: str) -> str:
     return "".join(out)
 
 
-def render_index(
-    index_text: str | None,
-) -> tuple[tuple[str, ...], EntrypointTruncation | None]:
-    """Return the `## MEMORY.md` section and the truncation facts (None when empty)."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IndexView:
+    """MEMORY.md as the agent loads it: built once, shared by render and lint."""
+
+    shown: str  # frontmatter and HTML comments stripped; "" without an index
+    truncation: EntrypointTruncation | None  # None when nothing is left to show
+
+
+def view_index(index_text: str | None) -> IndexView:
+    """Return `index_text` stripped of markup and truncated as the agent does it."""
     shown = strip_index_markup(index_text) if index_text is not None else ""
     if not js_trim(shown):
+        return IndexView(shown=shown, truncation=None)
+    return IndexView(shown=shown, truncation=truncate_entrypoint(shown))
+
+
+def render_index(
+    index_text: str | None, *, view: IndexView | None = None
+) -> tuple[tuple[str, ...], EntrypointTruncation | None]:
+    """Return the `## MEMORY.md` section and the truncation facts (None when empty).
+
+    `view`, when given, must be `view_index(index_text)`: it saves recomputing it.
+    """
+    if view is None:
+        view = view_index(index_text)
+    if view.truncation is None:
         return ("## MEMORY.md", "", prompt_text.INDEX_EMPTY), None
-    truncation = truncate_entrypoint(shown)
-    return ("## MEMORY.md", "", truncation.content), truncation
+    return ("## MEMORY.md", "", view.truncation.content), view.truncation
 
 
 def render_prompt(
@@ -64,11 +84,13 @@ def render_prompt(
     memory_dir: str,
     index_text: str | None,
     extra_guidelines: str | None = None,
+    index_view: IndexView | None = None,
 ) -> tuple[str, EntrypointTruncation | None]:
     """Return the prompt text for `mode` and the index truncation facts.
 
     `memory_dir` ends with a separator; the team directory is `<memory_dir>team/`.
     The same arguments always give the same text, which ends with one newline.
+    `index_view`, when given, must be `view_index(index_text)`.
 
     Raises:
         ValueError: `mode` is not one of MODES.
@@ -104,7 +126,7 @@ def render_prompt(
             prompt_text.when_to_access(team=team),
             prompt_text.closing_sections(guidelines),
         ]
-    index_lines, truncation = render_index(index_text)
+    index_lines, truncation = render_index(index_text, view=index_view)
     sections.append(index_lines)
     text = "\n\n".join("\n".join(section) for section in sections)
     return text + "\n", truncation

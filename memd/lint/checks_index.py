@@ -11,15 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memd.index import classify_target, normalize_target, parse_index
+from memd.index import classify_target, parse_index
 from memd.jscompat import JS_WHITESPACE
-from memd.prompt import strip_index_markup
+from memd.prompt import view_index
 from memd.truncation import (
     MAX_ENTRYPOINT_LINES,
     MAX_ENTRYPOINT_UNITS,
     WARNING_TEMPLATE,
     EntrypointTruncation,
-    truncate_entrypoint,
 )
 
 TYPE_CHECKING = False
@@ -51,10 +50,12 @@ def check_missing(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
         )
 
 
-def _kept_offset(text: str) -> tuple[int, int, int]:
-    """Return (trim start, end of the line cut, end of the final cut) in `text`."""
+def _kept_offset(text: str, result: EntrypointTruncation) -> tuple[int, int, int]:
+    """Return (trim start, end of the line cut, end of the final cut) in `text`.
+
+    `result` is `truncate_entrypoint(text)`.
+    """
     start = len(text) - len(text.lstrip(JS_WHITESPACE))
-    result = truncate_entrypoint(text)
     trimmed_len = len(text.strip(JS_WHITESPACE))
     kept = result.content
     if result.was_line_truncated or result.was_byte_truncated:
@@ -130,12 +131,13 @@ def _cut(ctx: LintContext) -> _Cut | None:
     if ctx.index_text is None:
         return None
     text = ctx.index_text
-    shown = strip_index_markup(text)
-    result = truncate_entrypoint(shown)
-    if not (result.was_line_truncated or result.was_byte_truncated):
+    view = ctx.index_view if ctx.index_view is not None else view_index(text)
+    shown, result = view.shown, view.truncation
+    # No truncation facts: nothing but blanks is left, so nothing is cut.
+    if result is None or not (result.was_line_truncated or result.was_byte_truncated):
         return None
     shown_entries = ctx.entries if shown == text else parse_index(shown)
-    _, line_end, final_end = _kept_offset(shown)
+    _, line_end, final_end = _kept_offset(shown, result)
     by_lines = _lost(shown, shown_entries, line_end, len(shown))
     by_units = _lost(shown, shown_entries, final_end, line_end)
     first_dropped: int | None = shown[:line_end].count("\n") + 2
@@ -208,9 +210,17 @@ def check_line_too_long(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic
             )
 
 
+def _classified(ctx: LintContext) -> Iterator[tuple[IndexEntry, str | None, str]]:
+    """Yield (entry, relpath or None, why) per entry, classified once when possible."""
+    targets = ctx.targets
+    if targets is None:
+        targets = tuple(classify_target(e.target) for e in ctx.entries)
+    for entry, (relpath, why) in zip(ctx.entries, targets, strict=True):
+        yield entry, relpath, why
+
+
 def _local_targets(ctx: LintContext) -> Iterator[tuple[IndexEntry, str]]:
-    for entry in ctx.entries:
-        relpath = normalize_target(entry.target)
+    for entry, relpath, _ in _classified(ctx):
         if relpath is not None:
             yield entry, relpath
 
@@ -277,8 +287,7 @@ def check_outside(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
     """A `../`, absolute or URL link: it leaves the directory and is never followed."""
     if ctx.index_text is None:
         return
-    for entry in ctx.entries:
-        _, why = classify_target(entry.target)
+    for entry, _, why in _classified(ctx):
         if why in _OUTSIDE:
             yield rule.diag(
                 INDEX,

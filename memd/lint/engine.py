@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 
 from memd.diagnostics import Diagnostic, Severity
-from memd.index import parse_index
+from memd.index import classify_target, parse_index
 from memd.lint.rules import RULES, RULES_BY_KEY, LintContext
 from memd.memfile import parse_memory_file
 
@@ -20,29 +20,40 @@ if TYPE_CHECKING:
 
     from memd.memdir import MemDir
     from memd.memfile import MemoryFile
+    from memd.prompt import IndexView
 
 LEVELS = ("error", "warning", "info", "off")
 DEFAULT_MAX_FILE_BYTES = 256 * 1024
 
 
 def lint_memdir(
-    memdir: MemDir, *, severities: Mapping[str, str] | None = None
+    memdir: MemDir,
+    *,
+    severities: Mapping[str, str] | None = None,
+    index_view: IndexView | None = None,
 ) -> tuple[Diagnostic, ...]:
-    """Return every finding about `memdir`, sorted by (path, line, code)."""
+    """Return every finding about `memdir`, sorted by (path, line, code).
+
+    `index_view`, when given, must be `view_index(memdir.index_text)` (the
+    pipeline has it from rendering): the index is then truncated only once.
+    """
     index_text = memdir.index_text
     known = {f.relpath for f in memdir.files}
     known.update(memdir.log_files)
     known.update(d.path for d in memdir.diagnostics)
     if index_text is not None:
         known.add("MEMORY.md")
+    entries = parse_index(index_text) if index_text is not None else ()
     ctx = LintContext(
         files=memdir.files,
         index_text=index_text,
-        entries=parse_index(index_text) if index_text is not None else (),
+        entries=entries,
         log_files=memdir.log_files,
         dir_diagnostics=memdir.diagnostics,
         known_paths=frozenset(known),
         is_memdir=True,
+        index_view=index_view,
+        targets=tuple(classify_target(e.target) for e in entries),
     )
     return run_rules(ctx, severities=severities)
 

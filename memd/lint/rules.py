@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
     from memd.index import IndexEntry
     from memd.memfile import MemoryFile
+    from memd.prompt import IndexView
 
     Check = Callable[["RuleSpec", "LintContext"], Iterator[Diagnostic]]
 
@@ -42,6 +43,10 @@ class LintContext:
         str
     ]  # relpaths that exist: topic files, logs, files diagnosed unreadable
     is_memdir: bool  # False for a lone file: index and directory rules do not apply
+    # view_index(index_text) when the caller has it; the index checks compute it if not
+    index_view: IndexView | None = None
+    # classify_target(e.target) for each of `entries`, so four checks classify once
+    targets: tuple[tuple[str | None, str], ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
