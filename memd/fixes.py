@@ -117,15 +117,25 @@ def _plan_index(memdir: MemDir, data: bytes | None) -> FileEdit | None:
         for f in memdir.files
         if f.relpath not in linked and is_safe_to_rewrite(f) and f.dialect
     ]
-    if orphans:
-        while kept and not kept[-1].strip():
-            kept.pop()
-        kept.extend(entry_line(f) for f in orphans)
-        kept.append("")
+    # An entry that would not parse as one (a file name with a line break), or
+    # that lands in an unclosed ``` fence or <!-- comment, would be appended
+    # again by every later fix: add an orphan only where it will count.
+    orphans = [f for f in orphans if _links(entry_line(f), {f.relpath})]
+    body = list(kept)
+    while body and not body[-1].strip():
+        body.pop()
+    added = [entry_line(f) for f in orphans]
+    if orphans and _links("\n".join([*body, *added]), {f.relpath for f in orphans}):
+        kept = [*body, *added, ""]
         reasons.append(f"index {len(orphans)} orphan(s)")
+    else:
+        orphans = []
     new_text = "\n".join(kept)
     if new_text and not new_text.endswith("\n"):
-        new_text += "\n"
+        # Stray CRs at the very end (trimmed by the agent) would become a CRLF.
+        new_text = new_text.rstrip("\r")
+        if new_text and not new_text.endswith("\n"):
+            new_text += "\n"
     new = new_text.encode("utf-8")
     if data is not None and new == data:
         return None
@@ -134,6 +144,11 @@ def _plan_index(memdir: MemDir, data: bytes | None) -> FileEdit | None:
     if data is not None and new != data and not reasons:
         reasons.append("CRLF to LF" if b"\r\n" in data else "normalise encoding")
     return FileEdit(relpath=INDEX, old=data, new=new, reason=", ".join(reasons))
+
+
+def _links(text: str, relpaths: set[str]) -> bool:
+    """Return True when `text`, read as an index, links every one of `relpaths`."""
+    return relpaths <= {normalize_target(e.target) for e in parse_index(text)}
 
 
 def _lines_to_drop(
