@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import sys
 
-import atheris
+import atheris  # type: ignore[import-untyped]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)

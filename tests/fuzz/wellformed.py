@@ -44,20 +44,24 @@ def problems(
         wrong.append(f"name {d.name!r} is not {d.code}'s {RULE_NAMES[d.code]!r}")
     if not _KEBAB.fullmatch(d.name):
         wrong.append(f"name {d.name!r} is not kebab-case")
-    if not isinstance(d.severity, Severity):
+    # Typed fields are checked at run time too: a fuzzer trusts no annotation.
+    severity: object = d.severity
+    line: object = d.line
+    column: object = d.column
+    if not isinstance(severity, Severity):
         wrong.append(f"severity {d.severity!r} is not a Severity")
     if not d.path:
         wrong.append("path is empty")
     elif relative and (d.path.startswith("/") or "\\" in d.path[:1]):
         wrong.append(f"path {d.path!r} is absolute")
-    if d.line is not None:
+    if line is not None:
         limit = (line_counts or {}).get(d.path)
-        if not isinstance(d.line, int) or d.line < 1:
-            wrong.append(f"line {d.line!r} is not >= 1")
-        elif limit is not None and d.line > limit + 1:
-            wrong.append(f"line {d.line} is past the file's {limit} lines + 1")
-    if d.column is not None and (not isinstance(d.column, int) or d.column < 1):
-        wrong.append(f"column {d.column!r} is not >= 1")
+        if not isinstance(line, int) or line < 1:
+            wrong.append(f"line {line!r} is not >= 1")
+        elif limit is not None and line > limit + 1:
+            wrong.append(f"line {line} is past the file's {limit} lines + 1")
+    if column is not None and (not isinstance(column, int) or column < 1):
+        wrong.append(f"column {column!r} is not >= 1")
     if not d.message.strip():
         wrong.append("message is empty")
     if len(d.message.splitlines()) > 1 or len(d.hint.splitlines()) > 1:
