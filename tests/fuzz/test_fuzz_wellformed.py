@@ -21,9 +21,8 @@ GOOD = {
 class TestProblems:
     def test_good_finding_passes(self) -> None:
         """A finding as the rules make it has no problems."""
-        assert [] == problems(
-            Diagnostic(**GOOD), line_counts={"a.md": 1}, relative=True
-        )  # type: ignore[arg-type]
+        good = Diagnostic(**GOOD)  # type: ignore[arg-type]
+        assert [] == problems(good, line_counts={"a.md": 1}, relative=True)
 
     @pytest.mark.parametrize(
         ("change", "expected"),
