@@ -161,10 +161,15 @@ class TestOneLineRegressions:
         assert_well_formed(found)
 
     def test_file_name_with_newline(self) -> None:
-        """A file whose name holds a newline is reported on one line."""
+        """An orphan whose file name holds a newline gets a one-line I006 hint."""
+        topic = b"---\nname: a\ndescription: long enough words\ntype: user\n---\nx\n"
         with tempfile.TemporaryDirectory() as root:
             with open(os.path.join(root, "a\nb.md"), "wb") as handle:
-                handle.write(b"no frontmatter\n")
+                handle.write(topic)
+            with open(os.path.join(root, "MEMORY.md"), "wb") as handle:
+                handle.write(b"# Memory\n")
             found = lint_memdir(load_memdir(root))
-        assert {"I001", "M001"} <= {d.code for d in found}
+        [i006] = [d for d in found if d.code == "I006"]
+        assert "a\nb.md" == i006.path
+        assert "(a\\nb.md)" in i006.hint
         assert_well_formed(found)
