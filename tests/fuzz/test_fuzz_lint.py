@@ -173,3 +173,56 @@ class TestOneLineRegressions:
         assert "a\nb.md" == i006.path
         assert "(a\\nb.md)" in i006.hint
         assert_well_formed(found)
+
+
+MARKER = "OUTSIDE-CONTENT-7f3a"
+link_target = st.sampled_from(
+    [
+        "../outside.md",
+        "../outside-dir",
+        "/etc/passwd",
+        "loop.md",
+        "a.md",
+        "team",
+        "team/../a.md",
+        "missing.md",
+        ".",
+        "..",
+    ]
+)
+links = st.dictionaries(
+    st.sampled_from(["loop.md", "l1.md", "team/l2.md", "ldir", "MEMORY.md", "logs"]),
+    link_target,
+    max_size=4,
+)
+
+
+class TestLintSymlinkFuzz:
+    @given(files, links)
+    def test_symlinks_never_leak(
+        self, topics: dict[str, bytes], symlinks: dict[str, str]
+    ) -> None:
+        """Symlinks in, out and in loops: findings are sane and never quote outside."""
+        with tempfile.TemporaryDirectory() as base:
+            root = os.path.join(base, "memory")
+            os.makedirs(os.path.join(root, "team"))
+            os.makedirs(os.path.join(base, "outside-dir"))
+            for outside in ("outside.md", "outside-dir/x.md"):
+                with open(os.path.join(base, outside), "w") as handle:
+                    handle.write(f"---\nname: {MARKER}\n---\n{MARKER}\n")
+            for rel, data in topics.items():
+                path = os.path.join(root, rel)
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, "wb") as handle:
+                    handle.write(data)
+            for rel, target in symlinks.items():
+                path = os.path.join(root, rel)
+                if not os.path.lexists(path):
+                    os.symlink(target, path)
+            memdir = load_memdir(root)
+            found = lint_memdir(memdir)
+        counts = {r: line_count(data) for r, data in topics.items()}
+        assert_well_formed(found, line_counts=counts, relative=True)
+        assert [] == [d for d in found if MARKER in d.message + d.hint]
+        assert [] == [f.relpath for f in memdir.files if MARKER in repr(f)]
+        assert MARKER not in (memdir.index_text or "")
