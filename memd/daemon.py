@@ -86,6 +86,7 @@ class _Daemon:
         self.rescans = 0
         self.last_status: dict[str, object] | None = None
         self.last_status_time = 0.0
+        self.last_status_line = ""
 
     # -- process ---------------------------------------------------------
 
@@ -177,7 +178,10 @@ class _Daemon:
             )
         else:
             self._write_status()
-            notify(f"STATUS={self._status_line()}", env=self.env)
+            line = self._status_line()
+            if line != self.last_status_line:
+                notify(f"STATUS={line}", env=self.env)
+        self.last_status_line = self._status_line()
         waits = [due - time.monotonic() for due in self.racy.values()]
         waits.append(STATUS_HEARTBEAT_SECONDS)
         return max(0.0, min(waits))

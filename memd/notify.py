@@ -29,8 +29,9 @@ def notify(message: str, *, env: Mapping[str, str] | None = None) -> bool:
             socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC
         ) as sock:
             sock.connect(address)
-            sock.sendall(message.encode())
-    except OSError:
+            # Never block the daemon on a manager that stopped reading: drop instead.
+            sock.send(message.encode(), socket.MSG_DONTWAIT)
+    except OSError:  # no listener, or its queue is full (EAGAIN)
         return False
     return True
 

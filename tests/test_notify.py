@@ -54,3 +54,15 @@ class TestWatchdogInterval:
     def test_unset(self) -> None:
         """No WATCHDOG_USEC, no pings."""
         assert watchdog_interval_seconds({}) is None
+
+
+class TestNeverBlocks:
+    def test_full_queue_drops(self, tmp_path: Path) -> None:
+        """A listener that stopped reading makes notify drop messages, never block."""
+        path = str(tmp_path / "full.sock")
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as server:
+            server.bind(path)
+            results = [notify("STATUS=x" * 100, env={"NOTIFY_SOCKET": path}) for _ in range(2000)]
+
+        assert results[0] is True
+        assert results[-1] is False
