@@ -19,8 +19,9 @@ from urllib.parse import unquote
 
 _ITEM = re.compile(r"^\s{0,12}(?:[-*+]|\d{1,9}[.)])(?:\s+|$)")
 # [title](target "optional title"); the target may be <...> and hold balanced ().
+# `[` comes before the lookbehind (same meaning) so the scan can jump between `[`s.
 _LINK = re.compile(
-    r"(?<![!\\])\[(?P<title>(?:[^\[\]\\\n]|\\.|\[[^\[\]\n]*\])*)\]"
+    r"\[(?<![!\\]\[)(?P<title>(?:[^\[\]\\\n]|\\.|\[[^\[\]\n]*\])*)\]"
     r"\(\s*(?P<target><[^<>\n]*>|(?:[^\s()\\]|\\.|\([^\s()]*\))*)"
     r"(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^()\n]*\)))?\s*\)"
 )

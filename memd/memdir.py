@@ -40,6 +40,7 @@ LOGS_DIR = "logs"
 DEFAULT_MAX_FILE_BYTES = 256 * 1024
 MAX_DEPTH = 64  # one open descriptor per level; real trees are two or three deep
 _READ_CHUNK = 1 << 20
+_MIN_READ = 4096
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 _NOFOLLOW_DIR = _DIR_FLAGS | os.O_NOFOLLOW
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -165,11 +166,18 @@ def _trim_partial_utf8(data: bytes) -> bytes:
     return data
 
 
-def _read_bounded(fd: int, limit: int) -> bytes:
+def _read_bounded(fd: int, limit: int, size_hint: int = _READ_CHUNK) -> bytes:
+    """Read up to `limit` bytes; requests are sized by `size_hint` (the fstat size).
+
+    os.read allocates its whole request up front: asking for 256 KiB to read a
+    2 KiB file costs more than the read itself. A file that grew is still read
+    to its end, in `size_hint`-sized steps.
+    """
+    request = min(max(size_hint + 1, _MIN_READ), _READ_CHUNK)
     chunks: list[bytes] = []
     remaining = limit
     while remaining > 0:
-        chunk = os.read(fd, min(remaining, _READ_CHUNK))
+        chunk = os.read(fd, min(remaining, request))
         if not chunk:
             break
         chunks.append(chunk)
@@ -348,7 +356,7 @@ class _Walk:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
                 raise OSError(0, "not a regular file (never read)")
-            return _read_bounded(fd, self.max_file_bytes + 1), st
+            return _read_bounded(fd, self.max_file_bytes + 1, st.st_size), st
         finally:
             os.close(fd)
 

@@ -436,12 +436,13 @@ def _field_lines(fm_text: str) -> dict[str, int]:
     lines: dict[str, int] = {}
     in_metadata = False
     for offset, line in enumerate(fm_text.split("\n")):
-        if not line.strip() or line.lstrip().startswith("#"):
+        stripped = line.strip()
+        if not stripped or stripped[0] == "#":
             continue
-        indented = line[0] in " \t"
-        key, sep, _ = line.strip().partition(":")
+        key, sep, _ = stripped.partition(":")
         if not sep:
             continue
+        indented = line[0] in " \t"
         key = key.strip().strip("'\"")
         if not indented:
             in_metadata = key == "metadata"
