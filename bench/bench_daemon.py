@@ -41,7 +41,9 @@ def _memd() -> list[str]:
 
 
 def _environment(root: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_", "MEMD_"))}
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_", "MEMD_"))
+    }
     for name in ("home", "config", "cache", "state", "runtime"):
         os.makedirs(os.path.join(root, name), mode=0o700, exist_ok=True)
     env.update(
@@ -59,7 +61,7 @@ def _environment(root: str) -> dict[str, str]:
 
 
 class Daemon:
-    """`memd run` started with a NOTIFY_SOCKET; `ready_seconds` is start-up to READY=1."""
+    """`memd run` with a NOTIFY_SOCKET; `ready_seconds` is start-up to READY=1."""
 
     def __init__(self, env: dict[str, str]):
         # The daemon's log, for when a run goes wrong.
@@ -69,8 +71,10 @@ class Daemon:
         self.sock.bind("\0" + name)
         started = time.perf_counter()
         self.proc = subprocess.Popen(
-            [*_memd(), "run"], env={**env, "NOTIFY_SOCKET": "@" + name},
-            stdout=self.log, stderr=subprocess.STDOUT,
+            [*_memd(), "run"],
+            env={**env, "NOTIFY_SOCKET": "@" + name},
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
         )
         self.sock.settimeout(600)
         while b"READY=1" not in self.sock.recv(4096):
@@ -97,11 +101,18 @@ class Daemon:
         try:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
-            self.proc.send_signal(signal.SIGABRT)  # PYTHONFAULTHANDLER: threads to the log
+            self.proc.send_signal(
+                signal.SIGABRT
+            )  # PYTHONFAULTHANDLER: threads to the log
             self.proc.wait()
             print("memd run did not stop on SIGTERM", file=sys.stderr)
         self.sock.close()
         self.log.close()
+
+
+def _read(path: str) -> str:
+    with open(path, encoding="utf-8") as handle:
+        return handle.read()
 
 
 def _percentiles(samples: list[float]) -> tuple[float, float, float]:
@@ -117,7 +128,9 @@ def bench_latency(root: str, saves: int) -> None:
     from memd.snapshots import SnapshotStore
 
     env = _environment(root)
-    memory = os.path.join(env["HOME"], ".claude", "projects", "-bench-latency", "memory")
+    memory = os.path.join(
+        env["HOME"], ".claude", "projects", "-bench-latency", "memory"
+    )
     make_memory_dir(memory, 20, seed=1)
     index = os.path.join(memory, "MEMORY.md")
     daemon = Daemon(env)
@@ -142,7 +155,7 @@ def bench_latency(root: str, saves: int) -> None:
     observer.start()
     time.sleep(0.2)
     raw, total = [], []
-    original = open(index, encoding="utf-8").read()
+    original = _read(index)
     try:
         for number in range(saves):
             stamps.clear()
@@ -150,28 +163,45 @@ def bench_latency(root: str, saves: int) -> None:
             snap_seen.clear()
             started = time.perf_counter()
             with open(index, "w", encoding="utf-8") as handle:
-                handle.write(original + f"- [Save {number}](save.md) — bench save {number}\n")
+                handle.write(
+                    original + f"- [Save {number}](save.md) — bench save {number}\n"
+                )
             if not (raw_seen.wait(5) and snap_seen.wait(10)):
-                print(f"  save {number}: raw {raw_seen.is_set()} snapshot {snap_seen.is_set()}: timed out", file=sys.stderr)
+                print(
+                    f"  save {number}: raw {raw_seen.is_set()}"
+                    f" snapshot {snap_seen.is_set()}: timed out",
+                    file=sys.stderr,
+                )
                 continue
             raw.append(stamps["raw"] - started)
             total.append(stamps["snap"] - started)
-            time.sleep(SETTLE_SECONDS * 1.5)  # let the racy re-stamp pass out of the way
+            time.sleep(
+                SETTLE_SECONDS * 1.5
+            )  # let the racy re-stamp pass out of the way
     finally:
         observer.stop()
         observer.join()
         daemon.stop()
         if len(total) < saves:
-            print(open(daemon.log.name, encoding="utf-8").read()[-3000:], file=sys.stderr)
+            print(_read(daemon.log.name)[-3000:], file=sys.stderr)
     r50, r95, r99 = _percentiles(raw)
     s50, s95, s99 = _percentiles(total)
-    print(f"save -> fresh snapshot over {len(total)} saves (settle {SETTLE_SECONDS * 1e3:.0f} ms)")
-    print(f"  raw watchdog event  p50 {r50 * 1e3:7.2f} ms  p95 {r95 * 1e3:7.2f} ms  p99 {r99 * 1e3:7.2f} ms")
-    print(f"  snapshot in place   p50 {s50 * 1e3:7.2f} ms  p95 {s95 * 1e3:7.2f} ms  p99 {s99 * 1e3:7.2f} ms")
+    settle_ms = SETTLE_SECONDS * 1e3
+    print(f"save -> fresh snapshot over {len(total)} saves (settle {settle_ms:.0f} ms)")
+    for label, (p50, p95, p99) in (
+        ("raw watchdog event", (r50, r95, r99)),
+        ("snapshot in place ", (s50, s95, s99)),
+    ):
+        print(
+            f"  {label}  p50 {p50 * 1e3:7.2f} ms  p95 {p95 * 1e3:7.2f} ms"
+            f"  p99 {p99 * 1e3:7.2f} ms"
+        )
     for label, got, base in (("p50", s50, r50), ("p99", s99, r99)):
         budget = SETTLE_SECONDS + 2 * base
-        print(f"  {label}: {got * 1e3:.1f} ms vs settle + 2 x raw = {budget * 1e3:.1f} ms"
-              f" -> ratio {got / budget:.2f} (target <= 1)")
+        print(
+            f"  {label}: {got * 1e3:.1f} ms vs settle + 2 x raw = {budget * 1e3:.1f} ms"
+            f" -> ratio {got / budget:.2f} (target <= 1)"
+        )
 
 
 def bench_incremental(root: str, repeat: int) -> None:
@@ -183,10 +213,14 @@ def bench_incremental(root: str, repeat: int) -> None:
         memory = os.path.join(root, f"incremental-{files}", "memory")
         make_memory_dir(memory, files, seed=files)
         cache = ParseCache()
-        build_snapshot(load_memdir(memory, cache=cache), "standard")  # warm, like the daemon
-        names = sorted(n for n in os.listdir(memory) if n.endswith(".md") and n != "MEMORY.md")
+        build_snapshot(
+            load_memdir(memory, cache=cache), "standard"
+        )  # warm, like the daemon
+        names = sorted(
+            n for n in os.listdir(memory) if n.endswith(".md") and n != "MEMORY.md"
+        )
         target = os.path.join(memory, names[len(names) // 2])
-        content = open(target, encoding="utf-8").read()
+        content = _read(target)
         times = []
         for number in range(repeat):
             with open(target, "w", encoding="utf-8") as handle:
@@ -197,8 +231,10 @@ def bench_incremental(root: str, repeat: int) -> None:
         medians[files] = statistics.median(times)
     ratio = medians[10_000] / medians[10]
     print(f"one change, reload + re-render (median of {repeat}):")
-    print(f"  10 files {medians[10] * 1e3:8.2f} ms   10,000 files {medians[10_000] * 1e3:8.2f} ms"
-          f"   ratio {ratio:.1f} (target < 1.5)")
+    print(
+        f"  10 files {medians[10] * 1e3:8.2f} ms"
+        f"   10,000 files {medians[10_000] * 1e3:8.2f} ms   ratio {ratio:.1f} (target < 1.5)"
+    )
 
 
 def bench_footprint(root: str, projects: int, files: int, idle: float) -> None:
@@ -218,7 +254,10 @@ def bench_footprint(root: str, projects: int, files: int, idle: float) -> None:
     print(f"footprint, {projects} projects x {files} files:")
     print(f"  start-up to READY=1 {daemon.ready_seconds:.2f} s")
     print(f"  resident memory {rss:.1f} MiB (target < 80)   threads {threads}")
-    print(f"  idle CPU {cpu_idle:.3f} s over {idle:.0f} s = {per_minute:.3f} s/min (target < 0.1)")
+    print(
+        f"  idle CPU {cpu_idle:.3f} s over {idle:.0f} s"
+        f" = {per_minute:.3f} s/min (target < 0.1)"
+    )
 
 
 def main() -> None:
@@ -227,7 +266,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--projects", type=int, default=1000)
     parser.add_argument("--files", type=int, default=10)
-    parser.add_argument("--idle", type=float, default=60.0, help="idle window in seconds")
+    parser.add_argument(
+        "--idle", type=float, default=60.0, help="idle window in seconds"
+    )
     parser.add_argument("--only", choices=("latency", "incremental", "footprint"))
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="memd-bench-") as root:
@@ -236,7 +277,9 @@ def main() -> None:
         if args.only in (None, "incremental"):
             bench_incremental(os.path.join(root, "incremental"), args.repeat)
         if args.only in (None, "footprint"):
-            bench_footprint(os.path.join(root, "footprint"), args.projects, args.files, args.idle)
+            bench_footprint(
+                os.path.join(root, "footprint"), args.projects, args.files, args.idle
+            )
 
 
 if __name__ == "__main__":

@@ -130,6 +130,7 @@ class _Daemon:
         self.stopping.set()
 
     def _on_hup(self, signum: int, frame: object) -> None:
+        # Work happens on the settle thread; a signal only asks for it.
         self.watcher.request(reload_config=True, rediscover=True)
 
     # -- the settle thread's work ------------------------------------------
@@ -431,7 +432,8 @@ class _Daemon:
                 list(item)
                 for item in (self.discovery.disabled if self.discovery else ())
             ],
-            "rescans": self.rescans + self.watcher.rescans,
+            "rescans": self.rescans,
+            "queue_overflows": self.watcher.overflows,
             "fallbacks": self.watcher.fallbacks,
             "telemetry_dropped": int(getattr(self.sink, "dropped", 0)),
             "watched_roots": self.watcher.watched_roots(),

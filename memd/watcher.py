@@ -96,7 +96,7 @@ class Watcher:
         self._log = log
         self._polling: BaseObserver | None = None
         self._polling_interval = polling_interval_seconds
-        self.rescans = 0
+        self.overflows = 0
         self.fallbacks = 0
         self.events = 0
         self._observer, self._kind = self._main_observer()
@@ -241,7 +241,7 @@ class Watcher:
         return self._polling
 
     def _on_overflow(self) -> None:
-        self.rescans += 1
+        self.overflows += 1
         self._log.warning("watch_queue_overflowed")
         self._settler.flag(rescan_all=True, rediscover=True)
 

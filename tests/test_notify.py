@@ -62,7 +62,10 @@ class TestNeverBlocks:
         path = str(tmp_path / "full.sock")
         with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as server:
             server.bind(path)
-            results = [notify("STATUS=x" * 100, env={"NOTIFY_SOCKET": path}) for _ in range(2000)]
+            results = [
+                notify("STATUS=x" * 100, env={"NOTIFY_SOCKET": path})
+                for _ in range(2000)
+            ]
 
         assert results[0] is True
         assert results[-1] is False

@@ -58,6 +58,7 @@ def collect_status(now: float | None = None) -> dict[str, object]:
         "dirs": dirs,
         "disabled": saved.get("disabled", []),
         "rescans": saved.get("rescans", 0),
+        "queue_overflows": saved.get("queue_overflows", 0),
         "fallbacks": saved.get("fallbacks", 0),
         "telemetry_dropped": saved.get("telemetry_dropped", 0),
         "watched_roots": saved.get("watched_roots", []),

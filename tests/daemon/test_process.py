@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 from pathlib import Path
@@ -230,3 +231,29 @@ def _status(daemon: Daemon) -> dict:  # type: ignore[type-arg]
     result = daemon.memd("status", "--format", "json")
     assert 0 == result.returncode, result.stderr
     return json.loads(result.stdout)  # type: ignore[no-any-return]
+
+
+class TestRecovery:
+    def test_queue_overflow_rescans(self, start_daemon: Starter, project: Path) -> None:
+        """Events lost to an inotify queue overflow end in a rescan, counted in status."""
+        daemon = start_daemon()
+        directory = os.open(project, os.O_RDONLY | os.O_DIRECTORY)
+        # Stopped, the daemon cannot drain its queue: 20,000 events overflow it (16,384).
+        daemon.proc.send_signal(signal.SIGSTOP)
+        try:
+            for i in range(10_000):
+                name = f"f{i}.tmp"
+                os.close(os.open(name, os.O_CREAT | os.O_WRONLY, dir_fd=directory))
+                os.unlink(name, dir_fd=directory)
+            (project / "MEMORY.md").write_text(
+                "- [Role](user_role.md) — after overflow\n"
+            )
+        finally:
+            os.close(directory)
+            daemon.proc.send_signal(signal.SIGCONT)
+
+        daemon.wait_fresh(project)
+        status = wait_for(
+            lambda: (s := _status(daemon))["rescans"] and s, what="a counted rescan"
+        )
+        assert status["queue_overflows"] >= 1  # type: ignore[index]
