@@ -220,6 +220,7 @@ class _Daemon:
             return
         modes_changed = config.modes != self.config.modes
         self.config = config
+        self.watcher.set_settle_seconds(config.settle_seconds)
         self.log.info("config_reloaded", path=self.config_file)
         if modes_changed:
             self.written.clear()

@@ -155,6 +155,10 @@ class Watcher:
                 added |= self._schedule(root)
             return added
 
+    def set_settle_seconds(self, seconds: float) -> None:
+        """Use a new settle time from the next event on (a config reload)."""
+        self._settler.settle_seconds = seconds
+
     def request(
         self,
         *,
@@ -346,7 +350,7 @@ class _Settler(threading.Thread):
         log: FilteringBoundLogger,
     ):
         super().__init__(name="memd-settle", daemon=True)
-        self._settle = settle_seconds
+        self.settle_seconds = settle_seconds
         self._max_delay = max_delay_seconds
         self._on_batch = on_batch
         self._log = log
@@ -381,7 +385,7 @@ class _Settler(threading.Thread):
         reload_config: bool = False,
         urgent: bool = True,
     ) -> None:
-        due = time.monotonic() + (0.0 if urgent else self._settle)
+        due = time.monotonic() + (0.0 if urgent else self.settle_seconds)
         with self._cond:
             for name, value in (
                 ("rediscover", rediscover),
@@ -431,7 +435,7 @@ class _Settler(threading.Thread):
                 ready = [
                     d
                     for d in self._pending
-                    if now - self._last[d] >= self._settle
+                    if now - self._last[d] >= self.settle_seconds
                     or now - self._first[d] >= self._max_delay
                 ]
                 flags_ready = self._flag_due is not None and now >= self._flag_due
@@ -439,7 +443,10 @@ class _Settler(threading.Thread):
                 if ready or flags_ready or tick_ready:
                     break
                 deadlines = [
-                    min(self._last[d] + self._settle, self._first[d] + self._max_delay)
+                    min(
+                        self._last[d] + self.settle_seconds,
+                        self._first[d] + self._max_delay,
+                    )
                     for d in self._pending
                 ]
                 deadlines += [

@@ -24,34 +24,7 @@ if TYPE_CHECKING:
     from conftest import Home
 
 TIMEOUT = 30.0
-# Temporary shim while another engineer's command module is missing: drop
-# commands that do not import so `memd run` can still be parsed.
-_SHIM = """
-import importlib, sys
-import memd.cli as cli
-for name, (module, _) in list(cli.COMMANDS.items()):
-    try:
-        importlib.import_module(module)
-    except ImportError:
-        del cli.COMMANDS[name]
-sys.exit(cli.main(sys.argv[1:]))
-"""
-
-
-def _memd_command() -> tuple[str, ...]:
-    import importlib
-
-    from memd.cli import COMMANDS
-
-    try:
-        for module, _ in COMMANDS.values():
-            importlib.import_module(module)
-    except ImportError:
-        return (sys.executable, "-c", _SHIM)
-    return (sys.executable, "-m", "memd")
-
-
-MEMD = _memd_command()
+MEMD = (sys.executable, "-m", "memd")
 
 
 def wait_for(

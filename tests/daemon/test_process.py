@@ -235,10 +235,10 @@ def _status(daemon: Daemon) -> dict:  # type: ignore[type-arg]
 
 class TestRecovery:
     def test_queue_overflow_rescans(self, start_daemon: Starter, project: Path) -> None:
-        """Events lost to an inotify queue overflow end in a rescan, counted in status."""
+        """Events lost to an inotify queue overflow end in a counted rescan."""
         daemon = start_daemon()
         directory = os.open(project, os.O_RDONLY | os.O_DIRECTORY)
-        # Stopped, the daemon cannot drain its queue: 20,000 events overflow it (16,384).
+        # Stopped, the daemon cannot drain its queue: 20,000 events overflow 16,384.
         daemon.proc.send_signal(signal.SIGSTOP)
         try:
             for i in range(10_000):
