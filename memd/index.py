@@ -80,6 +80,8 @@ def parse_index(text: str) -> tuple[IndexEntry, ...]:
 
 def _strip_comments(line: str, in_comment: bool) -> tuple[str, bool]:
     """Return the line without `<!-- -->` parts, and whether a comment stays open."""
+    if not in_comment and "<!--" not in line:
+        return line, False  # the common case: no comment at all
     out: list[str] = []
     pos = 0
     while pos <= len(line):
