@@ -58,7 +58,8 @@ def discover(
     config_file: str | None = None,
 ) -> Discovery:
     """Find every memory directory to watch now; never raises for bad settings."""
-    from memd.claude_settings import read_settings_file, settings_paths
+    from memd.claude_settings import merged_settings, read_settings_file, settings_paths
+    from memd.enablement import is_auto_memory_enabled
     from memd.paths import choose_memory_dir, memory_base_dir, resolve_memory_location
 
     environ = os.environ if env is None else env
@@ -68,9 +69,6 @@ def discover(
     files: set[str] = set()
     disabled: list[tuple[str, str]] = []
     diagnostics: list[Diagnostic] = []
-
-    for path in _project_memory_dirs(projects_root):
-        found.setdefault(path, "projects")
 
     # The directory the agent would use everywhere: env override, then the
     # user/policy settings (never the project's own files).
@@ -84,11 +82,18 @@ def discover(
         files.add(layer.path)
         if layer.diagnostic is not None:
             diagnostics.append(layer.diagnostic)
-    chosen, source, _ = choose_memory_dir(home, layers, environ)
-    if source != "default":
-        found.setdefault(_clean(chosen), source)
+    # Switched off for every project (env or user/policy setting): watch nothing.
+    everywhere = is_auto_memory_enabled(environ, merged_settings(layers))
+    if not everywhere.enabled:
+        disabled.append(("*", everywhere.reason))
+    else:
+        for path in _project_memory_dirs(projects_root):
+            found.setdefault(path, "projects")
+        chosen, source, _ = choose_memory_dir(home, layers, environ)
+        if source != "default":
+            found.setdefault(_clean(chosen), source)
 
-    for raw in config.watch_dirs:
+    for raw in config.watch_dirs if everywhere.enabled else ():
         found.setdefault(
             _clean(os.path.abspath(os.path.expanduser(raw))), "config:watch_dirs"
         )
@@ -96,7 +101,7 @@ def discover(
     roots = [(raw, "config:watch_projects") for raw in config.watch_projects]
     if known_projects is not None:
         roots += [(raw, "state:projects") for raw in known_projects(config.state_dir)]
-    for raw, why in roots:
+    for raw, why in roots if everywhere.enabled else ():
         location = resolve_memory_location(os.path.expanduser(raw), environ)
         files.update(location.inputs)
         diagnostics.extend(location.diagnostics)

@@ -155,3 +155,15 @@ class TestMemoryDirOf:
         assert "/a/memory" == memory_dir_of("/a/memory/team/x.md", dirs)
         assert "/a/memory" == memory_dir_of("/a/memory", dirs)
         assert memory_dir_of("/a/memoryx/y.md", dirs) is None
+
+
+class TestDisabledEverywhere:
+    def test_env_switch_watches_nothing(self, isolated_home: Home) -> None:
+        """With CLAUDE_CODE_DISABLE_AUTO_MEMORY=1 the daemon watches nothing."""
+        (isolated_home.claude / "projects" / "a" / "memory").mkdir(parents=True)
+        env = isolated_home.env(CLAUDE_CODE_DISABLE_AUTO_MEMORY="1")
+
+        found = discover(load_config(env), env=env)
+
+        assert () == found.memory_dirs
+        assert (("*", "env:CLAUDE_CODE_DISABLE_AUTO_MEMORY"),) == found.disabled
