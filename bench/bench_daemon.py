@@ -121,7 +121,12 @@ def _percentiles(samples: list[float]) -> tuple[float, float, float]:
     return statistics.median(ordered), cut[94], cut[98]
 
 
-def bench_latency(root: str, saves: int) -> None:
+def bench_latency(root: str, saves: int, *, unpaired: bool = False) -> None:
+    """Time saves; with `unpaired`, each save follows a rename out of the tree.
+
+    watchdog holds an unpaired IN_MOVED_FROM up to 0.5 s waiting for its pair,
+    and everything queued behind it waits too (SPEC §7 fact 3).
+    """
     from watchdog.events import FileClosedEvent, FileMovedEvent, FileSystemEventHandler
     from watchdog.observers import Observer
 
@@ -161,6 +166,15 @@ def bench_latency(root: str, saves: int) -> None:
             stamps.clear()
             raw_seen.clear()
             snap_seen.clear()
+            if unpaired:
+                scratch = os.path.join(memory, "scratch.md")
+                with open(scratch, "w", encoding="utf-8") as handle:
+                    handle.write("scratch\n")
+                time.sleep(SETTLE_SECONDS * 2)
+                raw_seen.clear()
+                snap_seen.clear()
+                stamps.clear()
+                os.rename(scratch, os.path.join(root, f"moved-out-{number}.md"))
             started = time.perf_counter()
             with open(index, "w", encoding="utf-8") as handle:
                 handle.write(
@@ -187,7 +201,11 @@ def bench_latency(root: str, saves: int) -> None:
     r50, r95, r99 = _percentiles(raw)
     s50, s95, s99 = _percentiles(total)
     settle_ms = SETTLE_SECONDS * 1e3
-    print(f"save -> fresh snapshot over {len(total)} saves (settle {settle_ms:.0f} ms)")
+    what = "after a rename out of the tree" if unpaired else ""
+    print(
+        f"save {what}-> fresh snapshot over {len(total)} saves"
+        f" (settle {settle_ms:.0f} ms)"
+    )
     for label, (p50, p95, p99) in (
         ("raw watchdog event", (r50, r95, r99)),
         ("snapshot in place ", (s50, s95, s99)),
@@ -270,11 +288,17 @@ def main() -> None:
     parser.add_argument(
         "--idle", type=float, default=60.0, help="idle window in seconds"
     )
-    parser.add_argument("--only", choices=("latency", "incremental", "footprint"))
+    parser.add_argument(
+        "--only", choices=("latency", "unpaired", "incremental", "footprint")
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="memd-bench-") as root:
         if args.only in (None, "latency"):
             bench_latency(os.path.join(root, "latency"), args.saves)
+        if args.only in (None, "unpaired"):
+            bench_latency(
+                os.path.join(root, "unpaired"), args.saves // 3, unpaired=True
+            )
         if args.only in (None, "incremental"):
             bench_incremental(os.path.join(root, "incremental"), args.repeat)
         if args.only in (None, "footprint"):
