@@ -85,7 +85,8 @@ def format_text(status: dict[str, object]) -> str:
             "memd is not running" + (" (last status shown)" if status["dirs"] else "")
         )
     lines.append(
-        f"rescans: {status['rescans']}  polling fallbacks: {status['fallbacks']}"
+        f"rescans: {status['rescans']}  queue overflows: {status['queue_overflows']}"
+        f"  polling fallbacks: {status['fallbacks']}"
         f"  telemetry dropped: {status['telemetry_dropped']}"
     )
     lines.append(f"next dream: {status['next_dream'] or 'not scheduled'}")
