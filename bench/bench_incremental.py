@@ -1,0 +1,67 @@
+"""Incremental reload: one changed file in a 10,000-file directory vs a 10-file one.
+
+For each size, fill one memory directory, warm a `ParseCache` with one
+`load_memdir`, then repeatedly rewrite one topic file (new bytes, new mtime)
+and time `load_memdir(..., cache=cache)`, which re-parses only that file.
+Medians of `--repeat` reloads. Target (SPEC §12): large / small < 1.5.
+
+Usage: python bench/bench_incremental.py [--large 10000] [--small 10] [--repeat 21]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_corpus import make_memory_dir
+
+
+def reload_times(memory_dir: str, repeat: int) -> list[float]:
+    """Warm a cache, then time `repeat` reloads that each follow one file change."""
+    from memd.memdir import ParseCache, load_memdir
+
+    cache = ParseCache()
+    load_memdir(memory_dir, cache=cache)
+    changed = os.path.join(
+        memory_dir, sorted(n for n in os.listdir(memory_dir) if n != "MEMORY.md")[0]
+    )
+    with open(changed, "rb") as handle:
+        original = handle.read()
+    times = []
+    for number in range(repeat):
+        with open(changed, "wb") as handle:
+            handle.write(original + f"\n- edit {number}\n".encode())
+        start = time.perf_counter()
+        memdir = load_memdir(memory_dir, cache=cache)
+        times.append(time.perf_counter() - start)
+        assert memdir.files, "the directory was read"
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--large", type=int, default=10_000)
+    parser.add_argument("--small", type=int, default=10)
+    parser.add_argument("--repeat", type=int, default=21)
+    args = parser.parse_args()
+    import memd.memdir  # noqa: F401  -- import cost is not reload cost
+
+    with tempfile.TemporaryDirectory(prefix="memd-bench-") as base:
+        results = {}
+        for label, files in (("small", args.small), ("large", args.large)):
+            memory_dir = os.path.join(base, label, "memory")
+            make_memory_dir(memory_dir, files)
+            results[label] = statistics.median(reload_times(memory_dir, args.repeat))
+    ratio = results["large"] / results["small"]
+    print(f"one change, {args.small} files:  {results['small'] * 1000:.2f} ms")
+    print(f"one change, {args.large} files: {results['large'] * 1000:.2f} ms")
+    print(f"ratio large/small: {ratio:.1f}x (target < 1.5x)")
+
+
+if __name__ == "__main__":
+    main()
