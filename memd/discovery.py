@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
     from memd.config import Config
 
+PROJECTS_STATE_FILE = "projects.json"  # memd.state's PROJECTS_FILE, as a file name
+
 
 @dataclass(frozen=True, slots=True)
 class WatchRoot:
@@ -101,6 +103,8 @@ def discover(
     roots = [(raw, "config:watch_projects") for raw in config.watch_projects]
     if known_projects is not None:
         roots += [(raw, "state:projects") for raw in known_projects(config.state_dir)]
+        # `memd prompt --project` adds to it: a new entry means look again.
+        files.add(os.path.join(config.state_dir, PROJECTS_STATE_FILE))
     for raw, why in roots if everywhere.enabled else ():
         location = resolve_memory_location(os.path.expanduser(raw), environ)
         files.update(location.inputs)

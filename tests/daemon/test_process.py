@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from memd.state import remember_project
 from tests.daemon.conftest import MEMD, Daemon, Starter, topic, wait_for
 
 pytestmark = pytest.mark.daemon
@@ -257,3 +258,21 @@ class TestRecovery:
             lambda: (s := _status(daemon))["rescans"] and s, what="a counted rescan"
         )
         assert status["queue_overflows"] >= 1  # type: ignore[index]
+
+
+class TestKnownProjects:
+    def test_remembered_project_with_own_directory(
+        self, start_daemon: Starter, isolated_home: Home, git_repo: Path, tmp_path: Path
+    ) -> None:
+        """A project `memd prompt --project` remembers, whose settings pick the dir."""
+        custom = tmp_path / "custom-memory"
+        custom.mkdir()
+        (custom / "MEMORY.md").write_text("- [C](c.md) — chosen by local settings\n")
+        (custom / "c.md").write_text(topic("c"))
+        (git_repo / ".claude").mkdir()
+        settings = {"autoMemoryDirectory": str(custom)}
+        (git_repo / ".claude" / "settings.local.json").write_text(json.dumps(settings))
+        daemon = start_daemon()
+        remember_project(str(isolated_home.state / "memd"), str(git_repo))
+
+        daemon.wait_fresh(custom)
