@@ -285,10 +285,12 @@ class _Daemon:
             stale = (
                 self.store.read_fresh(memory_dir, mode, extra_guidelines=extra) is None
             )
-            if self.written.get(key) != fingerprint or stale:
+            previous = self.written.get(key)
+            if previous != fingerprint or stale:
                 self.store.write(snapshot)
                 self.written[key] = fingerprint
-                self._emit_loaded(snapshot)
+                if previous is None or previous[0] != snapshot.sha256:
+                    self._emit_loaded(snapshot)  # a re-stamp is not a new prompt
                 log.debug("snapshot_written", mode=mode, sha256=snapshot.sha256)
                 if _is_racy(snapshot, window_ns):
                     self.racy[memory_dir] = time.monotonic() + window_ns / 1e9 + 0.05
