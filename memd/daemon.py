@@ -191,9 +191,8 @@ class _Daemon:
         from memd.state import known_projects
 
         added = False
-        for _ in range(
-            3
-        ):  # watch first, then look again: nothing created in between is missed
+        # Watch first, then look again: nothing created in between is missed.
+        for _ in range(3):
             self.discovery = discover(
                 self.config,
                 env=self.env,

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from watchdog.observers.api import BaseObserver, ObservedWatch
 
 _EXHAUSTED = frozenset({errno.ENOSPC, errno.EMFILE})
+_VANISHED = frozenset({errno.ENOENT, errno.ENOTDIR})
 _OVERFLOW_LOGGERS = ("watchdog.observers.inotify_c", "watchdog.observers.inotify")
 
 
@@ -203,11 +204,13 @@ class Watcher:
                 event_filter=_event_filter(polling=self._kind == "polling"),
             )
         except OSError as error:
-            if error.errno not in _EXHAUSTED:
+            if error.errno in _VANISHED:
                 # Gone between planning and scheduling: look again after it settles.
                 self._log.warning("watch_failed", path=root.path, error=str(error))
                 self._settler.flag(rediscover=True, urgent=False)
                 return False
+            # Exhausted watches (ENOSPC) or an unreadable subdirectory (EACCES):
+            # polling still sees what it can read.
             self.fallbacks += 1
             self._log.warning(
                 "watch_fell_back_to_polling",
