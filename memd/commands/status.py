@@ -106,10 +106,12 @@ def format_text(status: dict[str, object]) -> str:
             + (f"  ERROR {entry['error']}" if entry.get("error") else "")
         )
         dream = entry.get("last_dream")
-        if isinstance(dream, dict) and dream:
+        if isinstance(dream, dict) and dream.get("last_run"):
             lines.append(
                 f"    last dream: {dream.get('last_result')} at {dream.get('last_run')}"
             )
+        elif isinstance(dream, dict) and dream:
+            lines.append("    last dream: never")
     return "\n".join(lines)
 
 
