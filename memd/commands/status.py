@@ -108,11 +108,20 @@ def format_text(status: dict[str, object]) -> str:
         dream = entry.get("last_dream")
         if isinstance(dream, dict) and dream.get("last_run"):
             lines.append(
-                f"    last dream: {dream.get('last_result')} at {dream.get('last_run')}"
+                f"    last dream: {_dream_result(dream.get('last_result'))}"
+                f" at {dream.get('last_run')}"
             )
         elif isinstance(dream, dict) and dream:
             lines.append("    last dream: never")
     return "\n".join(lines)
+
+
+def _dream_result(result: object) -> str:
+    """One line for a dreams.json result: status, entries, and why if it failed."""
+    if not isinstance(result, dict):
+        return str(result)
+    text = f"{result.get('status', '?')}, {result.get('entries', 0)} entries"
+    return f"{text}: {result['message']}" if result.get("message") else text
 
 
 def _duration(seconds: object) -> str:
