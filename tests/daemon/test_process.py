@@ -61,6 +61,18 @@ class TestLifecycle:
         assert "STOPPING=1" == stopping
         assert [] == daemon.events("batch_failed")
 
+    def test_watchdog_pings_when_systemd_asks(
+        self, start_daemon: Starter, project: Path
+    ) -> None:
+        """With WATCHDOG_USEC set (systemd's WatchdogSec), WATCHDOG=1 keeps arriving."""
+        daemon = start_daemon(WATCHDOG_USEC="200000")
+        first = daemon.wait_notify("WATCHDOG=1")
+        daemon.messages.clear()
+        second = daemon.wait_notify("WATCHDOG=1")
+
+        assert "WATCHDOG=1" == first
+        assert "WATCHDOG=1" == second
+
     def test_base_dir_appears_after_start(
         self, start_daemon: Starter, isolated_home: Home
     ) -> None:
