@@ -40,6 +40,7 @@ LAYERS = {
     "memd.dream_schedule": CORE,
     "memd.consolidate": CORE,
     "memd.hook_settings": CORE,  # settings in, settings out; hooks.py does the I/O
+    "memd.service_units": CORE,  # unit and plist text; service.py installs them
     "memd.atomic": EDGE,
     "memd.memdir": EDGE,
     "memd.snapshots": EDGE,

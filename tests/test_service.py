@@ -1,4 +1,4 @@
-"""memd.service: the rendered unit and plist, the plans and their runner."""
+"""memd.service and memd.service_units: unit and plist, plans and their runner."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from memd import service
+from memd import service_units as units
 from memd.errors import ServiceError
 
 REPO = Path(__file__).resolve().parent.parent
@@ -114,7 +115,7 @@ def write_unit(directory: Path, text: str) -> Path:
 class TestRenderSystemdUnit:
     def test_notify_type_and_main_access(self) -> None:
         """The unit waits for READY=1 and takes notifications from memd only."""
-        settings = unit_settings(service.render_systemd_unit("/opt/memd/bin/memd", {}))
+        settings = unit_settings(units.render_systemd_unit("/opt/memd/bin/memd", {}))
 
         assert ["notify"] == settings["Type"]
         assert ["main"] == settings["NotifyAccess"]
@@ -122,13 +123,13 @@ class TestRenderSystemdUnit:
 
     def test_restarts_on_failure(self) -> None:
         """A crash restarts memd after a pause; a clean exit does not."""
-        settings = unit_settings(service.render_systemd_unit("/usr/bin/memd", {}))
+        settings = unit_settings(units.render_systemd_unit("/usr/bin/memd", {}))
 
         assert (["on-failure"], ["5s"]) == (settings["Restart"], settings["RestartSec"])
 
     def test_watchdog_is_on(self) -> None:
         """WatchdogSec= is set, because the daemon pings WATCHDOG=1 at half of it."""
-        settings = unit_settings(service.render_systemd_unit("/usr/bin/memd", {}))
+        settings = unit_settings(units.render_systemd_unit("/usr/bin/memd", {}))
 
         assert ["60s"] == settings["WatchdogSec"]
 
@@ -142,7 +143,7 @@ class TestRenderSystemdUnit:
             "AWS_SECRET_ACCESS_KEY": "hunter2",
         }
 
-        environment = unit_settings(service.render_systemd_unit("/usr/bin/memd", env))
+        environment = unit_settings(units.render_systemd_unit("/usr/bin/memd", env))
 
         assert [
             "CLAUDE_CONFIG_DIR=/data/claude",
@@ -154,7 +155,7 @@ class TestRenderSystemdUnit:
         """memd may write its memory base, config, cache and state dirs."""
         env = {"HOME": "/home/ada", "CLAUDE_CONFIG_DIR": "/home/ada/my claude"}
 
-        text = service.render_systemd_unit("/usr/bin/memd", env, writable=["/srv/mem"])
+        text = units.render_systemd_unit("/usr/bin/memd", env, writable=["/srv/mem"])
 
         assert [
             '"-%h/my claude" -%h/.config/memd -%h/.cache/memd -%h/.local/state/memd '
@@ -164,14 +165,14 @@ class TestRenderSystemdUnit:
 
     def test_escapes_specifiers_and_variables(self) -> None:
         """A `%` or `$` in the path reaches systemd literally, not as a specifier."""
-        text = service.render_systemd_unit("/opt/50% off/$HOME/memd", {})
+        text = units.render_systemd_unit("/opt/50% off/$HOME/memd", {})
 
         assert ['"/opt/50%% off/$$HOME/memd" run'] == unit_settings(text)["ExecStart"]
 
     def test_control_characters_are_refused(self) -> None:
         """A newline in a value would inject unit settings, so rendering refuses it."""
         with pytest.raises(ServiceError, match="control character"):
-            service.render_systemd_unit(
+            units.render_systemd_unit(
                 "/usr/bin/memd", {"XDG_CACHE_HOME": "/x\nUser=root"}
             )
 
@@ -179,7 +180,7 @@ class TestRenderSystemdUnit:
         """systemd/memd.service is what the renderer makes for ~/.local/bin/memd."""
         shipped = (REPO / "systemd" / "memd.service").read_text()
 
-        assert service.shipped_systemd_unit() == shipped
+        assert units.shipped_systemd_unit() == shipped
 
 
 class TestSystemdAnalyzeVerify:
@@ -191,7 +192,7 @@ class TestSystemdAnalyzeVerify:
             **os.environ,
             "CLAUDE_CONFIG_DIR": str(tmp_path / "claude dir"),
         }
-        text = service.render_systemd_unit(service.resolve_memd_path(), env)
+        text = units.render_systemd_unit(service.resolve_memd_path(), env)
         unit = write_unit(tmp_path / "units", text)
 
         result = systemd_verify(unit, Path(os.environ["HOME"]))
@@ -204,7 +205,7 @@ class TestSystemdAnalyzeVerify:
         odd.mkdir()
         (odd / "memd").symlink_to(service.resolve_memd_path())
         unit = write_unit(
-            tmp_path / "units", service.render_systemd_unit(str(odd / "memd"), {})
+            tmp_path / "units", units.render_systemd_unit(str(odd / "memd"), {})
         )
 
         result = systemd_verify(unit, tmp_path)
@@ -226,7 +227,7 @@ class TestSystemdAnalyzeVerify:
 
     def test_missing_executable_fails(self, tmp_path: Path) -> None:
         """verify really checks ExecStart: a memd that does not exist fails it."""
-        text = service.render_systemd_unit(str(tmp_path / "nowhere" / "memd"), {})
+        text = units.render_systemd_unit(str(tmp_path / "nowhere" / "memd"), {})
         unit = write_unit(tmp_path / "units", text)
 
         result = systemd_verify(unit, tmp_path)
@@ -238,7 +239,7 @@ class TestSystemdAnalyzeVerify:
 class TestRenderLaunchdPlist:
     def test_round_trips_and_fits_the_schema(self) -> None:
         """The plist parses back with plistlib and uses only launchd keys and types."""
-        data = service.render_launchd_plist("/usr/local/bin/memd", {}, "/Users/ada")
+        data = units.render_launchd_plist("/usr/local/bin/memd", {}, "/Users/ada")
 
         agent = plistlib.loads(data)
 
@@ -248,7 +249,7 @@ class TestRenderLaunchdPlist:
     def test_runs_memd_in_the_background_and_restarts_on_failure(self) -> None:
         """RunAtLoad starts it at login; KeepAlive restarts only after a failed exit."""
         agent = plistlib.loads(
-            service.render_launchd_plist("/usr/local/bin/memd", {}, "/Users/ada")
+            units.render_launchd_plist("/usr/local/bin/memd", {}, "/Users/ada")
         )
 
         assert {
@@ -275,7 +276,7 @@ class TestRenderLaunchdPlist:
         }
 
         agent = plistlib.loads(
-            service.render_launchd_plist("/m/memd", env, "/Users/ada")
+            units.render_launchd_plist("/m/memd", env, "/Users/ada")
         )
 
         assert {
@@ -287,10 +288,10 @@ class TestRenderLaunchdPlist:
     def test_default_path_when_none_is_set(self) -> None:
         """Without a PATH, the agent still finds Homebrew and system tools."""
         agent = plistlib.loads(
-            service.render_launchd_plist("/m/memd", {}, "/Users/ada")
+            units.render_launchd_plist("/m/memd", {}, "/Users/ada")
         )
 
-        assert {"PATH": service.LAUNCHD_DEFAULT_PATH} == agent["EnvironmentVariables"]
+        assert {"PATH": units.LAUNCHD_DEFAULT_PATH} == agent["EnvironmentVariables"]
 
     def test_schema_check_catches_a_bad_plist(self) -> None:
         """The schema check is no rubber stamp: wrong types and relative paths fail."""
@@ -313,7 +314,7 @@ class TestRenderLaunchdPlist:
         """The shipped plist is what the renderer makes, and fits the schema."""
         shipped = (REPO / "launchd" / "dev.memd.agent.plist").read_bytes()
 
-        assert service.shipped_launchd_plist() == shipped
+        assert units.shipped_launchd_plist() == shipped
         assert [] == check_launchd_schema(plistlib.loads(shipped))
 
 
@@ -401,7 +402,7 @@ class TestPlans:
     def test_changed_unit_restarts_a_running_service(self, tmp_path: Path) -> None:
         """Reinstalling over a different unit adds try-restart, so it takes effect."""
         env = {"HOME": str(tmp_path)}
-        unit = Path(service.systemd_unit_path(env, str(tmp_path)))
+        unit = Path(units.systemd_unit_path(env, str(tmp_path)))
         unit.parent.mkdir(parents=True)
         unit.write_text("[Service]\nExecStart=/old/memd run\n")
 

@@ -98,13 +98,13 @@ def _user_name() -> str:
 
 
 def _next_steps(manager: str, action: str, home: str) -> str:
-    from memd import service
+    from memd import service, service_units
 
     if action == "uninstall":
         return "memd service removed."
     if manager == service.LAUNCHD:
-        logs = service.launchd_log_dir(home)
-        return f"memd agent {service.LABEL} is loaded; logs: {logs}/"
+        logs = service_units.launchd_log_dir(home)
+        return f"memd agent {service_units.LABEL} is loaded; logs: {logs}/"
     return (
         "memd.service is enabled and started; logs: journalctl --user -u memd\n"
         "To keep it running while you are logged out: loginctl enable-linger"
