@@ -376,8 +376,10 @@ def _manifest_dict(entry: object) -> dict[str, object]:
 def _json_bytes(data: object) -> bytes:
     import json
 
+    # A lone surrogate (a file name that is not UTF-8) becomes a JSON `\udcXX`
+    # escape: surrogatepass would write bytes no UTF-8 reader accepts.
     return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode(
-        "utf-8", "surrogatepass"
+        "utf-8", "backslashreplace"
     )
 
 
