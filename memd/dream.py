@@ -1,10 +1,8 @@
 """One dream for one memory directory: lock, collect, consolidate, lint, render, record.
 
-The lock is the reference's `<memory dir>/.consolidate-lock` (REFERENCE.md §6):
-its body is the holder's pid and its mtime the time of the last
-consolidation. A live holder younger than an hour blocks; an older or dead
-one is broken; a failed dream winds the mtime back (or removes a lock it
-created), so a failure never counts as a consolidation.
+The lock is the reference's `<memory dir>/.consolidate-lock` (REFERENCE.md §6),
+taken and given back through `memd.locks`: a failed dream winds its mtime back,
+so a failure never counts as a consolidation.
 
 Crash safety comes from the order of atomic writes: topic files (each entry
 carries an idempotency marker), then MEMORY.md, then the watermark in
@@ -35,6 +33,7 @@ from memd.daily_log import (
     update_dream_record,
 )
 from memd.errors import LockHeldError
+from memd.locks import acquire_consolidate_lock, release_lock, roll_back_lock
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -47,8 +46,6 @@ if TYPE_CHECKING:
     from memd.consolidate import ConsolidationPlan, LogEntry
 
 CRASH_HOOK_ENV = "MEMD_DREAM_CRASH_AFTER_WRITES"
-LOCK_NAME = ".consolidate-lock"
-HOLDER_STALE_SECONDS = 3600.0
 _OUTPUT_TAIL = 4000
 
 
@@ -109,99 +106,6 @@ class _Writer:
         self.count += 1
         if self.crash_after and self.count >= self.crash_after:
             os.kill(os.getpid(), signal.SIGKILL)
-
-
-@dataclass(frozen=True, slots=True)
-class _Lock:
-    path: str
-    prior_mtime_ns: int | None
-    acquired_mtime_ns: int
-    dir_fd: int  # flock'ed: memd processes on this host never dream one dir twice
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _read_pid(path: str) -> int | None:
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError:
-        return None
-    try:
-        body = os.read(fd, 64).decode("ascii", errors="replace").strip()
-    finally:
-        os.close(fd)
-    return int(body) if body.isdigit() else None
-
-
-def acquire_consolidate_lock(memory_dir: str, writer: _Writer) -> _Lock:
-    """Take `.consolidate-lock`, breaking a stale one; raise `LockHeldError` if live."""
-    import fcntl
-
-    dir_fd = os.open(memory_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        fcntl.flock(dir_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(dir_fd)
-        raise LockHeldError(f"{memory_dir}: another memd dream is running") from None
-    try:
-        return _take_lock_file(memory_dir, writer, dir_fd)
-    except BaseException:
-        os.close(dir_fd)
-        raise
-
-
-def _take_lock_file(memory_dir: str, writer: _Writer, dir_fd: int) -> _Lock:
-    path = os.path.join(memory_dir, LOCK_NAME)
-    try:
-        prior: int | None = os.lstat(path).st_mtime_ns
-    except FileNotFoundError:
-        prior = None
-    holder = _read_pid(path)
-    if prior is not None and holder is not None and holder != os.getpid():
-        age = time.time() - prior / 1e9
-        if age < HOLDER_STALE_SECONDS and _pid_alive(holder):
-            raise LockHeldError(
-                f"{memory_dir}: a dream is already running (pid {holder})", pid=holder
-            )
-    writer.write(path, f"{os.getpid()}\n".encode())
-    winner = _read_pid(path)
-    if winner != os.getpid():  # an agent broke the stale lock at the same moment
-        raise LockHeldError(
-            f"{memory_dir}: lost the dream lock to pid {winner}", pid=winner
-        )
-    return _Lock(path, prior, os.lstat(path).st_mtime_ns, dir_fd)
-
-
-def release_lock(lock: _Lock, writer: _Writer) -> None:
-    """Give the lock up after a dream: empty body, mtime = this consolidation."""
-    try:
-        writer.write(lock.path, b"")
-        stamp = lock.acquired_mtime_ns
-        os.utime(lock.path, ns=(stamp, stamp))
-    finally:
-        os.close(lock.dir_fd)
-
-
-def roll_back_lock(lock: _Lock) -> None:
-    """Give the lock up with its mtime wound back (or remove a lock this dream made)."""
-    try:
-        if lock.prior_mtime_ns is None:
-            os.unlink(lock.path)
-        else:
-            write_atomic(lock.path, b"")
-            os.utime(lock.path, ns=(lock.prior_mtime_ns, lock.prior_mtime_ns))
-    except OSError:
-        pass
-    finally:
-        os.close(lock.dir_fd)
 
 
 def plan_builtin(memory_dir: str, entries: tuple[LogEntry, ...]) -> ConsolidationPlan:

@@ -1,10 +1,17 @@
-"""The single-instance lock: one `memd run` per user.
+"""memd's two locks: one `memd run` per user, one dream per memory directory.
 
 `fcntl.flock` on `<runtime or state dir>/memd.lock`. The kernel drops a flock
 when its holder dies, so a crashed daemon never leaves a stale lock behind;
 the pid written into the file is only there to name the holder in messages.
 The lock file is written in place, not via `write_atomic`: replacing it would
 swap the inode under the lock and let a second daemon in.
+
+The dream lock is the reference's `<memory dir>/.consolidate-lock`
+(REFERENCE.md §6): its body is the holder's pid and its mtime the time of the
+last consolidation. A live holder younger than an hour blocks; an older or
+dead one is broken; a failed dream winds the mtime back (or removes a lock it
+created). A flock on the directory itself keeps two memd processes on this
+host from dreaming one directory at once.
 """
 
 from __future__ import annotations
@@ -12,10 +19,25 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import time
+from dataclasses import dataclass
 
+from memd.atomic import write_atomic
 from memd.errors import LockHeldError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    class LockWriter(Protocol):
+        """Writes a file atomically (the dream's writer also counts its writes)."""
+
+        def write(self, path: str, data: bytes) -> None: ...
+
+
 LOCK_NAME = "memd.lock"
+CONSOLIDATE_LOCK_NAME = ".consolidate-lock"
+CONSOLIDATE_STALE_SECONDS = 3600.0
 
 
 class InstanceLock:
@@ -101,3 +123,98 @@ def is_lock_held(directory: str) -> bool:
         return False
     finally:
         os.close(fd)
+
+
+@dataclass(frozen=True, slots=True)
+class ConsolidateLock:
+    """A held `.consolidate-lock`: give it back with release_lock or roll_back_lock."""
+
+    path: str
+    prior_mtime_ns: int | None
+    acquired_mtime_ns: int
+    dir_fd: int  # flock'ed: memd processes on this host never dream one dir twice
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _read_pid(path: str) -> int | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        body = os.read(fd, 64).decode("ascii", errors="replace").strip()
+    finally:
+        os.close(fd)
+    return int(body) if body.isdigit() else None
+
+
+def acquire_consolidate_lock(memory_dir: str, writer: LockWriter) -> ConsolidateLock:
+    """Take `.consolidate-lock`, breaking a stale one; raise `LockHeldError` if live."""
+    dir_fd = os.open(memory_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(dir_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(dir_fd)
+        raise LockHeldError(f"{memory_dir}: another memd dream is running") from None
+    try:
+        return _take_lock_file(memory_dir, writer, dir_fd)
+    except BaseException:
+        os.close(dir_fd)
+        raise
+
+
+def _take_lock_file(
+    memory_dir: str, writer: LockWriter, dir_fd: int
+) -> ConsolidateLock:
+    path = os.path.join(memory_dir, CONSOLIDATE_LOCK_NAME)
+    try:
+        prior: int | None = os.lstat(path).st_mtime_ns
+    except FileNotFoundError:
+        prior = None
+    holder = _read_pid(path)
+    if prior is not None and holder is not None and holder != os.getpid():
+        age = time.time() - prior / 1e9
+        if age < CONSOLIDATE_STALE_SECONDS and _pid_alive(holder):
+            raise LockHeldError(
+                f"{memory_dir}: a dream is already running (pid {holder})", pid=holder
+            )
+    writer.write(path, f"{os.getpid()}\n".encode())
+    winner = _read_pid(path)
+    if winner != os.getpid():  # an agent broke the stale lock at the same moment
+        raise LockHeldError(
+            f"{memory_dir}: lost the dream lock to pid {winner}", pid=winner
+        )
+    return ConsolidateLock(path, prior, os.lstat(path).st_mtime_ns, dir_fd)
+
+
+def release_lock(lock: ConsolidateLock, writer: LockWriter) -> None:
+    """Give the lock up after a dream: empty body, mtime = this consolidation."""
+    try:
+        writer.write(lock.path, b"")
+        stamp = lock.acquired_mtime_ns
+        os.utime(lock.path, ns=(stamp, stamp))
+    finally:
+        os.close(lock.dir_fd)
+
+
+def roll_back_lock(lock: ConsolidateLock) -> None:
+    """Give the lock up with its mtime wound back (or remove a lock this dream made)."""
+    try:
+        if lock.prior_mtime_ns is None:
+            os.unlink(lock.path)
+        else:
+            write_atomic(lock.path, b"")
+            os.utime(lock.path, ns=(lock.prior_mtime_ns, lock.prior_mtime_ns))
+    except OSError:
+        pass
+    finally:
+        os.close(lock.dir_fd)

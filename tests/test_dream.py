@@ -16,7 +16,8 @@ import structlog
 
 from memd.config import Config
 from memd.daily_log import append_entry
-from memd.dream import LOCK_NAME, DreamResult, dream_status, run_dream
+from memd.dream import DreamResult, dream_status, run_dream
+from memd.locks import CONSOLIDATE_LOCK_NAME
 from memd.snapshots import SnapshotStore
 from memd.state import read_state
 from memd.telemetry_sink import TelemetrySink
@@ -51,7 +52,7 @@ class Setup:
         return {
             str(p.relative_to(self.memory)): p.read_bytes()
             for p in sorted(self.memory.rglob("*"))
-            if p.is_file() and p.name != LOCK_NAME
+            if p.is_file() and p.name != CONSOLIDATE_LOCK_NAME
         }
 
 
@@ -132,7 +133,7 @@ class TestRunDream:
 
         assert "+++ b/a.md" in result.diff
         assert before == setup.files()
-        assert not (setup.memory / LOCK_NAME).exists()
+        assert not (setup.memory / CONSOLIDATE_LOCK_NAME).exists()
         assert {} == read_state(setup.config.state_dir, "dreams.json")
 
     def test_symlinked_topic_fails_without_following(
@@ -174,7 +175,7 @@ class TestConsolidateLock:
         """A fresh lock held by a live process blocks the dream and is left alone."""
         holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
         try:
-            (setup.memory / LOCK_NAME).write_text(f"{holder.pid}\n")
+            (setup.memory / CONSOLIDATE_LOCK_NAME).write_text(f"{holder.pid}\n")
             setup.log("#a one")
 
             result = setup.dream()
@@ -183,24 +184,24 @@ class TestConsolidateLock:
             holder.wait()
 
         assert "locked" == result.status
-        assert f"{holder.pid}\n" == (setup.memory / LOCK_NAME).read_text()
+        assert f"{holder.pid}\n" == (setup.memory / CONSOLIDATE_LOCK_NAME).read_text()
         assert not (setup.memory / "a.md").exists()
 
     def test_dead_holder_broken(self, setup: Setup) -> None:
         """A lock whose pid is dead is broken and the dream runs."""
         dead = subprocess.Popen([sys.executable, "-c", "pass"])
         dead.wait()
-        (setup.memory / LOCK_NAME).write_text(f"{dead.pid}\n")
+        (setup.memory / CONSOLIDATE_LOCK_NAME).write_text(f"{dead.pid}\n")
         setup.log("#a one")
 
         result = setup.dream()
 
         assert "ok" == result.status
-        assert "" == (setup.memory / LOCK_NAME).read_text()
+        assert "" == (setup.memory / CONSOLIDATE_LOCK_NAME).read_text()
 
     def test_old_live_holder_broken(self, setup: Setup) -> None:
         """A live holder older than an hour is stale and broken."""
-        lock = setup.memory / LOCK_NAME
+        lock = setup.memory / CONSOLIDATE_LOCK_NAME
         lock.write_text(f"{os.getppid()}\n")
         old = time.time() - 2 * 3600
         os.utime(lock, (old, old))
@@ -210,7 +211,7 @@ class TestConsolidateLock:
 
     def test_success_releases_and_stamps(self, setup: Setup) -> None:
         """After a dream the lock holds no pid and its mtime marks the consolidation."""
-        lock = setup.memory / LOCK_NAME
+        lock = setup.memory / CONSOLIDATE_LOCK_NAME
         lock.write_text("")
         os.utime(lock, ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))
         setup.log("#a one")
@@ -222,7 +223,7 @@ class TestConsolidateLock:
 
     def test_failure_restores_mtime(self, setup: Setup, tmp_path: Path) -> None:
         """A failed dream winds the lock's mtime back to the last consolidation."""
-        lock = setup.memory / LOCK_NAME
+        lock = setup.memory / CONSOLIDATE_LOCK_NAME
         lock.write_text("1\n")
         os.utime(lock, ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))
         (setup.memory / "a.md").symlink_to(tmp_path / "elsewhere.md")
