@@ -281,11 +281,20 @@ class _Daemon:
             first = first or snapshot
             key = (memory_dir, mode)
             fingerprint = (snapshot.sha256, snapshot.inputs)
-            stale = (
-                self.store.read_fresh(memory_dir, mode, extra_guidelines=extra) is None
-            )
             previous = self.written.get(key)
-            if previous != fingerprint or stale:
+            if previous is None:  # start-up: a warm cache may already hold it
+                stale = not self.store.matches(snapshot)
+            elif previous == fingerprint:  # a racy re-stamp, or the cache was wiped
+                stale = (
+                    self.store.read_fresh(memory_dir, mode, extra_guidelines=extra)
+                    is None
+                )
+            else:
+                stale = True
+            if previous is None and not stale:
+                self.written[key] = fingerprint
+                self._emit_loaded(snapshot)
+            elif stale:
                 self.store.write(snapshot)
                 self.written[key] = fingerprint
                 if previous is None or previous[0] != snapshot.sha256:

@@ -15,8 +15,11 @@ renaming a new symlink over `<mode>`, so `<mode>/prompt.md` is always a whole
 file. A reader resolves the link once and reads meta and prompt from the same
 version directory, so it never pairs an old prompt with new meta. A failed write
 (ENOSPC, EFBIG) removes the half-written version and leaves the link alone, so the
-old snapshot survives. Old versions are removed only after `VERSION_GRACE_NS`,
-so a reader that resolved the link just before a swap can still finish.
+old snapshot survives. The version is flushed (fdatasync, directory fsync) just
+after publishing rather than before, so no fsync sits between a save and its
+snapshot; a flush that fails puts the previous link back. Old versions are
+removed only after `VERSION_GRACE_NS`, so a reader that resolved the link just
+before a swap can still finish.
 
 Freshness is checked with `stat` only: every recorded input must show the same
 size, mtime_ns and inode. Like git's "racily clean" rule, an input whose mtime
@@ -26,8 +29,7 @@ unchanged. One second covers nanosecond filesystems (ext4, XFS, btrfs, APFS, who
 timestamps advance in clock ticks) and HFS+'s whole seconds.
 
 Hot path: the warm `memd prompt` imports this module, so only `os`, `sys` and
-`memd.paths` load at import time; `json`, `shutil` and `memd.atomic` load inside
-`write`.
+`memd.paths` load at import time; `json` and `shutil` load inside `write`.
 """
 
 from __future__ import annotations
@@ -279,8 +281,46 @@ class SnapshotStore:
             Diagnostic.from_dict(item) for item in items if isinstance(item, dict)
         )
 
+    def matches(self, snapshot: Snapshot) -> bool:
+        """Whether the published snapshot already is `snapshot`, fresh and whole.
+
+        Same prompt bytes, diagnostics and manifest, same recorded inputs, none
+        of them racy: the daemon then skips the write (a restart over a warm
+        cache). Reading the whole prompt also catches a version torn by a crash.
+        """
+        found = self.read(snapshot.memory_dir, snapshot.mode)
+        if found is None:
+            return False
+        meta, data = found
+        inputs = [(i.size, i.mtime_ns, i.inode, i.path) for i in snapshot.inputs]
+        built_ns = meta["built_ns"]
+        if (
+            meta.get("mode") != snapshot.mode
+            or meta.get("env") != snapshot.env_fingerprint
+            or meta.get("sha256") != snapshot.sha256
+            or meta["inputs"] != inputs
+            or not isinstance(built_ns, int)
+            or any(i[1] >= built_ns - RACY_WINDOW_NS for i in inputs)
+            or data != encode_prompt(snapshot.text)
+        ):
+            return False
+        version_dir = str(meta["version_dir"])
+        for filename, expected in _content_files(snapshot):
+            try:
+                with open(os.path.join(version_dir, filename), "rb") as f:
+                    if f.read() != expected:
+                        return False
+            except OSError:
+                return False
+        return True
+
     def write(self, snapshot: Snapshot) -> str:
         """Publish `snapshot` atomically and return its prompt path.
+
+        The version directory is private until the link is renamed over
+        `<mode>`, so its files are written in place (no temp files) and
+        flushed after publishing: the save-to-snapshot latency pays for no
+        fsync. A failed flush puts the previous link back.
 
         Raises:
             SnapshotError: the cache could not be written; the old snapshot is intact.
@@ -288,7 +328,6 @@ class SnapshotStore:
         import contextlib
         import shutil
 
-        from memd.atomic import fsync_directory, write_atomic
         from memd.errors import SnapshotError
 
         key_dir = self._key_dir(snapshot.memory_dir)
@@ -296,35 +335,18 @@ class SnapshotStore:
         version = f"{snapshot.built_ns:x}-{os.getpid()}-{os.urandom(4).hex()}"
         name = f".{mode}.{version}"
         version_dir = os.path.join(key_dir, name)
-        prompt = encode_prompt(snapshot.text)
-        meta_json = {**snapshot_metadata(snapshot), "version": version}
-        files = (
-            (
-                "diagnostics.json",
-                _json_bytes([d.to_dict() for d in snapshot.diagnostics]),
-            ),
-            (
-                "manifest.json",
-                _json_bytes([_manifest_dict(m) for m in snapshot.manifest]),
-            ),
-            ("meta.json", _json_bytes(meta_json)),
-            (PROMPT_FILE, prompt),
-            (
-                META_FILE,
-                format_meta(snapshot, prompt_bytes=len(prompt), version=version).encode(
-                    "utf-8", "surrogateescape"
-                ),
-            ),
-        )
+        files = _snapshot_files(snapshot, version)
+        link = os.path.join(key_dir, mode)
         link_temp = os.path.join(key_dir, f".{mode}.link-{version}")
+        previous: str | None = None
         try:
             os.makedirs(key_dir, exist_ok=True)
+            with contextlib.suppress(OSError):
+                previous = os.readlink(link)
             os.mkdir(version_dir, 0o755)
-            for filename, data in files:
-                write_atomic(os.path.join(version_dir, filename), data)
-            fsync_directory(version_dir)
+            synced = [_write_new(os.path.join(version_dir, f), d) for f, d in files]
             os.symlink(name, link_temp)
-            os.replace(link_temp, os.path.join(key_dir, mode))
+            os.replace(link_temp, link)
         except OSError as error:
             shutil.rmtree(version_dir, ignore_errors=True)
             with contextlib.suppress(OSError):
@@ -332,9 +354,79 @@ class SnapshotStore:
             raise SnapshotError(
                 error.strerror or str(error), path=version_dir
             ) from error
-        fsync_directory(key_dir)
+        try:
+            _flush(version_dir, synced, key_dir)
+        except OSError as error:  # ENOSPC/EIO surfacing late: bring the old one back
+            if previous is not None:
+                with contextlib.suppress(OSError):
+                    os.symlink(previous, link_temp)
+                    os.replace(link_temp, link)
+            shutil.rmtree(version_dir, ignore_errors=True)
+            raise SnapshotError(
+                error.strerror or str(error), path=version_dir
+            ) from error
         _remove_old_versions(key_dir, mode, keep=name, now_ns=snapshot.built_ns)
         return os.path.join(key_dir, mode, PROMPT_FILE)
+
+
+def _snapshot_files(snapshot: Snapshot, version: str) -> tuple[tuple[str, bytes], ...]:
+    """Return (file name, bytes) of one version; the warm-path files come last."""
+    prompt = encode_prompt(snapshot.text)
+    meta_txt = format_meta(snapshot, prompt_bytes=len(prompt), version=version)
+    return (
+        *_content_files(snapshot),
+        ("meta.json", _json_bytes({**snapshot_metadata(snapshot), "version": version})),
+        (PROMPT_FILE, prompt),
+        (META_FILE, meta_txt.encode("utf-8", "surrogateescape")),
+    )
+
+
+def _content_files(snapshot: Snapshot) -> tuple[tuple[str, bytes], ...]:
+    """Return diagnostics.json and manifest.json: what no version stamp changes."""
+    return (
+        ("diagnostics.json", _json_bytes([d.to_dict() for d in snapshot.diagnostics])),
+        ("manifest.json", _json_bytes([_manifest_dict(m) for m in snapshot.manifest])),
+    )
+
+
+_sync_data = getattr(os, "fdatasync", os.fsync)  # macOS has no fdatasync
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _write_new(path: str, data: bytes) -> str:
+    """Write a new file in an unpublished version directory; return its path."""
+    fd = os.open(path, _NEW_FILE, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
+    return path
+
+
+def _flush(version_dir: str, paths: list[str], key_dir: str) -> None:
+    """Make a published version durable: the warm files' data, then both directories.
+
+    Only prompt.md and meta.txt are read without validation (the JSON files
+    fail to parse when torn), so only they are flushed file by file. A version
+    torn by a power cut before this finishes is zero-length on ext4, XFS and
+    btrfs, which the length check rejects; the daemon also re-hashes the
+    prompt at start-up before trusting one (`SnapshotStore.matches`).
+    """
+    for path in paths:
+        if os.path.basename(path) in (PROMPT_FILE, META_FILE):
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                _sync_data(fd)
+            finally:
+                os.close(fd)
+    for directory in (version_dir, key_dir):
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def snapshot_metadata(snapshot: Snapshot) -> dict[str, object]:
