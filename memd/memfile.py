@@ -7,9 +7,8 @@ key other than `name`, `description` and `metadata` folds into the effective
 metadata, and the nested keys win.
 
 Hostile input (SPEC §11): the frontmatter is capped at 64 KiB *before* any YAML
-is parsed, the loader is PyYAML's safe loader (the C one when available, through
-python-frontmatter's `YAMLHandler`), and a document whose aliases expand past a
-node budget (a "billion laughs" bomb) or refer to themselves is refused.
+is parsed; `memd.yaml_safe` then loads it with PyYAML's safe loader and refuses
+alias bombs, self-reference and runaway nesting.
 
 The recall scan reads only the first 30 lines of a file (REFERENCE.md §5), so
 the parse records whether the frontmatter closes within them.
@@ -22,6 +21,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from memd.diagnostics import Diagnostic, Severity, one_line
+from memd.yaml_safe import load_yaml
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -29,8 +29,6 @@ if TYPE_CHECKING:
 
 MAX_FRONTMATTER_BYTES = 64 * 1024
 RECALL_LINES = 30
-# Nodes a walk of the loaded frontmatter may visit; a real one has a few dozen.
-_MAX_EXPANDED_NODES = 10_000
 _BOM = b"\xef\xbb\xbf"
 _OPEN = re.compile(r"---[^\S\n]*(?:\n|\Z)")
 _CLOSE = re.compile(r"^---[^\S\n]*$", re.MULTILINE)
@@ -302,79 +300,18 @@ def _unclosed_or_too_big(relpath: str, too_big: bool) -> Diagnostic:
 
 
 def _load_yaml(relpath: str, fm_text: str) -> tuple[object, Diagnostic | None]:
-    import yaml  # heavy: only the cold path parses YAML
-    from frontmatter.default_handlers import YAMLHandler
-
-    if not fm_text.strip():
-        return None, None
-    try:
-        loaded = YAMLHandler().load(fm_text)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        what = exc.problem or exc.context or "invalid YAML"
-        line, column = 2, None
-        if mark is not None:
-            # YAML also breaks lines at CR, NEL and U+2028/9; files break at LF only.
-            index = min(mark.index, len(fm_text))
-            line = 2 + fm_text.count("\n", 0, index)
-            column = index - fm_text.rfind("\n", 0, index)
-        return None, _unparsable(
-            relpath, f"frontmatter is not valid YAML: {what}", line, column
-        )
-    except (yaml.YAMLError, ValueError, OverflowError, TypeError) as exc:
-        # PyYAML's constructors raise ValueError for dates such as 2026-02-30.
-        # A ReaderError's str() has a second `in "<unicode string>"` line: drop it.
-        what = str(exc).split("\n", 1)[0]
-        return None, _unparsable(
-            relpath, f"frontmatter is not valid YAML: {what}", 2, None
-        )
-    except RecursionError:
-        return None, _unparsable(
-            relpath, "frontmatter nests too deeply to parse", 2, None
-        )
-    if "&" in fm_text and "*" in fm_text and not _within_budget(loaded):
-        return None, _unparsable(
-            relpath,
-            "frontmatter YAML aliases expand too far or loop; it was not used",
-            2,
-            None,
-        )
-    return loaded, None
-
-
-def _unparsable(
-    relpath: str, message: str, line: int, column: int | None
-) -> Diagnostic:
-    return _finding(
+    loaded, problem = load_yaml(fm_text)
+    if problem is None:
+        return loaded, None
+    # The frontmatter starts on the file's line 2.
+    return None, _finding(
         "M002",
         relpath,
-        message,
+        problem.message,
         "quote values that contain `:`, `#`, `[`, `{`, `&`, `*` or start with a quote",
-        line=line,
-        column=column,
+        line=problem.line + 1,
+        column=problem.column,
     )
-
-
-def _within_budget(value: object) -> bool:
-    """Return False when `value`, walked as a tree, is too big or has a cycle."""
-    budget = _MAX_EXPANDED_NODES
-    stack: list[tuple[object, frozenset[int]]] = [(value, frozenset())]
-    while stack:
-        node, ancestors = stack.pop()
-        budget -= 1
-        if budget < 0:
-            return False
-        if isinstance(node, dict):
-            children: list[object] = [*node.keys(), *node.values()]
-        elif isinstance(node, list | tuple | set | frozenset):
-            children = list(node)
-        else:
-            continue
-        if id(node) in ancestors:
-            return False
-        inner = ancestors | {id(node)}
-        stack.extend((child, inner) for child in children)
-    return True
 
 
 def _from_mapping(

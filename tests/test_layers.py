@@ -30,6 +30,7 @@ LAYERS = {
     "memd.enablement": CORE,
     "memd.truncation": CORE,
     "memd.memfile": CORE,
+    "memd.yaml_safe": CORE,  # the one YAML loader: safe, capped, alias-checked
     "memd.index": CORE,
     "memd.manifest": CORE,
     "memd.prompt_text": CORE,
@@ -70,8 +71,8 @@ RANK = {CORE: 0, EDGE: 1, WIRING: 2}
 
 # Third-party packages a layer may import, and which modules alone may.
 THIRD_PARTY_OWNERS = {
-    "yaml": ("memd.memfile",),
-    "frontmatter": ("memd.memfile",),
+    "yaml": ("memd.yaml_safe",),
+    "frontmatter": ("memd.yaml_safe",),
     "watchdog": ("memd.watcher",),
     "apscheduler": ("memd.scheduler",),
     "tzlocal": ("memd.scheduler",),  # APScheduler 3's own dependency: the local zone
