@@ -6,6 +6,7 @@ environment variable that overrides it (``MEMD_DREAM_TIME``). An empty variable
 counts as unset. `Config.sources` records where each value came from:
 ``"default"``, the config file's path, or ``"env:MEMD_X"``.
 
+The keys and their value parsers are the table in `memd.config_keys`.
 Unknown keys and bad values raise `ConfigError` naming the file (or the
 variable) and the dotted key, so a typo is reported at start-up, not ignored.
 `tomllib` is imported inside `load_config`: it costs more than the whole warm
@@ -18,19 +19,14 @@ import os
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from memd.config_keys import BY_TOML, KEYS, BadValue
 from memd.errors import ConfigError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Mapping
 
-# Mirrors memd.prompt.MODES (a test keeps them equal); prompt is too heavy to import.
-MODES = ("standard", "team", "kairos")
-SEVERITY_LEVELS = ("error", "warning", "info", "off")
-LOG_FORMATS = ("auto", "json", "console")
-LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
-RETENTION_ACTIONS = ("archive", "remove")
-TELEMETRY_SINKS = ("jsonl", "off")
+    from memd.config_keys import Key
 
 _EMPTY: Mapping[str, str] = MappingProxyType({})
 
@@ -61,214 +57,6 @@ class Config:
     log_format: str = "auto"
     log_level: str = "info"
     sources: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
-
-
-class _Bad(ValueError):
-    """A value failed validation; the message says what was expected."""
-
-
-# -- value parsers: each takes a TOML value (or an env string already split) and
-# returns the field's value, raising _Bad with "expected ..., got ...".
-
-
-def _got(value: object) -> str:
-    return f"got {value!r}"
-
-
-def _float(minimum: float, *, strict: bool = False) -> Callable[[object], object]:
-    def parse(value: object) -> object:
-        if isinstance(value, str):
-            try:
-                value = float(value)
-            except ValueError:
-                raise _Bad(f"expected a number, {_got(value)}") from None
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise _Bad(f"expected a number, {_got(value)}")
-        number = float(value)
-        too_small = number <= minimum if strict else number < minimum
-        if number != number or number in (float("inf"), float("-inf")) or too_small:
-            relation = ">" if strict else ">="
-            raise _Bad(f"expected a number {relation} {minimum:g}, {_got(value)}")
-        return number
-
-    return parse
-
-
-def _int(minimum: int) -> Callable[[object], object]:
-    def parse(value: object) -> object:
-        if isinstance(value, str):
-            try:
-                value = int(value.strip())
-            except ValueError:
-                raise _Bad(f"expected an integer, {_got(value)}") from None
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise _Bad(f"expected an integer, {_got(value)}")
-        if value < minimum:
-            raise _Bad(f"expected an integer >= {minimum}, {_got(value)}")
-        return value
-
-    return parse
-
-
-def _bool(value: object) -> object:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str):
-        lowered = value.strip().lower()
-        if lowered in ("1", "true", "yes", "on"):
-            return True
-        if lowered in ("0", "false", "no", "off"):
-            return False
-    raise _Bad(f"expected true or false, {_got(value)}")
-
-
-def _choice(choices: tuple[str, ...]) -> Callable[[object], object]:
-    def parse(value: object) -> object:
-        if isinstance(value, str) and value.strip().lower() in choices:
-            return value.strip().lower()
-        raise _Bad(f"expected one of {', '.join(choices)}, {_got(value)}")
-
-    return parse
-
-
-def _time(value: object) -> object:
-    import re
-
-    match = (
-        re.fullmatch(r"([01]?[0-9]|2[0-3]):([0-5][0-9])", value.strip())
-        if isinstance(value, str)
-        else None
-    )
-    if match is None:
-        raise _Bad(f"expected HH:MM, {_got(value)}")
-    return f"{int(match[1]):02d}:{match[2]}"
-
-
-def _timezone(value: object) -> object:
-    import zoneinfo
-
-    name = value.strip() if isinstance(value, str) else ""
-    try:
-        zoneinfo.ZoneInfo(name)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        raise _Bad(
-            f"expected an IANA zone like 'Europe/Paris', {_got(value)}"
-        ) from None
-    return name
-
-
-def _strings(value: object) -> tuple[str, ...]:
-    if isinstance(value, list | tuple) and all(isinstance(item, str) for item in value):
-        return tuple(value)
-    raise _Bad(f"expected a list of strings, {_got(value)}")
-
-
-def _modes(value: object) -> object:
-    modes = tuple(dict.fromkeys(mode.strip().lower() for mode in _strings(value)))
-    if not modes or any(mode not in MODES for mode in modes):
-        raise _Bad(f"expected a non-empty list of {', '.join(MODES)}, {_got(value)}")
-    return modes
-
-
-def _command(value: object) -> object:
-    if isinstance(value, str):
-        import shlex
-
-        try:
-            return tuple(shlex.split(value))
-        except ValueError as error:
-            raise _Bad(f"expected a command line ({error}), {_got(value)}") from None
-    return _strings(value)
-
-
-def _severities(value: object) -> object:
-    if not isinstance(value, dict):
-        raise _Bad(f"expected a table of rule = level, {_got(value)}")
-    # Rule names are checked here so a typo fails at start-up, not silently.
-    from memd.lint.rules import RULES
-
-    known = {name for rule in RULES for name in (rule.code, rule.name)}
-    result: dict[str, str] = {}
-    for rule, level in value.items():
-        if rule.strip() not in known:
-            import difflib
-
-            close = difflib.get_close_matches(rule.strip(), sorted(known), n=1)
-            hint = f" (did you mean {close[0]}?)" if close else ""
-            raise _Bad(f"unknown lint rule {rule!r}{hint}")
-        if not isinstance(level, str) or level.strip().lower() not in SEVERITY_LEVELS:
-            raise _Bad(
-                f"{rule}: expected one of {', '.join(SEVERITY_LEVELS)}, {_got(level)}"
-            )
-        result[rule.strip()] = level.strip().lower()
-    return MappingProxyType(result)
-
-
-def _string(value: object) -> object:
-    if isinstance(value, str) and value:
-        return value
-    raise _Bad(f"expected a path, {_got(value)}")
-
-
-def _env_list(text: str) -> list[str]:
-    return [item.strip() for item in text.split(",") if item.strip()]
-
-
-def _env_severities(text: str) -> object:
-    table: dict[str, str] = {}
-    for item in _env_list(text):
-        rule, sep, level = item.partition("=")
-        if not sep:
-            raise _Bad(f"expected RULE=LEVEL[,RULE=LEVEL...], {_got(text)}")
-        table[rule.strip()] = level
-    return table
-
-
-@dataclass(frozen=True, slots=True)
-class _Key:
-    """One key: its field, its TOML name, its variable and how to read it."""
-
-    field: str
-    toml: str  # "section.key"
-    parse: Callable[[object], object]
-    from_env: Callable[[str], object] | None = None  # default: parse the string itself
-    is_path: bool = False
-
-    @property
-    def env(self) -> str:
-        return "MEMD_" + self.field.upper()
-
-
-def _paths_env(text: str) -> object:
-    return [item for item in text.split(os.pathsep) if item]
-
-
-# fmt: off
-KEYS: tuple[_Key, ...] = (
-    _Key("watch_dirs", "watch.dirs", _strings, _paths_env, is_path=True),
-    _Key("watch_projects", "watch.projects", _strings, _paths_env, is_path=True),
-    _Key("settle_seconds", "watch.settle_seconds", _float(0.0)),
-    _Key("modes", "prompt.modes", _modes, _env_list),
-    _Key("team_memory", "prompt.team_memory", _bool),
-    _Key("kairos", "prompt.kairos", _bool),
-    _Key("dream_time", "dream.time", _time),
-    _Key("dream_timezone", "dream.timezone", _timezone),
-    _Key("dream_grace_hours", "dream.grace_hours", _float(0.0)),
-    _Key("dream_command", "dream.command", _command),
-    _Key("dream_timeout_seconds", "dream.timeout_seconds", _float(0.0, strict=True)),
-    _Key("log_retention_days", "logs.retention_days", _int(1)),
-    _Key("log_retention_action", "logs.retention_action", _choice(RETENTION_ACTIONS)),
-    _Key("telemetry", "telemetry.sink", _choice(TELEMETRY_SINKS)),
-    _Key("telemetry_max_bytes", "telemetry.max_bytes", _int(1024)),
-    _Key("lint_severities", "lint.severity", _severities, _env_severities),
-    _Key("max_topic_file_bytes", "lint.max_topic_file_bytes", _int(1)),
-    _Key("log_format", "log.format", _choice(LOG_FORMATS)),
-    _Key("log_level", "log.level", _choice(LOG_LEVELS)),
-    _Key("cache_dir", "paths.cache_dir", _string, is_path=True),
-    _Key("state_dir", "paths.state_dir", _string, is_path=True),
-)
-# fmt: on
-_BY_TOML = MappingProxyType({key.toml: key for key in KEYS})
 
 
 def _home(env: Mapping[str, str]) -> str:
@@ -331,7 +119,7 @@ def runtime_dir(
 def _suggest(name: str) -> str:
     import difflib
 
-    known = [*_BY_TOML, *(key.field for key in KEYS)]
+    known = [*BY_TOML, *(key.field for key in KEYS)]
     close = difflib.get_close_matches(name, known, n=1)
     if not close:
         return ""
@@ -348,7 +136,7 @@ def _flatten(data: Mapping[str, object], path: str) -> dict[str, object]:
             raise ConfigError(f"unknown key{_suggest(section)}", path=path, key=section)
         for name, value in table.items():
             dotted = f"{section}.{name}"
-            if dotted in _BY_TOML:
+            if dotted in BY_TOML:
                 flat[dotted] = value
             else:
                 known_in_section = [
@@ -379,17 +167,17 @@ def _read_file(path: str, *, must_exist: bool) -> dict[str, object]:
         ) from None
 
 
-def _finish(key: _Key, value: object, env: Mapping[str, str]) -> object:
+def _finish(key: Key, value: object, env: Mapping[str, str]) -> object:
     """Expand and check path values; other values pass through."""
     if not key.is_path:
         return value
     if isinstance(value, str):
         expanded = _expand(value, env)
         if not os.path.isabs(expanded):
-            raise _Bad(f"expected an absolute path (or ~/...), {_got(value)}")
+            raise BadValue(f"expected an absolute path (or ~/...), got {value!r}")
         return expanded
     if not isinstance(value, tuple | list):
-        raise _Bad(f"expected a list of paths, {_got(value)}")
+        raise BadValue(f"expected a list of paths, got {value!r}")
     return tuple(_finish(key, item, env) for item in value)
 
 
@@ -410,7 +198,7 @@ def load_config(env: Mapping[str, str] | None = None) -> Config:
         if key.toml in raw:  # checked even when a variable overrides it
             try:
                 values[key.field] = _finish(key, key.parse(raw[key.toml]), env)
-            except _Bad as bad:
+            except BadValue as bad:
                 raise ConfigError(str(bad), path=path, key=key.toml) from None
             sources[key.field] = path
         text = env.get(key.env, "")
@@ -418,7 +206,7 @@ def load_config(env: Mapping[str, str] | None = None) -> Config:
             try:
                 parsed = key.parse(key.from_env(text) if key.from_env else text)
                 values[key.field] = _finish(key, parsed, env)
-            except _Bad as bad:
+            except BadValue as bad:
                 raise ConfigError(str(bad), key=key.env) from None
             sources[key.field] = f"env:{key.env}"
     values.setdefault("cache_dir", default_cache_dir(env))

@@ -55,8 +55,9 @@ def rule_table() -> str:
 
 
 def config_table() -> str:
-    """Return the README's configuration key table from memd.config.KEYS."""
-    from memd.config import KEYS, load_config
+    """Return the README's configuration key table from memd.config_keys.KEYS."""
+    from memd.config import load_config
+    from memd.config_keys import KEYS
 
     defaults = load_config({"HOME": "~"})
     rows = [

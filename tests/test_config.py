@@ -9,14 +9,13 @@ import pytest
 
 from memd.commands import config as config_command
 from memd.config import (
-    KEYS,
-    MODES,
     Config,
     config_path,
     describe_config,
     load_config,
     runtime_dir,
 )
+from memd.config_keys import KEYS, MODES
 from memd.errors import ConfigError
 
 TYPE_CHECKING = False

@@ -47,6 +47,7 @@ LAYERS = {
     "memd.snapshots": EDGE,
     "memd.pipeline": EDGE,
     "memd.config": EDGE,
+    "memd.config_keys": CORE,  # the key table and value parsers; config.py reads files
     "memd.state": EDGE,
     "memd.locks": EDGE,
     "memd.daily_log": EDGE,
