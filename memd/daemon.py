@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 STATUS_FILE = "daemon.json"
 STATUS_HEARTBEAT_SECONDS = 60.0
 SLOW_REBUILD_SECONDS = 5.0
+REBUILD_RETRY_SECONDS = 5.0
 PARALLEL_FROM_DIRS = 8  # fewer directories rebuild on the settle thread itself
 REBUILD_THREADS = 4
 
@@ -262,6 +263,8 @@ class _Daemon:
             self.dirs.setdefault(memory_dir, {})["error"] = (
                 f"{type(error).__name__}: {error}"
             )
+            # Retry on its own (a full disk frees up without touching the memory dir).
+            self.racy[memory_dir] = time.monotonic() + REBUILD_RETRY_SECONDS
         took = time.monotonic() - started
         if took > SLOW_REBUILD_SECONDS:
             self.log.warning(
