@@ -11,6 +11,7 @@ memd never writes into a memory directory here: only into its cache and state.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import threading
@@ -106,6 +107,10 @@ class _Daemon:
         }
         try:
             self._remove_stale_temp_files()
+            # Made now, the state dir is in the first discovery's watches; made
+            # by the first status write, it would add a watch and a rescan later.
+            with contextlib.suppress(OSError):
+                os.makedirs(self.config.state_dir, mode=0o700, exist_ok=True)
             self.log.info(
                 "daemon_starting", pid=os.getpid(), config_file=self.config_file
             )
@@ -161,7 +166,11 @@ class _Daemon:
             if batch.rescan_all or added_watch:
                 if self.ready.is_set():
                     self.rescans += 1
-                    self.log.info("rescan_started", dirs=len(now_dirs))
+                    self.log.info(
+                        "rescan_started",
+                        dirs=len(now_dirs),
+                        reason="rescan" if batch.rescan_all else "watch_added",
+                    )
                 dirs |= now_dirs
         known = set(self.discovery.memory_dirs) if self.discovery else set()
         now = time.monotonic()
