@@ -47,6 +47,12 @@ def _edit_storm(memory: Path, rng: random.Random, stop: threading.Event) -> int:
     return count
 
 
+def _record(
+    counts: list[int], memory: Path, rng: random.Random, stop: threading.Event
+) -> None:
+    counts.append(_edit_storm(memory, rng, stop))
+
+
 def _temp_files(cache: Path) -> list[str]:
     """Temp files outside a version directory (inside one, it goes as a whole)."""
     return [str(p) for p in cache.rglob(".memd-tmp-*") if p.parent.name.count(".") < 2]
@@ -57,10 +63,9 @@ def _left_by(cache: Path, pids: set[int]) -> list[str]:
     found = []
     for key_dir in (cache / "memd" / "snapshots").glob("*"):
         for path in key_dir.iterdir():
-            parts = path.name.split(".")  # .<mode>.<built_ns>-<pid>-<rand>
-            if len(parts) == 3 and not path.is_symlink() or "link-" in path.name:
-                if int(parts[2].split("-")[-2]) in pids:
-                    found.append(str(path))
+            parts = path.name.split(".")  # .<mode>.[link-]<built_ns>-<pid>-<rand>
+            if len(parts) == 3 and int(parts[2].split("-")[-2]) in pids:
+                found.append(str(path))
     return found
 
 
@@ -90,12 +95,10 @@ class TestKill:
         edits = 0
         dead: set[int] = set()
         for round_ in range(rounds):
-            rng = random.Random(SEED + round_)
+            rng = random.Random(SEED + round_)  # noqa: S311 -- reproducible faults
             stop = threading.Event()
             counts: list[int] = []
-            editor = threading.Thread(
-                target=lambda: counts.append(_edit_storm(project, rng, stop))
-            )
+            editor = threading.Thread(target=_record, args=(counts, project, rng, stop))
             editor.start()
             time.sleep(rng.uniform(0.05, 1.0))  # the random moment of the fault
             daemon.proc.kill()
@@ -158,7 +161,8 @@ def _fill(directory: Path) -> Path:
                 f.write(b"\0" * 65536)
                 f.flush()
         except OSError as error:
-            assert errno.ENOSPC == error.errno
+            if error.errno != errno.ENOSPC:
+                raise
     with contextlib.suppress(OSError):
         while True:  # use up the last partial block and any inodes too
             (directory / f"filler-{os.urandom(4).hex()}").write_bytes(b"x" * 512)
