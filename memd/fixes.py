@@ -39,21 +39,46 @@ class FileEdit:
     reason: str
 
 
-def plan_fixes(memdir: MemDir, raw: Mapping[str, bytes]) -> tuple[FileEdit, ...]:
+def plan_fixes(
+    memdir: MemDir, raw: Mapping[str, bytes], *, dialect: str | None = None
+) -> tuple[FileEdit, ...]:
     """Return the safe edits for `memdir`, given its files' current bytes by relpath.
 
     A file missing from `raw` is left alone (it vanished, or the caller chose
     not to read it); MEMORY.md missing from `raw` is created when topic files exist.
+    With `dialect` ("classic" or "nested"), topic files are also rewritten into
+    that frontmatter dialect where that can be done faithfully.
     """
-    edits = [
-        edit
-        for f in memdir.files
-        if (edit := _normalise(f, raw.get(f.relpath))) is not None
-    ]
+    edits = []
+    for f in memdir.files:
+        edit = _normalise(f, raw.get(f.relpath))
+        if dialect is not None:
+            edit = _convert(f, raw.get(f.relpath), edit, dialect)
+        if edit is not None:
+            edits.append(edit)
     index_edit = _plan_index(memdir, raw.get(INDEX))
     if index_edit is not None:
         edits.append(index_edit)
     return tuple(sorted(edits, key=lambda e: e.relpath))
+
+
+def _convert(
+    f: MemoryFile, data: bytes | None, normalised: FileEdit | None, dialect: str
+) -> FileEdit | None:
+    """Add a dialect rewrite on top of the normalisation edit, if any."""
+    from memd.dialect import convert_dialect
+    from memd.memfile import parse_memory_file
+
+    if data is None:
+        return normalised
+    parsed = f if normalised is None else parse_memory_file(f.relpath, normalised.new)
+    converted = convert_dialect(parsed, dialect)
+    if converted is None:
+        return normalised
+    reason = f"rewrite frontmatter in the {dialect} dialect"
+    if normalised is not None:
+        reason = f"{normalised.reason}; {reason}"
+    return FileEdit(relpath=f.relpath, old=data, new=converted, reason=reason)
 
 
 def is_safe_to_rewrite(f: MemoryFile) -> bool:

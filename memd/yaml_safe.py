@@ -79,3 +79,17 @@ def is_within_budget(value: object, budget: int = MAX_EXPANDED_NODES) -> bool:
         inner = ancestors | {id(node)}
         stack.extend((child, inner) for child in children)
     return True
+
+
+def dump_yaml(mapping: dict[str, object]) -> str:
+    """Return `mapping` as block-style YAML in the given key order, Unicode kept."""
+    import yaml
+
+    dumped: str = yaml.safe_dump(
+        mapping,
+        sort_keys=False,
+        allow_unicode=True,
+        default_flow_style=False,
+        width=10_000,  # never fold a long description onto a second line
+    )
+    return dumped

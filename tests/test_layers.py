@@ -37,6 +37,7 @@ LAYERS = {
     "memd.prompt": CORE,
     "memd.lint.*": CORE,
     "memd.fixes": CORE,
+    "memd.dialect": CORE,
     "memd.telemetry": CORE,
     "memd.dream_schedule": CORE,
     "memd.consolidate": CORE,

@@ -27,6 +27,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dry-run", action="store_true", help="print the diff; write nothing"
     )
+    parser.add_argument(
+        "--dialect",
+        choices=("classic", "nested"),
+        default=None,
+        help="also rewrite topic-file frontmatter into this dialect "
+        "(only where it reads back the same)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -38,7 +45,9 @@ def run(args: argparse.Namespace) -> int:
         if target.is_dir:
             root, edits = (
                 target.path,
-                plan_directory(target.path, max_file_bytes=max_file_bytes),
+                plan_directory(
+                    target.path, max_file_bytes=max_file_bytes, dialect=args.dialect
+                ),
             )
         else:
             root, edits = os.path.dirname(target.path), plan_single_file(target.path)
@@ -62,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def plan_directory(
-    memory_dir: str, *, max_file_bytes: int = 256 * 1024
+    memory_dir: str, *, max_file_bytes: int = 256 * 1024, dialect: str | None = None
 ) -> tuple[FileEdit, ...]:
     """Load `memory_dir`, read its index and topic files, and plan the safe fixes."""
     from memd.fixes import plan_fixes
@@ -74,7 +83,7 @@ def plan_directory(
         data = _read(os.path.join(memdir.path, relpath), max_file_bytes)
         if data is not None:
             raw[relpath] = data
-    return plan_fixes(memdir, raw)
+    return plan_fixes(memdir, raw, dialect=dialect)
 
 
 def plan_single_file(path: str) -> tuple[FileEdit, ...]:
