@@ -30,7 +30,7 @@ class TestSlugify:
         [
             ("db-tests", "db-tests"),
             ("Integration tests hit a real DB", "integration-tests-hit-a-real-db"),
-            ("  Café -- notes!  ", "caf---notes"),
+            ("  Café -- notes!  ", "caf----notes"),
             ("数据库测试", ""),
         ],
     )
