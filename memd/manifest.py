@@ -10,6 +10,7 @@ mtime is written like JavaScript's `Date.prototype.toISOString`.
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -40,10 +41,13 @@ class ManifestEntry:
 
 def build_manifest(memdir: MemDir) -> tuple[ManifestEntry, ...]:
     """Return the manifest of `memdir`'s topic files, newest first, at most 200."""
-    entries = [_entry(f, memdir.mtimes_ns.get(f.relpath, 0)) for f in memdir.files]
-    # sorted() is stable, so equal mtimes keep the relpath order of `files`.
-    entries.sort(key=lambda e: -e.mtime_ns)
-    return tuple(entries[:MAX_MANIFEST_ENTRIES])
+    mtimes = memdir.mtimes_ns
+    # Like sorted(...)[:200], stable: equal mtimes keep the relpath order of
+    # `files`; only the 200 kept files become entries (10,000 files cost ~ms).
+    newest = heapq.nsmallest(
+        MAX_MANIFEST_ENTRIES, memdir.files, key=lambda f: -mtimes.get(f.relpath, 0)
+    )
+    return tuple(_entry(f, mtimes.get(f.relpath, 0)) for f in newest)
 
 
 def _entry(parsed: MemoryFile, mtime_ns: int) -> ManifestEntry:
