@@ -32,6 +32,7 @@ from memd.daily_log import (
     read_regular_file,
     update_dream_record,
 )
+from memd.dream_command import DreamCommandFailed, run_dream_command
 from memd.errors import LockHeldError
 from memd.locks import acquire_consolidate_lock, release_lock, roll_back_lock
 
@@ -46,7 +47,6 @@ if TYPE_CHECKING:
     from memd.consolidate import ConsolidationPlan, LogEntry
 
 CRASH_HOOK_ENV = "MEMD_DREAM_CRASH_AFTER_WRITES"
-_OUTPUT_TAIL = 4000
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -114,56 +114,6 @@ def plan_builtin(memory_dir: str, entries: tuple[LogEntry, ...]) -> Consolidatio
     files = {rel: read_regular_file(os.path.join(memory_dir, rel)) for rel in targets}
     index = read_regular_file(os.path.join(memory_dir, "MEMORY.md"))
     return plan_consolidation(entries, files, index)
-
-
-def _run_command(
-    memory_dir: str,
-    config: Config,
-    entries: tuple[LogEntry, ...],
-    log_files: tuple[str, ...],
-    log: FilteringBoundLogger,
-) -> None:
-    import json
-    import subprocess
-
-    env = {
-        **os.environ,
-        "MEMD_MEMORY_DIR": memory_dir,
-        "MEMD_LOG_FILES": os.pathsep.join(
-            os.path.join(memory_dir, r) for r in log_files
-        ),
-        "MEMD_ENTRY_COUNT": str(len(entries)),
-    }
-    stdin = "".join(json.dumps(e.to_dict(), ensure_ascii=False) + "\n" for e in entries)
-    try:
-        done = subprocess.run(
-            list(config.dream_command),
-            input=stdin.encode("utf-8"),
-            capture_output=True,
-            timeout=config.dream_timeout_seconds,
-            cwd=memory_dir,
-            env=env,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        log.warning(
-            "dream_command_timed_out", timeout_seconds=config.dream_timeout_seconds
-        )
-        raise _DreamFailed(
-            f"dream command timed out after {config.dream_timeout_seconds:g}s"
-        ) from None
-    except OSError as error:
-        raise _DreamFailed(f"dream command could not start: {error}") from None
-    stdout = done.stdout.decode("utf-8", errors="replace")[-_OUTPUT_TAIL:]
-    stderr = done.stderr.decode("utf-8", errors="replace")[-_OUTPUT_TAIL:]
-    log.info(
-        "dream_command_finished",
-        exit_status=done.returncode,
-        stdout=stdout,
-        stderr=stderr,
-    )
-    if done.returncode != 0:
-        raise _DreamFailed(f"dream command exited with status {done.returncode}")
 
 
 def _lint_and_render(
@@ -250,14 +200,14 @@ def run_dream(
         already = 0
         unindexed: tuple[str, ...] = ()
         if config.dream_command:
-            _run_command(directory, config, entries, log_files, log)
+            run_dream_command(directory, config, entries, log_files, log)
         else:
             plan = plan_builtin(directory, entries)
             for edit in plan.edits:
                 writer.write(os.path.join(directory, edit.relpath), edit.new)
             written = tuple(edit.relpath for edit in plan.edits)
             already, unindexed = len(plan.already_filed), plan.unindexed
-    except (_DreamFailed, OSError) as error:
+    except (_DreamFailed, DreamCommandFailed, OSError) as error:
         roll_back_lock(lock)
         return _finish_failed(
             directory, config, now, started, str(error), log, telemetry, len(entries)
@@ -310,7 +260,7 @@ def _dry_run(
         else:
             plan = plan_builtin(directory, entries)
             diff, message = render_diff(plan), ""
-    except (_DreamFailed, OSError) as error:
+    except (_DreamFailed, DreamCommandFailed, OSError) as error:
         return DreamResult(memory_dir=directory, status="failed", message=str(error))
     return DreamResult(
         memory_dir=directory,

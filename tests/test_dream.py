@@ -285,3 +285,38 @@ class TestExternalCommand:
 
         assert "failed" == result.status
         assert "timed out" in result.message
+
+    def test_timeout_kills_what_the_command_started(
+        self, setup: Setup, tmp_path: Path
+    ) -> None:
+        """On timeout the whole process group dies, grandchildren included."""
+        pid_file = tmp_path / "grandchild.pid"
+        setup.log("#a one")
+        script = (
+            "import subprocess, sys, time; "
+            "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(9)']); "
+            f"open({str(pid_file)!r}, 'w').write(str(p.pid)); time.sleep(60)"
+        )
+        config = self._config(setup, script, timeout=1.0)
+
+        result = run_dream(str(setup.memory), config, now=NOW, log=LOG)
+        grandchild = int(pid_file.read_text())
+
+        assert "failed" == result.status
+        assert not _alive(grandchild)
+
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` is a live process (a zombie counts as dead), after a short wait."""
+    import time
+
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                if stat.read().split(") ", 1)[1].startswith("Z"):
+                    return False
+        except FileNotFoundError:
+            return False
+        time.sleep(0.05)
+    return True

@@ -52,6 +52,7 @@ LAYERS = {
     "memd.state": EDGE,
     "memd.locks": EDGE,
     "memd.daily_log": EDGE,
+    "memd.dream_command": EDGE,
     "memd.dream": EDGE,
     "memd.telemetry_sink": EDGE,
     "memd.discovery": EDGE,
