@@ -294,7 +294,8 @@ class TestExternalCommand:
         setup.log("#a one")
         script = (
             "import subprocess, sys, time; "
-            "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(9)']); "
+            "p = subprocess.Popen("
+            "[sys.executable, '-c', 'import time; time.sleep(9)']); "
             f"open({str(pid_file)!r}, 'w').write(str(p.pid)); time.sleep(60)"
         )
         config = self._config(setup, script, timeout=1.0)
