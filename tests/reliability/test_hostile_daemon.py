@@ -195,7 +195,9 @@ class TestUndecodableNameRegression:
 
         assert {"M001", "I006"} <= found
         assert meta is not None
-        assert str(memory / name) in {i["path"] for i in meta["inputs"]}  # type: ignore[index,union-attr]
+        inputs = meta["inputs"]
+        assert isinstance(inputs, list)
+        assert str(memory / name) in {i["path"] for i in inputs}
 
 
 def _leaks(roots: list[Path], token: bytes) -> list[str]:
