@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
     from memd.config import Config
     from memd.diagnostics import Diagnostic
+    from memd.lint.engine import LintCache
     from memd.memdir import MemDir, ParseCache
     from memd.pipeline import Snapshot
     from memd.scheduler import DreamScheduler
@@ -76,6 +77,7 @@ class _Daemon:
         )
         self.discovery: Discovery | None = None
         self.caches: dict[str, ParseCache] = {}
+        self.lint_caches: dict[str, LintCache] = {}
         self.written: dict[
             tuple[str, str], tuple[str, object]
         ] = {}  # (dir, mode) -> (sha, inputs)
@@ -238,6 +240,7 @@ class _Daemon:
 
     def _forget(self, memory_dir: str) -> None:
         self.caches.pop(memory_dir, None)
+        self.lint_caches.pop(memory_dir, None)
         self.dirs.pop(memory_dir, None)
         self.broken.pop(memory_dir, None)
         self.racy.pop(memory_dir, None)
@@ -281,6 +284,7 @@ class _Daemon:
             )
 
     def _rebuild(self, memory_dir: str) -> None:
+        from memd.lint.engine import LintCache
         from memd.memdir import ParseCache, load_memdir
         from memd.pipeline import build_snapshot
 
@@ -290,10 +294,14 @@ class _Daemon:
         if not os.path.isdir(memory_dir):
             status["missing"] = True
             self.caches.pop(memory_dir, None)
+            self.lint_caches.pop(memory_dir, None)
             return
         cache = self.caches.get(memory_dir)
         if cache is None:
             cache = self.caches[memory_dir] = ParseCache()
+        lint_cache = self.lint_caches.get(memory_dir)
+        if lint_cache is None:
+            lint_cache = self.lint_caches[memory_dir] = LintCache()
         started_ns = time.time_ns()  # before reading: the racy-input rule needs it
         memdir = load_memdir(
             memory_dir, cache=cache, max_file_bytes=self.config.max_topic_file_bytes
@@ -309,6 +317,7 @@ class _Daemon:
                 extra_guidelines=extra,
                 severities=self.config.lint_severities,
                 started_ns=started_ns,
+                lint_cache=lint_cache,
             )
             first = first or snapshot
             key = (memory_dir, mode)
@@ -338,7 +347,9 @@ class _Daemon:
         if first is None:  # no modes configured: lint only
             from memd.lint.engine import lint_memdir
 
-            diagnostics = lint_memdir(memdir, severities=self.config.lint_severities)
+            diagnostics = lint_memdir(
+                memdir, severities=self.config.lint_severities, cache=lint_cache
+            )
         else:
             diagnostics = first.diagnostics
         errors, warnings, _ = count_by_severity(diagnostics)

@@ -27,6 +27,7 @@ from memd.truncation import EntrypointTruncation
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from memd.lint.engine import LintCache
     from memd.manifest import ManifestEntry
     from memd.memdir import InputStat, MemDir, ParseCache
 
@@ -58,6 +59,7 @@ class _Draft:
     mode: str
     extra_guidelines: str | None
     severities: Mapping[str, str] | None
+    lint_cache: LintCache | None = None  # the daemon's, per directory
     text: str = ""
     index_view: IndexView | None = None  # shared by render and lint: truncate once
     truncation: EntrypointTruncation | None = None
@@ -86,7 +88,10 @@ def lint(draft: _Draft) -> _Draft:
     from memd.lint.engine import lint_memdir
 
     diagnostics = lint_memdir(
-        draft.memdir, severities=draft.severities, index_view=draft.index_view
+        draft.memdir,
+        severities=draft.severities,
+        index_view=draft.index_view,
+        cache=draft.lint_cache,
     )
     return dataclasses.replace(draft, diagnostics=diagnostics)
 
@@ -115,8 +120,11 @@ def build_snapshot(
     severities: Mapping[str, str] | None = None,
     started_ns: int | None = None,
     extra_inputs: tuple[InputStat, ...] = (),
+    lint_cache: LintCache | None = None,
 ) -> Snapshot:
     """Render, lint and index `memdir` for `mode`.
+
+    `lint_cache`, kept across builds of one directory, re-lints only what changed.
 
     Pass `started_ns` (`time.time_ns()` taken before `load_memdir`) for a
     correct racy-input check; without it the build time is taken now, which is
@@ -129,6 +137,7 @@ def build_snapshot(
         mode=mode,
         extra_guidelines=extra_guidelines,
         severities=severities,
+        lint_cache=lint_cache,
     )
     for step in STEPS:
         draft = step(draft)

@@ -7,10 +7,13 @@ info or off) and sorts the result by (path, line, code).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 from memd.diagnostics import Diagnostic, Severity
 from memd.index import classify_target, parse_index
+from memd.lint import checks_files
+from memd.lint import checks_frontmatter as fm
 from memd.lint.rules import RULES, RULES_BY_KEY, LintContext
 from memd.memfile import parse_memory_file
 
@@ -18,6 +21,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
+    from memd.index import IndexEntry
     from memd.memdir import MemDir
     from memd.memfile import MemoryFile
     from memd.prompt import IndexView
@@ -31,11 +35,14 @@ def lint_memdir(
     *,
     severities: Mapping[str, str] | None = None,
     index_view: IndexView | None = None,
+    cache: LintCache | None = None,
 ) -> tuple[Diagnostic, ...]:
     """Return every finding about `memdir`, sorted by (path, line, code).
 
     `index_view`, when given, must be `view_index(memdir.index_text)` (the
     pipeline has it from rendering): the index is then truncated only once.
+    `cache`, kept by the caller across lints of one directory, makes a lint
+    after one changed file re-check only that file (same result).
     """
     index_text = memdir.index_text
     known = {f.relpath for f in memdir.files}
@@ -43,7 +50,7 @@ def lint_memdir(
     known.update(d.path for d in memdir.diagnostics)
     if index_text is not None:
         known.add("MEMORY.md")
-    entries = parse_index(index_text) if index_text is not None else ()
+    entries, targets = (cache or LintCache()).parse_index(index_text)
     ctx = LintContext(
         files=memdir.files,
         index_text=index_text,
@@ -53,8 +60,10 @@ def lint_memdir(
         known_paths=frozenset(known),
         is_memdir=True,
         index_view=index_view,
-        targets=tuple(classify_target(e.target) for e in entries),
+        targets=targets,
     )
+    if cache is not None:
+        return cache.run(ctx, severities=severities)
     return run_rules(ctx, severities=severities)
 
 
@@ -118,6 +127,128 @@ def run_rules(
     stray.extend(ctx.dir_diagnostics)
     found.extend(d for d in stray if d.code not in known_codes)
     return tuple(sorted(apply_severities(found, severities), key=sort_key))
+
+
+# Rules whose findings about a file depend on that file alone.
+_PER_FILE = frozenset(
+    {
+        checks_files.surface,
+        fm.check_unclosed,
+        fm.check_name_missing,
+        fm.check_description_missing,
+        fm.check_type_missing,
+        fm.check_type_invalid,
+        fm.check_wrong_yaml_type,
+        fm.check_description_multiline,
+        fm.check_description_short,
+        fm.check_description_long,
+        fm.check_unknown_keys,
+        fm.check_body_empty,
+        fm.check_why_how,
+    }
+)
+_KNOWN_CODES = frozenset(rule.code for rule in RULES)
+_Index = tuple[tuple["IndexEntry", ...], tuple[tuple[str | None, str], ...]]
+_Last = tuple[list[Diagnostic], object, tuple[Diagnostic, ...]]  # found, levels, out
+_Found = tuple[tuple[int, tuple[Diagnostic, ...]], ...]  # (rule position, findings)
+
+
+class LintCache:
+    """Findings kept between lints of one directory; `run` equals `run_rules`.
+
+    Per-file rules run on each topic file alone and are kept per `MemoryFile`
+    object, which a `ParseCache` hands back unchanged for an unchanged file.
+    Cross-file rules (index, duplicate names, logs) read only relpaths, names,
+    the index and the directory's findings, plus the line of a name in a file
+    they report: they rerun when any of those changed or a reported file did.
+    """
+
+    def __init__(self) -> None:
+        self._files: dict[int, tuple[MemoryFile, _Found]] = {}
+        self._cross_key: tuple[object, ...] | None = None
+        self._cross: _Found = ()
+        self._cross_files: tuple[MemoryFile, ...] = ()
+        self._index: tuple[str | None, _Index] = (None, ((), ()))
+        self._last: _Last | None = None
+
+    def parse_index(self, index_text: str | None) -> _Index:
+        """Return the index entries and their classified targets (kept per text)."""
+        if index_text is not None and index_text != self._index[0]:
+            entries = parse_index(index_text)
+            targets = tuple(classify_target(e.target) for e in entries)
+            self._index = (index_text, (entries, targets))
+        return self._index[1] if index_text is not None else ((), ())
+
+    def run(
+        self, ctx: LintContext, *, severities: Mapping[str, str] | None = None
+    ) -> tuple[Diagnostic, ...]:
+        """Return what `run_rules(ctx, severities=severities)` returns."""
+        by_rule: list[list[Diagnostic]] = [[] for _ in range(len(RULES) + 1)]
+        kept: dict[int, tuple[MemoryFile, _Found]] = {}
+        for f in ctx.files:
+            found = self._files.get(id(f))
+            if found is None or found[0] is not f:
+                found = (f, _per_file_findings(ctx, f))
+            kept[id(f)] = found
+            for position, diagnostics in found[1]:
+                by_rule[position].extend(diagnostics)
+        self._files = kept
+        for position, diagnostics in self._cross_findings(ctx):
+            by_rule[position].extend(diagnostics)
+        # Rule order, then file order within a rule: exactly run_rules' order.
+        found_all = [d for diagnostics in by_rule for d in diagnostics]
+        wanted = dict(severities or {})
+        if self._last is not None and self._last[:2] == (found_all, wanted):
+            return self._last[2]  # an edit that changed no finding: no re-sort
+        result = tuple(sorted(apply_severities(found_all, severities), key=sort_key))
+        self._last = (found_all, wanted, result)
+        return result
+
+    def _cross_findings(self, ctx: LintContext) -> _Found:
+        key = (
+            ctx.index_text,
+            ctx.known_paths,
+            ctx.log_files,
+            ctx.dir_diagnostics,
+            ctx.is_memdir,
+            tuple(f.relpath for f in ctx.files),
+            tuple(f.name for f in ctx.files),
+        )
+        by_path = {f.relpath: f for f in ctx.files}
+        if key == self._cross_key and all(
+            by_path.get(f.relpath) is f for f in self._cross_files
+        ):
+            return self._cross
+        alone = dataclasses.replace(ctx, files=())
+        found: list[tuple[int, tuple[Diagnostic, ...]]] = []
+        for position, rule in enumerate(RULES):
+            diagnostics = tuple(
+                rule.check(rule, alone if rule.check in _PER_FILE else ctx)
+            )
+            if diagnostics:
+                found.append((position, diagnostics))
+        stray = tuple(d for d in ctx.dir_diagnostics if d.code not in _KNOWN_CODES)
+        if stray:
+            found.append((len(RULES), stray))
+        reported = {d.path for _, diagnostics in found for d in diagnostics}
+        self._cross_key, self._cross = key, tuple(found)
+        self._cross_files = tuple(by_path[p] for p in reported if p in by_path)
+        return self._cross
+
+
+def _per_file_findings(ctx: LintContext, f: MemoryFile) -> _Found:
+    """Run the per-file rules over `f` alone (directory findings left out)."""
+    alone = dataclasses.replace(ctx, files=(f,), dir_diagnostics=())
+    found: list[tuple[int, tuple[Diagnostic, ...]]] = []
+    for position, rule in enumerate(RULES):
+        if rule.check in _PER_FILE:
+            diagnostics = tuple(rule.check(rule, alone))
+            if diagnostics:
+                found.append((position, diagnostics))
+    stray = tuple(d for d in f.diagnostics if d.code not in _KNOWN_CODES)
+    if stray:
+        found.append((len(RULES), stray))
+    return tuple(found)
 
 
 def sort_key(d: Diagnostic) -> tuple[str, int, int, str, str]:
