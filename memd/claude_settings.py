@@ -15,7 +15,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from memd.diagnostics import Diagnostic, Severity
+from memd.diagnostics import Diagnostic, Severity, one_line
 
 LAYER_ORDER = ("user", "project", "local", "policy")
 LINUX_MANAGED_SETTINGS = "/etc/claude-code/managed-settings.json"
@@ -91,7 +91,7 @@ def read_settings_file(source: str, path: str) -> SettingsLayer:
             name=_NAME,
             severity=Severity.WARNING,
             path=path,
-            message=message,
+            message=one_line(message),
             hint=f"fix or remove it; memd ignores this {source} settings file",
             line=line,
             column=column,

@@ -92,8 +92,14 @@ def is_safe_to_rewrite(f: MemoryFile) -> bool:
 
 
 def normalise_bytes(data: bytes) -> bytes:
-    """Return `data` without a leading UTF-8 BOM and with CRLF turned into LF."""
-    return data.removeprefix(_BOM).replace(b"\r\n", b"\n")
+    """Return `data` without a leading UTF-8 BOM and with CRLF turned into LF.
+
+    A run of CRs before an LF goes with it (`\\r\\r\\n` -> `\\n`), so the
+    result has no CRLF left and a second pass changes nothing.
+    """
+    import re
+
+    return re.sub(rb"\r+\n", b"\n", data.removeprefix(_BOM))
 
 
 def _normalise(f: MemoryFile, data: bytes | None) -> FileEdit | None:
