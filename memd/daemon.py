@@ -40,6 +40,7 @@ STATUS_FILE = "daemon.json"
 STATUS_HEARTBEAT_SECONDS = 60.0
 SLOW_REBUILD_SECONDS = 5.0
 REBUILD_RETRY_SECONDS = 5.0
+FULL_READ_EVERY = 100  # incremental reads trust events; re-read in full now and then
 PARALLEL_FROM_DIRS = 8  # fewer directories rebuild on the settle thread itself
 REBUILD_THREADS = 4
 
@@ -78,6 +79,8 @@ class _Daemon:
         self.discovery: Discovery | None = None
         self.caches: dict[str, ParseCache] = {}
         self.lint_caches: dict[str, LintCache] = {}
+        self.memdirs: dict[str, MemDir] = {}  # the last read, for incremental ones
+        self.reloads: dict[str, int] = {}  # incremental reads since the last full one
         self.written: dict[
             tuple[str, str], tuple[str, object]
         ] = {}  # (dir, mode) -> (sha, inputs)
@@ -158,6 +161,7 @@ class _Daemon:
             self.config_stat = config_stat
             self._reload_config()
         dirs = set(batch.memory_dirs)
+        changed = _changed_relpaths(batch)
         if batch.rediscover or batch.rescan_all:
             before = set(self.discovery.memory_dirs) if self.discovery else set()
             added_watch = self._rediscover()
@@ -174,13 +178,15 @@ class _Daemon:
                         reason="rescan" if batch.rescan_all else "watch_added",
                     )
                 dirs |= now_dirs
+                changed.clear()  # a rescan reads everything
         known = set(self.discovery.memory_dirs) if self.discovery else set()
         now = time.monotonic()
         for memory_dir, due in list(self.racy.items()):
             if due <= now:
                 del self.racy[memory_dir]
                 dirs.add(memory_dir)
-        self._rebuild_all(sorted(dirs & known))
+                changed.pop(memory_dir, None)  # re-read in full once settled
+        self._rebuild_all(sorted(dirs & known), changed)
         if not self.ready.is_set():
             self.ready.set()
             self._write_status(force=True)
@@ -241,13 +247,16 @@ class _Daemon:
     def _forget(self, memory_dir: str) -> None:
         self.caches.pop(memory_dir, None)
         self.lint_caches.pop(memory_dir, None)
+        self.memdirs.pop(memory_dir, None)
         self.dirs.pop(memory_dir, None)
         self.broken.pop(memory_dir, None)
         self.racy.pop(memory_dir, None)
         for key in [key for key in self.written if key[0] == memory_dir]:
             del self.written[key]
 
-    def _rebuild_all(self, memory_dirs: list[str]) -> None:
+    def _rebuild_all(
+        self, memory_dirs: list[str], changed: Mapping[str, frozenset[str] | None]
+    ) -> None:
         """Rebuild each directory: many at once (start-up, rescans) in a few threads.
 
         The settle thread waits for them all. Each rebuild touches only its own
@@ -256,20 +265,26 @@ class _Daemon:
         """
         if len(memory_dirs) < PARALLEL_FROM_DIRS:
             for memory_dir in memory_dirs:
-                self._guarded_rebuild(memory_dir)
+                self._guarded_rebuild(memory_dir, changed.get(memory_dir))
             return
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(REBUILD_THREADS, "memd-rebuild") as pool:
-            for _ in pool.map(self._guarded_rebuild, memory_dirs):
+            for _ in pool.map(
+                self._guarded_rebuild,
+                memory_dirs,
+                [changed.get(d) for d in memory_dirs],
+            ):
                 pass
 
-    def _guarded_rebuild(self, memory_dir: str) -> None:
+    def _guarded_rebuild(
+        self, memory_dir: str, changed: frozenset[str] | None = None
+    ) -> None:
         if self.stopping.is_set():
             return
         started = time.monotonic()
         try:
-            self._rebuild(memory_dir)
+            self._rebuild(memory_dir, changed)
         except Exception as error:  # one guard per directory rebuild
             self.log.exception("memory_dir_rebuild_failed", memory_dir=memory_dir)
             self.dirs.setdefault(memory_dir, {})["error"] = (
@@ -283,7 +298,8 @@ class _Daemon:
                 "memory_dir_rebuild_slow", memory_dir=memory_dir, seconds=round(took, 3)
             )
 
-    def _rebuild(self, memory_dir: str) -> None:
+    def _rebuild(self, memory_dir: str, changed: frozenset[str] | None) -> None:
+        """Re-read (only `changed` relpaths when known), re-render, write if new."""
         from memd.lint.engine import LintCache
         from memd.memdir import ParseCache, load_memdir
         from memd.pipeline import build_snapshot
@@ -295,6 +311,7 @@ class _Daemon:
             status["missing"] = True
             self.caches.pop(memory_dir, None)
             self.lint_caches.pop(memory_dir, None)
+            self.memdirs.pop(memory_dir, None)
             return
         cache = self.caches.get(memory_dir)
         if cache is None:
@@ -303,9 +320,20 @@ class _Daemon:
         if lint_cache is None:
             lint_cache = self.lint_caches[memory_dir] = LintCache()
         started_ns = time.time_ns()  # before reading: the racy-input rule needs it
+        last_read = self.memdirs.get(memory_dir)
+        reloads = self.reloads.get(memory_dir, 0) + 1
+        if last_read is None or changed is None or reloads >= FULL_READ_EVERY:
+            last_read, changed, reloads = None, None, 0
         memdir = load_memdir(
-            memory_dir, cache=cache, max_file_bytes=self.config.max_topic_file_bytes
+            memory_dir,
+            cache=cache,
+            max_file_bytes=self.config.max_topic_file_bytes,
+            previous=last_read,
+            changed=changed,
         )
+        if last_read is None:  # forget files gone since
+            cache.prune(os.path.join(memdir.path, f.relpath) for f in memdir.files)
+        self.memdirs[memory_dir], self.reloads[memory_dir] = memdir, reloads
         extra = self.env.get("CLAUDE_COWORK_MEMORY_EXTRA_GUIDELINES") or None
         first: Snapshot | None = None
         built: dict[str, float] = {}
@@ -508,6 +536,19 @@ class _Daemon:
             )
         except (OSError, TypeError, ValueError) as error:
             self.log.warning("status_write_failed", error=str(error))
+
+
+def _changed_relpaths(batch: Batch) -> dict[str, frozenset[str] | None]:
+    """Return each directory's changed relpaths; None where only a full read will do."""
+    found: dict[str, set[str] | None] = {}
+    for change in batch.changes:
+        paths = found.setdefault(change.memory_dir, set())
+        if paths is not None:
+            if change.kind == "rescan" or not change.relpath:
+                found[change.memory_dir] = None
+            else:
+                paths.add(change.relpath)
+    return {d: None if p is None else frozenset(p) for d, p in found.items()}
 
 
 def _is_racy(snapshot: Snapshot, window_ns: int) -> bool:

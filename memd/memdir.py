@@ -22,6 +22,7 @@ freshness sees new files; a missing MEMORY.md is recorded with `size=-1`.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import stat
 from dataclasses import dataclass, field
@@ -60,6 +61,10 @@ def _no_mtimes() -> Mapping[str, int]:
     return MappingProxyType({})
 
 
+def _no_names() -> Mapping[str, str]:
+    return MappingProxyType({})
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MemDir:
     """One memory directory as read at one moment.
@@ -82,6 +87,19 @@ class MemDir:
     unreadable_paths: tuple[
         str, ...
     ] = ()  # relpaths of *.md files that exist but could not be read
+    # Where each directly read file ("sub/x.md", "MEMORY.md") and each listed
+    # directory ("", "sub/") sits in `inputs`, and each topic file in `files`:
+    # what `load_memdir(previous=..., changed=...)` replaces in place.
+    input_positions: Mapping[str, int] = field(
+        default_factory=_no_mtimes, compare=False, repr=False
+    )
+    file_positions: Mapping[str, int] = field(
+        default_factory=_no_mtimes, compare=False, repr=False
+    )
+    # Top-level hidden names counted in total_*_count: "file" or "dir".
+    hidden_counted: Mapping[str, str] = field(
+        default_factory=_no_names, compare=False, repr=False
+    )
 
 
 _CacheKey = tuple[int, int, int, int, int]
@@ -202,6 +220,8 @@ class _Walk:
         self.unreadable: list[str] = []
         self.index_text: str | None = None
         self.index_seen = False
+        self.positions: dict[str, int] = {}  # see MemDir.input_positions
+        self.hidden_counted: dict[str, str] = {}
         self.file_count = 0
         self.subdir_count = 0
 
@@ -210,6 +230,7 @@ class _Walk:
     def scan(self, fd: int, prefix: str, depth: int, in_logs: bool) -> None:
         """List the directory open at `fd` (relpath `prefix`) and visit each entry."""
         here = os.path.join(self.root, prefix) if prefix else self.root
+        self.positions[prefix] = len(self.inputs)
         self.inputs.append(_input(here.rstrip(os.sep) or os.sep, os.fstat(fd)))
         with os.scandir(fd) as listing:
             entries = sorted(listing, key=lambda e: e.name)
@@ -234,8 +255,14 @@ class _Walk:
                 return
             if entry.is_file(follow_symlinks=False):
                 self.file_count += 1
+                kind = "file"
             elif entry.is_dir(follow_symlinks=False):
                 self.subdir_count += 1
+                kind = "dir"
+            else:
+                return
+            if entry.name.startswith("."):
+                self.hidden_counted[entry.name] = kind
         except OSError:
             return
 
@@ -388,6 +415,8 @@ class _Walk:
             self.diags.append(self._too_large(rel, st.st_size))
         self.files.append(parsed)
         self.mtimes[rel] = st.st_mtime_ns
+        if path == where:
+            self.positions[rel] = len(self.inputs)
         self.inputs.append(_input(path, st))
 
     def _too_large(self, rel: str, size: int) -> Diagnostic:
@@ -404,6 +433,8 @@ class _Walk:
     def _index(self, opener: Callable[[], int], *, path: str | None = None) -> None:
         data, st = self._open_regular(opener)
         self.index_seen = True
+        if path is None:
+            self.positions[INDEX_NAME] = len(self.inputs)
         self.inputs.append(_input(path or os.path.join(self.root, INDEX_NAME), st))
         if len(data) > self.max_file_bytes:
             self.diags.append(self._too_large(INDEX_NAME, st.st_size))
@@ -436,14 +467,26 @@ def load_memdir(
     *,
     cache: ParseCache | None = None,
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    previous: MemDir | None = None,
+    changed: Iterable[str] | None = None,
 ) -> MemDir:
     """Read the memory directory at `path`; bad files become diagnostics, never raises.
 
     A missing directory gives an empty `MemDir` whose inputs record the
     directory and MEMORY.md as missing, so their creation is noticed.
+
+    With `previous` (this directory's last result, read with the same
+    `max_file_bytes`) and `changed` (every relpath changed since, as the
+    watcher reported them), only those paths and their directories are
+    re-read; anything the shortcut cannot vouch for (a new, deleted or
+    non-Markdown entry, a symlink, a directory) falls back to a full read.
     """
     root = os.path.abspath(path)
     root = root.rstrip(os.sep) or os.sep
+    if previous is not None and changed is not None and previous.path == root:
+        reloaded = _reload(previous, frozenset(changed), cache, max_file_bytes)
+        if reloaded is not None:
+            return reloaded
     walk = _Walk(root, cache, max_file_bytes)
     index_path = os.path.join(root, INDEX_NAME)
     try:
@@ -468,10 +511,11 @@ def load_memdir(
         os.close(fd)
     if not walk.index_seen:
         walk.inputs.append(_missing(index_path))
+    files = tuple(sorted(walk.files, key=lambda f: f.relpath))
     return MemDir(
         path=root,
         index_text=walk.index_text,
-        files=tuple(sorted(walk.files, key=lambda f: f.relpath)),
+        files=files,
         mtimes_ns=MappingProxyType(walk.mtimes),
         log_files=tuple(sorted(walk.logs)),
         inputs=tuple(walk.inputs),
@@ -479,4 +523,136 @@ def load_memdir(
         total_file_count=walk.file_count,
         total_subdir_count=walk.subdir_count,
         unreadable_paths=tuple(sorted(walk.unreadable)),
+        input_positions=MappingProxyType(walk.positions),
+        file_positions=MappingProxyType({f.relpath: n for n, f in enumerate(files)}),
+        hidden_counted=MappingProxyType(walk.hidden_counted),
     )
+
+
+MAX_RELOAD_PATHS = 256  # more changes than this (a checkout): read everything
+
+
+def _reload(
+    previous: MemDir,
+    changed: frozenset[str],
+    cache: ParseCache | None,
+    max_file_bytes: int,
+) -> MemDir | None:
+    """Re-read only `changed` in `previous`; None when a full read is needed.
+
+    Only a change that replaces nothing but contents is taken: an existing
+    topic file or MEMORY.md that is still a regular file (it was read directly,
+    not through a symlink), a log file already known, or a hidden name. Each
+    changed path's directory is re-stated, since its mtime is an input.
+    """
+    positions = previous.input_positions
+    if not positions or len(changed) > MAX_RELOAD_PATHS:
+        return None
+    walk = _Walk(previous.path, cache, max_file_bytes)
+    inputs = list(previous.inputs)
+    files = list(previous.files)
+    mtimes = dict(previous.mtimes_ns)
+    diags = list(previous.diagnostics)
+    index_text = previous.index_text
+    logs = frozenset(previous.log_files)
+    hidden_counted = dict(previous.hidden_counted)
+    try:
+        walk.root_fd = os.open(previous.path, _DIR_FLAGS)
+    except OSError:
+        return None
+    try:
+        for rel in sorted(changed):
+            parts = rel.split("/")
+            hidden = [k for k, part in enumerate(parts) if part.startswith(".")]
+            if hidden and hidden[0] < len(parts) - 1:
+                continue  # inside a hidden directory: nothing memd reads
+            parent = "".join(part + "/" for part in parts[:-1])
+            if not rel or "" in parts or parent not in positions:
+                return None
+            fd = _open_dir(walk.root_fd, parts[:-1])
+            try:
+                inputs[positions[parent]] = _input(
+                    inputs[positions[parent]].path, os.fstat(fd)
+                )
+                if hidden and parent:
+                    continue  # a hidden name: never read, its directory changed
+                if hidden:
+                    _recount(fd, parts[-1], hidden_counted)
+                    continue
+                st = os.stat(parts[-1], dir_fd=fd, follow_symlinks=False)
+                if not stat.S_ISREG(st.st_mode):
+                    return None
+                if parts[0] == LOGS_DIR:
+                    if rel in logs:
+                        continue  # a log is listed, never read
+                    return None
+                if rel not in positions or rel in previous.unreadable_paths:
+                    return None
+                walk.diags.clear()
+                name = parts[-1]
+
+                def opener(fd: int = fd, name: str = name) -> int:
+                    return os.open(name, _FILE_FLAGS, dir_fd=fd)
+
+                if rel == INDEX_NAME:
+                    walk._index(opener)
+                    index_text = walk.index_text
+                else:
+                    walk.files.clear()
+                    walk._topic(rel, opener, st)
+                    files[previous.file_positions[rel]] = walk.files[0]
+                    mtimes[rel] = walk.mtimes[rel]
+                inputs[positions[rel]] = walk.inputs[-1]
+                mine = [d for d in diags if d.path == rel]
+                if mine != walk.diags:
+                    diags = [d for d in diags if d.path != rel] + walk.diags
+            finally:
+                os.close(fd)
+    except OSError:
+        return None  # vanished or unreadable meanwhile: the full read reports it
+    finally:
+        os.close(walk.root_fd)
+    before, after = (
+        list(previous.hidden_counted.values()),
+        list(hidden_counted.values()),
+    )
+    return dataclasses.replace(
+        previous,
+        total_file_count=previous.total_file_count
+        + after.count("file")
+        - before.count("file"),
+        total_subdir_count=previous.total_subdir_count
+        + after.count("dir")
+        - before.count("dir"),
+        hidden_counted=MappingProxyType(hidden_counted),
+        index_text=index_text,
+        files=tuple(files),
+        mtimes_ns=MappingProxyType(mtimes),
+        inputs=tuple(inputs),
+        diagnostics=tuple(diags),
+    )
+
+
+def _open_dir(root_fd: int, parts: list[str]) -> int:
+    """Open the directory `parts` below `root_fd` without following any symlink."""
+    fd = os.dup(root_fd)
+    for part in parts:
+        try:
+            child = os.open(part, _NOFOLLOW_DIR, dir_fd=fd)
+        finally:
+            os.close(fd)
+        fd = child
+    return fd
+
+
+def _recount(fd: int, name: str, counted: dict[str, str]) -> None:
+    """Record what the top-level hidden `name` now counts as (as `_Walk._count`)."""
+    try:
+        mode = os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode
+    except FileNotFoundError:
+        mode = 0
+    kind = "file" if stat.S_ISREG(mode) else "dir" if stat.S_ISDIR(mode) else None
+    if kind is None:
+        counted.pop(name, None)
+    else:
+        counted[name] = kind

@@ -117,3 +117,84 @@ class TestBuildWithCaches:
         assert fresh.diagnostics == cached.diagnostics
         assert fresh.manifest == cached.manifest
         assert fresh.sha256 == cached.sha256
+
+
+def _reload_pairs(memory: Path, edits: list[tuple[str, str | None]]) -> list[tuple]:
+    """Apply each edit; return (incremental, full) MemDir facts after each."""
+    parse = ParseCache()
+    previous = load_memdir(str(memory), cache=parse)
+    pairs = []
+    for relpath, text in edits:
+        path = memory / relpath
+        if text is None:
+            path.unlink()
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+        previous = load_memdir(
+            str(memory), cache=parse, previous=previous, changed=[relpath]
+        )
+        full = load_memdir(str(memory))
+        pairs.append((_facts(previous), _facts(full)))
+    return pairs
+
+
+def _facts(memdir: object) -> tuple:
+    from memd.memdir import MemDir
+
+    assert isinstance(memdir, MemDir)
+    return (
+        memdir.index_text,
+        memdir.files,
+        dict(memdir.mtimes_ns),
+        memdir.log_files,
+        memdir.inputs,
+        sorted(memdir.diagnostics, key=lambda d: (d.path, d.code, d.message)),
+        memdir.total_file_count,
+        memdir.total_subdir_count,
+        memdir.unreadable_paths,
+    )
+
+
+class TestIncrementalLoad:
+    def test_equals_full_read_after_each_change(self, tmp_path: Path) -> None:
+        """Loading with previous + changed equals a full read, edit after edit."""
+        memory = tmp_path / "memory"
+        _fill(memory)
+        (memory / "sub").mkdir()
+        (memory / "sub" / "nested.md").write_text(_topic("nested"))
+        edits: list[tuple[str, str | None]] = [
+            ("beta.md", _topic("beta", body="Changed body.")),
+            ("sub/nested.md", _topic("nested", body="Deeper change.")),
+            ("MEMORY.md", "- [Beta](beta.md) — beta\r\n"),  # CRLF: a reader finding
+            ("MEMORY.md", "- [Beta](beta.md) — beta\n"),
+            ("alpha.md", "x" * 300_000),  # too large: F003
+            ("alpha.md", _topic("alpha")),
+            (".scratch.md", "hidden"),
+            ("new.md", _topic("new")),  # a new file: the full read takes over
+            ("gamma.md", None),  # a deletion, likewise
+            ("logs/notes.md", "still misplaced\n"),
+            ("notes.txt", "not markdown"),
+        ]
+
+        pairs = _reload_pairs(memory, edits)
+
+        assert [full for _, full in pairs] == [mine for mine, _ in pairs]
+
+    def test_symlink_swapped_in_is_not_followed(self, tmp_path: Path) -> None:
+        """A topic file replaced by a symlink out of the directory is never read."""
+        memory = tmp_path / "memory"
+        _fill(memory)
+        outside = tmp_path / "secret.md"
+        outside.write_text(_topic("secret", body="SECRET"))
+        parse = ParseCache()
+        previous = load_memdir(str(memory), cache=parse)
+        (memory / "beta.md").unlink()
+        (memory / "beta.md").symlink_to(outside)
+
+        memdir = load_memdir(
+            str(memory), cache=parse, previous=previous, changed=["beta.md"]
+        )
+
+        assert "beta.md" not in {f.relpath for f in memdir.files}
+        assert ["F004"] == [d.code for d in memdir.diagnostics if d.path == "beta.md"]
