@@ -23,10 +23,14 @@ freshness sees new files; a missing MEMORY.md is recorded with `size=-1`.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import itertools
+import operator
 import os
 import stat
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import TypeVar
 
 from memd.diagnostics import Diagnostic, Severity, one_line
 from memd.memfile import MemoryFile, decode_text, parse_memory_file
@@ -103,6 +107,7 @@ class MemDir:
 
 
 _CacheKey = tuple[int, int, int, int, int]
+_T = TypeVar("_T")
 
 
 class ParseCache:
@@ -549,9 +554,10 @@ def _reload(
     if not positions or len(changed) > MAX_RELOAD_PATHS:
         return None
     walk = _Walk(previous.path, cache, max_file_bytes)
-    inputs = list(previous.inputs)
-    files = list(previous.files)
-    mtimes = dict(previous.mtimes_ns)
+    # Replacements by position; the tuples are patched once at the end.
+    inputs: dict[int, InputStat] = {}
+    files: dict[int, MemoryFile] = {}
+    mtimes: dict[str, int] = {}
     diags = list(previous.diagnostics)
     index_text = previous.index_text
     logs = frozenset(previous.log_files)
@@ -571,9 +577,8 @@ def _reload(
                 return None
             fd = _open_dir(walk.root_fd, parts[:-1])
             try:
-                inputs[positions[parent]] = _input(
-                    inputs[positions[parent]].path, os.fstat(fd)
-                )
+                where = positions[parent]
+                inputs[where] = _input(previous.inputs[where].path, os.fstat(fd))
                 if hidden and parent:
                     continue  # a hidden name: never read, its directory changed
                 if hidden:
@@ -626,9 +631,9 @@ def _reload(
         - before.count("dir"),
         hidden_counted=MappingProxyType(hidden_counted),
         index_text=index_text,
-        files=tuple(files),
-        mtimes_ns=MappingProxyType(mtimes),
-        inputs=tuple(inputs),
+        files=_patched(previous.files, files),
+        mtimes_ns=_updated(previous.mtimes_ns, mtimes),
+        inputs=_patched(previous.inputs, inputs),
         diagnostics=tuple(diags),
     )
 
@@ -656,3 +661,27 @@ def _recount(fd: int, name: str, counted: dict[str, str]) -> None:
         counted.pop(name, None)
     else:
         counted[name] = kind
+
+
+def _updated(mapping: Mapping[str, int], changes: dict[str, int]) -> Mapping[str, int]:
+    """Return `mapping` updated by `changes` (a MappingProxyType copies in C)."""
+    if not changes:
+        return mapping
+    copy = mapping.copy() if isinstance(mapping, MappingProxyType) else dict(mapping)
+    copy.update(changes)
+    return MappingProxyType(copy)
+
+
+def _patched(items: tuple[_T, ...], replaced: Mapping[int, _T]) -> tuple[_T, ...]:
+    """Return `items` with the items at the positions in `replaced` swapped in."""
+    if not replaced:
+        return items
+    parts: list[tuple[_T, ...]] = []
+    start = 0
+    for position in sorted(replaced):
+        parts += (items[start:position], (replaced[position],))
+        start = position + 1
+    parts.append(items[start:])
+    if len(parts) > 8:  # many replacements: one pass
+        return tuple(itertools.chain.from_iterable(parts))
+    return functools.reduce(operator.add, parts)  # a few slices: memcpy
