@@ -16,6 +16,7 @@ import os
 import signal
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from memd.diagnostics import Severity, count_by_severity
 from memd.discovery import Discovery, discover
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from memd.memdir import MemDir, ParseCache
     from memd.pipeline import Snapshot
     from memd.scheduler import DreamScheduler
+    from memd.snapshots import Published
     from memd.telemetry_sink import TelemetrySink
     from memd.watcher import Batch
 
@@ -94,6 +96,9 @@ class _Daemon:
         self.started = time.time()
         self.ready = threading.Event()
         self.stopping = threading.Event()
+        # Durability work (snapshot fsyncs, the status file) runs here, in order,
+        # so a save's snapshot never waits behind the last batch's fsyncs.
+        self.flusher = ThreadPoolExecutor(1, "memd-flush")
         self.rescans = 0
         self.last_status: dict[str, object] | None = None
         self.last_status_time = 0.0
@@ -132,6 +137,7 @@ class _Daemon:
             notify("STOPPING=1", env=self.env)
             self.log.info("daemon_stopping")
             self.watcher.stop()
+            self.flusher.shutdown(wait=True)
             self._stop_scheduler()
             if self.sink is not None:
                 self.sink.close()
@@ -189,7 +195,7 @@ class _Daemon:
         self._rebuild_all(sorted(dirs & known), changed)
         if not self.ready.is_set():
             self.ready.set()
-            self._write_status(force=True)
+            self._write_status(force=True, wait=True)
             notify(f"READY=1\nSTATUS={self._status_line()}", env=self.env)
             self.log.info(
                 "daemon_ready",
@@ -265,10 +271,8 @@ class _Daemon:
         """
         if len(memory_dirs) < PARALLEL_FROM_DIRS:
             for memory_dir in memory_dirs:
-                self._guarded_rebuild(memory_dir, changed.get(memory_dir))
+                self._guarded_rebuild(memory_dir, changed.get(memory_dir), True)
             return
-        from concurrent.futures import ThreadPoolExecutor
-
         with ThreadPoolExecutor(REBUILD_THREADS, "memd-rebuild") as pool:
             for _ in pool.map(
                 self._guarded_rebuild,
@@ -278,13 +282,16 @@ class _Daemon:
                 pass
 
     def _guarded_rebuild(
-        self, memory_dir: str, changed: frozenset[str] | None = None
+        self,
+        memory_dir: str,
+        changed: frozenset[str] | None = None,
+        background: bool = False,
     ) -> None:
         if self.stopping.is_set():
             return
         started = time.monotonic()
         try:
-            self._rebuild(memory_dir, changed)
+            self._rebuild(memory_dir, changed, background=background)
         except Exception as error:  # one guard per directory rebuild
             self.log.exception("memory_dir_rebuild_failed", memory_dir=memory_dir)
             self.dirs.setdefault(memory_dir, {})["error"] = (
@@ -298,8 +305,13 @@ class _Daemon:
                 "memory_dir_rebuild_slow", memory_dir=memory_dir, seconds=round(took, 3)
             )
 
-    def _rebuild(self, memory_dir: str, changed: frozenset[str] | None) -> None:
-        """Re-read (only `changed` relpaths when known), re-render, write if new."""
+    def _rebuild(
+        self, memory_dir: str, changed: frozenset[str] | None, *, background: bool
+    ) -> None:
+        """Re-read (only `changed` relpaths when known), re-render, write if new.
+
+        With `background`, the new snapshot is flushed on the flusher thread.
+        """
         from memd.lint.engine import LintCache
         from memd.memdir import ParseCache, load_memdir
         from memd.pipeline import build_snapshot
@@ -364,7 +376,11 @@ class _Daemon:
                 self.written[key] = fingerprint
                 self._emit_loaded(snapshot)
             elif stale:
-                self.store.write(snapshot)
+                published = self.store.publish(snapshot)
+                if background:
+                    self.flusher.submit(self._flush, memory_dir, key, published)
+                else:
+                    self.store.flush(published)
                 self.written[key] = fingerprint
                 if previous is None or previous[0] != snapshot.sha256:
                     self._emit_loaded(snapshot)  # a re-stamp is not a new prompt
@@ -389,6 +405,22 @@ class _Daemon:
             files=len(memdir.files),
         )
         self._log_transitions(memory_dir, memdir, diagnostics, log)
+
+    def _flush(
+        self, memory_dir: str, key: tuple[str, str], published: Published
+    ) -> None:
+        """Make a published snapshot durable; on failure, write it again later."""
+        from memd.errors import SnapshotError
+
+        try:
+            self.store.flush(published)
+        except SnapshotError as error:  # the old snapshot is back in place
+            self.log.warning(
+                "snapshot_flush_failed", memory_dir=memory_dir, error=str(error)
+            )
+            self.written.pop(key, None)
+            self.racy[memory_dir] = time.monotonic() + REBUILD_RETRY_SECONDS
+            self.watcher.wake_in(REBUILD_RETRY_SECONDS)
 
     def _log_transitions(
         self,
@@ -499,9 +531,10 @@ class _Daemon:
         errors = sum(int(s.get("lint_errors", 0)) for s in self.dirs.values())  # type: ignore[call-overload]
         return f"watching {len(self.dirs)} memory dirs, {errors} lint errors"
 
-    def _write_status(self, *, force: bool = False, running: bool = True) -> None:
-        from memd.state import write_state
-
+    def _write_status(
+        self, *, force: bool = False, running: bool = True, wait: bool = False
+    ) -> None:
+        """Write daemon.json if it changed: on the flusher unless `wait` or stopped."""
         scheduler = self._scheduler_status()
         data: dict[str, object] = {
             "pid": os.getpid(),
@@ -530,10 +563,17 @@ class _Daemon:
         ):
             return
         self.last_status, self.last_status_time = data, now
+        payload = {**data, "updated": time.time()}
+        if wait or not running:
+            self._store_status(payload)
+        else:
+            self.flusher.submit(self._store_status, payload)
+
+    def _store_status(self, payload: dict[str, object]) -> None:
+        from memd.state import write_state
+
         try:
-            write_state(
-                self.config.state_dir, STATUS_FILE, {**data, "updated": time.time()}
-            )
+            write_state(self.config.state_dir, STATUS_FILE, payload)
         except (OSError, TypeError, ValueError) as error:
             self.log.warning("status_write_failed", error=str(error))
 

@@ -315,12 +315,21 @@ class SnapshotStore:
         return True
 
     def write(self, snapshot: Snapshot) -> str:
-        """Publish `snapshot` atomically and return its prompt path.
+        """Publish `snapshot` atomically, make it durable, return its prompt path.
+
+        Raises:
+            SnapshotError: the cache could not be written; the old snapshot is intact.
+        """
+        published = self.publish(snapshot)
+        self.flush(published)
+        return os.path.join(published.key_dir, published.mode, PROMPT_FILE)
+
+    def publish(self, snapshot: Snapshot) -> Published:
+        """Write a new version and swap the link to it; `flush` it afterwards.
 
         The version directory is private until the link is renamed over
-        `<mode>`, so its files are written in place (no temp files) and
-        flushed after publishing: the save-to-snapshot latency pays for no
-        fsync. A failed flush puts the previous link back.
+        `<mode>`, so its files are written in place (no temp files) and no
+        fsync sits between a save and its snapshot being in place.
 
         Raises:
             SnapshotError: the cache could not be written; the old snapshot is intact.
@@ -336,17 +345,17 @@ class SnapshotStore:
         name = f".{mode}.{version}"
         version_dir = os.path.join(key_dir, name)
         files = _snapshot_files(snapshot, version)
-        link = os.path.join(key_dir, mode)
         link_temp = os.path.join(key_dir, f".{mode}.link-{version}")
         previous: str | None = None
         try:
             os.makedirs(key_dir, exist_ok=True)
             with contextlib.suppress(OSError):
-                previous = os.readlink(link)
+                previous = os.readlink(os.path.join(key_dir, mode))
             os.mkdir(version_dir, 0o755)
-            synced = [_write_new(os.path.join(version_dir, f), d) for f, d in files]
+            for filename, data in files:
+                _write_new(os.path.join(version_dir, filename), data)
             os.symlink(name, link_temp)
-            os.replace(link_temp, link)
+            os.replace(link_temp, os.path.join(key_dir, mode))
         except OSError as error:
             shutil.rmtree(version_dir, ignore_errors=True)
             with contextlib.suppress(OSError):
@@ -354,19 +363,62 @@ class SnapshotStore:
             raise SnapshotError(
                 error.strerror or str(error), path=version_dir
             ) from error
+        return Published(
+            key_dir=key_dir,
+            mode=mode,
+            name=name,
+            previous=previous,
+            built_ns=snapshot.built_ns,
+        )
+
+    def flush(self, published: Published) -> None:
+        """Make a published version durable, then remove versions past their grace.
+
+        A flush that fails (ENOSPC or EIO surfacing late) puts the previous
+        link back, unless a newer version was published meanwhile.
+
+        Raises:
+            SnapshotError: the version could not be made durable.
+        """
+        import contextlib
+        import shutil
+
+        from memd.errors import SnapshotError
+
+        key_dir, mode, name = published.key_dir, published.mode, published.name
+        version_dir = os.path.join(key_dir, name)
         try:
-            _flush(version_dir, synced, key_dir)
-        except OSError as error:  # ENOSPC/EIO surfacing late: bring the old one back
-            if previous is not None:
-                with contextlib.suppress(OSError):
-                    os.symlink(previous, link_temp)
-                    os.replace(link_temp, link)
-            shutil.rmtree(version_dir, ignore_errors=True)
+            _flush(version_dir, key_dir)
+        except OSError as error:
+            link = os.path.join(key_dir, mode)
+            with contextlib.suppress(OSError):
+                if published.previous is not None and os.readlink(link) == name:
+                    temp = os.path.join(key_dir, f".{mode}.link-{name}-revert")
+                    os.symlink(published.previous, temp)
+                    os.replace(temp, link)
+                    shutil.rmtree(version_dir, ignore_errors=True)
             raise SnapshotError(
                 error.strerror or str(error), path=version_dir
             ) from error
-        _remove_old_versions(key_dir, mode, keep=name, now_ns=snapshot.built_ns)
-        return os.path.join(key_dir, mode, PROMPT_FILE)
+        _remove_old_versions(key_dir, mode, keep=name, now_ns=published.built_ns)
+
+
+class Published:
+    """A version in place but maybe not yet durable: what `flush` needs.
+
+    A plain slotted class: `dataclasses` would cost the warm path milliseconds.
+    """
+
+    __slots__ = ("built_ns", "key_dir", "mode", "name", "previous")
+
+    def __init__(
+        self, *, key_dir: str, mode: str, name: str, previous: str | None, built_ns: int
+    ) -> None:
+        self.key_dir = key_dir
+        self.mode = mode
+        self.name = name  # the version directory's name, `.<mode>.<version>`
+        self.previous = previous  # the link's target before, for a failed flush
+        self.built_ns = built_ns
 
 
 def _snapshot_files(snapshot: Snapshot, version: str) -> tuple[tuple[str, bytes], ...]:
@@ -393,8 +445,8 @@ _sync_data = getattr(os, "fdatasync", os.fsync)  # macOS has no fdatasync
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-def _write_new(path: str, data: bytes) -> str:
-    """Write a new file in an unpublished version directory; return its path."""
+def _write_new(path: str, data: bytes) -> None:
+    """Write a new file in an unpublished version directory."""
     fd = os.open(path, _NEW_FILE, 0o644)
     try:
         view = memoryview(data)
@@ -402,10 +454,9 @@ def _write_new(path: str, data: bytes) -> str:
             view = view[os.write(fd, view) :]
     finally:
         os.close(fd)
-    return path
 
 
-def _flush(version_dir: str, paths: list[str], key_dir: str) -> None:
+def _flush(version_dir: str, key_dir: str) -> None:
     """Make a published version durable: the warm files' data, then both directories.
 
     Only prompt.md and meta.txt are read without validation (the JSON files
@@ -414,13 +465,12 @@ def _flush(version_dir: str, paths: list[str], key_dir: str) -> None:
     btrfs, which the length check rejects; the daemon also re-hashes the
     prompt at start-up before trusting one (`SnapshotStore.matches`).
     """
-    for path in paths:
-        if os.path.basename(path) in (PROMPT_FILE, META_FILE):
-            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-            try:
-                _sync_data(fd)
-            finally:
-                os.close(fd)
+    for filename in (PROMPT_FILE, META_FILE):
+        fd = os.open(os.path.join(version_dir, filename), os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            _sync_data(fd)
+        finally:
+            os.close(fd)
     for directory in (version_dir, key_dir):
         fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:

@@ -172,6 +172,10 @@ class Watcher:
             rediscover=rediscover, rescan_all=rescan_all, reload_config=reload_config
         )
 
+    def wake_in(self, seconds: float) -> None:
+        """Have the settle thread call `on_batch` (empty) within `seconds`."""
+        self._settler.tick(seconds)
+
     def watched_roots(self) -> list[dict[str, object]]:
         """Return each watch: path, recursive, native or polling."""
         with self._lock:
@@ -405,6 +409,12 @@ class _Settler(threading.Thread):
                 )
             self._cond.notify()
 
+    def tick(self, seconds: float) -> None:
+        due = time.monotonic() + seconds
+        with self._cond:
+            self._tick_due = due if self._tick_due is None else min(self._tick_due, due)
+            self._cond.notify()
+
     def stop(self) -> None:
         with self._cond:
             self._stopping = True
@@ -423,11 +433,7 @@ class _Settler(threading.Thread):
                 self._log.exception("batch_failed")
                 wake = None
             if wake is not None:
-                with self._cond:
-                    due = time.monotonic() + wake
-                    self._tick_due = (
-                        due if self._tick_due is None else min(self._tick_due, due)
-                    )
+                self.tick(wake)
 
     def _next_batch(self) -> Batch | None:
         with self._cond:
