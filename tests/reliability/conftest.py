@@ -11,9 +11,13 @@ from tests.daemon.conftest import _project, _start_daemon
 __all__ = ["_project", "_start_daemon", "hash_tree", "scale"]
 
 
+# Read at import: the autouse isolated_home fixture clears MEMD_* before each test.
+SCALE = max(1, int(os.environ.get("MEMD_RELIABILITY_SCALE", "1")))
+
+
 def scale(count: int) -> int:
     """Return `count` times MEMD_RELIABILITY_SCALE (1 in CI; 10 for a long run)."""
-    return count * max(1, int(os.environ.get("MEMD_RELIABILITY_SCALE", "1")))
+    return count * SCALE
 
 
 def hash_tree(root: Path) -> dict[str, str]:

@@ -56,7 +56,11 @@ def _record(
 
 def _temp_files(cache: Path) -> list[str]:
     """Temp files outside a version directory (inside one, it goes as a whole)."""
-    return [str(p) for p in cache.rglob(".memd-tmp-*") if p.parent.name.count(".") < 2]
+    found = []
+    for directory, _, names in os.walk(cache):  # walk: the daemon deletes as we look
+        if Path(directory).name.count(".") < 2:
+            found += [os.path.join(directory, n) for n in names if ".memd-tmp-" in n]
+    return found
 
 
 def _left_by(cache: Path, pids: set[int]) -> list[str]:
@@ -121,6 +125,7 @@ class TestKill:
             lambda: _touch_and_clean(daemon, project, isolated_home.cache, dead),
             what="leftover snapshot versions to be collected",
         )
+        print(f"SIGKILL rounds: {rounds}, saves during them: {edits}")
         assert edits > rounds
         assert [] == daemon.events("memory_dir_rebuild_failed")
 
