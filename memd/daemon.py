@@ -1,11 +1,15 @@
 """`memd run`: the composition root. Builds the parts, wires them, decides nothing.
 
-All memory work (discovery, loading, linting, rendering, writing snapshots,
-the status file) runs on the watcher's one settle thread, so there is one
-writer and no locks; only a rebuild of many directories (start-up, rescans)
-fans out to a short-lived pool whose workers each touch only their own
-directory's entries. Observer threads only route events, and the main thread
-only waits for signals (and pings the systemd watchdog when asked to).
+All memory work (discovery, loading, linting, rendering, publishing
+snapshots) runs on the watcher's one settle thread, so there is one writer and
+no locks. Two exceptions, each touching only its own directory's entries: a
+rebuild of many directories (start-up, rescans) fans out to a short-lived
+pool, and durability work (snapshot fsyncs, writing the status file) runs in
+order on one flusher thread, so a save never waits behind the last batch's
+fsyncs. A directory is re-read in full at start, on rescans, after a racy
+build and every `FULL_READ_EVERY` batches; otherwise only the paths its
+events name are re-read. Observer threads only route events, and the main
+thread only waits for signals (and pings the systemd watchdog when asked to).
 memd never writes into a memory directory here: only into its cache and state.
 """
 
