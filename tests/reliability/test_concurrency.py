@@ -153,7 +153,7 @@ class TestAgentsAndLogs:
         problems = {v: _check(p, m, count) for v, (p, m) in seen.items()}
         print(f"snapshots seen: {len(seen)}")
         assert {} == {v: why for v, why in problems.items() if why}
-        assert len(seen) >= 5, "the reader saw too few snapshots to mean anything"
+        assert len(seen) >= 3, "the reader saw too few snapshots to mean anything"
         entries = [
             line
             for path in (memory / "logs").rglob("*.md")
