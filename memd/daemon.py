@@ -46,6 +46,7 @@ STATUS_FILE = "daemon.json"
 STATUS_HEARTBEAT_SECONDS = 60.0
 SLOW_REBUILD_SECONDS = 5.0
 REBUILD_RETRY_SECONDS = 5.0
+INCREMENTAL_FROM_FILES = 50  # smaller directories are re-read and linted whole
 FULL_READ_EVERY = 100  # incremental reads trust events; re-read in full now and then
 PARALLEL_FROM_DIRS = 8  # fewer directories rebuild on the settle thread itself
 REBUILD_THREADS = 4
@@ -332,9 +333,6 @@ class _Daemon:
         cache = self.caches.get(memory_dir)
         if cache is None:
             cache = self.caches[memory_dir] = ParseCache()
-        lint_cache = self.lint_caches.get(memory_dir)
-        if lint_cache is None:
-            lint_cache = self.lint_caches[memory_dir] = LintCache()
         started_ns = time.time_ns()  # before reading: the racy-input rule needs it
         last_read = self.memdirs.get(memory_dir)
         reloads = self.reloads.get(memory_dir, 0) + 1
@@ -349,7 +347,14 @@ class _Daemon:
         )
         if last_read is None:  # forget files gone since
             cache.prune(os.path.join(memdir.path, f.relpath) for f in memdir.files)
-        self.memdirs[memory_dir], self.reloads[memory_dir] = memdir, reloads
+        lint_cache: LintCache | None = None
+        if len(memdir.files) >= INCREMENTAL_FROM_FILES:
+            # Only a big directory repays keeping its last read and findings.
+            self.memdirs[memory_dir], self.reloads[memory_dir] = memdir, reloads
+            lint_cache = self.lint_caches.setdefault(memory_dir, LintCache())
+        else:
+            self.memdirs.pop(memory_dir, None)
+            self.lint_caches.pop(memory_dir, None)
         extra = self.env.get("CLAUDE_COWORK_MEMORY_EXTRA_GUIDELINES") or None
         first: Snapshot | None = None
         built: dict[str, float] = {}
