@@ -168,7 +168,7 @@ class LintCache:
         self._files: dict[int, tuple[MemoryFile, _Found]] = {}
         self._cross_key: tuple[object, ...] | None = None
         self._cross: _Found = ()
-        self._cross_files: tuple[MemoryFile, ...] = ()
+        self._cross_paths: set[str] = set()  # the files the cross findings name
         self._index: tuple[str | None, _Index] = (None, ((), ()))
         self._last: _Last | None = None
 
@@ -194,15 +194,17 @@ class LintCache:
         """Return what `run_rules(ctx, severities=severities)` returns."""
         by_rule: list[list[Diagnostic]] = [[] for _ in range(len(RULES) + 1)]
         kept: dict[int, tuple[MemoryFile, _Found]] = {}
+        relinted: set[str] = set()  # relpaths whose parsed file is new
         for f in ctx.files:
             found = self._files.get(id(f))
             if found is None or found[0] is not f:
                 found = (f, _per_file_findings(ctx, f))
+                relinted.add(f.relpath)
             kept[id(f)] = found
             for position, diagnostics in found[1]:
                 by_rule[position].extend(diagnostics)
         self._files = kept
-        for position, diagnostics in self._cross_findings(ctx):
+        for position, diagnostics in self._cross_findings(ctx, relinted):
             by_rule[position].extend(diagnostics)
         # Rule order, then file order within a rule: exactly run_rules' order.
         found_all = [d for diagnostics in by_rule for d in diagnostics]
@@ -213,7 +215,7 @@ class LintCache:
         self._last = (found_all, wanted, result)
         return result
 
-    def _cross_findings(self, ctx: LintContext) -> _Found:
+    def _cross_findings(self, ctx: LintContext, relinted: set[str]) -> _Found:
         key = (
             ctx.index_text,
             ctx.known_paths,
@@ -223,10 +225,7 @@ class LintCache:
             tuple(f.relpath for f in ctx.files),
             tuple(f.name for f in ctx.files),
         )
-        by_path = {f.relpath: f for f in ctx.files}
-        if key == self._cross_key and all(
-            by_path.get(f.relpath) is f for f in self._cross_files
-        ):
+        if key == self._cross_key and relinted.isdisjoint(self._cross_paths):
             return self._cross
         alone = dataclasses.replace(ctx, files=())
         found: list[tuple[int, tuple[Diagnostic, ...]]] = []
@@ -240,8 +239,7 @@ class LintCache:
         if stray:
             found.append((len(RULES), stray))
         reported = {d.path for _, diagnostics in found for d in diagnostics}
-        self._cross_key, self._cross = key, tuple(found)
-        self._cross_files = tuple(by_path[p] for p in reported if p in by_path)
+        self._cross_key, self._cross, self._cross_paths = key, tuple(found), reported
         return self._cross
 
 
