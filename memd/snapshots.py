@@ -15,9 +15,10 @@ renaming a new symlink over `<mode>`, so `<mode>/prompt.md` is always a whole
 file. A reader resolves the link once and reads meta and prompt from the same
 version directory, so it never pairs an old prompt with new meta. A failed write
 (ENOSPC, EFBIG) removes the half-written version and leaves the link alone, so the
-old snapshot survives. The version is flushed (fdatasync, directory fsync) just
-after publishing rather than before, so no fsync sits between a save and its
-snapshot; a flush that fails puts the previous link back. Old versions are
+old snapshot survives. The version's data is flushed (fdatasync, directory fsync)
+before the rename, so a power cut never leaves the link on a torn version; the
+rename itself is made durable afterwards, off the save's path, and a flush that
+fails puts the previous link back. Old versions are
 removed only after `VERSION_GRACE_NS`, so a reader that resolved the link just
 before a swap can still finish.
 
@@ -325,11 +326,13 @@ class SnapshotStore:
         return os.path.join(published.key_dir, published.mode, PROMPT_FILE)
 
     def publish(self, snapshot: Snapshot) -> Published:
-        """Write a new version and swap the link to it; `flush` it afterwards.
+        """Write a new version, make its data durable, and swap the link to it.
 
         The version directory is private until the link is renamed over
-        `<mode>`, so its files are written in place (no temp files) and no
-        fsync sits between a save and its snapshot being in place.
+        `<mode>`, so its files are written in place (no temp files); their data
+        is flushed before the rename (SPEC §5: temp, fsync, rename), so a power
+        cut never leaves the link on a torn version. `flush` then makes the
+        rename itself durable and removes old versions, off the save's path.
 
         Raises:
             SnapshotError: the cache could not be written; the old snapshot is intact.
@@ -354,6 +357,7 @@ class SnapshotStore:
             os.mkdir(version_dir, 0o755)
             for filename, data in files:
                 _write_new(os.path.join(version_dir, filename), data)
+            _sync_version(version_dir)
             os.symlink(name, link_temp)
             os.replace(link_temp, os.path.join(key_dir, mode))
         except OSError as error:
@@ -388,7 +392,7 @@ class SnapshotStore:
         key_dir, mode, name = published.key_dir, published.mode, published.name
         version_dir = os.path.join(key_dir, name)
         try:
-            _flush(version_dir, key_dir)
+            _fsync_dir(key_dir)  # the rename; the data was flushed before it
         except OSError as error:
             link = os.path.join(key_dir, mode)
             with contextlib.suppress(OSError):
@@ -456,14 +460,11 @@ def _write_new(path: str, data: bytes) -> None:
         os.close(fd)
 
 
-def _flush(version_dir: str, key_dir: str) -> None:
-    """Make a published version durable: the warm files' data, then both directories.
+def _sync_version(version_dir: str) -> None:
+    """Flush a version's files and directory entries before it is published.
 
     Only prompt.md and meta.txt are read without validation (the JSON files
-    fail to parse when torn), so only they are flushed file by file. A version
-    torn by a power cut before this finishes is zero-length on ext4, XFS and
-    btrfs, which the length check rejects; the daemon also re-hashes the
-    prompt at start-up before trusting one (`SnapshotStore.matches`).
+    fail to parse when torn), so only they are flushed file by file.
     """
     for filename in (PROMPT_FILE, META_FILE):
         fd = os.open(os.path.join(version_dir, filename), os.O_RDONLY | os.O_CLOEXEC)
@@ -471,12 +472,15 @@ def _flush(version_dir: str, key_dir: str) -> None:
             _sync_data(fd)
         finally:
             os.close(fd)
-    for directory in (version_dir, key_dir):
-        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+    _fsync_dir(version_dir)
+
+
+def _fsync_dir(directory: str) -> None:
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def snapshot_metadata(snapshot: Snapshot) -> dict[str, object]:
