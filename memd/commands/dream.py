@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from memd.commands._project import add_project_argument, project_dir
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
@@ -13,12 +15,7 @@ if TYPE_CHECKING:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     where = parser.add_mutually_exclusive_group()
-    where.add_argument(
-        "--project",
-        metavar="DIR",
-        default=None,
-        help="project whose memory to consolidate (default: the current directory)",
-    )
+    add_project_argument(where, "whose memory to consolidate")
     where.add_argument(
         "--all",
         action="store_true",
@@ -86,9 +83,7 @@ def _memory_dirs(args: argparse.Namespace, config: Config) -> tuple[str, ...]:
         return discover(config, known_projects=known_projects).memory_dirs
     from memd.paths import resolve_memory_location
 
-    project = args.project if args.project is not None else os.getcwd()
-    if not os.path.isdir(project):
-        raise UsageError(f"--project {project}: not a directory")
+    project = project_dir(args)
     location = resolve_memory_location(project)
     if not location.enablement.enabled:
         raise UsageError(

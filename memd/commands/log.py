@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
+from memd.commands._project import add_project_argument, project_dir
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--project",
-        metavar="DIR",
-        default=None,
-        help="project whose memory to log to (default: the current directory)",
-    )
+    add_project_argument(parser, "whose memory to log to")
     parser.add_argument(
         "text",
         nargs="*",
@@ -24,16 +21,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import datetime
-    import os
     import sys
 
     from memd.daily_log import append_entry
     from memd.errors import UsageError
     from memd.paths import resolve_memory_location
 
-    project = args.project if args.project is not None else os.getcwd()
-    if not os.path.isdir(project):
-        raise UsageError(f"--project {project}: not a directory")
+    project = project_dir(args)
     location = resolve_memory_location(project)
     if not location.enablement.enabled:
         print(

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import sys
 
+from memd.commands._project import add_project_argument, project_dir
 from memd.serving import EXTRA_GUIDELINES_ENV, MODES, read_record
 
 TYPE_CHECKING = False
@@ -32,12 +33,7 @@ if TYPE_CHECKING:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--project",
-        metavar="DIR",
-        default=None,
-        help="project directory (default: the current directory)",
-    )
+    add_project_argument(parser, "directory")
     parser.add_argument(
         "--mode",
         choices=MODES,
@@ -157,7 +153,6 @@ def run(args: argparse.Namespace) -> int:
     import time
 
     from memd.config import load_config
-    from memd.errors import UsageError
     from memd.paths import resolve_memory_location
     from memd.serving import (
         default_mode,
@@ -168,9 +163,7 @@ def run(args: argparse.Namespace) -> int:
     )
     from memd.snapshots import SnapshotStore
 
-    project = args.project if args.project is not None else os.getcwd()
-    if not os.path.isdir(project):
-        raise UsageError(f"--project {project}: not a directory")
+    project = project_dir(args)
     env = os.environ
     config = load_config(env)
     resolved_ns = time.time_ns()  # before any deciding file is read (racy rule)

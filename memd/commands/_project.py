@@ -1,0 +1,35 @@
+"""The `--project DIR` option that several commands share."""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+
+
+def add_project_argument(
+    parser: argparse.ArgumentParser | argparse._MutuallyExclusiveGroup, purpose: str
+) -> None:
+    """Add `--project DIR`; `purpose` completes "project …" in the help text."""
+    parser.add_argument(
+        "--project",
+        metavar="DIR",
+        default=None,
+        help=f"project {purpose} (default: the current directory)",
+    )
+
+
+def project_dir(args: argparse.Namespace) -> str:
+    """Return the project directory the command acts on.
+
+    Raises:
+        UsageError: `--project` does not name a directory.
+    """
+    from memd.errors import UsageError
+
+    project: str = args.project if args.project is not None else os.getcwd()
+    if not os.path.isdir(project):
+        raise UsageError(f"--project {project}: not a directory")
+    return project
