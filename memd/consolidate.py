@@ -20,6 +20,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from memd.fixes import FileEdit
 from memd.jscompat import js_trim, utf16_len
 from memd.truncation import MAX_ENTRYPOINT_LINES, MAX_ENTRYPOINT_UNITS
 
@@ -72,16 +73,6 @@ class Route:
     type: str
     topic: str
     text: str
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FileEdit:
-    """A planned whole-file replacement (`old` None: the file is new)."""
-
-    relpath: str
-    old: bytes | None
-    new: bytes
-    reason: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
