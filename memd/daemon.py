@@ -517,6 +517,7 @@ class _Daemon:
 
     def _remove_stale_temp_files(self) -> None:
         from memd.atomic import remove_stale_temp_files
+        from memd.snapshots import sweep_versions
 
         removed = 0
         for directory, _, _ in os.walk(
@@ -525,6 +526,7 @@ class _Daemon:
             removed += remove_stale_temp_files(directory)
         if removed:
             self.log.info("stale_temp_files_removed", count=removed)
+        sweep_versions(self.config.cache_dir, now_ns=time.time_ns())
 
     def _racy_window_ns(self) -> int:
         from memd.snapshots import RACY_WINDOW_NS

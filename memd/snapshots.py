@@ -407,6 +407,24 @@ class SnapshotStore:
         _remove_old_versions(key_dir, mode, keep=name, now_ns=published.built_ns)
 
 
+def sweep_versions(cache_dir: str, *, now_ns: int) -> None:
+    """Remove versions no link points to and past their grace (a killed writer's).
+
+    Run once at daemon start-up: a version is otherwise cleaned only when its
+    directory's snapshot is next rewritten, which may be never.
+    """
+    from memd.serving import MODES
+
+    root = os.path.join(cache_dir, "snapshots")
+    try:
+        key_dirs = os.listdir(root)
+    except OSError:
+        return
+    for key in key_dirs:
+        for mode in MODES:
+            _remove_old_versions(os.path.join(root, key), mode, keep="", now_ns=now_ns)
+
+
 class Published:
     """A version in place but maybe not yet durable: what `flush` needs.
 
@@ -539,10 +557,13 @@ def _remove_old_versions(key_dir: str, mode: str, *, keep: str, now_ns: int) -> 
     import shutil
 
     try:
-        current = os.readlink(os.path.join(key_dir, mode))
         names = os.listdir(key_dir)
     except OSError:
         return
+    try:
+        current: str | None = os.readlink(os.path.join(key_dir, mode))
+    except OSError:
+        current = None  # no published version: every old one is an orphan
     cutoff = now_ns - VERSION_GRACE_NS
     for name in names:
         if not name.startswith(f".{mode}.") or name in (keep, current):

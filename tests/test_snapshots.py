@@ -25,6 +25,7 @@ from memd.snapshots import (
     guidelines_fingerprint,
     parse_meta,
     racy_until_ns,
+    sweep_versions,
 )
 
 OLD_NS = 10 * RACY_WINDOW_NS  # how far in the past inputs are dated to be clearly clean
@@ -137,6 +138,31 @@ class TestLayout:
         assert "-" == meta["env"]
         i = snap.inputs[0]
         assert [(i.size, i.mtime_ns, i.inode, i.path)] == meta["inputs"]
+
+
+class TestSweepVersions:
+    def test_removes_orphans_keeps_the_published(
+        self, fx: Fixture, tmp_path: Path
+    ) -> None:
+        """Old versions no link points to go, in any key dir; the published stays."""
+        fx.store.write(make_snapshot(fx.memory, "kept\n", inputs=(fx.index,)))
+        key_dir = Path(fx.store.directory_for(str(fx.memory), "standard")).parent
+        orphan = key_dir / ".standard.killed-writer"
+        orphan.mkdir()
+        (orphan / "prompt.md").write_text("half")
+        linkless = tmp_path / "cache" / "snapshots" / "-gone-" / ".kairos.old"
+        linkless.mkdir(parents=True)
+        fresh = key_dir / ".standard.just-now"
+        fresh.mkdir()
+        _age(orphan)
+        _age(linkless)
+
+        sweep_versions(str(tmp_path / "cache"), now_ns=time.time_ns())
+
+        assert not orphan.exists()
+        assert not linkless.exists()
+        assert fresh.exists()  # inside the grace period: a writer may be using it
+        assert "kept\n" == fx.store.read_fresh(str(fx.memory), "standard")
 
 
 class TestReadFresh:
