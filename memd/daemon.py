@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from memd.memdir import MemDir, ParseCache
     from memd.pipeline import Snapshot
     from memd.scheduler import DreamScheduler
-    from memd.snapshots import Published
+    from memd.snapshot_writer import Published
     from memd.telemetry_sink import TelemetrySink
     from memd.watcher import Batch
 
@@ -517,7 +517,7 @@ class _Daemon:
 
     def _remove_stale_temp_files(self) -> None:
         from memd.atomic import remove_stale_temp_files
-        from memd.snapshots import sweep_versions
+        from memd.snapshot_writer import sweep_versions
 
         removed = 0
         for directory, _, _ in os.walk(

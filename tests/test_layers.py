@@ -45,7 +45,8 @@ LAYERS = {
     "memd.service_units": CORE,  # unit and plist text; service.py installs them
     "memd.atomic": EDGE,
     "memd.memdir": EDGE,
-    "memd.snapshots": EDGE,
+    "memd.snapshots": EDGE,  # layout and the warm read path: stdlib os only
+    "memd.snapshot_writer": EDGE,  # publish, flush, sweep: off the warm path
     "memd.pipeline": EDGE,
     "memd.config": EDGE,
     "memd.config_keys": CORE,  # the key table and value parsers; config.py reads files

@@ -18,6 +18,7 @@ import pytest
 from memd.errors import SnapshotError
 from memd.memdir import InputStat
 from memd.pipeline import Snapshot
+from memd.snapshot_writer import sweep_versions
 from memd.snapshots import (
     RACY_WINDOW_NS,
     SnapshotStore,
@@ -25,7 +26,6 @@ from memd.snapshots import (
     guidelines_fingerprint,
     parse_meta,
     racy_until_ns,
-    sweep_versions,
 )
 
 OLD_NS = 10 * RACY_WINDOW_NS  # how far in the past inputs are dated to be clearly clean

@@ -199,7 +199,7 @@ def run(args: argparse.Namespace) -> int:
 def _json_output(fresh: FreshPrompt, store: SnapshotStore) -> str:
     import json
 
-    from memd.snapshots import snapshot_metadata
+    from memd.snapshot_writer import snapshot_metadata
 
     memory_dir = fresh.location.memory_dir
     metadata = (
