@@ -4,12 +4,13 @@ All memory work (discovery, loading, linting, rendering, publishing
 snapshots) runs on the watcher's one settle thread, so there is one writer and
 no locks. Two exceptions, each touching only its own directory's entries: a
 rebuild of many directories (start-up, rescans) fans out to a short-lived
-pool, and durability work (snapshot fsyncs, writing the status file) runs in
-order on one flusher thread, so a save never waits behind the last batch's
-fsyncs. A directory is re-read in full at start, on rescans, after a racy
-build and every `FULL_READ_EVERY` batches; otherwise only the paths its
-events name are re-read. Observer threads only route events, and the main
-thread only waits for signals (and pings the systemd watchdog when asked to).
+pool, and durability work (snapshot fsyncs, writing the status file through
+`memd.daemon_status`) runs in order on one flusher thread, so a save never
+waits behind the last batch's fsyncs. A directory is re-read in full at start,
+on rescans, after a racy build and every `FULL_READ_EVERY` batches; otherwise
+only the paths its events name are re-read. Observer threads only route events,
+and the main thread only waits for signals (and pings the systemd watchdog when
+asked to).
 memd never writes into a memory directory here: only into its cache and state.
 """
 
@@ -22,6 +23,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+from memd.daemon_status import STATUS_HEARTBEAT_SECONDS, StatusWriter
 from memd.diagnostics import Severity, count_by_severity
 from memd.discovery import Discovery, discover
 from memd.notify import notify, watchdog_interval_seconds
@@ -42,8 +44,6 @@ if TYPE_CHECKING:
     from memd.telemetry_sink import TelemetrySink
     from memd.watcher import Batch
 
-STATUS_FILE = "daemon.json"
-STATUS_HEARTBEAT_SECONDS = 60.0
 SLOW_REBUILD_SECONDS = 5.0
 REBUILD_RETRY_SECONDS = 5.0
 INCREMENTAL_FROM_FILES = 50  # smaller directories are re-read and linted whole
@@ -104,9 +104,8 @@ class _Daemon:
         # Durability work (snapshot fsyncs, the status file) runs here, in order,
         # so a save's snapshot never waits behind the last batch's fsyncs.
         self.flusher = ThreadPoolExecutor(1, "memd-flush")
+        self.status = StatusWriter(lambda: self.config.state_dir, self.flusher, log)
         self.rescans = 0
-        self.last_status: dict[str, object] | None = None
-        self.last_status_time = 0.0
         self.last_status_line = ""
 
     # -- process ---------------------------------------------------------
@@ -566,27 +565,7 @@ class _Daemon:
             "next_dream": scheduler.get("next_dream"),
             "scheduler": scheduler,
         }
-        now = time.monotonic()
-        if (
-            not force
-            and data == self.last_status
-            and now - self.last_status_time < STATUS_HEARTBEAT_SECONDS
-        ):
-            return
-        self.last_status, self.last_status_time = data, now
-        payload = {**data, "updated": time.time()}
-        if wait or not running:
-            self._store_status(payload)
-        else:
-            self.flusher.submit(self._store_status, payload)
-
-    def _store_status(self, payload: dict[str, object]) -> None:
-        from memd.state import write_state
-
-        try:
-            write_state(self.config.state_dir, STATUS_FILE, payload)
-        except (OSError, TypeError, ValueError) as error:
-            self.log.warning("status_write_failed", error=str(error))
+        self.status.write(data, force=force, inline=wait or not running)
 
 
 def _changed_relpaths(batch: Batch) -> dict[str, frozenset[str] | None]:

@@ -66,6 +66,7 @@ LAYERS = {
     "memd.watcher": WIRING,
     "memd.scheduler": WIRING,
     "memd.daemon": WIRING,
+    "memd.daemon_status": EDGE,  # daemon.json: when to write it, and writing it
     "memd.service": WIRING,
     "memd.cli": WIRING,
     "memd.__main__": WIRING,
