@@ -22,15 +22,10 @@ freshness sees new files; a missing MEMORY.md is recorded with `size=-1`.
 
 from __future__ import annotations
 
-import dataclasses
-import functools
-import itertools
-import operator
 import os
 import stat
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TypeVar
 
 from memd.diagnostics import Diagnostic, Severity, one_line
 from memd.memfile import MemoryFile, decode_text, parse_memory_file
@@ -46,9 +41,9 @@ DEFAULT_MAX_FILE_BYTES = 256 * 1024
 MAX_DEPTH = 64  # one open descriptor per level; real trees are two or three deep
 _READ_CHUNK = 1 << 20
 _MIN_READ = 4096
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
-_NOFOLLOW_DIR = _DIR_FLAGS | os.O_NOFOLLOW
-_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+NOFOLLOW_DIR_FLAGS = DIR_FLAGS | os.O_NOFOLLOW
+FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -107,7 +102,6 @@ class MemDir:
 
 
 _CacheKey = tuple[int, int, int, int, int]
-_T = TypeVar("_T")
 
 
 class ParseCache:
@@ -145,7 +139,8 @@ def _key(st: os.stat_result, max_file_bytes: int) -> _CacheKey:
     return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, max_file_bytes)
 
 
-def _input(path: str, st: os.stat_result) -> InputStat:
+def input_stat(path: str, st: os.stat_result) -> InputStat:
+    """Return the InputStat of `path` from its stat result."""
     return InputStat(
         path=path, size=st.st_size, mtime_ns=st.st_mtime_ns, inode=st.st_ino
     )
@@ -208,8 +203,11 @@ def _read_bounded(fd: int, limit: int, size_hint: int = _READ_CHUNK) -> bytes:
     return b"".join(chunks)
 
 
-class _Walk:
-    """The state of one `load_memdir` call; never outlives it."""
+class Walk:
+    """The state of one `load_memdir` call; never outlives it.
+
+    Public for `memd.memdir_reload`, which re-reads single files through it.
+    """
 
     def __init__(self, root: str, cache: ParseCache | None, max_file_bytes: int):
         self.root = root
@@ -236,7 +234,7 @@ class _Walk:
         """List the directory open at `fd` (relpath `prefix`) and visit each entry."""
         here = os.path.join(self.root, prefix) if prefix else self.root
         self.positions[prefix] = len(self.inputs)
-        self.inputs.append(_input(here.rstrip(os.sep) or os.sep, os.fstat(fd)))
+        self.inputs.append(input_stat(here.rstrip(os.sep) or os.sep, os.fstat(fd)))
         with os.scandir(fd) as listing:
             entries = sorted(listing, key=lambda e: e.name)
         for entry in entries:
@@ -294,7 +292,7 @@ class _Walk:
                 _unreadable(rel, f"nested deeper than {MAX_DEPTH} levels")
             )
             return
-        child = os.open(name, _NOFOLLOW_DIR, dir_fd=fd)
+        child = os.open(name, NOFOLLOW_DIR_FLAGS, dir_fd=fd)
         try:
             self.scan(child, rel + "/", depth + 1, in_logs)
         finally:
@@ -312,17 +310,19 @@ class _Walk:
         except OSError:
             return
         self.index_seen = True
-        self.inputs.append(_input(os.path.join(self.root, INDEX_NAME), st))
+        self.inputs.append(input_stat(os.path.join(self.root, INDEX_NAME), st))
 
     # Files ---------------------------------------------------------------
 
     def _regular(self, fd: int, entry: os.DirEntry[str], rel: str) -> None:
         if rel == INDEX_NAME:
-            self._index(lambda: os.open(entry.name, _FILE_FLAGS, dir_fd=fd))
+            self.read_index(lambda: os.open(entry.name, FILE_FLAGS, dir_fd=fd))
         elif entry.name.endswith(".md") and entry.name != INDEX_NAME:
             # The pre-read lstat only keys the cache; without one, fstat suffices.
             lst = entry.stat(follow_symlinks=False) if self.cache is not None else None
-            self._topic(rel, lambda: os.open(entry.name, _FILE_FLAGS, dir_fd=fd), lst)
+            self.read_topic(
+                rel, lambda: os.open(entry.name, FILE_FLAGS, dir_fd=fd), lst
+            )
 
     def _symlink(self, rel: str, name: str, in_logs: bool) -> None:
         link = os.path.join(self.root, rel)
@@ -355,9 +355,9 @@ class _Walk:
         elif stat.S_ISDIR(st.st_mode):
             return  # a symlinked directory is never entered: no loops, no double reads
         elif rel == INDEX_NAME:
-            self._index(lambda: self._open_beneath(target), path=target)
+            self.read_index(lambda: self._open_beneath(target), path=target)
         else:
-            self._topic(rel, lambda: self._open_beneath(target), st, path=target)
+            self.read_topic(rel, lambda: self._open_beneath(target), st, path=target)
 
     def _open_beneath(self, target: str) -> int:
         """Open a resolved target component by component from the root, never following.
@@ -370,9 +370,9 @@ class _Walk:
         current = self.root_fd
         try:
             for part in parts[:-1]:
-                current = os.open(part, _NOFOLLOW_DIR, dir_fd=current)
+                current = os.open(part, NOFOLLOW_DIR_FLAGS, dir_fd=current)
                 opened.append(current)
-            return os.open(parts[-1], _FILE_FLAGS, dir_fd=current)
+            return os.open(parts[-1], FILE_FLAGS, dir_fd=current)
         finally:
             for fd in opened:
                 os.close(fd)
@@ -392,7 +392,7 @@ class _Walk:
         finally:
             os.close(fd)
 
-    def _topic(
+    def read_topic(
         self,
         rel: str,
         opener: Callable[[], int],
@@ -400,6 +400,7 @@ class _Walk:
         *,
         path: str | None = None,
     ) -> None:
+        """Read the topic file `rel` via `opener` into `files`, `inputs`, `diags`."""
         # Cached by the name it is read under: two links to one file keep two relpaths.
         where = os.path.join(self.root, rel)
         path = path or where
@@ -422,7 +423,7 @@ class _Walk:
         self.mtimes[rel] = st.st_mtime_ns
         if path == where:
             self.positions[rel] = len(self.inputs)
-        self.inputs.append(_input(path, st))
+        self.inputs.append(input_stat(path, st))
 
     def _too_large(self, rel: str, size: int) -> Diagnostic:
         return _diag(
@@ -435,12 +436,13 @@ class _Walk:
             "split it into smaller topic files; keep each memory short",
         )
 
-    def _index(self, opener: Callable[[], int], *, path: str | None = None) -> None:
+    def read_index(self, opener: Callable[[], int], *, path: str | None = None) -> None:
+        """Read MEMORY.md through `opener` into `index_text`, `inputs`, `diags`."""
         data, st = self._open_regular(opener)
         self.index_seen = True
         if path is None:
             self.positions[INDEX_NAME] = len(self.inputs)
-        self.inputs.append(_input(path or os.path.join(self.root, INDEX_NAME), st))
+        self.inputs.append(input_stat(path or os.path.join(self.root, INDEX_NAME), st))
         if len(data) > self.max_file_bytes:
             self.diags.append(self._too_large(INDEX_NAME, st.st_size))
             data = _prefix(data[: self.max_file_bytes])
@@ -489,14 +491,16 @@ def load_memdir(
     root = os.path.abspath(path)
     root = root.rstrip(os.sep) or os.sep
     if previous is not None and changed is not None and previous.path == root:
-        reloaded = _reload(previous, frozenset(changed), cache, max_file_bytes)
+        from memd.memdir_reload import reload_memdir  # imports this module
+
+        reloaded = reload_memdir(previous, frozenset(changed), cache, max_file_bytes)
         if reloaded is not None:
             return reloaded
-    walk = _Walk(root, cache, max_file_bytes)
+    walk = Walk(root, cache, max_file_bytes)
     index_path = os.path.join(root, INDEX_NAME)
     try:
         # The root itself may be a symlink: the user or the agent chose it.
-        fd = os.open(root, _DIR_FLAGS)
+        fd = os.open(root, DIR_FLAGS)
     except (FileNotFoundError, NotADirectoryError):
         return MemDir(path=root, inputs=(_missing(root), _missing(index_path)))
     except OSError as exc:
@@ -532,156 +536,3 @@ def load_memdir(
         file_positions=MappingProxyType({f.relpath: n for n, f in enumerate(files)}),
         hidden_counted=MappingProxyType(walk.hidden_counted),
     )
-
-
-MAX_RELOAD_PATHS = 256  # more changes than this (a checkout): read everything
-
-
-def _reload(
-    previous: MemDir,
-    changed: frozenset[str],
-    cache: ParseCache | None,
-    max_file_bytes: int,
-) -> MemDir | None:
-    """Re-read only `changed` in `previous`; None when a full read is needed.
-
-    Only a change that replaces nothing but contents is taken: an existing
-    topic file or MEMORY.md that is still a regular file (it was read directly,
-    not through a symlink), a log file already known, or a hidden name. Each
-    changed path's directory is re-stated, since its mtime is an input.
-    """
-    positions = previous.input_positions
-    if not positions or len(changed) > MAX_RELOAD_PATHS:
-        return None
-    walk = _Walk(previous.path, cache, max_file_bytes)
-    # Replacements by position; the tuples are patched once at the end.
-    inputs: dict[int, InputStat] = {}
-    files: dict[int, MemoryFile] = {}
-    mtimes: dict[str, int] = {}
-    diags = list(previous.diagnostics)
-    index_text = previous.index_text
-    logs = frozenset(previous.log_files)
-    hidden_counted = dict(previous.hidden_counted)
-    try:
-        walk.root_fd = os.open(previous.path, _DIR_FLAGS)
-    except OSError:
-        return None
-    try:
-        for rel in sorted(changed):
-            parts = rel.split("/")
-            hidden = [k for k, part in enumerate(parts) if part.startswith(".")]
-            if hidden and hidden[0] < len(parts) - 1:
-                continue  # inside a hidden directory: nothing memd reads
-            parent = "".join(part + "/" for part in parts[:-1])
-            if not rel or "" in parts or parent not in positions:
-                return None
-            fd = _open_dir(walk.root_fd, parts[:-1])
-            try:
-                where = positions[parent]
-                inputs[where] = _input(previous.inputs[where].path, os.fstat(fd))
-                if hidden and parent:
-                    continue  # a hidden name: never read, its directory changed
-                if hidden:
-                    _recount(fd, parts[-1], hidden_counted)
-                    continue
-                st = os.stat(parts[-1], dir_fd=fd, follow_symlinks=False)
-                if not stat.S_ISREG(st.st_mode):
-                    return None
-                if parts[0] == LOGS_DIR:
-                    if rel in logs:
-                        continue  # a log is listed, never read
-                    return None
-                if rel not in positions or rel in previous.unreadable_paths:
-                    return None
-                walk.diags.clear()
-                name = parts[-1]
-
-                def opener(fd: int = fd, name: str = name) -> int:
-                    return os.open(name, _FILE_FLAGS, dir_fd=fd)
-
-                if rel == INDEX_NAME:
-                    walk._index(opener)
-                    index_text = walk.index_text
-                else:
-                    walk.files.clear()
-                    walk._topic(rel, opener, st)
-                    files[previous.file_positions[rel]] = walk.files[0]
-                    mtimes[rel] = walk.mtimes[rel]
-                inputs[positions[rel]] = walk.inputs[-1]
-                mine = [d for d in diags if d.path == rel]
-                if mine != walk.diags:
-                    diags = [d for d in diags if d.path != rel] + walk.diags
-            finally:
-                os.close(fd)
-    except OSError:
-        return None  # vanished or unreadable meanwhile: the full read reports it
-    finally:
-        os.close(walk.root_fd)
-    before, after = (
-        list(previous.hidden_counted.values()),
-        list(hidden_counted.values()),
-    )
-    return dataclasses.replace(
-        previous,
-        total_file_count=previous.total_file_count
-        + after.count("file")
-        - before.count("file"),
-        total_subdir_count=previous.total_subdir_count
-        + after.count("dir")
-        - before.count("dir"),
-        hidden_counted=MappingProxyType(hidden_counted),
-        index_text=index_text,
-        files=_patched(previous.files, files),
-        mtimes_ns=_updated(previous.mtimes_ns, mtimes),
-        inputs=_patched(previous.inputs, inputs),
-        diagnostics=tuple(diags),
-    )
-
-
-def _open_dir(root_fd: int, parts: list[str]) -> int:
-    """Open the directory `parts` below `root_fd` without following any symlink."""
-    fd = os.dup(root_fd)
-    for part in parts:
-        try:
-            child = os.open(part, _NOFOLLOW_DIR, dir_fd=fd)
-        finally:
-            os.close(fd)
-        fd = child
-    return fd
-
-
-def _recount(fd: int, name: str, counted: dict[str, str]) -> None:
-    """Record what the top-level hidden `name` now counts as (as `_Walk._count`)."""
-    try:
-        mode = os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode
-    except FileNotFoundError:
-        mode = 0
-    kind = "file" if stat.S_ISREG(mode) else "dir" if stat.S_ISDIR(mode) else None
-    if kind is None:
-        counted.pop(name, None)
-    else:
-        counted[name] = kind
-
-
-def _updated(mapping: Mapping[str, int], changes: dict[str, int]) -> Mapping[str, int]:
-    """Return `mapping` updated by `changes` (a MappingProxyType copies in C)."""
-    if not changes:
-        return mapping
-    copy = mapping.copy() if isinstance(mapping, MappingProxyType) else dict(mapping)
-    copy.update(changes)
-    return MappingProxyType(copy)
-
-
-def _patched(items: tuple[_T, ...], replaced: Mapping[int, _T]) -> tuple[_T, ...]:
-    """Return `items` with the items at the positions in `replaced` swapped in."""
-    if not replaced:
-        return items
-    parts: list[tuple[_T, ...]] = []
-    start = 0
-    for position in sorted(replaced):
-        parts += (items[start:position], (replaced[position],))
-        start = position + 1
-    parts.append(items[start:])
-    if len(parts) > 8:  # many replacements: one pass
-        return tuple(itertools.chain.from_iterable(parts))
-    return functools.reduce(operator.add, parts)  # a few slices: memcpy
