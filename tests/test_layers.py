@@ -65,6 +65,7 @@ LAYERS = {
     "memd.lint_targets": EDGE,  # what lint and fix act on; reads directories
     "memd.logconfig": WIRING,
     "memd.watcher": WIRING,
+    "memd.settle": EDGE,  # coalescing changes into batches; knows no watchdog
     "memd.scheduler": WIRING,
     "memd.daemon": WIRING,
     "memd.daemon_status": EDGE,  # daemon.json: when to write it, and writing it
