@@ -78,9 +78,7 @@ def render(draft: _Draft) -> _Draft:
         extra_guidelines=draft.extra_guidelines,
         index_view=view,
     )
-    return dataclasses.replace(
-        draft, text=text, index_view=view, truncation=truncation
-    )
+    return dataclasses.replace(draft, text=text, index_view=view, truncation=truncation)
 
 
 def lint(draft: _Draft) -> _Draft:

@@ -275,9 +275,7 @@ class TestRenderLaunchdPlist:
             "EDITOR": "vi",
         }
 
-        agent = plistlib.loads(
-            units.render_launchd_plist("/m/memd", env, "/Users/ada")
-        )
+        agent = plistlib.loads(units.render_launchd_plist("/m/memd", env, "/Users/ada"))
 
         assert {
             "CLAUDE_CONFIG_DIR": "/Users/ada/claude",
@@ -287,9 +285,7 @@ class TestRenderLaunchdPlist:
 
     def test_default_path_when_none_is_set(self) -> None:
         """Without a PATH, the agent still finds Homebrew and system tools."""
-        agent = plistlib.loads(
-            units.render_launchd_plist("/m/memd", {}, "/Users/ada")
-        )
+        agent = plistlib.loads(units.render_launchd_plist("/m/memd", {}, "/Users/ada"))
 
         assert {"PATH": units.LAUNCHD_DEFAULT_PATH} == agent["EnvironmentVariables"]
 

@@ -25,6 +25,27 @@ class TestTooling:
 
         assert 0 == result.returncode, result.stdout + result.stderr
 
+    def test_ruff_format_is_clean(self) -> None:
+        """`ruff format --check` finds nothing to reformat."""
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "ruff",
+                "format",
+                "--check",
+                "memd",
+                "tests",
+                "bench",
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+
+        assert 0 == result.returncode, result.stdout + result.stderr
+
     def test_mypy_strict_is_clean(self) -> None:
         """mypy --strict passes on memd and tests/typing_api.py."""
         result = subprocess.run(

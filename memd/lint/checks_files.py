@@ -19,9 +19,7 @@ if TYPE_CHECKING:
     from memd.lint.rules import LintContext, RuleSpec
 
 # Retention archives consolidated logs under logs/archive/ with the same layout.
-_LOG_PATH = re.compile(
-    r"logs/(?:archive/)?(\d{4})/(\d{2})/(\d{4})-(\d{2})-(\d{2})\.md"
-)
+_LOG_PATH = re.compile(r"logs/(?:archive/)?(\d{4})/(\d{2})/(\d{4})-(\d{2})-(\d{2})\.md")
 
 
 def surface(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
