@@ -96,6 +96,7 @@ class _Daemon:
             str, dict[str, tuple[str, ...]]
         ] = {}  # dir -> relpath -> error codes
         self.racy: dict[str, float] = {}  # dir -> monotonic time to re-check
+        self.disabled_reported: set[tuple[str, str]] = set()  # (project, rule)
         self.sink = self._make_sink(config)
         self.scheduler: DreamScheduler | None = None
         self.started = time.time()
@@ -231,7 +232,23 @@ class _Daemon:
             if not self.watcher.watch(self.discovery):
                 break
             added = True
+        self._emit_disabled(self.discovery.disabled)
         return added
+
+    def _emit_disabled(self, disabled: tuple[tuple[str, str], ...]) -> None:
+        """Emit `memdir_disabled` once for each project newly found switched off."""
+        new = [item for item in disabled if item not in self.disabled_reported]
+        self.disabled_reported = set(disabled)
+        if self.sink is None or not new:
+            return
+        from memd.enablement import Enablement
+        from memd.telemetry import memdir_disabled_event
+
+        for project_root, rule in new:
+            event = memdir_disabled_event(
+                Enablement(enabled=False, reason=rule), project_root, env=self.env
+            )
+            self.sink.emit(event)
 
     def _reload_config(self) -> None:
         from memd.config import load_config
@@ -480,11 +497,7 @@ class _Daemon:
             self.sink.emit(memdir_loaded_event(snapshot, memory_type))
 
     def _start_scheduler(self) -> None:
-        try:
-            from memd.scheduler import DreamScheduler
-        except ImportError:  # the dream half is optional while it is being written
-            self.log.warning("scheduler_unavailable")
-            return
+        from memd.scheduler import DreamScheduler
 
         def memory_dirs() -> tuple[str, ...]:
             return self.discovery.memory_dirs if self.discovery else ()

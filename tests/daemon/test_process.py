@@ -73,6 +73,34 @@ class TestLifecycle:
         assert "WATCHDOG=1" == first
         assert "WATCHDOG=1" == second
 
+    def test_disabled_project_emits_memdir_disabled_once(
+        self, start_daemon: Starter, isolated_home: Home, project: Path, tmp_path: Path
+    ) -> None:
+        """A watched project with memory switched off: one memdir_disabled event."""
+        root = tmp_path / "off"
+        (root / ".claude").mkdir(parents=True)
+        (root / ".claude" / "settings.json").write_text('{"autoMemoryEnabled": false}')
+        telemetry = isolated_home.state / "memd" / "telemetry.jsonl"
+
+        def disabled_events() -> list[dict[str, object]]:
+            if not telemetry.exists():
+                return []
+            lines = telemetry.read_text().splitlines()
+            records = [json.loads(line) for line in lines]
+            return [r for r in records if r.get("event") == "memdir_disabled"]
+
+        daemon = start_daemon(MEMD_WATCH_PROJECTS=str(root))
+        wait_for(disabled_events, what="a memdir_disabled event")
+        daemon.proc.send_signal(signal.SIGHUP)  # rediscovery must not repeat it
+        (project / "user_role.md").write_text(topic("user_role", body="Later.\n"))
+        daemon.wait_fresh(project)
+        daemon.stop()
+        events = disabled_events()
+
+        assert 1 == len(events)
+        assert str(root) == events[0]["project_root"]
+        assert "settings:autoMemoryEnabled" == events[0]["rule"]
+
     def test_base_dir_appears_after_start(
         self, start_daemon: Starter, isolated_home: Home
     ) -> None:
