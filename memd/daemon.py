@@ -223,16 +223,17 @@ class _Daemon:
         added = False
         # Watch first, then look again: nothing created in between is missed.
         for _ in range(3):
-            self.discovery = discover(
+            discovery = discover(
                 self.config,
                 env=self.env,
                 known_projects=known_projects,
                 config_file=self.config_file,
             )
-            if not self.watcher.watch(self.discovery):
+            self.discovery = discovery
+            if not self.watcher.watch(discovery):
                 break
             added = True
-        self._emit_disabled(self.discovery.disabled)
+        self._emit_disabled(discovery.disabled)
         return added
 
     def _emit_disabled(self, disabled: tuple[tuple[str, str], ...]) -> None:
