@@ -8,6 +8,8 @@ from __future__ import annotations
 import os
 import sys
 
+from memd.commands._options import add_paths_argument
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
@@ -17,13 +19,7 @@ if TYPE_CHECKING:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "paths",
-        nargs="*",
-        metavar="PATH",
-        help="memory directory, project root or .md file "
-        "(default: every <base>/projects/*/memory)",
-    )
+    add_paths_argument(parser)
     parser.add_argument(
         "--format",
         choices=("text", "json", "sarif", "github"),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memd.commands._project import add_project_argument, project_dir
+from memd.commands._options import add_project_argument, project_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import sys
 
-from memd.commands._project import add_project_argument, project_dir
+from memd.commands._options import add_project_argument, project_dir
 from memd.serving import EXTRA_GUIDELINES_ENV, MODES, read_record
 
 TYPE_CHECKING = False

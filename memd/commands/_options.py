@@ -1,4 +1,4 @@
-"""The `--project DIR` option that several commands share."""
+"""Options several commands share: `--project DIR` and the PATH list of lint and fix."""
 
 from __future__ import annotations
 
@@ -18,6 +18,17 @@ def add_project_argument(
         metavar="DIR",
         default=None,
         help=f"project {purpose} (default: the current directory)",
+    )
+
+
+def add_paths_argument(parser: argparse.ArgumentParser) -> None:
+    """Add the PATH list: memory dirs, project roots or topic files."""
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="memory directory, project root or .md file "
+        "(default: every <base>/projects/*/memory)",
     )
 
 
