@@ -19,16 +19,14 @@ from typing import TypeVar
 
 from memd.memdir import (
     DIR_FLAGS,
-    FILE_FLAGS,
     INDEX_NAME,
     LOGS_DIR,
-    NOFOLLOW_DIR_FLAGS,
     InputStat,
     MemDir,
     ParseCache,
-    Walk,
     input_stat,
 )
+from memd.memdir_walk import FILE_FLAGS, NOFOLLOW_DIR_FLAGS, Walk
 from memd.memfile import MemoryFile
 
 TYPE_CHECKING = False

@@ -45,6 +45,7 @@ LAYERS = {
     "memd.service_units": CORE,  # unit and plist text; service.py installs them
     "memd.atomic": EDGE,
     "memd.memdir": EDGE,
+    "memd.memdir_walk": EDGE,  # the descriptor-relative walk load_memdir runs
     "memd.memdir_reload": EDGE,  # re-read only a watcher batch's changed paths
     "memd.snapshots": EDGE,  # layout and the warm read path: stdlib os only
     "memd.snapshot_writer": EDGE,  # publish, flush, sweep: off the warm path
