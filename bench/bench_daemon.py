@@ -31,7 +31,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_corpus import make_corpus, make_memory_dir
+from make_corpus import isolated_env, make_corpus, make_memory_dir
 
 SETTLE_SECONDS = 0.1
 
@@ -42,18 +42,9 @@ def _memd() -> list[str]:
 
 
 def _environment(root: str) -> dict[str, str]:
-    env = {
-        k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_", "MEMD_"))
-    }
-    for name in ("home", "config", "cache", "state", "runtime"):
-        os.makedirs(os.path.join(root, name), mode=0o700, exist_ok=True)
+    """An isolated environment (make_corpus.isolated_env) tuned for the daemon."""
+    env = isolated_env(root)
     env.update(
-        HOME=os.path.join(root, "home"),
-        XDG_CONFIG_HOME=os.path.join(root, "config"),
-        XDG_CACHE_HOME=os.path.join(root, "cache"),
-        XDG_STATE_HOME=os.path.join(root, "state"),
-        XDG_RUNTIME_DIR=os.path.join(root, "runtime"),
-        MEMD_MANAGED_SETTINGS_PATH=os.path.join(root, "managed-settings.json"),
         MEMD_SETTLE_SECONDS=str(SETTLE_SECONDS),
         MEMD_LOG_LEVEL="warning",
         PYTHONFAULTHANDLER="1",

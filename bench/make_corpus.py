@@ -87,6 +87,26 @@ def make_corpus(base: str, *, projects: int = 100, files: int = 100) -> list[str
     return dirs
 
 
+def isolated_env(root: str) -> dict[str, str]:
+    """Return os.environ without CLAUDE_/MEMD_/XDG_ names; HOME and XDG dirs in root."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("CLAUDE_", "MEMD_", "XDG_", "NOTIFY_SOCKET"))
+    }
+    for name in ("home", "config", "cache", "state", "runtime"):
+        os.makedirs(os.path.join(root, name), mode=0o700, exist_ok=True)
+    env.update(
+        HOME=os.path.join(root, "home"),
+        XDG_CONFIG_HOME=os.path.join(root, "config"),
+        XDG_CACHE_HOME=os.path.join(root, "cache"),
+        XDG_STATE_HOME=os.path.join(root, "state"),
+        XDG_RUNTIME_DIR=os.path.join(root, "runtime"),
+        MEMD_MANAGED_SETTINGS_PATH=os.path.join(root, "managed-settings.json"),
+    )
+    return env
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("base")
