@@ -141,3 +141,21 @@ def _make_memdir(tmp_path: Path) -> MemDirMaker:
     root = tmp_path / "memory"
     root.mkdir()
     return MemDirMaker(root)
+
+
+SERVICE_STUB_DIR = Path(__file__).resolve().parent / "service_stub"
+
+
+@pytest.fixture(name="stub")
+def _stub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Put the recording systemctl/launchctl/loginctl first on PATH; return its log."""
+    log = tmp_path / "stub.log"
+    log.touch()
+    monkeypatch.setenv("PATH", f"{SERVICE_STUB_DIR}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("SERVICE_STUB_LOG", str(log))
+    return log
+
+
+def recorded(log: Path) -> list[str]:
+    """The command lines the service stubs recorded, in order."""
+    return [line.replace("\t", " ") for line in log.read_text().splitlines()]

@@ -13,9 +13,9 @@ import pytest
 from memd import service
 from memd import service_units as units
 from memd.errors import ServiceError
+from tests.conftest import recorded
 
 REPO = Path(__file__).resolve().parent.parent
-STUB_DIR = Path(__file__).resolve().parent / "service_stub"
 
 # launchd.plist(5): the keys memd may use and the types launchd accepts for them.
 LAUNCHD_SCHEMA: dict[str, type | tuple[type, ...]] = {
@@ -458,20 +458,6 @@ class TestPlans:
             "systemctl --user daemon-reload",
             "systemctl --user enable --now memd.service",
         ) == plan.manual
-
-
-@pytest.fixture(name="stub")
-def _stub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Put the recording systemctl/launchctl/loginctl first on PATH; return its log."""
-    log = tmp_path / "stub.log"
-    log.touch()
-    monkeypatch.setenv("PATH", f"{STUB_DIR}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setenv("SERVICE_STUB_LOG", str(log))
-    return log
-
-
-def recorded(log: Path) -> list[str]:
-    return [line.replace("\t", " ") for line in log.read_text().splitlines()]
 
 
 class TestExecutePlan:

@@ -15,22 +15,7 @@ from pathlib import Path
 import pytest
 
 from memd import cli, service
-
-STUB_DIR = Path(__file__).resolve().parent.parent / "service_stub"
-
-
-@pytest.fixture(name="stub")
-def _stub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Put the recording systemctl/launchctl/loginctl first on PATH; return its log."""
-    log = tmp_path / "stub.log"
-    log.touch()
-    monkeypatch.setenv("PATH", f"{STUB_DIR}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setenv("SERVICE_STUB_LOG", str(log))
-    return log
-
-
-def recorded(log: Path) -> list[str]:
-    return [line.replace("\t", " ") for line in log.read_text().splitlines()]
+from tests.conftest import recorded
 
 
 def unit_path() -> Path:
