@@ -11,13 +11,8 @@ device would otherwise block `open()` or `read()` forever.
 At most `max_file_bytes + 1` bytes of a file are read, so a 50 MB file costs
 256 KiB of memory; its frontmatter is still parsed from that first part.
 
-Hidden entries (`.consolidate-lock`, `.memd-tmp-*`, `.git`) are skipped.
-Topic files are every `*.md` except any `MEMORY.md` (the reference's recall
-scan skips that basename at every depth) and anything under top-level `logs/`.
-
-`inputs` records every file read and every directory listed: a directory's
-mtime changes when an entry is added, removed or renamed, which is how snapshot
-freshness sees new files; a missing MEMORY.md is recorded with `size=-1`.
+Which entries count (hidden ones skipped, topic files, logs) and what
+`inputs` records are described in `memd.memdir`, with the values a walk fills.
 """
 
 from __future__ import annotations
