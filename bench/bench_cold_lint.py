@@ -42,8 +42,8 @@ def baseline(memory_dirs: list[str]) -> int:
 
 def memd_build(memory_dirs: list[str]) -> int:
     """load_memdir + build_snapshot (render, lint, manifest, digest); count files."""
-    from memd.memdir import load_memdir
-    from memd.pipeline import build_snapshot
+    from memd.memory.reader import load_memdir
+    from memd.snapshot.build import build_snapshot
 
     loaded = 0
     for memory_dir in memory_dirs:
@@ -56,7 +56,7 @@ def memd_build(memory_dirs: list[str]) -> int:
 def memd_lint(memory_dirs: list[str]) -> int:
     """load_memdir + lint_memdir only; return diagnostics found."""
     from memd.lint.engine import lint_memdir
-    from memd.memdir import load_memdir
+    from memd.memory.reader import load_memdir
 
     return sum(len(lint_memdir(load_memdir(d))) for d in memory_dirs)
 
@@ -79,8 +79,8 @@ def main() -> None:
         import yaml  # noqa: F401
 
         import memd.lint.engine
-        import memd.memdir
-        import memd.pipeline  # noqa: F401
+        import memd.memory.memdir
+        import memd.snapshot.build  # noqa: F401
 
         times: dict[str, list[float]] = {
             "baseline": [],

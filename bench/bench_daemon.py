@@ -122,7 +122,7 @@ def bench_latency(root: str, saves: int, *, unpaired: bool = False) -> None:
     from watchdog.events import FileClosedEvent, FileMovedEvent, FileSystemEventHandler
     from watchdog.observers import Observer
 
-    from memd.snapshots import SnapshotStore
+    from memd.snapshot.publish import SnapshotStore
 
     env = _environment(root)
     memory = os.path.join(
@@ -216,8 +216,9 @@ def bench_latency(root: str, saves: int, *, unpaired: bool = False) -> None:
 
 def bench_incremental(root: str, repeat: int) -> None:
     from memd.lint.engine import LintCache
-    from memd.memdir import ParseCache, load_memdir
-    from memd.pipeline import build_snapshot
+    from memd.memory.memdir import ParseCache
+    from memd.memory.reader import load_memdir
+    from memd.snapshot.build import build_snapshot
 
     medians = {}
     for files in (10, 10_000):

@@ -26,7 +26,8 @@ from make_corpus import make_memory_dir
 
 def reload_times(memory_dir: str, repeat: int, *, full: bool = False) -> list[float]:
     """Warm a cache, then time `repeat` reloads that each follow one file change."""
-    from memd.memdir import ParseCache, load_memdir
+    from memd.memory.memdir import ParseCache
+    from memd.memory.reader import load_memdir
 
     cache = ParseCache()
     memdir = load_memdir(memory_dir, cache=cache)
@@ -59,7 +60,7 @@ def main() -> None:
         "--full", action="store_true", help="time the full re-read fallback"
     )
     args = parser.parse_args()
-    import memd.memdir  # noqa: F401  -- import cost is not reload cost
+    import memd.memory.memdir  # noqa: F401  -- import cost is not reload cost
 
     with tempfile.TemporaryDirectory(prefix="memd-bench-") as base:
         results = {}

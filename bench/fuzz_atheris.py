@@ -30,12 +30,12 @@ with atheris.instrument_imports(include=["memd", "yaml", "frontmatter"]):
     import frontmatter.default_handlers  # noqa: F401  memfile imports these lazily
     import yaml  # noqa: F401
 
-    from memd.fixes import plan_fixes
-    from memd.jscompat import utf16_len
+    from memd.agent.jscompat import utf16_len
+    from memd.agent.truncation import MAX_ENTRYPOINT_LINES, truncate_entrypoint
     from memd.lint.engine import lint_memdir
-    from memd.memdir import MemDir
-    from memd.memfile import decode_text, parse_memory_file
-    from memd.truncation import MAX_ENTRYPOINT_LINES, truncate_entrypoint
+    from memd.lint.fixes import plan_fixes
+    from memd.memory.memdir import MemDir
+    from memd.memory.memfile import decode_text, parse_memory_file
 
 from tests.fuzz.wellformed import line_count, problems  # noqa: E402
 

@@ -27,8 +27,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_daemon import Daemon, _environment, _memd
 from make_corpus import make_memory_dir
 
-from memd.pipeline import load_and_build
-from memd.snapshots import SnapshotStore, encode_prompt
+from memd.snapshot.build import load_and_build
+from memd.snapshot.publish import SnapshotStore
+from memd.snapshot.store import encode_prompt
 
 CATCH_UP_SECONDS = 120.0
 

@@ -10,42 +10,42 @@ __version__ = "0.1.0"
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # real names for type checkers; at runtime __getattr__ loads them
-    from memd.api import append_log, lint_path, load_memory_prompt
-    from memd.diagnostics import Diagnostic, Severity
-    from memd.enablement import Enablement, is_auto_memory_enabled
-    from memd.errors import MemdError
-    from memd.gitroot import find_canonical_git_root, find_git_root
-    from memd.paths import (
+    from memd.agent.enablement import Enablement, is_auto_memory_enabled
+    from memd.agent.gitroot import find_canonical_git_root, find_git_root
+    from memd.agent.paths import (
         auto_mem_path,
         daily_log_path,
         sanitize_path,
         validate_memory_path,
     )
-    from memd.truncation import (
+    from memd.agent.truncation import (
         EntrypointTruncation,
         format_file_size,
         truncate_entrypoint,
     )
+    from memd.api import append_log, lint_path, load_memory_prompt
+    from memd.diagnostics import Diagnostic, Severity
+    from memd.errors import MemdError
 
 # name -> module that defines it
 _EXPORTS = {
     "Diagnostic": "memd.diagnostics",
-    "Enablement": "memd.enablement",
-    "EntrypointTruncation": "memd.truncation",
+    "Enablement": "memd.agent.enablement",
+    "EntrypointTruncation": "memd.agent.truncation",
     "MemdError": "memd.errors",
     "Severity": "memd.diagnostics",
     "append_log": "memd.api",
-    "auto_mem_path": "memd.paths",
-    "daily_log_path": "memd.paths",
-    "find_canonical_git_root": "memd.gitroot",
-    "find_git_root": "memd.gitroot",
-    "format_file_size": "memd.truncation",
-    "is_auto_memory_enabled": "memd.enablement",
+    "auto_mem_path": "memd.agent.paths",
+    "daily_log_path": "memd.agent.paths",
+    "find_canonical_git_root": "memd.agent.gitroot",
+    "find_git_root": "memd.agent.gitroot",
+    "format_file_size": "memd.agent.truncation",
+    "is_auto_memory_enabled": "memd.agent.enablement",
     "lint_path": "memd.api",
     "load_memory_prompt": "memd.api",
-    "sanitize_path": "memd.paths",
-    "truncate_entrypoint": "memd.truncation",
-    "validate_memory_path": "memd.paths",
+    "sanitize_path": "memd.agent.paths",
+    "truncate_entrypoint": "memd.agent.truncation",
+    "validate_memory_path": "memd.agent.paths",
 }
 
 __all__ = [

@@ -1,5 +1,5 @@
 """`python -m memd` runs the CLI (the `memd` script starts faster)."""
 
-from memd.cli import main
+from memd.cli.main import main
 
 raise SystemExit(main())

@@ -17,7 +17,6 @@ and never raise for bad memory content: that comes back as diagnostics.
 from __future__ import annotations
 
 import os
-import time
 
 from memd.diagnostics import Diagnostic
 
@@ -25,8 +24,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import datetime
     from collections.abc import Mapping
-
-    from memd.config import Config
 
 __all__ = ["append_log", "lint_path", "load_memory_prompt"]
 
@@ -46,8 +43,12 @@ def load_memory_prompt(
         memd.MemdError: memd's own configuration is invalid.
         ValueError: `mode` is not a known mode.
     """
-    loaded = fresh_snapshot(os.fspath(project_root), mode=mode, env=env)
-    return None if loaded is None else loaded[1]
+    from memd.config import load_config
+    from memd.snapshot.serve import serve
+
+    env = os.environ if env is None else env
+    served = serve(os.fspath(project_root), mode, load_config(env), env)
+    return served.text if served.enabled else None
 
 
 def lint_path(path: str | os.PathLike[str]) -> list[Diagnostic]:
@@ -56,7 +57,7 @@ def lint_path(path: str | os.PathLike[str]) -> list[Diagnostic]:
     Raises:
         memd.MemdError: the path does not exist or has no memory directory.
     """
-    from memd.lint_targets import lint_settings, lint_targets, resolve_targets
+    from memd.lint.targets import lint_settings, lint_targets, resolve_targets
 
     severities, max_file_bytes = lint_settings()
     targets = resolve_targets([os.fspath(path)])
@@ -78,78 +79,11 @@ def append_log(
     """
     import datetime as _datetime
 
-    from memd.daily_log import append_entry
-    from memd.paths import resolve_memory_location
+    from memd.agent.paths import resolve_memory_location
+    from memd.kairos.daily_log import append_entry
 
     location = resolve_memory_location(os.fspath(project_root))
     if not location.enablement.enabled:
         return None
     when = now or _datetime.datetime.now().astimezone()
     return append_entry(location.memory_dir, text, now=when)
-
-
-# -- shared with memd's hooks --------------------------------------------------
-
-
-def fresh_snapshot(
-    project_root: str,
-    *,
-    mode: str | None = None,
-    config: Config | None = None,
-    env: Mapping[str, str] | None = None,
-) -> tuple[str, str, tuple[Diagnostic, ...]] | None:
-    """Return (memory_dir, prompt, diagnostics), fresh; None when memory is off."""
-    from memd.config import load_config
-    from memd.paths import resolve_memory_location
-    from memd.serving import (
-        MODES,
-        default_mode,
-        emit_events,
-        fresh_prompt,
-        loaded_events,
-    )
-    from memd.snapshots import SnapshotStore
-
-    env = os.environ if env is None else env
-    config = load_config(env) if config is None else config
-    mode = mode or default_mode(config)
-    if mode not in MODES:
-        raise ValueError(f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
-    resolved_ns = time.time_ns()
-    location = resolve_memory_location(project_root, env)
-    if not location.enablement.enabled:
-        return None
-    fresh = fresh_prompt(location, mode, config, env, resolved_ns=resolved_ns)
-    emit_events(config, loaded_events(fresh))
-    if fresh.snapshot is not None:
-        diagnostics = fresh.snapshot.diagnostics
-    else:
-        diagnostics = SnapshotStore(config.cache_dir).read_diagnostics(
-            location.memory_dir, mode
-        )
-    return location.memory_dir, fresh.data.decode("utf-8"), diagnostics
-
-
-def candidate_memory_dirs(cwd: object) -> tuple[str, ...]:
-    """Every memory directory a tool call from `cwd` might write into."""
-    from memd.lint_targets import discover_memory_dirs
-    from memd.paths import resolve_memory_location
-
-    found: list[str] = []
-    if isinstance(cwd, str) and os.path.isdir(cwd):
-        location = resolve_memory_location(cwd)
-        if location.enablement.enabled:
-            found.append(location.memory_dir)
-    found.extend(d + os.sep for d in discover_memory_dirs())
-    return tuple(dict.fromkeys(found))
-
-
-def lint_memory_dir(memory_dir: str, *, config: Config) -> tuple[Diagnostic, ...]:
-    """Lint one memory directory with memd's configured severities."""
-    from memd.lint.engine import lint_memdir
-    from memd.memdir import load_memdir
-
-    memdir = load_memdir(
-        memory_dir.rstrip(os.sep) or os.sep, max_file_bytes=config.max_topic_file_bytes
-    )
-    return lint_memdir(memdir, severities=config.lint_severities)

@@ -18,7 +18,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-# Mirrors memd.prompt.MODES (a test keeps them equal); prompt is too heavy to import.
+# Mirrors memd.agent.prompt.MODES (a test keeps them equal); prompt is too heavy
+# to import.
 MODES = ("standard", "team", "kairos")
 SEVERITY_LEVELS = ("error", "warning", "info", "off")
 LOG_FORMATS = ("auto", "json", "console")

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 import memd
-from memd.paths import resolve_memory_location
-from memd.pipeline import load_and_build
+from memd.agent.paths import resolve_memory_location
+from memd.snapshot.build import load_and_build
 
 
 @pytest.fixture(name="memory_dir")

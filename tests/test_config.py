@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memd.commands import config as config_command
+from memd.cli.commands import config as config_command
 from memd.config import (
     Config,
     config_path,
@@ -77,8 +77,8 @@ class TestDefaults:
         )
 
     def test_modes_match_prompt(self) -> None:
-        """The modes config accepts are the ones memd.prompt renders."""
-        from memd.prompt import MODES as PROMPT_MODES
+        """The modes config accepts are the ones memd.agent.prompt renders."""
+        from memd.agent.prompt import MODES as PROMPT_MODES
 
         assert tuple(PROMPT_MODES) == MODES
 

@@ -25,9 +25,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memd.diagnostics import Severity
-from memd.index import normalize_target, parse_index
-from memd.memdir import MemDir, ParseCache, load_memdir
-from memd.memfile import parse_memory_file
+from memd.memory.index import normalize_target, parse_index
+from memd.memory.memdir import MemDir, ParseCache
+from memd.memory.memfile import parse_memory_file
+from memd.memory.reader import load_memdir
 from tests.conftest import MemDirMaker
 
 CORPUS = Path(__file__).parent / "hostile"
@@ -297,7 +298,7 @@ class TestSpecialFiles:
 
 UNPRIVILEGED_LOADER = """
 import json, sys
-from memd.memdir import load_memdir
+from memd.memory.reader import load_memdir
 m = load_memdir(sys.argv[1])
 print(json.dumps({
     "diagnostics": [[d.code, d.path] for d in m.diagnostics],

@@ -18,72 +18,72 @@ PACKAGE = Path(__file__).resolve().parent.parent / "memd"
 
 CORE, EDGE, WIRING = "core", "edge", "wiring"
 
-# module -> layer; "memd.lint.*" covers the package and everything in it.
+# module -> layer; "memd.lint.*" covers the folder and everything in it, and
+# a module named on its own overrides its folder's wildcard.
 LAYERS = {
     "memd": CORE,  # lazy re-exports only; imports nothing at import time
     "memd.errors": CORE,
     "memd.diagnostics": CORE,
-    "memd.jscompat": CORE,
-    "memd.paths": CORE,
-    "memd.gitroot": CORE,
-    "memd.claude_settings": CORE,
-    "memd.enablement": CORE,
-    "memd.truncation": CORE,
-    "memd.memfile": CORE,
-    "memd.yaml_safe": CORE,  # the one YAML loader: safe, capped, alias-checked
-    "memd.index": CORE,
-    "memd.manifest": CORE,
-    "memd.prompt_text": CORE,
-    "memd.prompt": CORE,
-    "memd.lint.*": CORE,
-    "memd.fixes": CORE,
-    "memd.dialect": CORE,
-    "memd.telemetry": CORE,
-    "memd.dream_schedule": CORE,
-    "memd.consolidate": CORE,
-    "memd.hook_settings": CORE,  # settings in, settings out; hooks.py does the I/O
-    "memd.service_units": CORE,  # unit and plist text; service.py installs them
-    "memd.atomic": EDGE,
-    "memd.memdir": EDGE,
-    "memd.memdir_walk": EDGE,  # the descriptor-relative walk load_memdir runs
-    "memd.memdir_reload": EDGE,  # re-read only a watcher batch's changed paths
-    "memd.snapshots": EDGE,  # layout and the warm read path: stdlib os only
-    "memd.snapshot_writer": EDGE,  # publish, flush, sweep: off the warm path
-    "memd.pipeline": EDGE,
-    "memd.config": EDGE,
     "memd.config_keys": CORE,  # the key table and value parsers; config.py reads files
-    "memd.state": EDGE,
+    "memd.config": EDGE,
+    "memd.atomic": EDGE,
     "memd.locks": EDGE,
-    "memd.daily_log": EDGE,
-    "memd.dream_command": EDGE,
-    "memd.dream": EDGE,
-    "memd.telemetry_sink": EDGE,
-    "memd.discovery": EDGE,
-    "memd.notify": EDGE,
-    "memd.hooks": EDGE,
-    "memd.api": EDGE,
-    "memd.serving": EDGE,  # resolve, render, save: shared by prompt, hooks and the API
-    "memd.lint_targets": EDGE,  # what lint and fix act on; reads directories
+    "memd.state": EDGE,
+    "memd.api": EDGE,  # the library facade: load_memory_prompt, lint_path, append_log
     "memd.logconfig": WIRING,
-    "memd.watcher": WIRING,
-    "memd.settle": EDGE,  # coalescing changes into batches; knows no watchdog
-    "memd.scheduler": WIRING,
-    "memd.daemon": WIRING,
-    "memd.daemon_status": EDGE,  # daemon.json: when to write it, and writing it
-    "memd.service": WIRING,
-    "memd.cli": WIRING,
     "memd.__main__": WIRING,
-    "memd.commands.*": WIRING,
+    "memd.agent.*": CORE,  # the agent's behaviour: pure, plus the agent's own reads
+    "memd.memory.*": CORE,
+    "memd.memory.reader": EDGE,  # the descriptor-relative walk and re-read
+    "memd.lint.*": CORE,
+    "memd.lint.targets": EDGE,  # what lint and fix act on; reads directories
+    "memd.snapshot.*": EDGE,
+    "memd.snapshot.telemetry": CORE,  # events as dicts; telemetry_sink writes them
+    "memd.kairos.*": EDGE,
+    "memd.kairos.schedule": CORE,
+    "memd.kairos.consolidate": CORE,
+    "memd.kairos.scheduler": WIRING,  # the one APScheduler owner
+    "memd.daemon.*": EDGE,
+    "memd.daemon.watcher": WIRING,  # the one watchdog owner
+    "memd.daemon.run": WIRING,  # the composition root
+    "memd.service.*": WIRING,
+    "memd.service.units": CORE,  # unit and plist text; install.py installs them
+    "memd.hooks.*": EDGE,
+    "memd.hooks.settings": CORE,  # settings in, settings out; feedback.py does the I/O
+    "memd.cli.*": WIRING,
+}
+# folder -> the folders it may import (the shared top-level modules are open to all).
+FOLDERS = {
+    "agent": set(),
+    "memory": {"agent"},
+    "lint": {"agent", "memory"},
+    "snapshot": {"agent", "memory", "lint"},
+    "kairos": {"agent", "memory", "lint", "snapshot"},
+    "hooks": {"agent", "memory", "lint", "snapshot"},
+    "daemon": {"agent", "memory", "lint", "snapshot", "kairos"},
+    "service": set(),
+    "cli": {
+        "agent",
+        "memory",
+        "lint",
+        "snapshot",
+        "kairos",
+        "hooks",
+        "daemon",
+        "service",
+    },
 }
 RANK = {CORE: 0, EDGE: 1, WIRING: 2}
 
 # Third-party packages a layer may import, and which modules alone may.
 THIRD_PARTY_OWNERS = {
-    "yaml": ("memd.yaml_safe",),
-    "frontmatter": ("memd.yaml_safe",),
-    "watchdog": ("memd.watcher",),
-    "apscheduler": ("memd.scheduler",),
-    "tzlocal": ("memd.scheduler",),  # APScheduler 3's own dependency: the local zone
+    "yaml": ("memd.memory.yaml_safe",),
+    "frontmatter": ("memd.memory.yaml_safe",),
+    "watchdog": ("memd.daemon.watcher",),
+    "apscheduler": ("memd.kairos.scheduler",),
+    "tzlocal": (
+        "memd.kairos.scheduler",
+    ),  # APScheduler 3's own dependency: the local zone
 }
 WIRING_THIRD_PARTY = frozenset({"structlog"})
 HEAVY = ("watchdog", "apscheduler", "structlog")
@@ -99,6 +99,12 @@ def layer_of(module: str) -> str | None:
         if layer is not None:
             return layer
     return None
+
+
+def folder_of(module: str) -> str | None:
+    """Return the folder of `memd.<folder>.<module>`, or None for a top-level module."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in FOLDERS else None
 
 
 def existing_modules() -> list[str]:
@@ -218,18 +224,32 @@ class TestImports:
         assert [] == sorted(offending)
 
     def test_library_never_imports_the_cli(self, module: str) -> None:
-        """Only the CLI and its commands import memd.cli or memd.commands."""
+        """Only the CLI and its commands import memd.cli."""
         if layer_of(module) == WIRING and module.startswith(
-            ("memd.cli", "memd.commands", "memd.__main__")
+            ("memd.cli", "memd.__main__")
         ):
             return
         cli = sorted(
             name
             for name in runtime_imports(module)
-            if name == "memd.cli" or name.startswith("memd.commands")
+            if name == "memd.cli" or name.startswith("memd.cli.")
         )
 
         assert [] == cli
+
+    def test_folders_import_only_what_they_may(self, module: str) -> None:
+        """A folder imports the folders FOLDERS gives it, and the shared modules."""
+        folder = folder_of(module)
+        if folder is None:
+            return
+        allowed = FOLDERS[folder] | {folder}
+        outside = sorted(
+            name
+            for name in runtime_imports(module)
+            if (other := folder_of(name)) is not None and other not in allowed
+        )
+
+        assert [] == outside
 
     def test_only_logconfig_configures_structlog(self, module: str) -> None:
         """structlog.configure is called in one place."""
@@ -244,6 +264,50 @@ class TestImports:
         ]
 
         assert [] == ([] if module == "memd.logconfig" else calls)
+
+
+def test_every_folder_is_in_the_folder_map() -> None:
+    """A new folder must say what it may import."""
+    folders = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
+
+    assert folders == set(FOLDERS)
+
+
+def test_no_import_cycles() -> None:
+    """No module reaches itself through runtime imports (imports in functions count)."""
+    graph = {
+        name: {i for i in runtime_imports(name) if i in MODULES and i != name}
+        for name in MODULES
+    }
+    cycles: list[list[str]] = []
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> None:  # Tarjan's strongly connected components
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in graph[node]:
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for name in MODULES:
+        if name not in index:
+            visit(name)
+
+    assert [] == cycles
 
 
 LIGHT = [name for name in MODULES if layer_of(name) in (CORE, EDGE)]

@@ -1,7 +1,7 @@
 """Checks on files as files: encoding, size, symlinks, line endings, log paths.
 
-Most of these findings are made while reading (`memd.memdir` and
-`memd.memfile`) and passed through by `surface`; the log-path rule is checked
+Most of these findings are made while reading (`memd.memory.memdir` and
+`memd.memory.memfile`) and passed through by `surface`; the log-path rule is checked
 here against `logs/YYYY/MM/YYYY-MM-DD.md` for a real calendar date (the
 reference's getAutoMemDailyLogPath, REFERENCE.md §2).
 """
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from memd.diagnostics import Diagnostic
-    from memd.lint.rules import LintContext, RuleSpec
+    from memd.lint.context import LintContext, RuleSpec
 
 # Retention archives consolidated logs under logs/archive/ with the same layout.
 _LOG_PATH = re.compile(r"logs/(?:archive/)?(\d{4})/(\d{2})/(\d{4})-(\d{2})-(\d{2})\.md")

@@ -1,6 +1,6 @@
 """Checks on each topic file's frontmatter and body (SPEC §4, REFERENCE.md §5 and §8).
 
-Both dialects are read the same way by `memd.memfile`: `type` may be top level
+Both dialects are read the same way by `memd.memory.memfile`: `type` may be top level
 (classic) or under `metadata:` (current release). Parse-level findings
 (missing, unparsable, unclosed frontmatter, a type conflict) are made by the
 parser; `surface` passes them through under this table's name and severity.
@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from memd.diagnostics import Diagnostic
-    from memd.lint.rules import LintContext, RuleSpec
-    from memd.memfile import MemoryFile
+    from memd.lint.context import LintContext, RuleSpec
+    from memd.memory.memfile import MemoryFile
 
 MEMORY_TYPES = ("user", "feedback", "project", "reference")
 RECALL_LINES = 30  # the reference's scan reads only the first 30 lines of a topic file

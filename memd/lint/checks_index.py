@@ -11,23 +11,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memd.index import classify_target, parse_index
-from memd.jscompat import JS_WHITESPACE
-from memd.prompt import view_index
-from memd.truncation import (
+from memd.agent.jscompat import JS_WHITESPACE
+from memd.agent.prompt import view_index
+from memd.agent.truncation import (
     MAX_ENTRYPOINT_LINES,
     MAX_ENTRYPOINT_UNITS,
     WARNING_TEMPLATE,
     EntrypointTruncation,
 )
+from memd.memory.index import classify_target, parse_index
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from memd.diagnostics import Diagnostic
-    from memd.index import IndexEntry
-    from memd.lint.rules import LintContext, RuleSpec
+    from memd.lint.context import LintContext, RuleSpec
+    from memd.memory.index import IndexEntry
 
 INDEX = "MEMORY.md"
 MAX_ENTRY_LINE_CHARS = 200

@@ -11,20 +11,21 @@ import dataclasses
 import os
 
 from memd.diagnostics import Diagnostic, Severity
-from memd.index import classify_target, parse_index
 from memd.lint import checks_files
 from memd.lint import checks_frontmatter as fm
-from memd.lint.rules import RULES, RULES_BY_KEY, LintContext
-from memd.memfile import parse_memory_file
+from memd.lint.context import LintContext
+from memd.lint.rules import RULES, RULES_BY_KEY
+from memd.memory.index import classify_target, parse_index
+from memd.memory.memfile import parse_memory_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-    from memd.index import IndexEntry
-    from memd.memdir import MemDir
-    from memd.memfile import MemoryFile
-    from memd.prompt import IndexView
+    from memd.agent.prompt import IndexView
+    from memd.memory.index import IndexEntry
+    from memd.memory.memdir import MemDir
+    from memd.memory.memfile import MemoryFile
 
 LEVELS = ("error", "warning", "info", "off")
 DEFAULT_MAX_FILE_BYTES = 256 * 1024

@@ -11,80 +11,24 @@ recalled as its author meant; everything else is a warning or info.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from types import MappingProxyType
 
-from memd.diagnostics import Diagnostic, Severity, one_line
+from memd.diagnostics import Severity
 from memd.lint import checks_files as files
 from memd.lint import checks_frontmatter as fm
 from memd.lint import checks_index as index
+from memd.lint.context import RuleSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Mapping
-
-    from memd.index import IndexEntry
-    from memd.memfile import MemoryFile
-    from memd.prompt import IndexView
-
-    Check = Callable[["RuleSpec", "LintContext"], Iterator[Diagnostic]]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LintContext:
-    """Everything a check may look at; built once per lint run by the engine."""
-
-    files: tuple[MemoryFile, ...]
-    index_text: str | None
-    entries: tuple[IndexEntry, ...]
-    log_files: tuple[str, ...]
-    dir_diagnostics: tuple[Diagnostic, ...]
-    known_paths: frozenset[
-        str
-    ]  # relpaths that exist: topic files, logs, files diagnosed unreadable
-    is_memdir: bool  # False for a lone file: index and directory rules do not apply
-    # view_index(index_text) when the caller has it; the index checks compute it if not
-    index_view: IndexView | None = None
-    # classify_target(e.target) for each of `entries`, so four checks classify once
-    targets: tuple[tuple[str | None, str], ...] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class RuleSpec:
-    """One lint rule: code (`M005`), kebab-case name, severity, summary, check."""
-
-    code: str
-    name: str
-    default_severity: Severity
-    summary: str
-    check: Check
-
-    def diag(
-        self,
-        path: str,
-        message: str,
-        hint: str = "",
-        *,
-        line: int | None = None,
-        column: int | None = None,
-    ) -> Diagnostic:
-        """Return a Diagnostic of this rule at its default severity."""
-        return Diagnostic(
-            code=self.code,
-            name=self.name,
-            severity=self.default_severity,
-            path=path,
-            message=one_line(message),
-            hint=one_line(hint),
-            line=line,
-            column=column,
-        )
+    from collections.abc import Mapping
 
 
 E, W, N = Severity.ERROR, Severity.WARNING, Severity.INFO
 
 RULES: tuple[RuleSpec, ...] = (
-    # Frontmatter and metadata. M001-M004 and M012 come from the parser (memd.memfile).
+    # Frontmatter and metadata. M001-M004 and M012 come from the parser
+    # (memd.memory.memfile).
     RuleSpec(
         "M001",
         "frontmatter-missing",
@@ -254,7 +198,7 @@ RULES: tuple[RuleSpec, ...] = (
         "an index link leaves the memory directory (never followed)",
         index.check_outside,
     ),
-    # Files. F003-F005 come from the directory reader (memd.memdir),
+    # Files. F003-F005 come from the directory reader (memd.memory.memdir),
     # F001/F002/F006/F007 from the parser.
     RuleSpec("F001", "file-not-utf8", E, "file is not valid UTF-8", files.surface),
     RuleSpec("F002", "file-binary", E, "file is binary", files.surface),

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from memd.pipeline import load_and_build
-from memd.snapshots import SnapshotStore, encode_prompt, stat_input
+from memd.snapshot.build import load_and_build
+from memd.snapshot.publish import SnapshotStore
+from memd.snapshot.store import encode_prompt, stat_input
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -6,9 +6,9 @@ import json
 import os
 from typing import TYPE_CHECKING
 
-from memd.daemon import INCREMENTAL_FROM_FILES
-from memd.memdir import load_memdir
-from memd.pipeline import build_snapshot
+from memd.daemon.run import INCREMENTAL_FROM_FILES
+from memd.memory.reader import load_memdir
+from memd.snapshot.build import build_snapshot
 from tests.daemon.conftest import backdate, topic, wait_for
 
 if TYPE_CHECKING:

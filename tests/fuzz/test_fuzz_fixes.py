@@ -5,9 +5,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memd.fixes import INDEX, normalise_bytes, plan_fixes
-from memd.memdir import MemDir
-from memd.memfile import decode_text, parse_memory_file
+from memd.lint.fixes import INDEX, normalise_bytes, plan_fixes
+from memd.memory.memdir import MemDir
+from memd.memory.memfile import decode_text, parse_memory_file
 from tests.strategies import index_markdown, topic_bytes
 
 relpath = st.sampled_from(

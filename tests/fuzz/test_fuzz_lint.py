@@ -10,8 +10,9 @@ from hypothesis import strategies as st
 
 from memd.lint.engine import LEVELS, lint_file, lint_memdir
 from memd.lint.rules import RULES
-from memd.memdir import MemDir, load_memdir
-from memd.memfile import decode_text, parse_memory_file
+from memd.memory.memdir import MemDir
+from memd.memory.memfile import decode_text, parse_memory_file
+from memd.memory.reader import load_memdir
 from tests.fuzz.wellformed import assert_well_formed, line_count
 from tests.strategies import alphabet, index_markdown, topic_bytes
 

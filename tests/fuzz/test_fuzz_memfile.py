@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from memd.memfile import PARSE_RULES, parse_memory_file
+from memd.memory.memfile import PARSE_RULES, parse_memory_file
 from tests.fuzz.wellformed import assert_well_formed, line_count
 from tests.strategies import alias_bomb, deep_value, topic_bytes, topic_text
 

@@ -10,14 +10,14 @@ import unicodedata
 from hypothesis import event, example, given
 from hypothesis import strategies as st
 
-from memd.index import classify_target, normalize_target, parse_index
-from memd.jscompat import js_trim, utf16_len, utf16_units
-from memd.paths import MAX_SANITIZED_LENGTH, sanitize_path, validate_memory_path
-from memd.truncation import (
+from memd.agent.jscompat import js_trim, utf16_len, utf16_units
+from memd.agent.paths import MAX_SANITIZED_LENGTH, sanitize_path, validate_memory_path
+from memd.agent.truncation import (
     MAX_ENTRYPOINT_LINES,
     MAX_ENTRYPOINT_UNITS,
     truncate_entrypoint,
 )
+from memd.memory.index import classify_target, normalize_target, parse_index
 from tests.fuzz.wellformed import line_count
 from tests.strategies import (
     alphabet,

@@ -12,7 +12,7 @@ import pytest
 from memd.diagnostics import Severity
 from memd.lint.engine import lint_memdir
 from memd.lint.rules import RULES
-from memd.memdir import load_memdir
+from memd.memory.reader import load_memdir
 
 CASES = Path(__file__).parent / "cases"
 CORPUS = Path(__file__).parent / "corpus"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from memd.diagnostics import Severity
 from memd.lint.engine import apply_severities, display_path, lint_file, lint_memdir
-from memd.memdir import load_memdir
+from memd.memory.reader import load_memdir
 
 TOPIC = (
     "---\nname: {name}\ndescription: {name} is a specific enough description\n"

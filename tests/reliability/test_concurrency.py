@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from memd.paths import resolve_memory_location
+from memd.agent.paths import resolve_memory_location
 from tests.daemon.conftest import Starter, backdate
 from tests.reliability.conftest import scale
 
@@ -52,7 +52,7 @@ for seq in range(count):
 
 LOGGER = """
 import datetime, sys
-from memd.daily_log import append_entry
+from memd.kairos.daily_log import append_entry
 memory, name, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
 for i in range(count):
     append_entry(memory, f"entry {name}-{i}", now=datetime.datetime.now().astimezone())

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from memd.paths import resolve_memory_location
+from memd.agent.paths import resolve_memory_location
 from memd.state import remember_project
 from tests.conftest import Home
 from tests.daemon.conftest import MEMD, Daemon, Starter, topic, wait_for
@@ -175,8 +175,8 @@ class TestUndecodableNameRegression:
         self, tmp_path: Path
     ) -> None:
         """A name that is not UTF-8 keeps diagnostics.json and meta.json readable."""
-        from memd.pipeline import load_and_build
-        from memd.snapshots import SnapshotStore
+        from memd.snapshot.build import load_and_build
+        from memd.snapshot.publish import SnapshotStore
 
         memory = tmp_path / "memory"
         memory.mkdir()
@@ -413,8 +413,8 @@ class TestUnreadable:
 
 RENDER = (
     "import sys\n"
-    "from memd.pipeline import load_and_build\n"
-    "from memd.snapshots import encode_prompt\n"
+    "from memd.snapshot.build import load_and_build\n"
+    "from memd.snapshot.store import encode_prompt\n"
     "text = load_and_build(sys.argv[1], 'standard').text\n"
     "sys.stdout.buffer.write(encode_prompt(text))\n"
 )

@@ -1,0 +1,312 @@
+"""Where a project's auto memory lives, computed exactly as the reference does.
+
+REFERENCE.md §2: sanitizePath (UTF-16 units, x31 hash past 200), the memory
+base dir, validateMemoryPath (tilde rules, JS `path.normalize`), getAutoMemPath
+(env override, then policy ?? local ?? user settings — never the checked-in
+project settings — then `<base>/projects/<sanitized canonical root>/memory/`)
+and the KAIROS daily-log path. Nothing is memoised: callers re-resolve when
+`MemoryLocation.inputs` change.
+
+Hot path: the warm `memd prompt` imports this module, so at import time it
+loads only `os`, `posixpath`, `unicodedata` and `jscompat`. That is also why
+`MemoryLocation` is a hand-written frozen slotted class, not a dataclass
+(importing `dataclasses` alone costs more than the whole warm-path budget).
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import unicodedata
+
+from memd.agent.jscompat import java_string_hash, to_base36, utf16_len
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import datetime
+    from collections.abc import Mapping
+
+    from memd.agent.enablement import Enablement
+    from memd.agent.settings import SettingsLayer
+    from memd.diagnostics import Diagnostic
+
+MAX_SANITIZED_LENGTH = 200
+ENV_PATH_OVERRIDE = "CLAUDE_COWORK_MEMORY_PATH_OVERRIDE"
+# Settings layers that may choose the directory, highest priority first.
+DIRECTORY_SETTING_LAYERS = ("policy", "local", "user")
+_ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+
+
+def sanitize_path(name: str) -> str:
+    """Return `name` as a directory name: each non-alphanumeric UTF-16 unit is `-`.
+
+    Past 200 units: the first 200, `-`, and the base-36 x31 hash of `name`.
+    """
+    sanitized = "".join(
+        ch if ch in _ALNUM else ("--" if ord(ch) > 0xFFFF else "-") for ch in name
+    )
+    if len(sanitized) <= MAX_SANITIZED_LENGTH:
+        return sanitized
+    digest = to_base36(abs(java_string_hash(name)))
+    return f"{sanitized[:MAX_SANITIZED_LENGTH]}-{digest}"
+
+
+def js_normalize(path: str) -> str:
+    """Return Node's POSIX `path.normalize` (keeps a trailing `/`, collapses `//`)."""
+    if not path:
+        return "."
+    normalized = posixpath.normpath(path)
+    if normalized.startswith("//"):
+        normalized = normalized[1:]  # POSIX keeps a leading "//"; Node collapses it
+    if path.endswith("/") and normalized != "/":
+        normalized += "/"
+    return normalized
+
+
+def js_join(*parts: str) -> str:
+    """Return Node's POSIX `path.join`: the non-empty parts joined, normalised."""
+    joined = "/".join(part for part in parts if part)
+    return js_normalize(joined) if joined else "."
+
+
+def home_dir(env: Mapping[str, str] | None = None) -> str:
+    """Return the home the reference would use: `$HOME`, else the passwd entry."""
+    env = os.environ if env is None else env
+    home = env.get("HOME")
+    return home if home else os.path.expanduser("~")
+
+
+def validate_memory_path(
+    raw: str | None, expand_tilde: bool, home: str | None = None
+) -> str | None:
+    """Return `raw` as an absolute, NFC directory path ending in one separator, or None.
+
+    Tilde expansion (`~/` or `~\\` only) is for settings values, never the env
+    override; a remainder that normalises to `.` or `..` is rejected.
+    """
+    if not raw:
+        return None
+    candidate = raw
+    if expand_tilde and (candidate.startswith(("~/", "~\\"))):
+        remainder = candidate[2:]
+        # Exactly "." or "..": "./" (from "~/foo/../") passes in the reference too.
+        if js_normalize(remainder) in (".", ".."):
+            return None
+        candidate = js_join(home if home is not None else home_dir(), remainder)
+    normalized = js_normalize(candidate).rstrip("/\\")
+    if (
+        not normalized.startswith("/")
+        or utf16_len(normalized) < 3
+        or _is_bare_drive(normalized)
+        or normalized.startswith(("\\\\", "//"))
+        or "\0" in normalized
+    ):
+        return None
+    return unicodedata.normalize("NFC", normalized + os.sep)
+
+
+def _is_bare_drive(path: str) -> bool:
+    return len(path) == 2 and path[1] == ":" and path[0].isascii() and path[0].isalpha()
+
+
+def memory_base_dir(env: Mapping[str, str] | None = None) -> str:
+    """Return `CLAUDE_CODE_REMOTE_MEMORY_DIR` if non-empty, else the config home, NFC.
+
+    The config home is `CLAUDE_CONFIG_DIR ?? ~/.claude`: an empty but set
+    `CLAUDE_CONFIG_DIR` is used as is (making the result relative), like `??`.
+    """
+    env = os.environ if env is None else env
+    remote = env.get("CLAUDE_CODE_REMOTE_MEMORY_DIR")
+    if remote:
+        return remote
+    configured = env.get("CLAUDE_CONFIG_DIR")
+    config_home = (
+        configured if configured is not None else js_join(home_dir(env), ".claude")
+    )
+    return unicodedata.normalize("NFC", config_home)
+
+
+def project_root_of(path: str) -> str:
+    """Return the project root the reference would fix at startup: realpath, NFC."""
+    try:
+        real = os.path.realpath(path)
+    except ValueError:  # NUL in the path: nothing to resolve, keep it lexical
+        real = os.path.abspath(path)
+    return unicodedata.normalize("NFC", real)
+
+
+def default_memory_dir(project_root: str, env: Mapping[str, str] | None = None) -> str:
+    """Return `<base>/projects/<sanitized canonical git root or root>/memory/`, NFC."""
+    from memd.agent.gitroot import find_canonical_git_root
+
+    base = find_canonical_git_root(project_root) or project_root
+    joined = js_join(memory_base_dir(env), "projects", sanitize_path(base), "memory")
+    return unicodedata.normalize("NFC", joined + os.sep)
+
+
+def auto_mem_path(project_root: str, env: Mapping[str, str] | None = None) -> str:
+    """Return the project's auto-memory directory, ending with `os.sep`."""
+    return resolve_memory_location(project_root, env).memory_dir
+
+
+def daily_log_path(memory_dir: str, date: datetime.date) -> str:
+    """Return `<memory_dir>/logs/YYYY/MM/YYYY-MM-DD.md`; the year is not padded."""
+    year, month, day = date.year, date.month, date.day
+    return js_join(
+        memory_dir, "logs", str(year), f"{month:02}", f"{year}-{month:02}-{day:02}.md"
+    )
+
+
+def choose_memory_dir(
+    project_root: str,
+    layers: tuple[SettingsLayer, ...],
+    env: Mapping[str, str] | None = None,
+) -> tuple[str, str, str | None]:
+    """Return (memory_dir, source, source_path) for a realpath'd root and its layers."""
+    env = os.environ if env is None else env
+    override = validate_memory_path(env.get(ENV_PATH_OVERRIDE), expand_tilde=False)
+    if override is not None:
+        return override, f"env:{ENV_PATH_OVERRIDE}", None
+    by_source = {layer.source: layer for layer in layers}
+    for source in DIRECTORY_SETTING_LAYERS:
+        layer = by_source.get(source)
+        if layer is None or layer.data is None:
+            continue
+        raw = layer.data.get("autoMemoryDirectory")
+        if raw is None:
+            continue  # `??` passes over null and undefined only
+        # Set, even to "" or garbage: it hides the lower layers (`??`), valid or not.
+        chosen = (
+            validate_memory_path(raw, expand_tilde=True, home=home_dir(env))
+            if isinstance(raw, str)
+            else None
+        )
+        if chosen is not None:
+            return chosen, f"settings:{source}", layer.path
+        break
+    return default_memory_dir(project_root, env), "default", None
+
+
+class MemoryLocation:
+    """Everything that decides where one project's memory lives, and why.
+
+    Frozen and slotted like a dataclass; `inputs` lists the files (settings,
+    `.git`, `commondir`, `gitdir`) whose change can change the answer.
+    """
+
+    __slots__ = (
+        "base_dir",
+        "diagnostics",
+        "enablement",
+        "index_path",
+        "inputs",
+        "memory_dir",
+        "project_root",
+        "source",
+        "source_path",
+        "team_dir",
+    )
+
+    project_root: str
+    enablement: Enablement
+    base_dir: str
+    memory_dir: str
+    source: str
+    source_path: str | None
+    index_path: str
+    team_dir: str
+    inputs: tuple[str, ...]
+    diagnostics: tuple[Diagnostic, ...]
+
+    def __init__(
+        self,
+        *,
+        project_root: str,
+        enablement: Enablement,
+        base_dir: str,
+        memory_dir: str,
+        source: str,
+        source_path: str | None,
+        index_path: str,
+        team_dir: str,
+        inputs: tuple[str, ...],
+        diagnostics: tuple[Diagnostic, ...],
+    ) -> None:
+        values = {
+            "project_root": project_root,
+            "enablement": enablement,
+            "base_dir": base_dir,
+            "memory_dir": memory_dir,
+            "source": source,
+            "source_path": source_path,
+            "index_path": index_path,
+            "team_dir": team_dir,
+            "inputs": inputs,
+            "diagnostics": diagnostics,
+        }
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"MemoryLocation is frozen; cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"MemoryLocation is frozen; cannot delete {name!r}")
+
+    def _values(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MemoryLocation):
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"MemoryLocation({fields})"
+
+    def to_dict(self) -> dict[str, object]:
+        """Return a JSON-ready dict (enablement flattened, diagnostics as dicts)."""
+        return {
+            "project_root": self.project_root,
+            "enabled": self.enablement.enabled,
+            "enabled_reason": self.enablement.reason,
+            "base_dir": self.base_dir,
+            "memory_dir": self.memory_dir,
+            "source": self.source,
+            "source_path": self.source_path,
+            "index_path": self.index_path,
+            "team_dir": self.team_dir,
+            "inputs": list(self.inputs),
+            "diagnostics": [d.to_dict() for d in self.diagnostics],
+        }
+
+
+def resolve_memory_location(
+    project_root: str, env: Mapping[str, str] | None = None
+) -> MemoryLocation:
+    """Resolve a project's memory dir, enablement and inputs; never raises."""
+    from memd.agent.enablement import is_auto_memory_enabled
+    from memd.agent.gitroot import git_root_inputs
+    from memd.agent.settings import layer_diagnostics, load_settings, merged_settings
+
+    env = os.environ if env is None else env
+    root = project_root_of(project_root)
+    layers = load_settings(root, env)
+    memory_dir, source, source_path = choose_memory_dir(root, layers, env)
+    inputs = tuple(layer.path for layer in layers) + git_root_inputs(root)
+    return MemoryLocation(
+        project_root=root,
+        enablement=is_auto_memory_enabled(env, merged_settings(layers)),
+        base_dir=memory_base_dir(env),
+        memory_dir=memory_dir,
+        source=source,
+        source_path=source_path,
+        index_path=js_join(memory_dir, "MEMORY.md"),
+        team_dir=unicodedata.normalize("NFC", js_join(memory_dir, "team") + os.sep),
+        inputs=inputs,
+        diagnostics=layer_diagnostics(layers),
+    )

@@ -1,0 +1,132 @@
+"""Render the memory prompt for one directory and mode: pure, deterministic bytes.
+
+REFERENCE.md §4 gives the order of the sections; §3 says how MEMORY.md is
+shown: YAML frontmatter and HTML comments stripped, then
+`truncate_entrypoint`, then placed under `## MEMORY.md` (or a line saying it
+is empty when nothing is left). The wording lives in `prompt_text`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+from memd.agent import wording as prompt_text
+from memd.agent.jscompat import js_trim
+from memd.agent.truncation import EntrypointTruncation, truncate_entrypoint
+
+MODES = ("standard", "team", "kairos")
+
+# The reference's frontmatter pattern: the closing fence may carry trailing blanks.
+_FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(?:[\s\S]*?\n)?---[ \t]*(?:\r?\n|\Z)")
+_HTML_COMMENT = re.compile(r"<!--[\s\S]*?-->")
+_FENCE = re.compile(r"^ {0,3}(```|~~~)", re.MULTILINE)
+
+
+def strip_index_markup(text: str) -> str:
+    """Return MEMORY.md without leading YAML frontmatter and HTML comments.
+
+    Comments inside fenced code blocks are content, as in Markdown, so they stay.
+    """
+    text = text.removeprefix("\ufeff")
+    text = _FRONTMATTER.sub("", text, count=1)
+    parts = _FENCE.split(text)
+    # split() with one group alternates: prose, fence, code..., fence, prose.
+    out: list[str] = []
+    in_code = False
+    fence = ""
+    for i, part in enumerate(parts):
+        if i % 2 == 1:
+            if not in_code:
+                in_code, fence = True, part
+            elif part == fence:
+                in_code = False
+            out.append(part)
+        else:
+            out.append(part if in_code else _HTML_COMMENT.sub("", part))
+    return "".join(out)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IndexView:
+    """MEMORY.md as the agent loads it: built once, shared by render and lint."""
+
+    shown: str  # frontmatter and HTML comments stripped; "" without an index
+    truncation: EntrypointTruncation | None  # None when nothing is left to show
+
+
+def view_index(index_text: str | None) -> IndexView:
+    """Return `index_text` stripped of markup and truncated as the agent does it."""
+    shown = strip_index_markup(index_text) if index_text is not None else ""
+    if not js_trim(shown):
+        return IndexView(shown=shown, truncation=None)
+    return IndexView(shown=shown, truncation=truncate_entrypoint(shown))
+
+
+def render_index(
+    index_text: str | None, *, view: IndexView | None = None
+) -> tuple[tuple[str, ...], EntrypointTruncation | None]:
+    """Return the `## MEMORY.md` section and the truncation facts (None when empty).
+
+    `view`, when given, must be `view_index(index_text)`: it saves recomputing it.
+    """
+    if view is None:
+        view = view_index(index_text)
+    if view.truncation is None:
+        return ("## MEMORY.md", "", prompt_text.INDEX_EMPTY), None
+    return ("## MEMORY.md", "", view.truncation.content), view.truncation
+
+
+def render_prompt(
+    *,
+    mode: str,
+    memory_dir: str,
+    index_text: str | None,
+    extra_guidelines: str | None = None,
+    index_view: IndexView | None = None,
+) -> tuple[str, EntrypointTruncation | None]:
+    """Return the prompt text for `mode` and the index truncation facts.
+
+    `memory_dir` ends with a separator; the team directory is `<memory_dir>team/`.
+    The same arguments always give the same text, which ends with one newline.
+    `index_view`, when given, must be `view_index(index_text)`.
+
+    Raises:
+        ValueError: `mode` is not one of MODES.
+    """
+    if mode not in MODES:
+        raise ValueError(
+            f"unknown prompt mode {mode!r}; expected one of {', '.join(MODES)}"
+        )
+    if not memory_dir.endswith(os.sep):
+        memory_dir += os.sep
+    guidelines = (
+        extra_guidelines if extra_guidelines and js_trim(extra_guidelines) else None
+    )
+    team = mode == "team"
+    sections: list[tuple[str, ...]]
+    if mode == "kairos":
+        sections = [
+            prompt_text.kairos_sections(memory_dir),
+            prompt_text.when_to_access(team=False),
+            prompt_text.closing_sections(guidelines),
+        ]
+    else:
+        intro = (
+            prompt_text.team_intro(memory_dir, memory_dir + "team" + os.sep)
+            if team
+            else prompt_text.standard_intro(memory_dir)
+        )
+        sections = [
+            intro,
+            prompt_text.types_section(with_scope=team),
+            prompt_text.what_not_to_save(team=team),
+            prompt_text.how_to_save(team=team),
+            prompt_text.when_to_access(team=team),
+            prompt_text.closing_sections(guidelines),
+        ]
+    index_lines, truncation = render_index(index_text, view=index_view)
+    sections.append(index_lines)
+    text = "\n\n".join("\n".join(section) for section in sections)
+    return text + "\n", truncation

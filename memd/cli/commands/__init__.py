@@ -1,0 +1,1 @@
+"""One module per `memd` subcommand: `add_arguments(parser)` and `run(args)`."""

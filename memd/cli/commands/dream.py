@@ -1,0 +1,114 @@
+"""`memd dream`: consolidate daily logs into topic files now, or show the diff."""
+
+from __future__ import annotations
+
+from memd.cli.commands._options import add_project_argument, project_dir
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+
+    from memd.config import Config
+    from memd.kairos.dream import DreamResult
+    from memd.snapshot.telemetry_sink import TelemetrySink
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    where = parser.add_mutually_exclusive_group()
+    add_project_argument(where, "whose memory to consolidate")
+    where.add_argument(
+        "--all",
+        action="store_true",
+        help="every memory directory the daemon would watch",
+    )
+    parser.add_argument(
+        "--now",
+        action="store_true",
+        help="dream even if tonight's dream already ran (default: only when due)",
+    )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the unified diff the dream would apply and write nothing",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    import datetime
+    import sys
+
+    from memd.config import load_config
+    from memd.kairos.dream import run_dream
+    from memd.kairos.scheduler import is_due
+    from memd.logconfig import configure_logging, get_logger
+
+    config = load_config()
+    configure_logging(config.log_format, config.log_level)
+    log = get_logger(component="dream")
+    now = datetime.datetime.now().astimezone()
+    failed = False
+    sink = _telemetry(config)
+    try:
+        for memory_dir in _memory_dirs(args, config):
+            if not (args.now or args.dry_run) and not is_due(config, memory_dir, now):
+                print(f"{memory_dir}: not due (tonight's dream already ran)")
+                continue
+            result = run_dream(
+                memory_dir,
+                config,
+                now=now,
+                dry_run=args.dry_run,
+                log=log,
+                telemetry=sink,
+            )
+            if args.dry_run:
+                sys.stdout.write(result.diff)
+            print(_summary(result), file=sys.stderr if args.dry_run else sys.stdout)
+            failed = failed or not result.ok
+    finally:
+        if sink is not None:
+            sink.close()
+    return 1 if failed else 0
+
+
+def _memory_dirs(args: argparse.Namespace, config: Config) -> tuple[str, ...]:
+    import os
+
+    from memd.errors import UsageError
+
+    if args.all:
+        from memd.daemon.discovery import discover
+        from memd.state import known_projects
+
+        return discover(config, known_projects=known_projects).memory_dirs
+    from memd.agent.paths import resolve_memory_location
+
+    project = project_dir(args)
+    location = resolve_memory_location(project)
+    if not location.enablement.enabled:
+        raise UsageError(
+            f"auto memory is disabled for {location.project_root} "
+            f"({location.enablement.reason})"
+        )
+    if not os.path.isdir(location.memory_dir):
+        raise UsageError(f"{location.memory_dir}: no memory directory yet")
+    return (location.memory_dir.rstrip(os.sep),)
+
+
+def _telemetry(config: Config) -> TelemetrySink | None:
+    if config.telemetry == "off":
+        return None
+    from memd.snapshot.telemetry_sink import TelemetrySink, default_path
+
+    return TelemetrySink(
+        default_path(config.state_dir), max_bytes=config.telemetry_max_bytes
+    )
+
+
+def _summary(result: DreamResult) -> str:
+    line = f"{result.memory_dir}: {result.status}, {result.entries} entries"
+    if result.files_written:
+        line += f", wrote {', '.join(result.files_written)}"
+    if result.message:
+        line += f" ({result.message})"
+    return line

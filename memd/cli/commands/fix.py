@@ -1,0 +1,160 @@
+"""`memd fix [PATH…] [--dry-run]`: apply the safe fixes lint knows, atomically.
+
+With `--dry-run` it prints a unified diff and writes nothing. A file that
+changed between planning and writing is skipped, not overwritten.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from memd.cli.commands._options import add_paths_argument
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+
+    from memd.lint.fixes import FileEdit
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_paths_argument(parser)
+    parser.add_argument(
+        "--dry-run", action="store_true", help="print the diff; write nothing"
+    )
+    parser.add_argument(
+        "--dialect",
+        choices=("classic", "nested"),
+        default=None,
+        help="also rewrite topic-file frontmatter into this dialect "
+        "(only where it reads back the same)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from memd.lint.targets import lint_settings, resolve_targets
+
+    _, max_file_bytes = lint_settings()
+    changed = skipped = 0
+    for target in resolve_targets(args.paths):
+        if target.is_dir:
+            root, edits = (
+                target.path,
+                plan_directory(
+                    target.path, max_file_bytes=max_file_bytes, dialect=args.dialect
+                ),
+            )
+        else:
+            root, edits = os.path.dirname(target.path), plan_single_file(target.path)
+        for edit in edits:
+            path = os.path.join(root, edit.relpath)
+            if args.dry_run:
+                sys.stdout.write(unified_diff(path, edit))
+            elif apply_edit(path, edit):
+                changed += 1
+                print(f"fixed {path}: {edit.reason}")
+            else:
+                skipped += 1
+                print(
+                    f"memd: skipped {path}: it changed while fixing; "
+                    "run memd fix again",
+                    file=sys.stderr,
+                )
+    if not args.dry_run:
+        print(f"{changed} file(s) fixed" + (f", {skipped} skipped" if skipped else ""))
+    return 0
+
+
+def plan_directory(
+    memory_dir: str, *, max_file_bytes: int = 256 * 1024, dialect: str | None = None
+) -> tuple[FileEdit, ...]:
+    """Load `memory_dir`, read its index and topic files, and plan the safe fixes."""
+    from memd.lint.fixes import plan_fixes
+    from memd.memory.reader import load_memdir
+
+    memdir = load_memdir(memory_dir, max_file_bytes=max_file_bytes)
+    raw: dict[str, bytes] = {}
+    for relpath in ("MEMORY.md", *(f.relpath for f in memdir.files)):
+        data = _read(os.path.join(memdir.path, relpath), max_file_bytes)
+        if data is not None:
+            raw[relpath] = data
+    return plan_fixes(memdir, raw, dialect=dialect)
+
+
+def plan_single_file(path: str) -> tuple[FileEdit, ...]:
+    """Plan the encoding fixes for one topic file outside a memory directory."""
+    from memd.lint.fixes import FileEdit, is_safe_to_rewrite, normalise_bytes
+    from memd.memory.memfile import parse_memory_file
+
+    data = _read(path, 256 * 1024)
+    if data is None:
+        return ()
+    new = normalise_bytes(data)
+    if new == data or not is_safe_to_rewrite(
+        parse_memory_file(os.path.basename(path), data)
+    ):
+        return ()
+    return (
+        FileEdit(
+            relpath=os.path.basename(path),
+            old=data,
+            new=new,
+            reason="normalise CRLF/BOM",
+        ),
+    )
+
+
+def _read(path: str, limit: int) -> bytes | None:
+    """Return the file's bytes; None if missing, a symlink, unreadable or too big."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read(limit + 1)
+    return data if len(data) <= limit else None
+
+
+def apply_edit(path: str, edit: FileEdit) -> bool:
+    """Write `edit` atomically unless the file no longer holds `edit.old`.
+
+    Returns whether it wrote.
+    """
+    from memd.atomic import write_atomic
+
+    current = _read(path, max(len(edit.old or b""), 1) + 1)
+    if current != edit.old:
+        return False
+    write_atomic(path, edit.new)
+    return True
+
+
+def unified_diff(path: str, edit: FileEdit) -> str:
+    """Return a unified diff of `edit`; CR shows as `\\r` so line-ending fixes show."""
+    import difflib
+
+    def lines(data: bytes | None) -> list[str]:
+        if data is None:
+            return []
+        text = (
+            data.decode("utf-8", "replace")
+            .replace("\r", "\\r")
+            .replace("\ufeff", "<BOM>")
+        )
+        return text.splitlines(keepends=True)
+
+    from memd.lint.engine import display_path
+
+    shown = display_path("", path)
+    old_name, new_name = (
+        (shown, shown) if os.path.isabs(shown) else (f"a/{shown}", f"b/{shown}")
+    )
+    if edit.old is None:
+        old_name = "/dev/null"
+    diff = difflib.unified_diff(lines(edit.old), lines(edit.new), old_name, new_name)
+    out = "".join(
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+        for line in diff
+    )
+    return out

@@ -1,0 +1,44 @@
+"""`memd log`: append one entry to today's KAIROS daily log of a project."""
+
+from __future__ import annotations
+
+from memd.cli.commands._options import add_project_argument, project_dir
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_project_argument(parser, "whose memory to log to")
+    parser.add_argument(
+        "text",
+        nargs="*",
+        metavar="TEXT",
+        help="the entry; read from stdin when omitted (lines become one bullet)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    import datetime
+    import sys
+
+    from memd.agent.paths import resolve_memory_location
+    from memd.errors import UsageError
+    from memd.kairos.daily_log import append_entry
+
+    project = project_dir(args)
+    location = resolve_memory_location(project)
+    if not location.enablement.enabled:
+        print(
+            f"memd: auto memory is disabled for {location.project_root} "
+            f"({location.enablement.reason}); nothing logged",
+            file=sys.stderr,
+        )
+        return 1
+    text = " ".join(args.text) if args.text else sys.stdin.read()
+    if not text.strip():
+        raise UsageError("nothing to log: give TEXT or pipe it on stdin")
+    now = datetime.datetime.now().astimezone()
+    append_entry(location.memory_dir, text, now=now)
+    return 0

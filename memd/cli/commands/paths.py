@@ -1,0 +1,62 @@
+"""`memd paths`: where a project's memory lives, whether it is on, and why."""
+
+from __future__ import annotations
+
+from memd.cli.commands._options import add_project_argument, project_dir
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_project_argument(parser, "directory to resolve")
+    parser.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="output format (default: text)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    import datetime
+    import sys
+
+    from memd.agent.paths import daily_log_path, resolve_memory_location
+
+    project = project_dir(args)
+    location = resolve_memory_location(project)
+    today_log = daily_log_path(location.memory_dir, datetime.date.today())
+    if args.format == "json":
+        import json
+
+        print(json.dumps({**location.to_dict(), "today_log_path": today_log}, indent=2))
+        return 0
+    state = "enabled" if location.enablement.enabled else "disabled"
+    source = location.source
+    if location.source_path is not None:
+        source = f"{source} ({location.source_path})"
+    rows = (
+        ("project", location.project_root),
+        ("auto memory", f"{state} ({location.enablement.reason})"),
+        ("base dir", location.base_dir),
+        ("memory dir", location.memory_dir),
+        ("source", source),
+        ("index", location.index_path),
+        ("today's log", today_log),
+        ("team dir", location.team_dir),
+    )
+    width = max(len(label) for label, _ in rows)
+    for label, value in rows:
+        print(f"{label + ':':<{width + 1}} {value}")
+    for diagnostic in location.diagnostics:
+        where = diagnostic.path
+        if diagnostic.line is not None:
+            where = f"{where}:{diagnostic.line}:{diagnostic.column}"
+        print(
+            f"{where}: {diagnostic.severity} {diagnostic.code} {diagnostic.name}: "
+            f"{diagnostic.message}",
+            file=sys.stderr,
+        )
+    return 0

@@ -1,0 +1,147 @@
+"""`memd status`: is the daemon running, what it watches, how healthy it is.
+
+Works with the daemon up or down: the lock says whether it runs, and
+`daemon.json` in the state directory says what it last saw.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add `--format text|json`."""
+    parser.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output format"
+    )
+
+
+def collect_status(now: float | None = None) -> dict[str, object]:
+    """Return running, pid, uptime, directories, counters and dreams."""
+    import os
+    import time
+
+    from memd.config import load_config, runtime_dir
+    from memd.locks import is_lock_held, read_lock_pid
+    from memd.state import read_state
+
+    config = load_config()
+    now = time.time() if now is None else now
+    lock_dir = runtime_dir(state_dir=config.state_dir)
+    running = is_lock_held(lock_dir)
+    saved = read_state(config.state_dir, "daemon.json")
+    pid = read_lock_pid(lock_dir) if running else saved.get("pid")
+    started = saved.get("started")
+    dirs_in = saved.get("dirs")
+    dirs: dict[str, object] = {}
+    dreams = _dream_status(config.state_dir)
+    for path, info in dirs_in.items() if isinstance(dirs_in, dict) else ():
+        entry = dict(info) if isinstance(info, dict) else {}
+        snapshots = entry.get("snapshots")
+        if isinstance(snapshots, dict) and snapshots:
+            newest = max(float(t) for t in snapshots.values())
+            entry["snapshot_age_seconds"] = round(max(0.0, now - newest), 1)
+        entry["last_dream"] = dreams.get(os.path.realpath(path)) or dreams.get(path)
+        dirs[path] = entry
+    return {
+        "running": running,
+        "pid": pid,
+        "uptime_seconds": (
+            round(now - started, 1)
+            if running and isinstance(started, int | float)
+            else None
+        ),
+        "state_dir": config.state_dir,
+        "status_updated": saved.get("updated"),
+        "dirs": dirs,
+        "disabled": saved.get("disabled", []),
+        "rescans": saved.get("rescans", 0),
+        "queue_overflows": saved.get("queue_overflows", 0),
+        "fallbacks": saved.get("fallbacks", 0),
+        "telemetry_dropped": saved.get("telemetry_dropped", 0),
+        "watched_roots": saved.get("watched_roots", []),
+        "next_dream": saved.get("next_dream"),
+    }
+
+
+def _dream_status(state_dir: str) -> dict[str, object]:
+    from memd.kairos.dream import dream_status
+
+    return dict(dream_status(state_dir))
+
+
+def format_text(status: dict[str, object]) -> str:
+    """Render the status for a person."""
+    lines = []
+    if status["running"]:
+        lines.append(
+            f"memd is running (pid {status['pid']},"
+            f" up {_duration(status['uptime_seconds'])})"
+        )
+    else:
+        lines.append(
+            "memd is not running" + (" (last status shown)" if status["dirs"] else "")
+        )
+    lines.append(
+        f"rescans: {status['rescans']}  queue overflows: {status['queue_overflows']}"
+        f"  polling fallbacks: {status['fallbacks']}"
+        f"  telemetry dropped: {status['telemetry_dropped']}"
+    )
+    lines.append(f"next dream: {status['next_dream'] or 'not scheduled'}")
+    dirs = status["dirs"]
+    assert isinstance(dirs, dict)  # noqa: S101 -- built above
+    lines.append(f"watched memory directories: {len(dirs)}")
+    for path, entry in dirs.items():
+        if entry.get("missing"):
+            lines.append(f"  {path}  (missing)")
+            continue
+        age = entry.get("snapshot_age_seconds")
+        modes = ",".join(entry.get("modes", []))
+        lines.append(
+            f"  {path}  errors {entry.get('lint_errors', '?')}"
+            f"  warnings {entry.get('lint_warnings', '?')}"
+            f"  snapshot {modes or '-'} {_duration(age)} old"
+            + (f"  ERROR {entry['error']}" if entry.get("error") else "")
+        )
+        dream = entry.get("last_dream")
+        if isinstance(dream, dict) and dream.get("last_run"):
+            lines.append(
+                f"    last dream: {_dream_result(dream.get('last_result'))}"
+                f" at {dream.get('last_run')}"
+            )
+        elif isinstance(dream, dict) and dream:
+            lines.append("    last dream: never")
+    return "\n".join(lines)
+
+
+def _dream_result(result: object) -> str:
+    """One line for a dreams.json result: status, entries, and why if it failed."""
+    if not isinstance(result, dict):
+        return str(result)
+    text = f"{result.get('status', '?')}, {result.get('entries', 0)} entries"
+    return f"{text}: {result['message']}" if result.get("message") else text
+
+
+def _duration(seconds: object) -> str:
+    if not isinstance(seconds, int | float):
+        return "?"
+    total = int(seconds)
+    if total < 60:
+        return f"{total}s"
+    if total < 3600:
+        return f"{total // 60}m{total % 60:02d}s"
+    return f"{total // 3600}h{total % 3600 // 60:02d}m"
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the status; exit 0 whether or not the daemon runs."""
+    import json
+
+    status = collect_status()
+    if args.format == "json":
+        print(json.dumps(status, indent=2, sort_keys=True))
+    else:
+        print(format_text(status))
+    return 0

@@ -1,0 +1,132 @@
+"""The `memd` command line: a table of subcommands; the one place errors become exits.
+
+Only `sys` and `os` are imported at the top: the warm `memd prompt` path is
+measured against a bare `python -c`, so everything else loads inside the
+command that needs it (pip's `create_command` idea).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
+
+# name -> (module, one-line summary); `--help` imports none of the modules.
+COMMANDS = {
+    "run": (
+        "memd.cli.commands.run",
+        "run the daemon: watch, lint on save, keep prompts warm, dream nightly",
+    ),
+    "status": (
+        "memd.cli.commands.status",
+        "show the daemon, watched directories, snapshots and dreams",
+    ),
+    "paths": ("memd.cli.commands.paths", "show where a project's memory lives and why"),
+    "lint": ("memd.cli.commands.lint", "check memory files and indexes"),
+    "fix": (
+        "memd.cli.commands.fix",
+        "apply the safe fixes lint knows (with --dry-run, show the diff)",
+    ),
+    "prompt": (
+        "memd.cli.commands.prompt",
+        "print the memory prompt for a project (served warm from a snapshot)",
+    ),
+    "log": ("memd.cli.commands.log", "append an entry to today's KAIROS daily log"),
+    "dream": ("memd.cli.commands.dream", "consolidate daily logs into topic files now"),
+    "stats": ("memd.cli.commands.stats", "summarise the memdir_loaded telemetry"),
+    "config": (
+        "memd.cli.commands.config",
+        "print the effective configuration and where each value came from",
+    ),
+    "service": (
+        "memd.cli.commands.service",
+        "install, remove or inspect the systemd/launchd user service",
+    ),
+    "hook": (
+        "memd.cli.commands.hook",
+        "agent hooks: session-start and post-tool-use feedback, and their install",
+    ),
+}
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run memd with `argv` (default `sys.argv[1:]`) and return the exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["prompt"]:
+        # The warm path: served from a fresh snapshot, no argparse, no heavy imports.
+        from memd.cli.commands.prompt import serve_warm
+
+        code = serve_warm(args[1:])
+        if code is not None:
+            return code
+    return _run_full(args)
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    import argparse
+    import importlib
+
+    from memd import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="memd",
+        description="Keep an AI coding agent's auto memory healthy.",
+    )
+    parser.add_argument("--version", action="version", version=f"memd {__version__}")
+    parser.add_argument(
+        "--debug", action="store_true", help="show tracebacks for internal errors"
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module_name, summary) in COMMANDS.items():
+        command = sub.add_parser(name, help=summary, description=summary)
+        command.set_defaults(_module=module_name)
+        importlib.import_module(module_name).add_arguments(command)
+    return parser
+
+
+def _run_full(args: list[str]) -> int:
+    import contextlib
+    import importlib
+
+    from memd.errors import MemdError
+
+    debug = "--debug" in args or bool(os.environ.get("MEMD_DEBUG"))
+    try:
+        parser = _build_parser()
+        try:
+            namespace = parser.parse_args(args)
+        except SystemExit as exit_:  # argparse already printed its one line
+            return EXIT_OK if exit_.code in (0, None) else EXIT_USAGE
+        if namespace.command is None:
+            parser.print_help()
+            return EXIT_USAGE
+        code: int = importlib.import_module(namespace._module).run(namespace)
+        return code
+    except MemdError as error:
+        if debug:
+            raise
+        print(f"memd: {error}", file=sys.stderr)
+        return error.exit_code
+    except BrokenPipeError:
+        # The reader went away (`memd lint | head`); not an error worth a traceback.
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 -- silence the flush at exit
+        return EXIT_OK
+    except (
+        OSError
+    ) as error:  # an I/O failure the command did not expect: exit 2, one line
+        if debug:
+            raise
+        print(
+            f"memd: {error.strerror or error}: {error.filename or ''}".rstrip(": "),
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,10 @@
+"""`memd run`: watcher, settling, discovery, status, notify, the composition root.
+
+`discovery` finds the memory directories to watch; `watcher` turns watchdog
+events into changes (the only module that imports watchdog) and `settle`
+coalesces them into batches; `watched` holds everything known about one
+watched directory and rebuilds it; `status` writes `daemon.json`; `notify`
+talks to systemd; `run` wires them together.
+
+May import: every folder but `memd.cli`, `memd.hooks` and `memd.service`.
+"""

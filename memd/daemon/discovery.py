@@ -1,0 +1,225 @@
+"""Which memory directories the daemon watches, and which files make it look again.
+
+SPEC §3: every `<base>/projects/*/memory/`, the directory an env override or a
+user/policy `autoMemoryDirectory` names (the checked-in project settings never
+choose a directory), the config's `watch_dirs` and `watch_projects`, and the
+project roots `memd prompt --project` remembered in the state directory.
+
+`discover` reads only directory listings and settings files; it returns a
+frozen `Discovery`. `plan_watch_roots` is pure: it turns the directories into
+the fewest watches (one recursive watch on `<base>/projects/`, SPEC §7 fact 2)
+and, for a path that does not exist yet, a non-recursive watch on its nearest
+existing ancestor, so its creation is seen.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from memd.diagnostics import Diagnostic
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping
+
+    from memd.config import Config
+
+PROJECTS_STATE_FILE = "projects.json"  # memd.state's PROJECTS_FILE, as a file name
+
+
+@dataclass(frozen=True, slots=True)
+class WatchRoot:
+    """One watch to schedule: a directory, recursively or not."""
+
+    path: str
+    recursive: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Discovery:
+    """What to watch, as found at one moment."""
+
+    base_dir: str
+    projects_root: str  # <base>/projects, existing or not
+    memory_dirs: tuple[str, ...]  # absolute, no trailing separator, sorted, unique
+    sources: Mapping[
+        str, str
+    ]  # memory dir -> why it is watched ("projects", "config", ...)
+    watch_roots: tuple[WatchRoot, ...]
+    files: frozenset[str]  # settings files and config.toml: a change re-runs discovery
+    disabled: tuple[tuple[str, str], ...]  # (project root, deciding rule) left out
+    diagnostics: tuple[Diagnostic, ...]
+
+
+def discover(
+    config: Config,
+    *,
+    env: Mapping[str, str] | None = None,
+    known_projects: Callable[[str], Iterable[str]] | None = None,
+    config_file: str | None = None,
+) -> Discovery:
+    """Find every memory directory to watch now; never raises for bad settings."""
+    from memd.agent.enablement import is_auto_memory_enabled
+    from memd.agent.paths import (
+        choose_memory_dir,
+        memory_base_dir,
+        resolve_memory_location,
+    )
+    from memd.agent.settings import merged_settings, read_settings_file, settings_paths
+
+    environ = os.environ if env is None else env
+    base = memory_base_dir(environ)
+    projects_root = _clean(os.path.join(os.path.abspath(base), "projects"))
+    found: dict[str, str] = {}
+    files: set[str] = set()
+    disabled: list[tuple[str, str]] = []
+    diagnostics: list[Diagnostic] = []
+
+    # The directory the agent would use everywhere: env override, then the
+    # user/policy settings (never the project's own files).
+    home = environ.get("HOME") or os.path.expanduser("~")
+    layers = tuple(
+        read_settings_file(source, path)
+        for source, path in settings_paths(home, environ)
+        if source in ("user", "policy")
+    )
+    for layer in layers:
+        files.add(layer.path)
+        if layer.diagnostic is not None:
+            diagnostics.append(layer.diagnostic)
+    # Switched off for every project (env or user/policy setting): watch nothing.
+    everywhere = is_auto_memory_enabled(environ, merged_settings(layers))
+    if not everywhere.enabled:
+        disabled.append(("*", everywhere.reason))
+    else:
+        for path in _project_memory_dirs(projects_root):
+            found.setdefault(path, "projects")
+        chosen, source, _ = choose_memory_dir(home, layers, environ)
+        if source != "default":
+            found.setdefault(_clean(chosen), source)
+
+    for raw in config.watch_dirs if everywhere.enabled else ():
+        found.setdefault(
+            _clean(os.path.abspath(os.path.expanduser(raw))), "config:watch_dirs"
+        )
+
+    roots = [(raw, "config:watch_projects") for raw in config.watch_projects]
+    if known_projects is not None:
+        roots += [(raw, "state:projects") for raw in known_projects(config.state_dir)]
+        # `memd prompt --project` adds to it: a new entry means look again.
+        files.add(os.path.join(config.state_dir, PROJECTS_STATE_FILE))
+    for raw, why in roots if everywhere.enabled else ():
+        location = resolve_memory_location(os.path.expanduser(raw), environ)
+        files.update(location.inputs)
+        diagnostics.extend(location.diagnostics)
+        if not location.enablement.enabled:
+            disabled.append((location.project_root, location.enablement.reason))
+            continue
+        found.setdefault(_clean(location.memory_dir), why)
+
+    if config_file:
+        files.add(config_file)
+    memory_dirs = tuple(sorted(found))
+    return Discovery(
+        base_dir=base,
+        projects_root=projects_root,
+        memory_dirs=memory_dirs,
+        sources=dict(sorted(found.items())),
+        watch_roots=plan_watch_roots(memory_dirs, projects_root, files),
+        files=frozenset(files),
+        disabled=tuple(disabled),
+        diagnostics=tuple(diagnostics),
+    )
+
+
+def plan_watch_roots(
+    memory_dirs: Iterable[str], projects_root: str, files: Iterable[str] = ()
+) -> tuple[WatchRoot, ...]:
+    """Return the watches covering `memory_dirs` and `files`, fewest first.
+
+    A directory under `projects_root` needs no watch of its own. A path that
+    does not exist is covered by a non-recursive watch on its nearest existing
+    ancestor until it appears; a file is covered by its directory, non-recursively.
+    """
+    recursive: set[str] = set()
+    flat: set[str] = set()
+    if os.path.isdir(projects_root):
+        recursive.add(projects_root)
+    else:
+        flat.add(_nearest_existing(projects_root))
+    for path in memory_dirs:
+        if _is_under(path, projects_root):
+            continue
+        if os.path.isdir(path) and not os.path.islink(path):
+            recursive.add(path)
+        else:
+            flat.add(_nearest_existing(path))
+    for path in files:
+        flat.add(_nearest_existing(os.path.dirname(path)))
+    # A recursive watch already covers whatever lies below it.
+    recursive = {
+        p for p in recursive if not any(_is_under(p, q) and p != q for q in recursive)
+    }
+    flat = {
+        p
+        for p in flat
+        if p not in recursive and not any(_is_under(p, q) for q in recursive)
+    }
+    return tuple(
+        sorted(
+            [WatchRoot(p, True) for p in recursive]
+            + [WatchRoot(p, False) for p in flat],
+            key=lambda root: (not root.recursive, root.path),
+        )
+    )
+
+
+def memory_dir_of(path: str, memory_dirs: frozenset[str]) -> str | None:
+    """Return the watched memory directory that is or contains `path`, if any."""
+    current = path
+    while True:
+        if current in memory_dirs:
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+def _project_memory_dirs(projects_root: str) -> list[str]:
+    """List `<projects>/*/memory` directories (real directories, not symlinks)."""
+    try:
+        entries = list(os.scandir(projects_root))
+    except OSError:
+        return []
+    found = []
+    for entry in entries:
+        try:
+            if not entry.is_dir(follow_symlinks=False):
+                continue
+        except OSError:
+            continue
+        memory = os.path.join(entry.path, "memory")
+        if os.path.isdir(memory) and not os.path.islink(memory):
+            found.append(memory)
+    return found
+
+
+def _nearest_existing(path: str) -> str:
+    current = path
+    while not os.path.isdir(current):
+        parent = os.path.dirname(current)
+        if parent == current:
+            break
+        current = parent
+    return current
+
+
+def _is_under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _clean(path: str) -> str:
+    """Absolute, normalised, without a trailing separator (the daemon's key)."""
+    return os.path.normpath(path)

@@ -1,0 +1,317 @@
+"""watchdog at the boundary: events in, memd's own `Change` batches out.
+
+Behaviour relied on (watchdog 7.1, Linux inotify; SPEC §7):
+
+- Without an `event_filter` watchdog also reports opens and close-without-write,
+  so a handler that reads files on any event triggers itself forever. We ask
+  for close-after-write, create, delete and move only.
+- One recursive watch on `<base>/projects/` costs a few threads; one watch per
+  project costs a thread each. `Discovery.watch_roots` is already minimal.
+- Unpaired renames are held by watchdog for up to 0.5 s; settling is per
+  memory directory so one slow pair does not delay the others' batches.
+- `schedule()` raises `OSError` ENOSPC / EMFILE when inotify watches or
+  instances run out (inotify_c.py); that root then goes to a `PollingObserver`.
+- On IN_Q_OVERFLOW watchdog rebuilds its watches and logs a warning on
+  `watchdog.observers.inotify_c`, emitting no event: we listen to that log
+  record and rescan everything.
+
+Only this module imports watchdog; nothing past `Change` knows its types.
+`Change`, `Batch` and the settle thread live in `memd.daemon.settle` (re-exported here).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import logging
+import os
+import threading
+
+from watchdog.events import (
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+    FileClosedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
+from watchdog.observers import Observer
+from watchdog.observers.polling import PollingObserver
+
+from memd.daemon.discovery import Discovery, WatchRoot, memory_dir_of
+from memd.daemon.settle import Batch, Change, Settler
+
+__all__ = ["Batch", "Change", "Watcher"]
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from structlog.typing import FilteringBoundLogger
+    from watchdog.observers.api import BaseObserver, ObservedWatch
+
+_EXHAUSTED = frozenset({errno.ENOSPC, errno.EMFILE})
+_VANISHED = frozenset({errno.ENOENT, errno.ENOTDIR})
+_OVERFLOW_LOGGERS = ("watchdog.observers.inotify_c", "watchdog.observers.inotify")
+
+
+class Watcher:
+    """Native observer (polling where it must) plus one settle thread."""
+
+    def __init__(
+        self,
+        *,
+        settle_seconds: float,
+        on_batch: Callable[[Batch], float | None],
+        log: FilteringBoundLogger,
+        polling_interval_seconds: float = 2.0,
+        max_delay_seconds: float = 2.0,
+    ):
+        self._log = log
+        self._polling: BaseObserver | None = None
+        self._polling_interval = polling_interval_seconds
+        self.overflows = 0
+        self.fallbacks = 0
+        self.events = 0
+        self._observer, self._kind = self._main_observer()
+        self._handler = _Handler(self._route)
+        self._settler = Settler(
+            settle_seconds=settle_seconds,
+            max_delay_seconds=max(max_delay_seconds, settle_seconds),
+            on_batch=on_batch,
+            log=log,
+        )
+        self._lock = threading.RLock()
+        self._watches: dict[WatchRoot, tuple[ObservedWatch, str, BaseObserver]] = {}
+        self._dirs: frozenset[str] = frozenset()
+        self._files: frozenset[str] = frozenset()
+        self._wanted: tuple[str, ...] = ()
+        self._projects_root = ""
+        self._overflow = _OverflowHandler(self._on_overflow)
+
+    def start(self) -> None:
+        """Start the observer and the settle thread (no watches yet)."""
+        for name in _OVERFLOW_LOGGERS:
+            logging.getLogger(name).addHandler(self._overflow)
+        self._observer.start()
+        self._settler.start()
+
+    def stop(self) -> None:
+        """Finish the batch in progress, then stop every thread this watcher started."""
+        self._settler.stop()
+        for observer in {self._observer, self._polling}:
+            if observer is not None and observer.is_alive():
+                observer.stop()
+                observer.join(timeout=10)
+        for name in _OVERFLOW_LOGGERS:
+            logging.getLogger(name).removeHandler(self._overflow)
+
+    def watch(self, discovery: Discovery) -> bool:
+        """Make the watches match `discovery`; return True if a watch was (re)added."""
+        with self._lock:
+            self._dirs = frozenset(discovery.memory_dirs)
+            self._files = discovery.files
+            self._projects_root = discovery.projects_root
+            self._wanted = (
+                discovery.projects_root,
+                *discovery.memory_dirs,
+                *discovery.files,
+            )
+            wanted = set(discovery.watch_roots)
+            for root in list(self._watches):
+                watch, _, observer = self._watches[root]
+                if root not in wanted or not _is_alive(observer, watch):
+                    self._unschedule(root)
+            added = False
+            for root in sorted(
+                wanted - set(self._watches), key=lambda r: (not r.recursive, r.path)
+            ):
+                added |= self._schedule(root)
+            return added
+
+    def set_settle_seconds(self, seconds: float) -> None:
+        """Use a new settle time from the next event on (a config reload)."""
+        self._settler.settle_seconds = seconds
+
+    def request(
+        self,
+        *,
+        rediscover: bool = False,
+        rescan_all: bool = False,
+        reload_config: bool = False,
+    ) -> None:
+        """Ask the settle thread for work now (a signal, a timer, an overflow)."""
+        self._settler.flag(
+            rediscover=rediscover, rescan_all=rescan_all, reload_config=reload_config
+        )
+
+    def wake_in(self, seconds: float) -> None:
+        """Have the settle thread call `on_batch` (empty) within `seconds`."""
+        self._settler.tick(seconds)
+
+    def watched_roots(self) -> list[dict[str, object]]:
+        """Return each watch: path, recursive, native or polling."""
+        with self._lock:
+            return [
+                {"path": root.path, "recursive": root.recursive, "observer": kind}
+                for root, (_, kind, _) in sorted(
+                    self._watches.items(), key=lambda i: i[0].path
+                )
+            ]
+
+    # -- watches ---------------------------------------------------------
+
+    def _main_observer(self) -> tuple[BaseObserver, str]:
+        """The native observer; polling when inotify cannot even start (EMFILE)."""
+        try:
+            return Observer(), "native"
+        except OSError as error:
+            if error.errno not in _EXHAUSTED:
+                raise
+            self.fallbacks += 1
+            self._log.warning("watch_fell_back_to_polling", path="*", error=str(error))
+            return self._polling_observer(start=False), "polling"
+
+    def _schedule(self, root: WatchRoot) -> bool:
+        try:
+            watch = self._observer.schedule(
+                self._handler,
+                root.path,
+                recursive=root.recursive,
+                event_filter=_event_filter(polling=self._kind == "polling"),
+            )
+        except OSError as error:
+            if error.errno in _VANISHED:
+                # Gone between planning and scheduling: look again after it settles.
+                self._log.warning("watch_failed", path=root.path, error=str(error))
+                self._settler.flag(rediscover=True, urgent=False)
+                return False
+            # Exhausted watches (ENOSPC) or an unreadable subdirectory (EACCES):
+            # polling still sees what it can read.
+            self.fallbacks += 1
+            self._log.warning(
+                "watch_fell_back_to_polling",
+                path=root.path,
+                error=str(error),
+                recursive=root.recursive,
+            )
+            polling = self._polling_observer()
+            try:
+                watch = polling.schedule(
+                    self._handler,
+                    root.path,
+                    recursive=root.recursive,
+                    event_filter=_event_filter(polling=True),
+                )
+            except OSError as again:
+                self._log.warning("watch_failed", path=root.path, error=str(again))
+                return False
+            self._watches[root] = (watch, "polling", polling)
+            return True
+        self._watches[root] = (watch, self._kind, self._observer)
+        return True
+
+    def _unschedule(self, root: WatchRoot) -> None:
+        watch, _, observer = self._watches.pop(root)
+        # Its emitter may already have died with the directory.
+        with contextlib.suppress(KeyError, OSError, RuntimeError):
+            observer.unschedule(watch)
+
+    def _polling_observer(self, *, start: bool = True) -> BaseObserver:
+        if self._polling is None:
+            self._polling = PollingObserver(timeout=self._polling_interval)
+            if start:
+                self._polling.start()
+        return self._polling
+
+    def _on_overflow(self) -> None:
+        self.overflows += 1
+        self._log.warning("watch_queue_overflowed")
+        self._settler.flag(rescan_all=True, rediscover=True)
+
+    # -- events (observer threads: keep it cheap) --------------------------
+
+    def _route(self, path: str, kind: str, is_directory: bool) -> None:
+        self.events += 1
+        dirs = self._dirs
+        memory_dir = memory_dir_of(path, dirs)
+        if memory_dir is not None:
+            relpath = os.path.relpath(path, memory_dir).replace(os.sep, "/")
+            self._settler.add(
+                Change(memory_dir, "" if relpath == "." else relpath, kind)
+            )
+            if path == memory_dir and is_directory:
+                self._settler.flag(rediscover=True, urgent=False)
+            return
+        if path in self._files:
+            self._settler.touch_file(path)
+            return
+        if is_directory and self._is_structural(path):
+            self._settler.flag(rediscover=True, urgent=False)
+
+    def _is_structural(self, path: str) -> bool:
+        """A directory event that can add or remove a memory dir or a watch root."""
+        prefix = path.rstrip(os.sep) + os.sep
+        if any(wanted.startswith(prefix) or wanted == path for wanted in self._wanted):
+            return True
+        root = self._projects_root.rstrip(os.sep) + os.sep
+        if path.startswith(root):
+            parts = path[len(root) :].split(os.sep)
+            return len(parts) == 1 or (len(parts) == 2 and parts[1] == "memory")
+        return False
+
+
+def _event_filter(*, polling: bool = False) -> list[type[FileSystemEvent]]:
+    # Polling reports content changes as "modified"; it stats, so reading cannot loop.
+    extra: list[type[FileSystemEvent]] = [FileModifiedEvent] if polling else []
+    return [
+        FileClosedEvent,
+        FileCreatedEvent,
+        FileDeletedEvent,
+        FileMovedEvent,
+        DirCreatedEvent,
+        DirDeletedEvent,
+        DirMovedEvent,
+        *extra,
+    ]
+
+
+def _is_alive(observer: BaseObserver, watch: ObservedWatch) -> bool:
+    return any(e.watch == watch and e.is_alive() for e in list(observer.emitters))
+
+
+class _Handler(FileSystemEventHandler):
+    """Turns each watchdog event into one or two `_route(path, kind, is_dir)` calls."""
+
+    def __init__(self, route: Callable[[str, str, bool], None]):
+        super().__init__()
+        self._route = route
+
+    def dispatch(self, event: FileSystemEvent) -> None:
+        prefix = "dir_" if event.is_directory else ""
+        src = os.fsdecode(event.src_path)
+        dest = os.fsdecode(event.dest_path) if event.dest_path else ""
+        if event.event_type == "moved":
+            if src:
+                self._route(src, prefix + "moved_from", event.is_directory)
+            if dest:
+                self._route(dest, prefix + "moved_to", event.is_directory)
+            return
+        if src:
+            self._route(src, prefix + event.event_type, event.is_directory)
+
+
+class _OverflowHandler(logging.Handler):
+    """Hears watchdog's "queue overflowed" warning, the only sign of lost events."""
+
+    def __init__(self, callback: Callable[[], None]):
+        super().__init__(level=logging.WARNING)
+        self._callback = callback
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "overflow" in str(record.msg).lower():
+            self._callback()

@@ -1,0 +1,393 @@
+"""One dream for one memory directory: lock, collect, consolidate, lint, render, record.
+
+The lock is the reference's `<memory dir>/.consolidate-lock` (REFERENCE.md §6),
+taken and given back through `memd.locks`: a failed dream winds its mtime back,
+so a failure never counts as a consolidation.
+
+Crash safety comes from the order of atomic writes: topic files (each entry
+carries an idempotency marker), then MEMORY.md, then the watermark in
+dreams.json. A kill between any two leaves every file whole, and the rerun
+re-collects the entries past the old watermark, recognises the ones already
+filed by their markers and finishes the rest.
+
+Test hook: ``MEMD_DREAM_CRASH_AFTER_WRITES=k`` makes the process SIGKILL
+itself right after its k-th write (the lock counts as the first), so tests
+can kill a real dream at every write point.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from dataclasses import dataclass, field
+
+from memd.atomic import write_atomic
+from memd.errors import LockHeldError
+from memd.kairos.consolidate import plan_consolidation, render_diff, route
+from memd.kairos.daily_log import (
+    DREAMS_STATE,
+    apply_retention,
+    collect_entries,
+    memory_key,
+    read_regular_file,
+    update_dream_record,
+)
+from memd.kairos.external import DreamCommandFailed, run_dream_command
+from memd.locks import acquire_consolidate_lock, release_lock, roll_back_lock
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import datetime
+    from collections.abc import Mapping
+
+    from structlog.typing import FilteringBoundLogger
+
+    from memd.config import Config
+    from memd.kairos.consolidate import ConsolidationPlan, LogEntry
+
+CRASH_HOOK_ENV = "MEMD_DREAM_CRASH_AFTER_WRITES"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DreamResult:
+    """What one dream did; `status` is ok, nothing, dry-run, locked or failed."""
+
+    memory_dir: str
+    status: str
+    entries: int = 0
+    already_filed: int = 0
+    files_written: tuple[str, ...] = ()
+    unindexed: tuple[str, ...] = ()
+    lint_errors: int = 0
+    lint_warnings: int = 0
+    message: str = ""
+    diff: str = ""
+    duration_seconds: float = 0.0
+    log_files: tuple[str, ...] = field(default=())
+
+    @property
+    def ok(self) -> bool:
+        """Return True unless the dream failed or was blocked by another holder."""
+        return self.status in ("ok", "nothing", "dry-run")
+
+    def to_dict(self) -> dict[str, object]:
+        """Return the JSON-ready record kept in dreams.json (no diff)."""
+        return {
+            "status": self.status,
+            "entries": self.entries,
+            "already_filed": self.already_filed,
+            "files_written": list(self.files_written),
+            "unindexed": list(self.unindexed),
+            "lint_errors": self.lint_errors,
+            "lint_warnings": self.lint_warnings,
+            "message": self.message,
+            "duration_seconds": round(self.duration_seconds, 3),
+        }
+
+
+class _DreamFailed(Exception):
+    """A dream step failed; the message is the one-line reason."""
+
+
+class _Writer:
+    """Counts the dream's writes and honours the crash test hook."""
+
+    def __init__(self, env: Mapping[str, str]):
+        raw = env.get(CRASH_HOOK_ENV, "")
+        self.crash_after = int(raw) if raw.isdigit() else 0
+        self.count = 0
+
+    def write(self, path: str, data: bytes) -> None:
+        write_atomic(path, data)
+        self.tick()
+
+    def tick(self) -> None:
+        self.count += 1
+        if self.crash_after and self.count >= self.crash_after:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+def plan_builtin(memory_dir: str, entries: tuple[LogEntry, ...]) -> ConsolidationPlan:
+    """Read the files the entries route to and plan the built-in consolidation."""
+    targets = sorted({route(entry).relpath for entry in entries})
+    files = {rel: read_regular_file(os.path.join(memory_dir, rel)) for rel in targets}
+    index = read_regular_file(os.path.join(memory_dir, "MEMORY.md"))
+    return plan_consolidation(entries, files, index)
+
+
+def _lint_and_render(
+    memory_dir: str, config: Config, log: FilteringBoundLogger
+) -> tuple[int, int]:
+    """Lint the directory and re-render its snapshots; return (errors, warnings).
+
+    The memory files are already written: a failure here is logged and the
+    dream still counts (the daemon re-renders on the next change anyway).
+    """
+    try:
+        return _lint_and_render_unguarded(memory_dir, config, log)
+    except Exception:
+        log.exception("dream_refresh_failed", memory_dir=memory_dir)
+        return 0, 0
+
+
+def _lint_and_render_unguarded(
+    memory_dir: str, config: Config, log: FilteringBoundLogger
+) -> tuple[int, int]:
+    from memd.diagnostics import count_by_severity
+    from memd.errors import SnapshotError
+    from memd.lint.engine import lint_memdir
+    from memd.memory.reader import load_memdir
+    from memd.snapshot.build import build_snapshot
+    from memd.snapshot.publish import SnapshotStore
+
+    memdir = load_memdir(memory_dir, max_file_bytes=config.max_topic_file_bytes)
+    errors, warnings, _ = count_by_severity(
+        lint_memdir(memdir, severities=config.lint_severities)
+    )
+    store = SnapshotStore(config.cache_dir)
+    for mode in config.modes:
+        try:
+            store.write(build_snapshot(memdir, mode, severities=config.lint_severities))
+        except SnapshotError as error:  # the old snapshot stays; the dream still counts
+            log.warning("snapshot_write_failed", mode=mode, error=str(error))
+    return errors, warnings
+
+
+def run_dream(
+    memory_dir: str,
+    config: Config,
+    *,
+    now: datetime.datetime,
+    dry_run: bool = False,
+    log: FilteringBoundLogger,
+    telemetry: object | None = None,
+    env: Mapping[str, str] | None = None,
+) -> DreamResult:
+    """Consolidate one memory directory's new log entries; a failure is a result.
+
+    `telemetry` is a `memd.snapshot.telemetry_sink.TelemetrySink` (anything with
+    `emit`).
+    """
+    started = time.monotonic()
+    directory = memory_key(memory_dir)
+    writer = _Writer(os.environ if env is None else env)
+    if dry_run:
+        return _dry_run(directory, config, _watermark(config, directory), started)
+    try:
+        lock = acquire_consolidate_lock(directory, writer)
+    except LockHeldError as error:
+        log.info("dream_skipped_locked", memory_dir=directory, pid=error.pid)
+        return DreamResult(memory_dir=directory, status="locked", message=str(error))
+    except OSError as error:
+        return _finish_failed(
+            directory, config, now, started, f"lock: {error}", log, telemetry
+        )
+    entries: tuple[LogEntry, ...] = ()
+    try:
+        # Read under the lock: a dream that just finished has moved it.
+        entries, marks = collect_entries(directory, _watermark(config, directory))
+        log_files = tuple(sorted({e.log for e in entries}))
+        if not entries:
+            roll_back_lock(lock)  # nothing consolidated: the last time stands
+            result = DreamResult(
+                memory_dir=directory,
+                status="nothing",
+                duration_seconds=time.monotonic() - started,
+            )
+            _record(config, directory, now, result, marks, writer)
+            return result
+        written: tuple[str, ...] = ()
+        already = 0
+        unindexed: tuple[str, ...] = ()
+        if config.dream_command:
+            run_dream_command(directory, config, entries, log_files, log)
+        else:
+            plan = plan_builtin(directory, entries)
+            for edit in plan.edits:
+                writer.write(os.path.join(directory, edit.relpath), edit.new)
+            written = tuple(edit.relpath for edit in plan.edits)
+            already, unindexed = len(plan.already_filed), plan.unindexed
+    except (_DreamFailed, DreamCommandFailed, OSError) as error:
+        roll_back_lock(lock)
+        return _finish_failed(
+            directory, config, now, started, str(error), log, telemetry, len(entries)
+        )
+    except BaseException:
+        roll_back_lock(lock)
+        raise
+    errors, warnings = _lint_and_render(directory, config, log)
+    message = (
+        f"{len(unindexed)} file(s) left out of MEMORY.md: it is full"
+        if unindexed
+        else ""
+    )
+    result = DreamResult(
+        memory_dir=directory,
+        status="ok",
+        entries=len(entries),
+        already_filed=already,
+        files_written=written,
+        unindexed=unindexed,
+        lint_errors=errors,
+        lint_warnings=warnings,
+        message=message,
+        duration_seconds=time.monotonic() - started,
+        log_files=log_files,
+    )
+    try:
+        _record(config, directory, now, result, marks, writer)
+    finally:
+        release_lock(lock, writer)
+    _retain(directory, config, marks, now, log)
+    log.info(
+        "dream_completed", memory_dir=directory, entries=len(entries), files=written
+    )
+    _emit(telemetry, "dream_completed", now, result)
+    return result
+
+
+def _dry_run(
+    directory: str, config: Config, marks_in: Mapping[str, object], started: float
+) -> DreamResult:
+    try:
+        entries, _ = collect_entries(directory, marks_in)
+        if config.dream_command:
+            diff = ""
+            message = (
+                f"would run {' '.join(config.dream_command)} on {len(entries)} entries"
+            )
+            plan = None
+        else:
+            plan = plan_builtin(directory, entries)
+            diff, message = render_diff(plan), ""
+    except (_DreamFailed, DreamCommandFailed, OSError) as error:
+        return DreamResult(memory_dir=directory, status="failed", message=str(error))
+    return DreamResult(
+        memory_dir=directory,
+        status="dry-run",
+        entries=len(entries),
+        files_written=tuple(e.relpath for e in plan.edits) if plan else (),
+        unindexed=plan.unindexed if plan else (),
+        message=message,
+        diff=diff,
+        duration_seconds=time.monotonic() - started,
+    )
+
+
+def _watermark(config: Config, directory: str) -> dict[str, object]:
+    from memd.state import read_state
+
+    record = read_state(config.state_dir, DREAMS_STATE).get(directory)
+    marks = record.get("watermark") if isinstance(record, dict) else None
+    return marks if isinstance(marks, dict) else {}
+
+
+def _record(
+    config: Config,
+    directory: str,
+    now: datetime.datetime,
+    result: DreamResult,
+    marks: dict[str, int] | None,
+    writer: _Writer | None,
+) -> None:
+    """Store the outcome; the watermark moves only when `marks` is given (success)."""
+
+    def update(record: dict[str, object]) -> None:
+        record["last_run"] = now.isoformat()
+        record["last_result"] = result.to_dict()
+        if marks is not None:
+            record["last_success"] = now.isoformat()
+            record["watermark"] = marks
+            closed = record.get("closed_logs")
+            if isinstance(closed, list):
+                record["closed_logs"] = [rel for rel in closed if rel in marks]
+
+    update_dream_record(config.state_dir, directory, update)
+    if writer is not None:
+        writer.tick()
+
+
+def _finish_failed(
+    directory: str,
+    config: Config,
+    now: datetime.datetime,
+    started: float,
+    message: str,
+    log: FilteringBoundLogger,
+    telemetry: object | None,
+    entries: int = 0,
+) -> DreamResult:
+    result = DreamResult(
+        memory_dir=directory,
+        status="failed",
+        entries=entries,
+        message=message,
+        duration_seconds=time.monotonic() - started,
+    )
+    try:
+        _record(config, directory, now, result, None, None)
+    except OSError as error:
+        log.warning("dream_state_write_failed", error=str(error))
+    log.warning("dream_failed", memory_dir=directory, reason=message)
+    _emit(telemetry, "dream_failed", now, result)
+    return result
+
+
+def _retain(
+    directory: str,
+    config: Config,
+    marks: dict[str, int],
+    now: datetime.datetime,
+    log: FilteringBoundLogger,
+) -> None:
+    if config.log_retention_days is None:
+        return
+    try:
+        done = apply_retention(
+            directory,
+            marks,
+            today=now.date(),
+            days=config.log_retention_days,
+            action=config.log_retention_action,
+        )
+    except OSError as error:
+        log.warning("log_retention_failed", error=str(error))
+        return
+    for item in done:
+        log.info(
+            "log_retired", log=item.relpath, action=item.action, to=item.destination
+        )
+
+
+def _emit(
+    telemetry: object | None, event: str, now: datetime.datetime, result: DreamResult
+) -> None:
+    emit = getattr(telemetry, "emit", None)
+    if emit is None:
+        return
+    emit(
+        {
+            "event": event,
+            "time": now.isoformat(),
+            "memory_dir": result.memory_dir,
+            **result.to_dict(),
+        }
+    )
+
+
+def dream_status(state_dir: str) -> dict[str, dict[str, object]]:
+    """Return per memory dir: last_run, last_success, last_result, watermark."""
+    from memd.state import read_state
+
+    status: dict[str, dict[str, object]] = {}
+    for key, record in read_state(state_dir, DREAMS_STATE).items():
+        if not isinstance(record, dict):
+            continue
+        status[key] = {
+            "last_run": record.get("last_run"),
+            "last_success": record.get("last_success"),
+            "last_result": record.get("last_result"),
+            "watermark": record.get("watermark", {}),
+        }
+    return status

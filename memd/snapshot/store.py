@@ -1,0 +1,265 @@
+"""Warm prompt snapshots in the cache directory: layout, atomic replace, stat freshness.
+
+Layout, per memory directory and mode::
+
+    <cache>/snapshots/<sanitize_path(memory_dir)>/
+        <mode> -> .<mode>.<version>        symlink, swapped atomically by rename
+        .<mode>.<version>/prompt.md        the prompt bytes
+                          meta.txt         plain text for the hot path (str.split)
+                          meta.json        everything, for `--format json` and status
+                          diagnostics.json
+                          manifest.json
+
+A new snapshot is published by renaming a new symlink over `<mode>`, so
+`<mode>/prompt.md` is always a whole file; `memd.snapshot.publish` does the
+writing (fresh version directory, fdatasync, rename, grace period for old
+versions). A reader resolves the link once and reads meta and prompt from the
+same version directory, so it never pairs an old prompt with new meta.
+
+Freshness is checked with `stat` only: every recorded input must show the same
+size, mtime_ns and inode. Like git's "racily clean" rule, an input whose mtime
+is within `RACY_WINDOW_NS` of the build start is treated as changed, because a
+write in the same timestamp tick after it was read would leave its stat
+unchanged. One second covers nanosecond filesystems (ext4, XFS, btrfs, APFS, whose
+timestamps advance in clock ticks) and HFS+'s whole seconds.
+
+Hot path: the warm `memd prompt` imports this module, so only `os`, `sys` and
+`memd.agent.paths` load at import time; `json` loads inside `read_meta`, and the
+writer only when a snapshot is written.
+"""
+
+from __future__ import annotations
+
+import os
+
+from memd.agent.jscompat import js_trim
+from memd.agent.paths import sanitize_path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from memd.diagnostics import Diagnostic
+    from memd.memory.memdir import InputStat
+
+RACY_WINDOW_NS = 1_000_000_000
+VERSION_GRACE_NS = 5_000_000_000
+META_MAGIC = "memd-snapshot 1"
+MISSING = (-1, 0, 0)  # size, mtime_ns, inode of an input that does not exist
+PROMPT_FILE = "prompt.md"
+META_FILE = "meta.txt"
+MODES = ("standard", "team", "kairos")
+
+
+def encode_prompt(text: str) -> bytes:
+    """Return the prompt as UTF-8; a lone surrogate becomes U+FFFD, as in Node."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        units = text.encode("utf-16-le", "surrogatepass")
+        return units.decode("utf-16-le", "replace").encode("utf-8")
+
+
+def fingerprint(value: str | None) -> str:
+    """Return a short stable hex digest of `value` (FNV-1a 64), "-" for None.
+
+    Not cryptographic: it only tells whether a setting changed, and it costs no
+    `hashlib` import on the hot path.
+    """
+    if value is None:
+        return "-"
+    h = 0xCBF29CE484222325
+    for byte in value.encode("utf-8", "surrogatepass"):
+        h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return f"{h:016x}"
+
+
+def guidelines_fingerprint(extra_guidelines: str | None) -> str:
+    """Return the fingerprint of extra guidelines as rendered: blank counts as none."""
+    if extra_guidelines is None or not js_trim(extra_guidelines):
+        return "-"
+    return fingerprint(extra_guidelines)
+
+
+def stat_input(path: str) -> tuple[int, int, int]:
+    """Return (size, mtime_ns, inode) of `path`, symlinks followed; else MISSING."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return MISSING
+    return st.st_size, st.st_mtime_ns, st.st_ino
+
+
+def inputs_unchanged(inputs: list[tuple[int, int, int, str]], built_ns: int) -> bool:
+    """Return True when every (size, mtime_ns, inode, path) stats the same."""
+    racy_from = built_ns - RACY_WINDOW_NS
+    for size, mtime_ns, inode, path in inputs:
+        if mtime_ns >= racy_from:
+            return False
+        if stat_input(path) != (size, mtime_ns, inode):
+            return False
+    return True
+
+
+def racy_until_ns(inputs: Iterable[InputStat], built_ns: int) -> int | None:
+    """Return when a rebuild would no longer see a racy input, or None if none is racy.
+
+    A snapshot built within `RACY_WINDOW_NS` of an input's change is never
+    served warm; the daemon can re-render once this time has passed.
+    """
+    racy = [i.mtime_ns for i in inputs if i.mtime_ns >= built_ns - RACY_WINDOW_NS]
+    return max(racy) + RACY_WINDOW_NS + 1 if racy else None
+
+
+def parse_meta(text: str) -> dict[str, object] | None:
+    """Parse meta.txt into its keys plus `inputs`; None when it is not a snapshot."""
+    lines = text.split("\n")
+    if not lines or lines[0] != META_MAGIC or "never_fresh 1" in lines:
+        return None
+    meta: dict[str, object] = {}
+    inputs: list[tuple[int, int, int, str]] = []
+    try:
+        for line in lines[1:]:
+            if line.startswith("input "):
+                _, size, mtime_ns, inode, path = line.split(" ", 4)
+                inputs.append((int(size), int(mtime_ns), int(inode), path))
+            elif line:
+                key, _, value = line.partition(" ")
+                meta[key] = value
+        meta["built_ns"] = int(str(meta["built_ns"]))
+        meta["prompt_bytes"] = int(str(meta["prompt_bytes"]))
+    except (ValueError, KeyError):
+        return None
+    meta["inputs"] = inputs
+    return meta
+
+
+class SnapshotReader:
+    """The snapshots under one cache directory, read side; holds no state but the path.
+
+    `memd.snapshot.publish.SnapshotStore` adds the write side.
+    """
+
+    __slots__ = ("cache_dir",)
+
+    def __init__(self, cache_dir: str) -> None:
+        self.cache_dir = cache_dir
+
+    def key_dir(self, memory_dir: str) -> str:
+        """Return `<cache>/snapshots/<sanitize_path(memory_dir)>`: all of its modes."""
+        return os.path.join(
+            self.cache_dir, "snapshots", sanitize_path(_with_sep(memory_dir))
+        )
+
+    def directory_for(self, memory_dir: str, mode: str) -> str:
+        """Return `<cache>/snapshots/<sanitize_path(memory_dir)>/<mode>/` (the link)."""
+        return os.path.join(self.key_dir(memory_dir), mode) + os.sep
+
+    def prompt_path(self, memory_dir: str, mode: str) -> str:
+        """Return the path of the published prompt.md (always a complete file)."""
+        return os.path.join(self.key_dir(memory_dir), mode, PROMPT_FILE)
+
+    def _version_dir(self, memory_dir: str, mode: str) -> str | None:
+        key_dir = self.key_dir(memory_dir)
+        try:
+            target = os.readlink(os.path.join(key_dir, mode))
+        except (OSError, ValueError):
+            return None
+        if os.sep in target or not target.startswith(f".{mode}."):
+            return None  # not a link this store wrote
+        return os.path.join(key_dir, target)
+
+    def read(
+        self, memory_dir: str, mode: str
+    ) -> tuple[dict[str, object], bytes] | None:
+        """Return (meta.txt fields, prompt bytes) from one version, or None."""
+        version_dir = self._version_dir(memory_dir, mode)
+        if version_dir is None:
+            return None
+        try:
+            with open(
+                os.path.join(version_dir, META_FILE),
+                encoding="utf-8",
+                errors="surrogateescape",
+            ) as f:
+                meta = parse_meta(f.read())
+            if meta is None:
+                return None
+            with open(os.path.join(version_dir, PROMPT_FILE), "rb") as f:
+                data = f.read()
+        except OSError:  # a version removed under us: treat as no snapshot
+            return None
+        if len(data) != meta["prompt_bytes"] or meta.get("memory_dir") != _with_sep(
+            memory_dir
+        ):
+            return None
+        meta["version_dir"] = version_dir
+        return meta, data
+
+    def read_fresh_bytes(
+        self, memory_dir: str, mode: str, *, extra_guidelines: str | None = None
+    ) -> bytes | None:
+        """Return the prompt bytes if the snapshot is fresh, else None."""
+        found = self.read(memory_dir, mode)
+        if found is None:
+            return None
+        meta, data = found
+        if meta.get("mode") != mode or meta.get("env") != guidelines_fingerprint(
+            extra_guidelines
+        ):
+            return None
+        inputs = meta["inputs"]
+        built_ns = meta["built_ns"]
+        if not isinstance(inputs, list) or not isinstance(built_ns, int):
+            return None
+        return data if inputs_unchanged(inputs, built_ns) else None
+
+    def read_fresh(
+        self, memory_dir: str, mode: str, *, extra_guidelines: str | None = None
+    ) -> str | None:
+        """Return the text if every input stats the same and none is racy, else None."""
+        data = self.read_fresh_bytes(
+            memory_dir, mode, extra_guidelines=extra_guidelines
+        )
+        return None if data is None else data.decode("utf-8")
+
+    def read_meta(self, memory_dir: str, mode: str) -> dict[str, object] | None:
+        """Return meta.json of the published snapshot, or None."""
+        import json
+
+        version_dir = self._version_dir(memory_dir, mode)
+        if version_dir is None:
+            return None
+        try:
+            with open(os.path.join(version_dir, "meta.json"), encoding="utf-8") as f:
+                data = json.load(f)
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) else None
+
+    def read_diagnostics(self, memory_dir: str, mode: str) -> tuple[Diagnostic, ...]:
+        """Return the published snapshot's diagnostics (empty when there is none)."""
+        import json
+
+        from memd.diagnostics import Diagnostic
+
+        version_dir = self._version_dir(memory_dir, mode)
+        if version_dir is None:
+            return ()
+        try:
+            with open(
+                os.path.join(version_dir, "diagnostics.json"), encoding="utf-8"
+            ) as f:
+                data = json.load(f)
+        except (OSError, ValueError):
+            return ()
+        items = data.get("diagnostics", data) if isinstance(data, dict) else data
+        if not isinstance(items, list):
+            return ()
+        return tuple(
+            Diagnostic.from_dict(item) for item in items if isinstance(item, dict)
+        )
+
+
+def _with_sep(memory_dir: str) -> str:
+    return memory_dir if memory_dir.endswith(os.sep) else memory_dir + os.sep

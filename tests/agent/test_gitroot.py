@@ -1,0 +1,242 @@
+"""findGitRoot and findCanonicalGitRoot on real git repositories (REFERENCE.md §2)."""
+
+from __future__ import annotations
+
+import os
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+from memd.agent.gitroot import find_canonical_git_root, find_git_root, git_root_inputs
+from tests.conftest import git
+
+
+@pytest.fixture(name="repo")
+def _repo(git_repo: Path) -> Path:
+    return git_repo.resolve()
+
+
+@pytest.fixture(name="plain_dir")
+def _plain_dir(tmp_path: Path) -> Path:
+    path = tmp_path.resolve() / "plain" / "deeper"
+    path.mkdir(parents=True)
+    return path
+
+
+class TestFindGitRoot:
+    def test_repository_root(self, repo: Path) -> None:
+        """The root of a repository is its own git root."""
+        assert str(repo) == find_git_root(str(repo))
+
+    def test_subdirectory(self, repo: Path) -> None:
+        """The walk goes up to the directory holding `.git`."""
+        sub = repo / "a" / "b"
+        sub.mkdir(parents=True)
+
+        assert str(repo) == find_git_root(str(sub))
+
+    def test_start_need_not_exist(self, repo: Path) -> None:
+        """The walk is lexical, so a missing start inside a repo still finds it."""
+        assert str(repo) == find_git_root(str(repo / "not" / "there"))
+
+    def test_relative_start_resolves_against_cwd(
+        self, repo: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A relative start is resolved like path.resolve."""
+        (repo / "src").mkdir()
+        monkeypatch.chdir(repo / "src")
+
+        assert str(repo) == find_git_root("..//src/./")
+
+    def test_dot_git_file_counts(self, worktree: Path) -> None:
+        """A worktree's `.git` regular file marks a root."""
+        assert str(worktree) == find_git_root(str(worktree / "x"))
+
+    def test_non_git_directory_is_none(self, plain_dir: Path) -> None:
+        """Nothing up to the filesystem root: None."""
+        assert None is find_git_root(str(plain_dir))
+
+    def test_dot_git_that_is_neither_file_nor_dir_is_ignored(
+        self, plain_dir: Path
+    ) -> None:
+        """A `.git` FIFO or dangling symlink is not a marker."""
+        os.mkfifo(plain_dir / ".git")
+        (plain_dir.parent / ".git").symlink_to(plain_dir / "missing")
+
+        assert None is find_git_root(str(plain_dir))
+
+    def test_symlinked_start_is_kept_lexically(
+        self, repo: Path, tmp_path: Path
+    ) -> None:
+        """No realpath: a symlink to a repo is its own git root."""
+        link = tmp_path / "link-to-repo"
+        link.symlink_to(repo)
+
+        assert str(link) == find_git_root(str(link))
+
+    def test_result_is_nfc(self, tmp_path: Path) -> None:
+        """A decomposed directory name comes back composed."""
+        decomposed = tmp_path.resolve() / "cafe\u0301"
+        decomposed.mkdir()
+        (decomposed / ".git").mkdir()
+
+        actual = find_git_root(str(decomposed))
+
+        assert unicodedata.normalize("NFC", str(decomposed)) == actual
+
+
+class TestFindCanonicalGitRoot:
+    def test_main_repository(self, repo: Path) -> None:
+        """A main working tree is canonical."""
+        assert str(repo) == find_canonical_git_root(str(repo / "x"))
+
+    def test_worktree_resolves_to_main(self, repo: Path, worktree: Path) -> None:
+        """`git worktree add` shares the main repository's root."""
+        assert str(repo) == find_canonical_git_root(str(worktree))
+
+    def test_submodule_is_its_own_root(self, repo: Path, tmp_path: Path) -> None:
+        """A submodule's gitdir has no commondir, so it stays separate."""
+        upstream = tmp_path / "upstream"
+        upstream.mkdir()
+        git("init", "-q", cwd=upstream)
+        (upstream / "f").write_text("f\n")
+        git("add", "f", cwd=upstream)
+        git("commit", "-q", "-m", "f", cwd=upstream)
+        git(
+            "-c", "protocol.file.allow=always",
+            "submodule", "add", "-q", str(upstream), "mods/sub",
+            cwd=repo,
+        )  # fmt: skip
+        submodule = repo / "mods" / "sub"
+
+        assert (str(submodule), str(submodule)) == (
+            find_git_root(str(submodule)),
+            find_canonical_git_root(str(submodule)),
+        )
+
+    def test_worktree_of_a_bare_repository(self, repo: Path, tmp_path: Path) -> None:
+        """A bare repository's worktree resolves to the bare directory itself."""
+        bare = tmp_path.resolve() / "bare.git"
+        git("clone", "-q", "--bare", str(repo), str(bare), cwd=tmp_path)
+        bare_wt = tmp_path.resolve() / "bare-wt"
+        git("worktree", "add", "-q", str(bare_wt), cwd=bare)
+
+        assert str(bare) == find_canonical_git_root(str(bare_wt))
+
+    def test_forged_back_link_keeps_itself(
+        self, repo: Path, worktree: Path, tmp_path: Path
+    ) -> None:
+        """A `.git` file borrowing another worktree's entry fails the back-link."""
+        entry = git("rev-parse", "--git-dir", cwd=worktree).strip()
+        forged = tmp_path.resolve() / "forged"
+        forged.mkdir()
+        (forged / ".git").write_text(f"gitdir: {entry}\n")
+
+        assert str(forged) == find_canonical_git_root(str(forged))
+
+    def test_symlink_to_worktree_resolves_to_main(
+        self, repo: Path, worktree: Path, tmp_path: Path
+    ) -> None:
+        """The back-link compares realpaths, so a symlinked worktree maps to main."""
+        link = tmp_path / "link-to-wt"
+        link.symlink_to(worktree)
+
+        assert str(repo) == find_canonical_git_root(str(link))
+
+    def test_non_git_directory_is_none(self, plain_dir: Path) -> None:
+        """No git root at all gives None."""
+        assert None is find_canonical_git_root(str(plain_dir))
+
+    @pytest.mark.parametrize(
+        "content",
+        [
+            "not a gitdir line\n",
+            "",
+            "gitdir: /nowhere/at/all\n",
+            "gitdir: relative/missing\n",
+            "\ufeff\tgitdir:\n",
+            b"gitdir: \xff\xfe\n",
+        ],
+    )
+    def test_unusable_dot_git_file_keeps_itself(
+        self, tmp_path: Path, content: str | bytes
+    ) -> None:
+        """A `.git` file that leads nowhere leaves the lexical root as the answer."""
+        root = tmp_path.resolve() / "odd"
+        root.mkdir()
+        data = content.encode() if isinstance(content, str) else content
+        (root / ".git").write_bytes(data)
+
+        assert str(root) == find_canonical_git_root(str(root))
+
+    def test_entry_outside_a_worktrees_dir_keeps_itself(self, tmp_path: Path) -> None:
+        """commondir must be the parent of the `worktrees` dir holding the entry."""
+        root = tmp_path.resolve() / "r"
+        entry = tmp_path.resolve() / "elsewhere" / "wt"
+        entry.mkdir(parents=True)
+        root.mkdir()
+        (root / ".git").write_text(f"gitdir: {entry}\n")
+        (entry / "commondir").write_text("..\n")
+        (entry / "gitdir").write_text(f"{root}/.git\n")
+
+        assert str(root) == find_canonical_git_root(str(root))
+
+    def test_crafted_but_consistent_entry_is_followed(self, tmp_path: Path) -> None:
+        """A hand-made entry that passes both checks resolves like git's own."""
+        main = tmp_path.resolve() / "main"
+        entry = main / ".git" / "worktrees" / "w"
+        entry.mkdir(parents=True)
+        other = tmp_path.resolve() / "w"
+        other.mkdir()
+        (other / ".git").write_text(f"gitdir: {entry}\n")
+        (entry / "commondir").write_text("../..\n")
+        (entry / "gitdir").write_text(f"{other}/.git\n")
+
+        assert str(main) == find_canonical_git_root(str(other))
+
+    def test_fifo_commondir_does_not_hang(self, tmp_path: Path) -> None:
+        """A hostile FIFO where commondir should be is an error, not a blocking read."""
+        root = tmp_path.resolve() / "r"
+        entry = tmp_path.resolve() / "x" / "worktrees" / "w"
+        entry.mkdir(parents=True)
+        root.mkdir()
+        (root / ".git").write_text(f"gitdir: {entry}\n")
+        os.mkfifo(entry / "commondir")
+
+        assert str(root) == find_canonical_git_root(str(root))
+
+
+class TestGitRootInputs:
+    def test_worktree_inputs(self, repo: Path, worktree: Path) -> None:
+        """The `.git` file and the entry's commondir and gitdir are the inputs."""
+        entry = Path(git("rev-parse", "--git-dir", cwd=worktree).strip()).resolve()
+
+        actual = git_root_inputs(str(worktree))
+
+        expected = (
+            str(worktree / ".git"),
+            str(entry / "commondir"),
+            str(entry / "gitdir"),
+        )
+        assert expected == actual
+
+    def test_walk_lists_every_dot_git_it_looked_at(self, repo: Path) -> None:
+        """A new `.git` in any directory walked past could change the answer."""
+        sub = repo / "a" / "b"
+        sub.mkdir(parents=True)
+
+        actual = git_root_inputs(str(sub))
+
+        assert (
+            str(sub / ".git"),
+            str(repo / "a" / ".git"),
+            str(repo / ".git"),
+        ) == actual
+
+    def test_non_git_inputs_reach_the_filesystem_root(self, plain_dir: Path) -> None:
+        """Without a repository, every level up to `/` is an input."""
+        actual = git_root_inputs(str(plain_dir))
+
+        assert (str(plain_dir / ".git"), "/.git") == (actual[0], actual[-1])
+        assert len(plain_dir.parts) == len(actual)

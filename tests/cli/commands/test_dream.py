@@ -1,0 +1,101 @@
+"""`memd dream`: run now, only when due, or show the diff."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from memd.agent.paths import resolve_memory_location
+from memd.cli.commands import dream as dream_command
+from memd.errors import UsageError
+from memd.kairos.daily_log import append_entry
+from tests.conftest import Home
+
+
+def run_dream(*argv: str) -> int:
+    parser = argparse.ArgumentParser(prog="memd dream")
+    dream_command.add_arguments(parser)
+    return dream_command.run(parser.parse_args(list(argv)))
+
+
+@pytest.fixture(name="memory")
+def _memory(git_repo: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("MEMD_TELEMETRY", "off")
+    monkeypatch.setenv("MEMD_LOG_LEVEL", "error")
+    path = Path(resolve_memory_location(str(git_repo)).memory_dir)
+    path.mkdir(parents=True)
+    append_entry(str(path), "#cli one", now=datetime.datetime.now().astimezone())
+    return path
+
+
+class TestDream:
+    def test_dry_run_prints_diff(
+        self, git_repo: Path, memory: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """--dry-run prints the unified diff and writes nothing."""
+        code = run_dream("--project", str(git_repo), "--dry-run")
+
+        out = capsys.readouterr().out
+
+        assert 0 == code
+        assert "+++ b/cli.md" in out
+        assert "+++ b/MEMORY.md" in out
+        assert not (memory / "cli.md").exists()
+
+    def test_now_runs(self, git_repo: Path, memory: Path) -> None:
+        """--now consolidates immediately and exits 0."""
+        code = run_dream("--project", str(git_repo), "--now")
+
+        assert 0 == code
+        assert " one <!-- memd:entry " in (memory / "cli.md").read_text()
+
+    def test_not_due_after_tonights_run(
+        self, git_repo: Path, memory: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Without --now, a directory that dreamed since the last slot is skipped."""
+        run_dream("--project", str(git_repo), "--now")
+        append_entry(str(memory), "#cli two", now=datetime.datetime.now().astimezone())
+        capsys.readouterr()
+
+        code = run_dream("--project", str(git_repo))
+
+        assert 0 == code
+        assert "not due" in capsys.readouterr().out
+        assert " two <!--" not in (memory / "cli.md").read_text()
+
+    def test_failed_dream_exits_1(
+        self, git_repo: Path, memory: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """An external dream command that fails makes `memd dream` exit 1."""
+        command = shlex.join([sys.executable, "-c", "import sys; sys.exit(4)"])
+        monkeypatch.setenv("MEMD_DREAM_COMMAND", command)
+
+        assert 1 == run_dream("--project", str(git_repo), "--now")
+
+    def test_missing_memory_dir(self, git_repo: Path) -> None:
+        """A project without a memory directory is a usage error."""
+        with pytest.raises(UsageError, match="no memory directory"):
+            run_dream("--project", str(git_repo), "--now")
+
+
+class TestDreamAll:
+    def test_all_discovered_directories(
+        self, isolated_home: Home, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """--all dreams every memory directory under <base>/projects/."""
+        monkeypatch.setenv("MEMD_TELEMETRY", "off")
+        monkeypatch.setenv("MEMD_LOG_LEVEL", "error")
+        dirs = [isolated_home.claude / "projects" / n / "memory" for n in ("-a", "-b")]
+        for path in dirs:
+            path.mkdir(parents=True)
+            append_entry(str(path), "#all hi", now=datetime.datetime.now().astimezone())
+
+        code = run_dream("--all", "--now")
+
+        assert 0 == code
+        assert [True, True] == [(p / "all.md").is_file() for p in dirs]

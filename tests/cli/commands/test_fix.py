@@ -1,0 +1,119 @@
+"""`memd fix`: a diff and no writes with --dry-run; else atomic writes of safe fixes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memd.cli.commands.fix import apply_edit, plan_directory
+from memd.cli.main import main
+
+GOOD = (
+    "---\nname: {name}\ndescription: a specific enough description\n"
+    "type: user\n---\nFact.\n"
+)
+
+
+def _memdir(root: Path) -> Path:
+    root.mkdir(parents=True)
+    (root / "MEMORY.md").write_bytes(
+        "# Index\r\n- [A](a.md) — a\r\n- [Gone](gone.md) — gone\r\n"
+        "- [A](./a.md) — again\r\n".encode()
+    )
+    (root / "a.md").write_text(GOOD.format(name="A"))
+    (root / "b.md").write_bytes(b"\xef\xbb\xbf" + GOOD.format(name="B").encode())
+    (root / "broken.md").write_bytes(b"---\r\nname: a: b: [\r\n---\r\nx\r\n")
+    return root
+
+
+class TestDryRun:
+    def test_prints_a_diff_and_writes_nothing(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """--dry-run shows a unified diff of every planned edit and writes nothing."""
+        root = _memdir(tmp_path / "memory")
+        before = {p.name: p.read_bytes() for p in root.iterdir()}
+
+        code = main(["fix", "--dry-run", str(root)])
+
+        out = capsys.readouterr().out
+        assert 0 == code
+        assert before == {p.name: p.read_bytes() for p in root.iterdir()}
+        assert f"--- {root / 'MEMORY.md'}\n+++ {root / 'MEMORY.md'}\n" in out
+        assert "-- [Gone](gone.md) — gone\\r\n" in out
+        assert "+- [B](b.md) — a specific enough description\n" in out
+        assert "-<BOM>---\n" in out
+        assert "broken.md" not in out
+
+    def test_relative_paths_get_git_style_prefixes(
+        self,
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        """Inside the working directory the diff is labelled a/… and b/…, like git."""
+        _memdir(tmp_path / "memory")
+        monkeypatch.chdir(tmp_path)
+
+        main(["fix", "--dry-run", "memory"])
+
+        assert (
+            "--- a/memory/MEMORY.md\n+++ b/memory/MEMORY.md\n"
+            in capsys.readouterr().out
+        )
+
+
+class TestApply:
+    def test_writes_the_fixes(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """The index and the BOM file are rewritten; the unparsable file is not."""
+        root = _memdir(tmp_path / "memory")
+        broken = (root / "broken.md").read_bytes()
+
+        code = main(["fix", str(root)])
+
+        assert 0 == code
+        assert (
+            "# Index\n- [A](a.md) — a\n- [B](b.md) — a specific enough description\n"
+            == (root / "MEMORY.md").read_text()
+        )
+        assert GOOD.format(name="B").encode() == (root / "b.md").read_bytes()
+        assert broken == (root / "broken.md").read_bytes()
+        assert "2 file(s) fixed" in capsys.readouterr().out
+
+    def test_second_run_has_nothing_to_do(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Fixing is idempotent."""
+        root = _memdir(tmp_path / "memory")
+        main(["fix", str(root)])
+        capsys.readouterr()
+
+        main(["fix", str(root)])
+
+        assert "0 file(s) fixed\n" == capsys.readouterr().out
+
+    def test_file_changed_after_planning_is_skipped(self, tmp_path: Path) -> None:
+        """An edit is not applied over bytes other than those it was planned from."""
+        root = _memdir(tmp_path / "memory")
+        [index_edit] = [
+            e for e in plan_directory(str(root)) if e.relpath == "MEMORY.md"
+        ]
+        (root / "MEMORY.md").write_text("# rewritten meanwhile\n")
+
+        wrote = apply_edit(str(root / "MEMORY.md"), index_edit)
+
+        assert (False, "# rewritten meanwhile\n") == (
+            wrote,
+            (root / "MEMORY.md").read_text(),
+        )
+
+    def test_bad_path_is_a_usage_error(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A missing path exits 2 with one line."""
+        code = main(["fix", str(tmp_path / "nope")])
+
+        assert (2, 1) == (code, len(capsys.readouterr().err.splitlines()))

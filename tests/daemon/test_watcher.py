@@ -1,0 +1,231 @@
+"""The watcher: real inotify (or polling) events in, settled `Change` batches out."""
+
+from __future__ import annotations
+
+import os
+import queue
+import resource
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import structlog
+
+from memd.config import load_config
+from memd.daemon.discovery import Discovery, discover
+from memd.daemon.watcher import Batch, Change, Watcher
+
+TIMEOUT = 20.0
+
+
+class Recorder:
+    """A started watcher plus the batches it delivered."""
+
+    def __init__(self, settle_seconds: float):
+        self.batches: queue.Queue[Batch] = queue.Queue()
+        self.watcher = Watcher(
+            settle_seconds=settle_seconds,
+            on_batch=self._on_batch,
+            log=structlog.get_logger(),
+        )
+
+    def _on_batch(self, batch: Batch) -> float | None:
+        self.batches.put(batch)
+        return None
+
+    def next(self) -> Batch:
+        return self.batches.get(timeout=TIMEOUT)
+
+    def until(self, predicate: object) -> list[Batch]:
+        """Collect batches until one satisfies `predicate`; return them all."""
+        seen = []
+        while True:
+            batch = self.next()
+            seen.append(batch)
+            if predicate(batch):  # type: ignore[operator]
+                return seen
+
+
+@pytest.fixture(name="recorder")
+def _recorder() -> Iterator[Recorder]:
+    recorder = Recorder(settle_seconds=0.2)
+    recorder.watcher.start()
+    yield recorder
+    recorder.watcher.stop()
+
+
+def _project(root: Path, name: str = "p") -> Path:
+    memory = root / ".claude" / "projects" / name / "memory"
+    memory.mkdir(parents=True)
+    return memory
+
+
+def _discover() -> Discovery:
+    return discover(load_config())
+
+
+class TestChanges:
+    def test_write_reported_as_change(self, recorder: Recorder, tmp_path: Path) -> None:
+        """A file written in a memory dir arrives as a Change with its relpath."""
+        memory = _project(Path(os.environ["HOME"]))
+        recorder.watcher.watch(_discover())
+
+        (memory / "a.md").write_text("x")
+        batch = recorder.next()
+
+        assert str(memory) in batch.memory_dirs
+        assert Change(str(memory), "a.md", "closed") in batch.changes
+
+    def test_reads_are_not_events(self, recorder: Recorder) -> None:
+        """Opening and reading files produces nothing (SPEC §7 fact 1)."""
+        memory = _project(Path(os.environ["HOME"]))
+        (memory / "old.md").write_text("x")
+        recorder.watcher.watch(_discover())
+
+        for _ in range(20):
+            (memory / "old.md").read_text()
+        (memory / "new.md").write_text("y")
+        batch = recorder.next()
+
+        assert {"new.md"} == {change.relpath for change in batch.changes}
+
+    def test_burst_coalesced(self, tmp_path: Path) -> None:
+        """A burst of writes in one directory settles into one batch."""
+        memory = _project(Path(os.environ["HOME"]))
+        recorder = Recorder(settle_seconds=1.0)
+        recorder.watcher.start()
+        try:
+            recorder.watcher.watch(_discover())
+            for i in range(50):
+                (memory / f"f{i}.md").write_text("x")
+            batch = recorder.next()
+        finally:
+            recorder.watcher.stop()
+
+        assert {f"f{i}.md" for i in range(50)} <= {c.relpath for c in batch.changes}
+
+    def test_atomic_replace(self, recorder: Recorder) -> None:
+        """Write-to-temp then os.replace reports the destination as moved in."""
+        memory = _project(Path(os.environ["HOME"]))
+        recorder.watcher.watch(_discover())
+
+        (memory / ".tmp").write_text("x")
+        os.replace(memory / ".tmp", memory / "a.md")
+        batches = recorder.until(lambda b: any(c.relpath == "a.md" for c in b.changes))
+
+        changes = [c for b in batches for c in b.changes]
+        assert Change(str(memory), "a.md", "moved_to") in changes
+
+
+class TestStructure:
+    def test_new_project_asks_for_rediscovery(self, recorder: Recorder) -> None:
+        """A project created under the projects root triggers rediscovery."""
+        home = Path(os.environ["HOME"])
+        _project(home, "first")
+        recorder.watcher.watch(_discover())
+
+        (home / ".claude" / "projects" / "second" / "memory").mkdir(parents=True)
+        batches = recorder.until(lambda b: b.rediscover)
+
+        assert batches[-1].rediscover
+
+    def test_base_appearing_later(self, recorder: Recorder) -> None:
+        """Before ~/.claude exists its parent is watched; its creation is seen."""
+        home = Path(os.environ["HOME"])
+        recorder.watcher.watch(_discover())
+
+        (home / ".claude").mkdir()
+        batch = recorder.until(lambda b: b.rediscover)[-1]
+        recorder.watcher.watch(_discover())
+        roots = recorder.watcher.watched_roots()
+
+        assert batch.rediscover
+        assert {
+            "path": str(home / ".claude"),
+            "recursive": False,
+            "observer": "native",
+        } in roots
+
+    def test_settings_file_change(self, recorder: Recorder) -> None:
+        """Saving a watched settings file reports it and asks to rediscover."""
+        home = Path(os.environ["HOME"])
+        (home / ".claude").mkdir()
+        recorder.watcher.watch(_discover())
+
+        (home / ".claude" / "settings.json").write_text("{}")
+        batch = recorder.until(lambda b: b.touched_files)[-1]
+
+        assert (
+            frozenset({str(home / ".claude" / "settings.json")}) == batch.touched_files
+        )
+        assert batch.rediscover
+
+    def test_request_is_delivered(self, recorder: Recorder) -> None:
+        """An explicit request (a signal, an overflow) arrives as flags."""
+        recorder.watcher.request(rescan_all=True, reload_config=True)
+        batch = recorder.next()
+
+        assert (True, True) == (batch.rescan_all, batch.reload_config)
+
+    def test_deleted_and_recreated_root_rewatched(
+        self, recorder: Recorder, tmp_path: Path
+    ) -> None:
+        """A watched directory deleted and recreated is watched again."""
+        extra = tmp_path / "extra"
+        extra.mkdir()
+        import dataclasses
+
+        config = dataclasses.replace(load_config(), watch_dirs=(str(extra),))
+        recorder.watcher.watch(discover(config))
+        extra.rmdir()
+        recorder.until(lambda b: b.rediscover)
+        recorder.watcher.watch(discover(config))
+        extra.mkdir()
+        recorder.until(lambda b: b.rediscover)
+        recorder.watcher.watch(discover(config))
+
+        (extra / "a.md").write_text("x")
+        batches = recorder.until(
+            lambda b: (
+                bool(b.changes)
+                and b.memory_dirs == (str(extra),)
+                and any(c.relpath == "a.md" for c in b.changes)
+            )
+        )
+
+        assert batches
+
+
+class TestPollingFallback:
+    def test_fd_exhaustion_falls_back(self) -> None:
+        """When inotify cannot get a descriptor (EMFILE), polling takes over."""
+        memory = _project(Path(os.environ["HOME"]))
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        highest = max(int(fd) for fd in os.listdir("/proc/self/fd"))
+        fillers: list[int] = []
+        resource.setrlimit(resource.RLIMIT_NOFILE, (highest + 1, hard))
+        try:
+            while True:  # take every free descriptor below the limit
+                try:
+                    fillers.append(os.open(os.devnull, os.O_RDONLY))
+                except OSError:
+                    break
+            recorder = Recorder(settle_seconds=0.2)
+        finally:
+            for fd in fillers:
+                os.close(fd)
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        recorder.watcher.start()
+        try:
+            recorder.watcher.watch(_discover())
+            (memory / "a.md").write_text("x")
+            batch = recorder.until(
+                lambda b: any(c.relpath == "a.md" for c in b.changes)
+            )[-1]
+            roots = recorder.watcher.watched_roots()
+        finally:
+            recorder.watcher.stop()
+
+        assert 1 == recorder.watcher.fallbacks
+        assert {"polling"} == {root["observer"] for root in roots}
+        assert str(memory) in batch.memory_dirs

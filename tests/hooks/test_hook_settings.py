@@ -1,0 +1,130 @@
+"""Merging memd's hooks into Claude Code settings, and taking them out again."""
+
+from __future__ import annotations
+
+import pytest
+
+from memd.hooks.settings import (
+    hook_command,
+    is_memd_hook,
+    with_memd_hooks,
+    without_memd_hooks,
+)
+
+MEMD = "/home/u/.local/bin/memd"
+
+USER_SETTINGS = {
+    "model": "opus",
+    "permissions": {"allow": ["Bash(ls:*)"]},
+    "hooks": {
+        "PostToolUse": [
+            {
+                "matcher": "Write",
+                "hooks": [{"type": "command", "command": "prettier --write"}],
+            }
+        ],
+        "Stop": [{"hooks": [{"type": "command", "command": "say done"}]}],
+    },
+}
+
+
+class TestWithMemdHooks:
+    def test_adds_both_events_and_keeps_everything_else(self) -> None:
+        """Install adds both events' groups and keeps other keys and hooks."""
+        merged = with_memd_hooks(USER_SETTINGS, MEMD)
+
+        assert "opus" == merged["model"]
+        assert USER_SETTINGS["permissions"] == merged["permissions"]
+        post = merged["hooks"]["PostToolUse"]
+        assert "prettier --write" == post[0]["hooks"][0]["command"]
+        assert f"{MEMD} hook post-tool-use" == post[1]["hooks"][0]["command"]
+        assert "Write|Edit|MultiEdit|Bash" == post[1]["matcher"]
+        start = merged["hooks"]["SessionStart"]
+        assert [f"{MEMD} hook session-start"] == [
+            h["command"] for h in start[0]["hooks"]
+        ]
+        assert USER_SETTINGS["hooks"]["Stop"] == merged["hooks"]["Stop"]
+
+    def test_is_idempotent(self) -> None:
+        """Installing twice gives the same settings as installing once."""
+        once = with_memd_hooks(USER_SETTINGS, MEMD)
+
+        assert once == with_memd_hooks(once, MEMD)
+
+    def test_does_not_mutate_its_input(self) -> None:
+        """The caller's mapping is left as it was."""
+        before = repr(USER_SETTINGS)
+        with_memd_hooks(USER_SETTINGS, MEMD)
+
+        assert before == repr(USER_SETTINGS)
+
+    def test_rejects_hooks_of_the_wrong_shape(self) -> None:
+        """A `hooks` that is not an object is an error, never overwritten."""
+        with pytest.raises(ValueError, match="not an object"):
+            with_memd_hooks({"hooks": ["x"]}, MEMD)
+
+    def test_quotes_a_path_with_spaces(self) -> None:
+        """An executable path with a space is shell-quoted and still recognised."""
+        command = hook_command("/Users/A B/bin/memd", "session-start")
+
+        assert "'/Users/A B/bin/memd' hook session-start" == command
+        assert is_memd_hook({"type": "command", "command": command})
+
+
+class TestWithoutMemdHooks:
+    def test_round_trip_restores_the_original(self) -> None:
+        """Uninstall after install gives back exactly the original settings."""
+        assert USER_SETTINGS == without_memd_hooks(with_memd_hooks(USER_SETTINGS, MEMD))
+
+    def test_removes_only_memd_entries_from_a_shared_group(self) -> None:
+        """A group holding a user hook and a memd hook keeps the user hook."""
+        settings = {
+            "hooks": {
+                "PostToolUse": [
+                    {
+                        "matcher": "Write",
+                        "hooks": [
+                            {"type": "command", "command": "black ."},
+                            {
+                                "type": "command",
+                                "command": f"{MEMD} hook post-tool-use",
+                            },
+                        ],
+                    }
+                ]
+            }
+        }
+
+        result = without_memd_hooks(settings)
+
+        assert [{"type": "command", "command": "black ."}] == result["hooks"][
+            "PostToolUse"
+        ][0]["hooks"]
+
+    def test_settings_without_hooks_are_unchanged(self) -> None:
+        """Nothing to remove leaves the settings equal."""
+        assert {"model": "x"} == without_memd_hooks({"model": "x"})
+
+    def test_keeps_an_empty_hooks_object_the_user_wrote(self) -> None:
+        """An empty `hooks` that memd did not empty stays."""
+        assert {"hooks": {}} == without_memd_hooks({"hooks": {}})
+
+
+class TestIsMemdHook:
+    @pytest.mark.parametrize(
+        ("entry", "expected"),
+        [
+            ({"type": "command", "command": "/x/memd hook session-start"}, True),
+            ({"type": "command", "command": "memd hook post-tool-use"}, True),
+            ({"type": "command", "command": "'/a b/memd' hook session-start"}, True),
+            ({"type": "command", "command": "memd lint"}, False),
+            ({"type": "command", "command": "notmemd-tool hook x"}, False),
+            ({"type": "prompt", "prompt": "memd hook x"}, False),
+            ("memd hook x", False),
+        ],
+    )
+    def test_recognises_only_memd_hook_commands(
+        self, entry: object, expected: bool
+    ) -> None:
+        """Only command hooks running `memd hook …` count as memd's."""
+        assert expected == is_memd_hook(entry)

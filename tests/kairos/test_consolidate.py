@@ -1,0 +1,233 @@
+"""Tests for memd.kairos.consolidate: log bullets, routing by tag, planning edits."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memd.kairos.consolidate import (
+    LogEntry,
+    fits_index,
+    parse_log_entries,
+    plan_consolidation,
+    render_diff,
+    route,
+)
+from memd.memory.memfile import parse_memory_file
+
+LOG = "logs/2026/11/2026-11-29.md"
+
+
+def _entry(text: str, offset: int = 0, time: str | None = "09:00") -> LogEntry:
+    return LogEntry(
+        log=LOG, offset=offset, end=offset + 1, date="2026-11-29", time=time, text=text
+    )
+
+
+class TestParseLogEntries:
+    def test_bullets_and_continuations(self) -> None:
+        """Bullets are entries, indented lines continue them, headings are skipped."""
+        data = b"# 2026-11-29\n\n- 09:00 one\n- 09:05 two\n  more\n"
+
+        entries, cut = parse_log_entries(LOG, data)
+
+        assert [("09:00", "one"), ("09:05", "two\nmore")] == [
+            (e.time, e.text) for e in entries
+        ]
+        assert len(data) == cut
+
+    def test_partial_last_line_left(self) -> None:
+        """A line without its newline is left for the next run."""
+        data = b"- 09:00 one\n- 09:01 half"
+
+        entries, cut = parse_log_entries(LOG, data)
+
+        assert ["one"] == [e.text for e in entries]
+        assert data.index(b"- 09:01") == cut
+
+    def test_resume_from_offset(self) -> None:
+        """Starting at the watermark yields only the newer entries, same offsets."""
+        data = b"- 09:00 one\n- 09:01 two\n"
+        first, cut = parse_log_entries(LOG, data[:12])
+
+        later, end = parse_log_entries(LOG, data, cut)
+
+        assert ["two"] == [e.text for e in later]
+        assert (12, len(data)) == (later[0].offset, end)
+        assert first[0].entry_id != later[0].entry_id
+
+    def test_bullet_without_time(self) -> None:
+        """A bullet an agent wrote without HH:MM still counts."""
+        entries, _ = parse_log_entries(LOG, b"- plain note\n")
+
+        assert [(None, "plain note")] == [(e.time, e.text) for e in entries]
+
+    def test_invalid_utf8_never_raises(self) -> None:
+        """Bad bytes are replaced, not fatal."""
+        entries, _ = parse_log_entries(LOG, b"- 09:00 caf\xe9\n")
+
+        assert ["caf\ufffd"] == [e.text for e in entries]
+
+
+class TestRoute:
+    def test_topic_and_type(self) -> None:
+        """`#topic` picks the file, `[feedback]` the type; leading tags are dropped."""
+        target = route(_entry("[feedback] #testing use a real database"))
+
+        assert ("testing.md", "feedback", "use a real database") == (
+            target.relpath,
+            target.type,
+            target.text,
+        )
+
+    def test_untagged_goes_to_journal(self) -> None:
+        """An untagged entry lands in journal.md as a project memory."""
+        target = route(_entry("fixed the flaky build"))
+
+        assert ("journal.md", "project") == (target.relpath, target.type)
+
+    def test_type_only(self) -> None:
+        """A type tag without topic gets a per-type notes file."""
+        assert "user-notes.md" == route(_entry("[user] prefers tabs")).relpath
+
+    def test_mid_sentence_tag_stays(self) -> None:
+        """A tag inside the sentence routes but is kept in the text."""
+        target = route(_entry("the #build-cache is stale"))
+
+        assert ("build-cache.md", "the #build-cache is stale") == (
+            target.relpath,
+            target.text,
+        )
+
+    def test_reserved_slug(self) -> None:
+        """`#memory` can never become MEMORY.md's twin on a case-insensitive disk."""
+        assert "memory-notes.md" == route(_entry("#MEMORY trimmed")).relpath
+
+
+class TestPlanConsolidation:
+    def test_new_topic_file_is_valid_memory(self) -> None:
+        """A new topic file has classic frontmatter with name, description and type."""
+        plan = plan_consolidation([_entry("[reference] #docs see the wiki")], {}, None)
+        topic = next(e for e in plan.edits if e.relpath == "docs.md")
+
+        parsed = parse_memory_file("docs.md", topic.new)
+
+        assert ("reference", "classic", ()) == (
+            parsed.type,
+            parsed.dialect,
+            parsed.diagnostics,
+        )
+        assert "## 2026-11-29" in parsed.body
+
+    def test_index_entry_added(self) -> None:
+        """MEMORY.md gains one link per new topic file, user lines kept."""
+        plan = plan_consolidation([_entry("#docs a")], {}, b"# My index\n")
+        index = next(e for e in plan.edits if e.relpath == "MEMORY.md")
+
+        lines = index.new.decode().splitlines()
+
+        assert "# My index" == lines[0]
+        assert lines[1].startswith("- [Docs](docs.md) — ")
+
+    def test_appends_to_existing_bytes(self) -> None:
+        """An existing topic file is appended to, its old bytes untouched."""
+        old = b"---\nname: Docs\ndescription: d\ntype: reference\n---\nBody\r\n"
+        index = b"- [Docs](./docs.md) - hook\n"
+
+        plan = plan_consolidation([_entry("#docs new")], {"docs.md": old}, index)
+
+        assert ["docs.md"] == [e.relpath for e in plan.edits]
+        assert plan.edits[0].new.startswith(old)
+
+    def test_rerun_is_idempotent(self) -> None:
+        """Planning again over the planned result changes nothing and files nothing."""
+        entries = [_entry("#docs one", 0), _entry("#docs two", 20)]
+        first = plan_consolidation(entries, {}, None)
+        files = {e.relpath: e.new for e in first.edits}
+
+        second = plan_consolidation(entries, files, files["MEMORY.md"])
+
+        assert ((), (), 2) == (second.edits, second.filed, len(second.already_filed))
+
+    def test_same_date_section_reused(self) -> None:
+        """A second dream on the same day adds bullets under the existing heading."""
+        first = plan_consolidation([_entry("#docs one", 0)], {}, None)
+        files = {e.relpath: e.new for e in first.edits}
+
+        second = plan_consolidation(
+            [_entry("#docs two", 20)], files, files["MEMORY.md"]
+        )
+        text = second.edits[0].new.decode()
+
+        assert 1 == text.count("## 2026-11-29")
+        assert 2 == text.count("<!-- memd:entry ")
+
+    def test_full_index_is_reported_not_cut(self) -> None:
+        """An index at 200 lines is never cut; the new file is reported unindexed."""
+        index = "".join(f"- [T{i}](t{i}.md) — hook\n" for i in range(200)).encode()
+
+        plan = plan_consolidation([_entry("#docs one")], {}, index)
+
+        assert ("docs.md",) == plan.unindexed
+        assert ["docs.md"] == [e.relpath for e in plan.edits]
+
+    def test_multiline_entry(self) -> None:
+        """Continuation lines stay indented under their bullet."""
+        plan = plan_consolidation([_entry("#docs first\nsecond")], {}, None)
+
+        text = plan.edits[0].new.decode()
+
+        assert "  second\n" in text
+
+    def test_diff_names_files(self) -> None:
+        """The rendered diff shows a new file against /dev/null."""
+        plan = plan_consolidation([_entry("#docs first")], {}, None)
+
+        diff = render_diff(plan)
+
+        assert "--- /dev/null\n+++ b/docs.md\n" in diff
+
+
+class TestFitsIndex:
+    def test_limits(self) -> None:
+        """200 lines fit, 201 do not; 25,000 UTF-16 units fit, 25,001 do not."""
+        assert fits_index("x\n" * 200) is True
+        assert fits_index("x\n" * 201) is False
+        assert fits_index("😀" * 12_500) is True
+        assert fits_index("😀" * 12_500 + "x") is False
+
+
+_TEXTS = st.lists(
+    st.text(
+        alphabet=st.sampled_from("ab #-[]\nuserfdkpjtcé😀<>!"), min_size=1, max_size=40
+    ).filter(lambda t: t.strip()),
+    min_size=1,
+    max_size=8,
+)
+
+
+class TestProperties:
+    @given(texts=_TEXTS)
+    def test_every_entry_filed_once_and_rerun_is_noop(self, texts: list[str]) -> None:
+        """Any text: each entry is filed exactly once and a rerun changes nothing."""
+        data = "".join(
+            "- 09:00 " + "\n  ".join(t.strip().splitlines()) + "\n" for t in texts
+        ).encode()
+        entries, _ = parse_log_entries(LOG, data)
+        plan = plan_consolidation(entries, {}, None)
+        files = {e.relpath: e.new for e in plan.edits}
+        written = b"".join(v for k, v in files.items() if k != "MEMORY.md").decode()
+
+        again = plan_consolidation(entries, files, files.get("MEMORY.md"))
+
+        assert [1] * len(entries) == [
+            written.count(f"<!-- memd:entry {e.entry_id} -->") for e in entries
+        ]
+        assert () == again.edits
+
+    @given(data=st.binary(max_size=300))
+    def test_parse_never_raises(self, data: bytes) -> None:
+        """Arbitrary bytes parse into entries whose offsets stay inside the data."""
+        entries, cut = parse_log_entries(LOG, data)
+
+        assert all(0 <= e.offset < e.end <= cut <= len(data) for e in entries)

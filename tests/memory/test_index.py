@@ -1,0 +1,178 @@
+"""Tests for memd.memory.index: which index lines are entries, and where links point."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from memd.memory.index import IndexEntry, classify_target, normalize_target, parse_index
+
+REAL_INDEX = """# Project memory
+
+Notes the agent keeps. Prose with a [link](prose.md) is not an entry.
+
+## User
+- [User role](user_role.md) \u2014 senior backend engineer, new to React
+* [Testing feedback](./feedback_testing.md): real database, never mocks
++ [Team conventions](team/conventions.md) - shared review rules
+1. [Spaced name](<my notes.md>) \u2014 angle-bracket target
+2) [Anchored](deploy.md#rollback "Deploy") \u2014 with anchor and title
+
+- a bullet without a link
+> - [Quoted](quoted.md) \u2013 inside a blockquote
+
+```
+- [In code](code.md) \u2014 not an entry
+```
+<!-- - [Commented](hidden.md) -->
+- ![Image](diagram.png)
+- `[Span](span.md)` in a code span
+"""
+
+
+def targets(entries: tuple[IndexEntry, ...]) -> list[str]:
+    return [e.target for e in entries]
+
+
+class TestParseIndex:
+    def test_real_index(self) -> None:
+        """Only linked list items are entries; prose, code, comments, images are not."""
+        entries = parse_index(REAL_INDEX)
+
+        assert [
+            "user_role.md",
+            "./feedback_testing.md",
+            "team/conventions.md",
+            "my notes.md",
+            "deploy.md#rollback",
+            "quoted.md",
+        ] == targets(entries)
+
+    def test_hooks_lose_their_separator(self) -> None:
+        """The hook after the link drops a leading dash, colon or em dash."""
+        hooks = [e.hook for e in parse_index(REAL_INDEX)]
+
+        assert [
+            "senior backend engineer, new to React",
+            "real database, never mocks",
+            "shared review rules",
+            "angle-bracket target",
+            "with anchor and title",
+            "inside a blockquote",
+        ] == hooks
+
+    def test_line_numbers_titles_and_raw(self) -> None:
+        """Line numbers are 1-based; title and raw line are kept."""
+        first = parse_index(REAL_INDEX)[0]
+
+        assert 6 == first.line
+        assert "User role" == first.title
+        assert (
+            "- [User role](user_role.md) \u2014 senior backend engineer, new to React"
+        ) == first.raw
+        assert 3 == first.column
+
+    def test_crlf_is_not_part_of_the_entry(self) -> None:
+        """A CRLF index gives the same entries, without carriage returns."""
+        entries = parse_index("- [A](a.md) \u2014 hook\r\n- [B](b.md)\r\n")
+
+        assert (["a.md", "b.md"], "hook", "- [A](a.md) \u2014 hook") == (
+            targets(entries),
+            entries[0].hook,
+            entries[0].raw,
+        )
+
+    def test_several_links_on_one_line(self) -> None:
+        """Every link of an item is an entry; only the first carries the hook."""
+        entries = parse_index("- [A](a.md), see also [B](b.md)\n")
+
+        assert (["a.md", "b.md"], ["see also [B](b.md)", ""]) == (
+            targets(entries),
+            [e.hook for e in entries],
+        )
+
+    def test_leading_frontmatter_is_skipped(self) -> None:
+        """A frontmatter block (stripped by the reference) holds no entries."""
+        entries = parse_index("---\nx: '- [F](f.md)'\n---\n- [A](a.md)\n")
+
+        assert (["a.md"], 4) == (targets(entries), entries[0].line)
+
+    def test_multiline_comment(self) -> None:
+        """Links inside a multi-line HTML comment are not entries."""
+        text = "<!--\n- [Hidden](h.md)\n-->\n- [Shown](s.md)\n"
+
+        assert ["s.md"] == targets(parse_index(text))
+
+    def test_parenthesised_target(self) -> None:
+        """Balanced parentheses inside a target stay part of it."""
+        assert ["notes(1).md"] == targets(parse_index("- [N](notes(1).md)\n"))
+
+    def test_empty(self) -> None:
+        """An empty index has no entries."""
+        assert () == parse_index("")
+
+    @given(st.text(max_size=2000))
+    @example("- [")
+    @example("- [a](")
+    @example("<!--")
+    @example("```\n- [a](b.md)")
+    @example("- [" + "[" * 5000 + "](x)")
+    def test_never_raises(self, text: str) -> None:
+        """parse_index returns entries with valid line numbers for any text."""
+        lines = text.split("\n")
+
+        entries = parse_index(text)
+
+        assert all(1 <= e.line <= len(lines) for e in entries)
+
+
+class TestNormalizeTarget:
+    @pytest.mark.parametrize(
+        ("target", "expected"),
+        [
+            ("user_role.md", "user_role.md"),
+            ("./x.md", "x.md"),
+            ("team/x.md", "team/x.md"),
+            ("team/./sub/../x.md", "team/x.md"),
+            ("<my notes.md>", "my notes.md"),
+            ("my%20notes.md", "my notes.md"),
+            ("x.md#section", "x.md"),
+            ("x.md?plain=1", "x.md"),
+            ("team%2Fx.md", "team/x.md"),
+        ],
+    )
+    def test_inside(self, target: str, expected: str) -> None:
+        """Targets inside the memory directory become a clean POSIX relpath."""
+        assert expected == normalize_target(target)
+
+    @pytest.mark.parametrize(
+        ("target", "why"),
+        [
+            ("../x.md", "outside"),
+            ("team/../../x.md", "outside"),
+            ("%2e%2e/secret.md", "outside"),
+            ("..", "outside"),
+            ("..\\x.md", "outside"),
+            ("/etc/passwd", "absolute"),
+            ("%2Fetc%2Fpasswd", "absolute"),
+            ("https://example.com/x.md", "url"),
+            ("file:///etc/passwd", "url"),
+            ("mailto:someone@example.com", "url"),
+            ("//host/share/x.md", "url"),
+            ("C:\\Users\\x.md", "url"),
+            ("#section", "empty"),
+            ("", "empty"),
+            (".", "empty"),
+        ],
+    )
+    def test_never_followed(self, target: str, why: str) -> None:
+        """URLs, absolute paths and `..` escapes give None with the reason."""
+        assert (None, why) == classify_target(target)
+
+    @given(st.text(max_size=200))
+    def test_result_stays_inside(self, target: str) -> None:
+        """A normalised target is never absolute and never climbs out."""
+        result = normalize_target(target)
+
+        assert result is None or not (result.startswith(("/", "../")) or result == "..")
