@@ -1,16 +1,14 @@
 """`memd run`: the composition root. Builds the parts, wires them, decides nothing.
 
-All memory work (discovery, loading, linting, rendering, publishing
-snapshots) runs on the watcher's one settle thread, so there is one writer and
-no locks. Two exceptions, each touching only its own directory's entries: a
-rebuild of many directories (start-up, rescans) fans out to a short-lived
-pool, and durability work (snapshot fsyncs, writing the status file through
-`memd.daemon.status`) runs in order on one flusher thread, so a save never
-waits behind the last batch's fsyncs. A directory is re-read in full at start,
-on rescans, after a racy build and every `FULL_READ_EVERY` batches; otherwise
-only the paths its events name are re-read. Observer threads only route events,
-and the main thread only waits for signals (and pings the systemd watchdog when
-asked to).
+The daemon is a map of `WatchedDir`s (memd.daemon.watched), one per memory
+directory, plus the wiring: the watcher, the scheduler, the status file and
+the telemetry sink. All memory work runs on the watcher's one settle thread,
+so there is one writer and no locks. Two exceptions, each touching only its
+own directory's object: a rebuild of many directories (start-up, rescans)
+fans out to a short-lived pool, and durability work (snapshot fsyncs, the
+status file) runs in order on one flusher thread, so a save never waits
+behind the last batch's fsyncs. Observer threads only route events, and the
+main thread only waits for signals (and pings the systemd watchdog).
 memd never writes into a memory directory here: only into its cache and state.
 """
 
@@ -26,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from memd.daemon.discovery import Discovery, discover
 from memd.daemon.notify import notify, watchdog_interval_seconds
 from memd.daemon.status import STATUS_HEARTBEAT_SECONDS, StatusWriter
-from memd.diagnostics import Severity, count_by_severity
+from memd.daemon.watched import REBUILD_RETRY_SECONDS, Rebuild, WatchedDir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -36,18 +34,12 @@ if TYPE_CHECKING:
 
     from memd.config import Config
     from memd.daemon.watcher import Batch
-    from memd.diagnostics import Diagnostic
     from memd.kairos.scheduler import DreamScheduler
-    from memd.lint.engine import LintCache
-    from memd.memory.memdir import MemDir, ParseCache
     from memd.snapshot.build import Snapshot
     from memd.snapshot.publish import Published
     from memd.snapshot.telemetry_sink import TelemetrySink
 
 SLOW_REBUILD_SECONDS = 5.0
-REBUILD_RETRY_SECONDS = 5.0
-INCREMENTAL_FROM_FILES = 50  # smaller directories are re-read and linted whole
-FULL_READ_EVERY = 100  # incremental reads trust events; re-read in full now and then
 PARALLEL_FROM_DIRS = 8  # fewer directories rebuild on the settle thread itself
 REBUILD_THREADS = 4
 
@@ -84,18 +76,7 @@ class _Daemon:
             settle_seconds=config.settle_seconds, on_batch=self._on_batch, log=log
         )
         self.discovery: Discovery | None = None
-        self.caches: dict[str, ParseCache] = {}
-        self.lint_caches: dict[str, LintCache] = {}
-        self.memdirs: dict[str, MemDir] = {}  # the last read, for incremental ones
-        self.reloads: dict[str, int] = {}  # incremental reads since the last full one
-        self.written: dict[
-            tuple[str, str], tuple[str, object]
-        ] = {}  # (dir, mode) -> (sha, inputs)
-        self.dirs: dict[str, dict[str, object]] = {}  # status per memory dir
-        self.broken: dict[
-            str, dict[str, tuple[str, ...]]
-        ] = {}  # dir -> relpath -> error codes
-        self.racy: dict[str, float] = {}  # dir -> monotonic time to re-check
+        self.dirs: dict[str, WatchedDir] = {}  # memory dir -> all known about it
         self.disabled_reported: set[tuple[str, str]] = set()  # (project, rule)
         self.sink = self._make_sink(config)
         self.scheduler: DreamScheduler | None = None
@@ -109,9 +90,10 @@ class _Daemon:
         self.rescans = 0
         self.last_status_line = ""
 
-    # -- process ---------------------------------------------------------
+    # -- the story ---------------------------------------------------------
 
     def serve(self) -> int:
+        """Sweep, watch, scan, schedule; then wait for a signal and shut down."""
         previous = {
             signum: signal.signal(signum, handler)
             for signum, handler in (
@@ -133,11 +115,7 @@ class _Daemon:
             # The first batch: discovery, then the watches, then the full scan.
             self.watcher.request(rediscover=True, rescan_all=True)
             self._start_scheduler()
-            ping = watchdog_interval_seconds(self.env)
-            while not self.stopping.is_set():
-                self.stopping.wait(ping)
-                if ping is not None and not self.stopping.is_set():
-                    notify("WATCHDOG=1", env=self.env)
+            self._wait_for_stop()
         finally:
             notify("STOPPING=1", env=self.env)
             self.log.info("daemon_stopping")
@@ -152,6 +130,14 @@ class _Daemon:
         self.log.info("daemon_stopped")
         return 0
 
+    def _wait_for_stop(self) -> None:
+        """Wait for SIGTERM/SIGINT, pinging the systemd watchdog when it asks."""
+        ping = watchdog_interval_seconds(self.env)
+        while not self.stopping.is_set():
+            self.stopping.wait(ping)
+            if ping is not None and not self.stopping.is_set():
+                notify("WATCHDOG=1", env=self.env)
+
     def _on_stop_signal(self, signum: int, frame: object) -> None:
         self.stopping.set()
 
@@ -162,6 +148,20 @@ class _Daemon:
     # -- the settle thread's work ------------------------------------------
 
     def _on_batch(self, batch: Batch) -> float | None:
+        """Handle one settled batch; return how long the watcher may sleep."""
+        self._maybe_reload_config(batch)
+        dirs, changed = self._dirs_to_rebuild(batch)
+        self._rebuild_all(dirs, changed)
+        self._report()
+        waits = [
+            w.recheck_at - time.monotonic()
+            for w in self.dirs.values()
+            if w.recheck_at is not None
+        ]
+        waits.append(STATUS_HEARTBEAT_SECONDS)
+        return max(0.0, min(waits))
+
+    def _maybe_reload_config(self, batch: Batch) -> None:
         config_stat = _stat_key(self.config_file)
         # Saved before its directory was watched, the file shows up only as a new stat.
         if (
@@ -171,15 +171,20 @@ class _Daemon:
         ):
             self.config_stat = config_stat
             self._reload_config()
+
+    def _dirs_to_rebuild(
+        self, batch: Batch
+    ) -> tuple[list[str], dict[str, frozenset[str] | None]]:
+        """Return the watched directories this batch touches, and what changed."""
         dirs = set(batch.memory_dirs)
         changed = _changed_relpaths(batch)
         if batch.rediscover or batch.rescan_all:
-            before = set(self.discovery.memory_dirs) if self.discovery else set()
+            before = self._known()
             added_watch = self._rediscover()
-            now_dirs = set(self.discovery.memory_dirs) if self.discovery else set()
+            now_dirs = self._known()
             dirs |= now_dirs - before
             for gone in before - now_dirs:
-                self._forget(gone)
+                self.dirs.pop(gone, None)
             if batch.rescan_all or added_watch:
                 if self.ready.is_set():
                     self.rescans += 1
@@ -190,32 +195,34 @@ class _Daemon:
                     )
                 dirs |= now_dirs
                 changed.clear()  # a rescan reads everything
-        known = set(self.discovery.memory_dirs) if self.discovery else set()
         now = time.monotonic()
-        for memory_dir, due in list(self.racy.items()):
-            if due <= now:
-                del self.racy[memory_dir]
-                dirs.add(memory_dir)
-                changed.pop(memory_dir, None)  # re-read in full once settled
-        self._rebuild_all(sorted(dirs & known), changed)
+        for watched in self.dirs.values():
+            if watched.due(now):
+                watched.recheck_at = None
+                dirs.add(watched.path)
+                changed.pop(watched.path, None)  # re-read in full once settled
+        return sorted(dirs & self._known()), changed
+
+    def _known(self) -> set[str]:
+        return set(self.discovery.memory_dirs) if self.discovery else set()
+
+    def _report(self) -> None:
+        """Tell systemd and daemon.json how things stand (READY=1 the first time)."""
+        line = self._status_line()
         if not self.ready.is_set():
             self.ready.set()
             self._write_status(force=True, wait=True)
-            notify(f"READY=1\nSTATUS={self._status_line()}", env=self.env)
+            notify(f"READY=1\nSTATUS={line}", env=self.env)
             self.log.info(
                 "daemon_ready",
-                dirs=len(known),
+                dirs=len(self._known()),
                 seconds=round(time.time() - self.started, 3),
             )
         else:
             self._write_status()
-            line = self._status_line()
             if line != self.last_status_line:
                 notify(f"STATUS={line}", env=self.env)
-        self.last_status_line = self._status_line()
-        waits = [due - time.monotonic() for due in self.racy.values()]
-        waits.append(STATUS_HEARTBEAT_SECONDS)
-        return max(0.0, min(waits))
+        self.last_status_line = line
 
     def _rediscover(self) -> bool:
         from memd.state import known_projects
@@ -269,18 +276,11 @@ class _Daemon:
         self.watcher.set_settle_seconds(config.settle_seconds)
         self.log.info("config_reloaded", path=self.config_file)
         if modes_changed:
-            self.written.clear()
+            for watched in self.dirs.values():
+                watched.written.clear()
             self.watcher.request(rescan_all=True)
 
-    def _forget(self, memory_dir: str) -> None:
-        self.caches.pop(memory_dir, None)
-        self.lint_caches.pop(memory_dir, None)
-        self.memdirs.pop(memory_dir, None)
-        self.dirs.pop(memory_dir, None)
-        self.broken.pop(memory_dir, None)
-        self.racy.pop(memory_dir, None)
-        for key in [key for key in self.written if key[0] == memory_dir]:
-            del self.written[key]
+    # -- rebuilding ----------------------------------------------------------
 
     def _rebuild_all(
         self, memory_dirs: list[str], changed: Mapping[str, frozenset[str] | None]
@@ -288,154 +288,67 @@ class _Daemon:
         """Rebuild each directory: many at once (start-up, rescans) in a few threads.
 
         The settle thread waits for them all. Each rebuild touches only its own
-        directory's entries in the daemon's dicts, and fsync releases the GIL,
-        so 1,000 projects' snapshot writes overlap instead of queueing.
+        `WatchedDir`, and fsync releases the GIL, so 1,000 projects' snapshot
+        writes overlap instead of queueing.
         """
-        if len(memory_dirs) < PARALLEL_FROM_DIRS:
-            for memory_dir in memory_dirs:
-                self._guarded_rebuild(memory_dir, changed.get(memory_dir), True)
+        shared = Rebuild(
+            config=self.config,
+            extra_guidelines=self.env.get("CLAUDE_COWORK_MEMORY_EXTRA_GUIDELINES")
+            or None,
+            store=self.store,
+            emit_loaded=self._emit_loaded,
+            log=self.log,
+        )
+        watched = [self.dirs.setdefault(d, WatchedDir(d)) for d in memory_dirs]
+        if len(watched) < PARALLEL_FROM_DIRS:
+            for one in watched:
+                self._guarded_rebuild(
+                    one, changed.get(one.path), shared, background=True
+                )
             return
         with ThreadPoolExecutor(REBUILD_THREADS, "memd-rebuild") as pool:
             for _ in pool.map(
-                self._guarded_rebuild,
-                memory_dirs,
-                [changed.get(d) for d in memory_dirs],
+                lambda one: self._guarded_rebuild(one, changed.get(one.path), shared),
+                watched,
             ):
                 pass
 
     def _guarded_rebuild(
         self,
-        memory_dir: str,
-        changed: frozenset[str] | None = None,
+        watched: WatchedDir,
+        changed: frozenset[str] | None,
+        shared: Rebuild,
+        *,
         background: bool = False,
     ) -> None:
+        """Rebuild one directory; a failure is logged and retried, never spread."""
         if self.stopping.is_set():
             return
         started = time.monotonic()
         try:
-            self._rebuild(memory_dir, changed, background=background)
-        except Exception as error:  # one guard per directory rebuild
-            self.log.exception("memory_dir_rebuild_failed", memory_dir=memory_dir)
-            self.dirs.setdefault(memory_dir, {})["error"] = (
-                f"{type(error).__name__}: {error}"
+            watched.rebuild(
+                changed,
+                shared,
+                source=self._source(watched.path),
+                flush_later=self._flush_later if background else None,
             )
-            # Retry on its own (a full disk frees up without touching the memory dir).
-            self.racy[memory_dir] = time.monotonic() + REBUILD_RETRY_SECONDS
+        except Exception as error:  # one guard per directory rebuild
+            self.log.exception("memory_dir_rebuild_failed", memory_dir=watched.path)
+            watched.failed(error)
         took = time.monotonic() - started
         if took > SLOW_REBUILD_SECONDS:
             self.log.warning(
-                "memory_dir_rebuild_slow", memory_dir=memory_dir, seconds=round(took, 3)
+                "memory_dir_rebuild_slow",
+                memory_dir=watched.path,
+                seconds=round(took, 3),
             )
 
-    def _rebuild(
-        self, memory_dir: str, changed: frozenset[str] | None, *, background: bool
+    def _flush_later(
+        self, watched: WatchedDir, mode: str, published: Published
     ) -> None:
-        """Re-read (only `changed` relpaths when known), re-render, write if new.
+        self.flusher.submit(self._flush, watched, mode, published)
 
-        With `background`, the new snapshot is flushed on the flusher thread.
-        """
-        from memd.lint.engine import LintCache
-        from memd.memory.memdir import ParseCache
-        from memd.memory.reader import load_memdir
-        from memd.snapshot.build import build_snapshot
-
-        log = self.log.bind(memory_dir=memory_dir)
-        status: dict[str, object] = {"source": self._source(memory_dir)}
-        self.dirs[memory_dir] = status
-        if not os.path.isdir(memory_dir):
-            status["missing"] = True
-            self.caches.pop(memory_dir, None)
-            self.lint_caches.pop(memory_dir, None)
-            self.memdirs.pop(memory_dir, None)
-            return
-        cache = self.caches.get(memory_dir)
-        if cache is None:
-            cache = self.caches[memory_dir] = ParseCache()
-        started_ns = time.time_ns()  # before reading: the racy-input rule needs it
-        last_read = self.memdirs.get(memory_dir)
-        reloads = self.reloads.get(memory_dir, 0) + 1
-        if last_read is None or changed is None or reloads >= FULL_READ_EVERY:
-            last_read, changed, reloads = None, None, 0
-        memdir = load_memdir(
-            memory_dir,
-            cache=cache,
-            max_file_bytes=self.config.max_topic_file_bytes,
-            previous=last_read,
-            changed=changed,
-        )
-        if last_read is None:  # forget files gone since
-            cache.prune(os.path.join(memdir.path, f.relpath) for f in memdir.files)
-        lint_cache: LintCache | None = None
-        if len(memdir.files) >= INCREMENTAL_FROM_FILES:
-            # Only a big directory repays keeping its last read and findings.
-            self.memdirs[memory_dir], self.reloads[memory_dir] = memdir, reloads
-            lint_cache = self.lint_caches.setdefault(memory_dir, LintCache())
-        else:
-            self.memdirs.pop(memory_dir, None)
-            self.lint_caches.pop(memory_dir, None)
-        extra = self.env.get("CLAUDE_COWORK_MEMORY_EXTRA_GUIDELINES") or None
-        first: Snapshot | None = None
-        built: dict[str, float] = {}
-        window_ns = self._racy_window_ns()
-        for mode in self.config.modes:
-            snapshot = build_snapshot(
-                memdir,
-                mode,
-                extra_guidelines=extra,
-                severities=self.config.lint_severities,
-                started_ns=started_ns,
-                lint_cache=lint_cache,
-            )
-            first = first or snapshot
-            key = (memory_dir, mode)
-            fingerprint = (snapshot.sha256, snapshot.inputs)
-            previous = self.written.get(key)
-            if previous is None:  # start-up: a warm cache may already hold it
-                stale = not self.store.matches(snapshot)
-            elif previous == fingerprint:  # a racy re-stamp, or the cache was wiped
-                stale = (
-                    self.store.read_fresh(memory_dir, mode, extra_guidelines=extra)
-                    is None
-                )
-            else:
-                stale = True
-            if previous is None and not stale:
-                self.written[key] = fingerprint
-                self._emit_loaded(snapshot)
-            elif stale:
-                published = self.store.publish(snapshot)
-                if background:
-                    self.flusher.submit(self._flush, memory_dir, key, published)
-                else:
-                    self.store.flush(published)
-                self.written[key] = fingerprint
-                if previous is None or previous[0] != snapshot.sha256:
-                    self._emit_loaded(snapshot)  # a re-stamp is not a new prompt
-                log.debug("snapshot_written", mode=mode, sha256=snapshot.sha256)
-                if _is_racy(snapshot, window_ns):
-                    self.racy[memory_dir] = time.monotonic() + window_ns / 1e9 + 0.05
-            built[mode] = snapshot.built_ns / 1e9
-        if first is None:  # no modes configured: lint only
-            from memd.lint.engine import lint_memdir
-
-            diagnostics = lint_memdir(
-                memdir, severities=self.config.lint_severities, cache=lint_cache
-            )
-        else:
-            diagnostics = first.diagnostics
-        errors, warnings, _ = count_by_severity(diagnostics)
-        status.update(
-            lint_errors=errors,
-            lint_warnings=warnings,
-            snapshots=built,
-            modes=list(self.config.modes),
-            files=len(memdir.files),
-        )
-        self._log_transitions(memory_dir, memdir, diagnostics, log)
-
-    def _flush(
-        self, memory_dir: str, key: tuple[str, str], published: Published
-    ) -> None:
+    def _flush(self, watched: WatchedDir, mode: str, published: Published) -> None:
         """Make a published snapshot durable; on failure, write it again later."""
         from memd.errors import SnapshotError
 
@@ -443,40 +356,10 @@ class _Daemon:
             self.store.flush(published)
         except SnapshotError as error:  # the old snapshot is back in place
             self.log.warning(
-                "snapshot_flush_failed", memory_dir=memory_dir, error=str(error)
+                "snapshot_flush_failed", memory_dir=watched.path, error=str(error)
             )
-            self.written.pop(key, None)
-            self.racy[memory_dir] = time.monotonic() + REBUILD_RETRY_SECONDS
+            watched.flush_failed(mode)
             self.watcher.wake_in(REBUILD_RETRY_SECONDS)
-
-    def _log_transitions(
-        self,
-        memory_dir: str,
-        memdir: MemDir,
-        diagnostics: tuple[Diagnostic, ...],
-        log: FilteringBoundLogger,
-    ) -> None:
-        """Log a file turning invalid once, and again only when it is fixed."""
-        by_file: dict[str, list[Diagnostic]] = {}
-        for diagnostic in diagnostics:
-            if diagnostic.severity == Severity.ERROR:
-                path = _relpath(memory_dir, diagnostic.path or "")
-                by_file.setdefault(path, []).append(diagnostic)
-        before = self.broken.get(memory_dir, {})
-        for path in sorted(set(by_file) - set(before)):
-            log.warning(
-                "memory_file_broken",
-                file=path,
-                diagnostics=[d.to_dict() for d in by_file[path]],
-            )
-        present = {f.relpath for f in memdir.files}
-        for path in sorted(set(before) - set(by_file)):
-            if path in present or os.path.lexists(os.path.join(memory_dir, path)):
-                log.info("memory_file_fixed", file=path)
-        self.broken[memory_dir] = {
-            path: tuple(sorted(d.code for d in found))
-            for path, found in by_file.items()
-        }
 
     # -- parts -------------------------------------------------------------
 
@@ -542,18 +425,13 @@ class _Daemon:
             self.log.info("stale_temp_files_removed", count=removed)
         sweep_versions(self.config.cache_dir, now_ns=time.time_ns())
 
-    def _racy_window_ns(self) -> int:
-        from memd.snapshot.store import RACY_WINDOW_NS
-
-        return RACY_WINDOW_NS
-
     def _source(self, memory_dir: str) -> str:
         return self.discovery.sources.get(memory_dir, "") if self.discovery else ""
 
     # -- status --------------------------------------------------------------
 
     def _status_line(self) -> str:
-        errors = sum(int(s.get("lint_errors", 0)) for s in self.dirs.values())  # type: ignore[call-overload]
+        errors = sum(int(w.status.get("lint_errors", 0)) for w in self.dirs.values())  # type: ignore[call-overload]
         return f"watching {len(self.dirs)} memory dirs, {errors} lint errors"
 
     def _write_status(
@@ -567,7 +445,7 @@ class _Daemon:
             "ready": self.ready.is_set(),
             "started": self.started,
             "config_file": self.config_file,
-            "dirs": {d: self.dirs[d] for d in sorted(self.dirs)},
+            "dirs": {d: self.dirs[d].status for d in sorted(self.dirs)},
             "disabled": [
                 list(item)
                 for item in (self.discovery.disabled if self.discovery else ())
@@ -596,21 +474,9 @@ def _changed_relpaths(batch: Batch) -> dict[str, frozenset[str] | None]:
     return {d: None if p is None else frozenset(p) for d, p in found.items()}
 
 
-def _is_racy(snapshot: Snapshot, window_ns: int) -> bool:
-    return any(
-        item.mtime_ns >= snapshot.built_ns - window_ns for item in snapshot.inputs
-    )
-
-
 def _stat_key(path: str) -> tuple[int, int, int]:
     try:
         st = os.stat(path)
     except OSError:
         return (-1, 0, 0)
     return (st.st_size, st.st_mtime_ns, st.st_ino)
-
-
-def _relpath(memory_dir: str, path: str) -> str:
-    if os.path.isabs(path):
-        return os.path.relpath(path, memory_dir).replace(os.sep, "/")
-    return path

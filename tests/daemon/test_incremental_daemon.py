@@ -6,7 +6,7 @@ import json
 import os
 from typing import TYPE_CHECKING
 
-from memd.daemon.run import INCREMENTAL_FROM_FILES
+from memd.daemon.watched import INCREMENTAL_FROM_FILES
 from memd.memory.reader import load_memdir
 from memd.snapshot.build import build_snapshot
 from tests.daemon.conftest import backdate, topic, wait_for

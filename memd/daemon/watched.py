@@ -1,0 +1,242 @@
+"""One watched memory directory: everything the daemon knows about it, and its rebuild.
+
+A `WatchedDir` holds the parse cache, the lint cache, the last read (for
+incremental re-reads), how many incremental reads have run since the last
+full one, the last snapshot written per mode, the status shown by `memd
+status`, the files currently broken, and when a racy or failed build must be
+re-checked. `rebuild` re-reads the directory (only the changed relpaths when
+they are known), re-renders each mode, and publishes what changed.
+
+Each object is touched by one thread at a time: the settle thread, or one
+rebuild worker during a fan-out, or the flusher for `flush_failed`.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+
+from memd.diagnostics import Severity, count_by_severity
+from memd.lint.engine import LintCache, lint_memdir
+from memd.memory.memdir import ParseCache
+from memd.memory.reader import load_memdir
+from memd.snapshot.build import build_snapshot
+from memd.snapshot.store import RACY_WINDOW_NS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from structlog.typing import FilteringBoundLogger
+
+    from memd.config import Config
+    from memd.diagnostics import Diagnostic
+    from memd.memory.memdir import MemDir
+    from memd.snapshot.build import Snapshot
+    from memd.snapshot.publish import Published, SnapshotStore
+
+INCREMENTAL_FROM_FILES = 50  # smaller directories are re-read and linted whole
+FULL_READ_EVERY = 100  # incremental reads trust events; re-read in full now and then
+REBUILD_RETRY_SECONDS = 5.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Rebuild:
+    """What every directory's rebuild shares: the settings, the store, the outlets."""
+
+    config: Config
+    extra_guidelines: str | None
+    store: SnapshotStore
+    emit_loaded: Callable[[Snapshot], None]
+    log: FilteringBoundLogger
+
+
+@dataclass(slots=True, eq=False)
+class WatchedDir:
+    """Everything the daemon knows about one memory directory."""
+
+    path: str
+    parse_cache: ParseCache = field(default_factory=ParseCache)
+    lint_cache: LintCache | None = None
+    last_read: MemDir | None = None  # kept only for big directories
+    reloads: int = 0  # incremental reads since the last full one
+    written: dict[str, tuple[str, object]] = field(default_factory=dict)  # mode ->
+    status: dict[str, object] = field(default_factory=dict)
+    broken: dict[str, tuple[str, ...]] = field(default_factory=dict)  # relpath -> codes
+    recheck_at: float | None = None  # monotonic time a racy or failed build is redone
+
+    def due(self, now: float) -> bool:
+        """Whether a racy or failed build is due for its re-check."""
+        return self.recheck_at is not None and self.recheck_at <= now
+
+    def recheck_in(self, seconds: float) -> None:
+        self.recheck_at = time.monotonic() + seconds
+
+    def forget_reads(self) -> None:
+        """Drop what was read (the directory is gone); keep nothing stale."""
+        self.parse_cache = ParseCache()
+        self.lint_cache = None
+        self.last_read = None
+
+    def flush_failed(self, mode: str) -> None:
+        """A published snapshot could not be made durable: write it again later."""
+        self.written.pop(mode, None)
+        self.recheck_in(REBUILD_RETRY_SECONDS)
+
+    def failed(self, error: BaseException) -> None:
+        """Record a rebuild that raised, and retry it on its own later."""
+        self.status["error"] = f"{type(error).__name__}: {error}"
+        # A full disk frees up without touching the memory dir.
+        self.recheck_in(REBUILD_RETRY_SECONDS)
+
+    def rebuild(
+        self,
+        changed: frozenset[str] | None,
+        shared: Rebuild,
+        *,
+        source: str,
+        flush_later: Callable[[WatchedDir, str, Published], None] | None = None,
+    ) -> None:
+        """Re-read (only `changed` relpaths when known), re-render, publish if new.
+
+        With `flush_later`, a new snapshot is made durable by that callback
+        (the daemon's flusher thread) instead of here.
+        """
+        config = shared.config
+        log = shared.log.bind(memory_dir=self.path)
+        self.status = {"source": source}
+        if not os.path.isdir(self.path):
+            self.status["missing"] = True
+            self.forget_reads()
+            return
+        started_ns = time.time_ns()  # before reading: the racy-input rule needs it
+        memdir = self._read(changed, config.max_topic_file_bytes)
+        first: Snapshot | None = None
+        built: dict[str, float] = {}
+        for mode in config.modes:
+            snapshot = build_snapshot(
+                memdir,
+                mode,
+                extra_guidelines=shared.extra_guidelines,
+                severities=config.lint_severities,
+                started_ns=started_ns,
+                lint_cache=self.lint_cache,
+            )
+            first = first or snapshot
+            self._publish(snapshot, shared, flush_later)
+            log.debug("snapshot_written", mode=mode, sha256=snapshot.sha256)
+            built[mode] = snapshot.built_ns / 1e9
+        if first is None:  # no modes configured: lint only
+            diagnostics = lint_memdir(
+                memdir, severities=config.lint_severities, cache=self.lint_cache
+            )
+        else:
+            diagnostics = first.diagnostics
+        errors, warnings, _ = count_by_severity(diagnostics)
+        self.status.update(
+            lint_errors=errors,
+            lint_warnings=warnings,
+            snapshots=built,
+            modes=list(config.modes),
+            files=len(memdir.files),
+        )
+        self._log_transitions(memdir, diagnostics, log)
+
+    def _read(self, changed: frozenset[str] | None, max_file_bytes: int) -> MemDir:
+        """Read the directory: incrementally when the last read and changes allow."""
+        previous = self.last_read
+        reloads = self.reloads + 1
+        if previous is None or changed is None or reloads >= FULL_READ_EVERY:
+            previous, changed, reloads = None, None, 0
+        memdir = load_memdir(
+            self.path,
+            cache=self.parse_cache,
+            max_file_bytes=max_file_bytes,
+            previous=previous,
+            changed=changed,
+        )
+        if previous is None:  # forget files gone since
+            self.parse_cache.prune(
+                os.path.join(memdir.path, f.relpath) for f in memdir.files
+            )
+        if len(memdir.files) >= INCREMENTAL_FROM_FILES:
+            # Only a big directory repays keeping its last read and findings.
+            self.last_read, self.reloads = memdir, reloads
+            if self.lint_cache is None:
+                self.lint_cache = LintCache()
+        else:
+            self.last_read, self.lint_cache = None, None
+        return memdir
+
+    def _publish(
+        self,
+        snapshot: Snapshot,
+        shared: Rebuild,
+        flush_later: Callable[[WatchedDir, str, Published], None] | None,
+    ) -> None:
+        """Publish `snapshot` unless the store already holds it, fresh and whole."""
+        store, mode = shared.store, snapshot.mode
+        fingerprint = (snapshot.sha256, snapshot.inputs)
+        previous = self.written.get(mode)
+        if previous is None:  # start-up: a warm cache may already hold it
+            if store.matches(snapshot):
+                self.written[mode] = fingerprint
+                shared.emit_loaded(snapshot)
+                return
+        elif previous == fingerprint:  # a racy re-stamp, or the cache was wiped
+            fresh = store.read_fresh(
+                self.path, mode, extra_guidelines=shared.extra_guidelines
+            )
+            if fresh is not None:
+                return
+        published = store.publish(snapshot)
+        if flush_later is None:
+            store.flush(published)
+        else:
+            flush_later(self, mode, published)
+        self.written[mode] = fingerprint
+        if previous is None or previous[0] != snapshot.sha256:
+            shared.emit_loaded(snapshot)  # a re-stamp is not a new prompt
+        if _is_racy(snapshot):
+            self.recheck_in(RACY_WINDOW_NS / 1e9 + 0.05)
+
+    def _log_transitions(
+        self,
+        memdir: MemDir,
+        diagnostics: tuple[Diagnostic, ...],
+        log: FilteringBoundLogger,
+    ) -> None:
+        """Log a file turning invalid once, and again only when it is fixed."""
+        by_file: dict[str, list[Diagnostic]] = {}
+        for diagnostic in diagnostics:
+            if diagnostic.severity == Severity.ERROR:
+                path = _relpath(self.path, diagnostic.path or "")
+                by_file.setdefault(path, []).append(diagnostic)
+        before = self.broken
+        for path in sorted(set(by_file) - set(before)):
+            log.warning(
+                "memory_file_broken",
+                file=path,
+                diagnostics=[d.to_dict() for d in by_file[path]],
+            )
+        present = {f.relpath for f in memdir.files}
+        for path in sorted(set(before) - set(by_file)):
+            if path in present or os.path.lexists(os.path.join(self.path, path)):
+                log.info("memory_file_fixed", file=path)
+        self.broken = {
+            path: tuple(sorted(d.code for d in found))
+            for path, found in by_file.items()
+        }
+
+
+def _is_racy(snapshot: Snapshot) -> bool:
+    return any(
+        item.mtime_ns >= snapshot.built_ns - RACY_WINDOW_NS for item in snapshot.inputs
+    )
+
+
+def _relpath(memory_dir: str, path: str) -> str:
+    if os.path.isabs(path):
+        return os.path.relpath(path, memory_dir).replace(os.sep, "/")
+    return path
