@@ -38,6 +38,7 @@ class Config:
     watch_dirs: tuple[str, ...] = ()
     watch_projects: tuple[str, ...] = ()
     settle_seconds: float = 0.1
+    sweep_seconds: float = 30.0  # stat sweep of every snapshot's inputs
     cache_dir: str
     state_dir: str
     modes: tuple[str, ...] = ("standard",)

@@ -213,6 +213,7 @@ KEYS: tuple[Key, ...] = (
     Key("watch_dirs", "watch.dirs", _strings, _paths_env, is_path=True),
     Key("watch_projects", "watch.projects", _strings, _paths_env, is_path=True),
     Key("settle_seconds", "watch.settle_seconds", _float(0.0)),
+    Key("sweep_seconds", "watch.sweep_seconds", _float(1.0)),
     Key("modes", "prompt.modes", _modes, _env_list),
     Key("team_memory", "prompt.team_memory", _bool),
     Key("kairos", "prompt.kairos", _bool),

@@ -6,6 +6,13 @@ the pid written into the file is only there to name the holder in messages.
 The lock file is written in place, not via `write_atomic`: replacing it would
 swap the inode under the lock and let a second daemon in.
 
+A file lock alone is keyed by where it lives: a daemon started with another
+`XDG_RUNTIME_DIR`, or after the state dir was deleted, would take a new one and
+run beside the first on the same cache and state. So the instance lock also
+claims one abstract Unix socket (Linux) per directory the daemon writes, named
+by a hash of its real path: nothing on disk can free it, the kernel drops it
+with its holder, and the holder's pid comes back through `SO_PEERCRED`.
+
 The dream lock is the reference's `<memory dir>/.consolidate-lock`
 (REFERENCE.md §6): its body is the holder's pid and its mtime the time of the
 last consolidation. A live holder younger than an hour blocks; an older or
@@ -18,7 +25,11 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import hashlib
 import os
+import socket
+import struct
+import sys
 import time
 from dataclasses import dataclass
 
@@ -43,14 +54,18 @@ CONSOLIDATE_STALE_SECONDS = 3600.0
 class InstanceLock:
     """A held single-instance lock; `release()` (or leaving the `with`) frees it."""
 
-    __slots__ = ("_fd", "path")
+    __slots__ = ("_claims", "_fd", "path")
 
-    def __init__(self, path: str, fd: int):
+    def __init__(self, path: str, fd: int, claims: tuple[socket.socket, ...] = ()):
         self.path = path
         self._fd: int | None = fd
+        self._claims = claims
 
     def release(self) -> None:
         """Unlock and close; the file stays so readers can see who held it last."""
+        for claim in self._claims:
+            claim.close()
+        self._claims = ()
         if self._fd is None:
             return
         try:
@@ -71,12 +86,28 @@ def lock_path(directory: str) -> str:
     return os.path.join(directory, LOCK_NAME)
 
 
-def acquire_instance_lock(directory: str) -> InstanceLock:
+def acquire_instance_lock(
+    directory: str, *, claims: tuple[str, ...] = ()
+) -> InstanceLock:
     """Take the lock in `directory` (created 0700 if missing) and write our pid.
+
+    `claims` are the directories this daemon will write (cache, state): each
+    is claimed by its real path too, so no second daemon can share one of
+    them, wherever its own lock file would live.
 
     Raises:
         LockHeldError: another live process holds it (its pid is in the message).
     """
+    lock = _acquire_file_lock(directory)
+    try:
+        lock._claims = _claim(claims)
+    except BaseException:
+        lock.release()
+        raise
+    return lock
+
+
+def _acquire_file_lock(directory: str) -> InstanceLock:
     os.makedirs(directory, mode=0o700, exist_ok=True)
     path = lock_path(directory)
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
@@ -96,6 +127,53 @@ def acquire_instance_lock(directory: str) -> InstanceLock:
         os.close(fd)
         raise
     return InstanceLock(path, fd)
+
+
+def claim_name(directory: str) -> str:
+    """Return the abstract socket name that claims `directory` (by its real path)."""
+    real = os.path.realpath(directory).encode("utf-8", "surrogateescape")
+    return "\0memd-instance-" + hashlib.sha256(real).hexdigest()[:32]
+
+
+def _claim(directories: tuple[str, ...]) -> tuple[socket.socket, ...]:
+    """Bind one abstract socket per directory; LockHeldError if one is taken."""
+    if not sys.platform.startswith("linux"):
+        return ()  # no abstract namespace: the file lock is all there is
+    held: list[socket.socket] = []
+    for directory in dict.fromkeys(directories):
+        name = claim_name(directory)
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+        try:
+            sock.bind(name)
+            sock.listen(1)
+        except OSError as error:
+            sock.close()
+            for other in held:
+                other.close()
+            if error.errno != errno.EADDRINUSE:
+                raise
+            pid = _holder_pid(name)
+            shown = str(pid) if pid is not None else "unknown"
+            raise LockHeldError(
+                f"memd is already running (pid {shown})", pid=pid
+            ) from None
+        held.append(sock)
+    return tuple(held)
+
+
+def _holder_pid(name: str) -> int | None:
+    """Ask the kernel which process holds the abstract socket `name`."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        probe.settimeout(1.0)
+        try:
+            probe.connect(name)
+            cred = probe.getsockopt(
+                socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")
+            )
+        except OSError:
+            return None
+    pid, _, _ = struct.unpack("3i", cred)
+    return pid or None
 
 
 def read_lock_pid(directory: str) -> int | None:

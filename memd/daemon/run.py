@@ -15,6 +15,7 @@ memd never writes into a memory directory here: only into its cache and state.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import signal
 import threading
@@ -40,6 +41,8 @@ if TYPE_CHECKING:
     from memd.snapshot.telemetry_sink import TelemetrySink
 
 SLOW_REBUILD_SECONDS = 5.0
+DEAF_SWEEP_SECONDS = 1.0  # how often directories a deaf watch covers are swept
+NATIVE_RETRY_SECONDS = (5.0, 300.0)  # first and longest wait to re-watch natively
 PARALLEL_FROM_DIRS = 8  # fewer directories rebuild on the settle thread itself
 REBUILD_THREADS = 4
 
@@ -56,7 +59,12 @@ def run(
     from memd.locks import acquire_instance_lock
 
     environ = dict(os.environ if env is None else env)
-    with acquire_instance_lock(runtime_dir(environ, state_dir=config.state_dir)):
+    lock_dir = runtime_dir(environ, state_dir=config.state_dir)
+    claims = (config.cache_dir, config.state_dir)
+    for directory in claims:  # claimed by real path: make it exist first
+        with contextlib.suppress(OSError):
+            os.makedirs(directory, mode=0o700, exist_ok=True)
+    with acquire_instance_lock(lock_dir, claims=claims):
         return _Daemon(config, log, environ).serve()
 
 
@@ -89,6 +97,13 @@ class _Daemon:
         self.status = StatusWriter(lambda: self.config.state_dir, self.flusher, log)
         self.rescans = 0
         self.last_status_line = ""
+        self.next_sweep = self.next_full_sweep = time.monotonic() + config.sweep_seconds
+        self.deaf: list[dict[str, object]] = []  # watch roots not fully watched
+        self.deaf_reported: set[tuple[object, object]] = set()
+        self.native_retry_at = 0.0
+        self.native_backoff = NATIVE_RETRY_SECONDS[0]
+        self.sweep_catches = 0  # directories a sweep found stale
+        self._ignore_own_files()
 
     # -- the story ---------------------------------------------------------
 
@@ -159,6 +174,7 @@ class _Daemon:
             if w.recheck_at is not None
         ]
         waits.append(STATUS_HEARTBEAT_SECONDS)
+        waits.append(self.next_sweep - time.monotonic())
         return max(0.0, min(waits))
 
     def _maybe_reload_config(self, batch: Batch) -> None:
@@ -196,12 +212,69 @@ class _Daemon:
                 dirs |= now_dirs
                 changed.clear()  # a rescan reads everything
         now = time.monotonic()
+        if now >= self.next_sweep and self.ready.is_set():
+            for stale in self._sweep(now):
+                dirs.add(stale)
+                changed.pop(stale, None)
         for watched in self.dirs.values():
             if watched.due(now):
                 watched.recheck_at = None
                 dirs.add(watched.path)
                 changed.pop(watched.path, None)  # re-read in full once settled
         return sorted(dirs & self._known()), changed
+
+    def _sweep(self, now: float) -> list[str]:
+        """Stat-sweep the watched directories; return those found out of date.
+
+        Every `sweep_seconds` all of them, and the watch health is checked;
+        while a watch is deaf, the directories under it every
+        `DEAF_SWEEP_SECONDS`, and native watching is retried with backoff.
+        """
+        full = now >= self.next_full_sweep
+        if full:
+            self.next_full_sweep = now + self.config.sweep_seconds
+            self._check_watch_health(now)
+        deaf_roots = [str(problem["root"]) for problem in self.deaf]
+        self.next_sweep = min(
+            self.next_full_sweep, now + DEAF_SWEEP_SECONDS if self.deaf else math.inf
+        )
+        extra = self.env.get("CLAUDE_COWORK_MEMORY_EXTRA_GUIDELINES") or None
+        stale = [
+            w.path
+            for w in list(self.dirs.values())
+            if (full or _under_any(w.path, deaf_roots))
+            and w.is_stale(self.store, self.config.modes, extra)
+        ]
+        if stale:
+            self.sweep_catches += len(stale)
+            self.log.info("sweep_found_stale", dirs=len(stale))
+        return stale
+
+    def _check_watch_health(self, now: float) -> None:
+        """Find deaf watches, log each once, and retry native watching with backoff."""
+        self.deaf = self.watcher.health()
+        for problem in self.deaf:
+            key = (problem["root"], problem["reason"])
+            if key not in self.deaf_reported:
+                self.watcher.fallbacks += 1
+                self.log.warning("watch_deaf", **problem, fallback="stat sweep")
+        self.deaf_reported = {(p["root"], p["reason"]) for p in self.deaf}
+        if not self.deaf:
+            self.native_backoff = NATIVE_RETRY_SECONDS[0]
+            return
+        if now >= self.native_retry_at:
+            self.native_retry_at = now + self.native_backoff
+            self.native_backoff = min(self.native_backoff * 2, NATIVE_RETRY_SECONDS[1])
+            self.log.info("watch_restarting", retry_in=self.native_backoff)
+            self.watcher.restart()
+
+    def _ignore_own_files(self) -> None:
+        """Never react to memd's own writes, even when they lie in a watched tree."""
+        from memd.config import runtime_dir
+
+        own = (self.config.cache_dir, self.config.state_dir)
+        runtime = runtime_dir(self.env, state_dir=self.config.state_dir)
+        self.watcher.ignore((*own, runtime))
 
     def _known(self) -> set[str]:
         return set(self.discovery.memory_dirs) if self.discovery else set()
@@ -274,6 +347,7 @@ class _Daemon:
         modes_changed = config.modes != self.config.modes
         self.config = config
         self.watcher.set_settle_seconds(config.settle_seconds)
+        self._ignore_own_files()
         self.log.info("config_reloaded", path=self.config_file)
         if modes_changed:
             for watched in self.dirs.values():
@@ -453,6 +527,8 @@ class _Daemon:
             "rescans": self.rescans,
             "queue_overflows": self.watcher.overflows,
             "fallbacks": self.watcher.fallbacks,
+            "watch": {"state": "degraded" if self.deaf else "ok", "deaf": self.deaf},
+            "sweep_catches": self.sweep_catches,
             "telemetry_dropped": int(getattr(self.sink, "dropped", 0)),
             "watched_roots": self.watcher.watched_roots(),
             "next_dream": scheduler.get("next_dream"),
@@ -480,3 +556,12 @@ def _stat_key(path: str) -> tuple[int, int, int]:
     except OSError:
         return (-1, 0, 0)
     return (st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def _under_any(path: str, roots: list[str]) -> bool:
+    """Whether `path` is one of `roots`, inside one, or contains one."""
+    for root in roots:
+        a, b = path.rstrip(os.sep) + os.sep, root.rstrip(os.sep) + os.sep
+        if a.startswith(b) or b.startswith(a):
+            return True
+    return False

@@ -73,6 +73,22 @@ class WatchedDir:
     def recheck_in(self, seconds: float) -> None:
         self.recheck_at = time.monotonic() + seconds
 
+    def is_stale(
+        self, store: SnapshotStore, modes: tuple[str, ...], extra: str | None
+    ) -> bool:
+        """Whether a stat sweep finds this directory out of date.
+
+        A snapshot whose inputs no longer stat the same (a `touch`, an event
+        the watcher missed), or that is gone (a wiped cache), or a directory
+        that came back after being missing.
+        """
+        if self.status.get("missing"):
+            return os.path.isdir(self.path)
+        return any(
+            store.read_fresh_bytes(self.path, mode, extra_guidelines=extra) is None
+            for mode in modes
+        )
+
     def forget_reads(self) -> None:
         """Drop what was read (the directory is gone); keep nothing stale."""
         self.parse_cache = ParseCache()

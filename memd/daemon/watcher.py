@@ -15,6 +15,13 @@ Behaviour relied on (watchdog 7.1, Linux inotify; SPEC §7):
   `watchdog.observers.inotify_c`, emitting no event: we listen to that log
   record and rescan everything.
 
+watchdog can go deaf without a sound: its one shared inotify thread dies on an
+exception (a rename storm's KeyError, a RecursionError under a deep chain), a
+recursive watch silently skips subdirectories it could not add (ENOSPC), and
+warnings can flood the log. `health()` looks for each of these; the daemon
+then sweeps the affected directories by stat and calls `restart()` with
+backoff to get native watching back.
+
 Only this module imports watchdog; nothing past `Change` knows its types.
 `Change`, `Batch` and the settle thread live in `memd.daemon.settle` (re-exported here).
 """
@@ -26,6 +33,7 @@ import errno
 import logging
 import os
 import threading
+import time
 
 from watchdog.events import (
     DirCreatedEvent,
@@ -55,6 +63,8 @@ if TYPE_CHECKING:
     from watchdog.observers.api import BaseObserver, ObservedWatch
 
 _EXHAUSTED = frozenset({errno.ENOSPC, errno.EMFILE})
+MAX_WATCH_DEPTH = 34  # below a watch root: projects/<project>/memory/ + 32 levels
+RUNAWAY_RECORDS_PER_MINUTE = 200  # watchdog log records; more means it is thrashing
 _VANISHED = frozenset({errno.ENOENT, errno.ENOTDIR})
 _OVERFLOW_LOGGERS = ("watchdog.observers.inotify_c", "watchdog.observers.inotify")
 
@@ -91,12 +101,17 @@ class Watcher:
         self._files: frozenset[str] = frozenset()
         self._wanted: tuple[str, ...] = ()
         self._projects_root = ""
+        self._ignored: tuple[str, ...] = ()
+        self._failed: dict[str, str] = {}  # root path -> why it could not be watched
         self._overflow = _OverflowHandler(self._on_overflow)
+        self._runaway = _RunawayFilter(RUNAWAY_RECORDS_PER_MINUTE)
 
     def start(self) -> None:
         """Start the observer and the settle thread (no watches yet)."""
         for name in _OVERFLOW_LOGGERS:
             logging.getLogger(name).addHandler(self._overflow)
+        for name in _watchdog_loggers():
+            logging.getLogger(name).addFilter(self._runaway)
         self._observer.start()
         self._settler.start()
 
@@ -109,6 +124,62 @@ class Watcher:
                 observer.join(timeout=10)
         for name in _OVERFLOW_LOGGERS:
             logging.getLogger(name).removeHandler(self._overflow)
+        for name in _watchdog_loggers():
+            logging.getLogger(name).removeFilter(self._runaway)
+
+    def ignore(self, paths: tuple[str, ...]) -> None:
+        """Drop events at or below `paths` (memd's own cache, state and runtime)."""
+        forms = {os.path.abspath(p) for p in paths} | {
+            os.path.realpath(p) for p in paths
+        }
+        self._ignored = tuple(sorted(f.rstrip(os.sep) for f in forms if f))
+
+    def health(self) -> list[dict[str, object]]:
+        """Return each watch root that is not fully watched, and why.
+
+        Looks for a dead shared inotify thread or emitter, a root whose
+        schedule failed, subdirectories a recursive watch skipped, trees deeper
+        than `MAX_WATCH_DEPTH`, and a runaway stream of watchdog warnings.
+        """
+        with self._lock:
+            problems: list[dict[str, object]] = [
+                {"root": r, "reason": why} for r, why in self._failed.items()
+            ]
+            thread_dead = self._kind == "native" and not _shared_inotify_alive()
+            runaway = self._runaway.tripped
+            for root, (watch, kind, observer) in sorted(
+                self._watches.items(), key=lambda item: item[0].path
+            ):
+                reason = ""
+                if kind == "native" and thread_dead:
+                    reason = "inotify thread stopped"
+                elif kind == "native" and runaway:
+                    reason = "runaway watchdog warnings"
+                elif not _is_alive(observer, watch):
+                    reason = "watch thread stopped"
+                elif root.recursive:
+                    reason = _coverage_problem(observer, watch, root.path, kind)
+                if reason:
+                    problems.append({"root": root.path, "reason": reason})
+            return problems
+
+    def restart(self) -> None:
+        """Start a fresh native observer and watch every root again (after `health`)."""
+        with self._lock:
+            old = self._observer
+            with contextlib.suppress(Exception):  # it may be half dead already
+                old.unschedule_all()
+                old.stop()
+            _reset_shared_inotify()
+            self._runaway.reset()
+            self._observer, self._kind = self._main_observer()
+            self._observer.start()
+            roots = list(self._watches)
+            self._watches.clear()
+            self._failed.clear()
+            for root in sorted(roots, key=lambda r: (not r.recursive, r.path)):
+                self._schedule(root)
+        self._settler.flag(rescan_all=True, rediscover=True)
 
     def watch(self, discovery: Discovery) -> bool:
         """Make the watches match `discovery`; return True if a watch was (re)added."""
@@ -177,6 +248,7 @@ class Watcher:
             return self._polling_observer(start=False), "polling"
 
     def _schedule(self, root: WatchRoot) -> bool:
+        self._failed.pop(root.path, None)
         try:
             watch = self._observer.schedule(
                 self._handler,
@@ -184,6 +256,12 @@ class Watcher:
                 recursive=root.recursive,
                 event_filter=_event_filter(polling=self._kind == "polling"),
             )
+        except RecursionError:
+            # watchdog's recursive walk of a very deep chain: the daemon sweeps it.
+            self.fallbacks += 1
+            self._failed[root.path] = "directory tree too deep to watch"
+            self._log.warning("watch_failed", path=root.path, error="too deep")
+            return False
         except OSError as error:
             if error.errno in _VANISHED:
                 # Gone between planning and scheduling: look again after it settles.
@@ -207,7 +285,8 @@ class Watcher:
                     recursive=root.recursive,
                     event_filter=_event_filter(polling=True),
                 )
-            except OSError as again:
+            except (OSError, RecursionError) as again:
+                self._failed[root.path] = str(again) or type(again).__name__
                 self._log.warning("watch_failed", path=root.path, error=str(again))
                 return False
             self._watches[root] = (watch, "polling", polling)
@@ -237,6 +316,12 @@ class Watcher:
 
     def _route(self, path: str, kind: str, is_directory: bool) -> None:
         self.events += 1
+        if path in self._files:  # settings, config, memd's list of known projects
+            self._settler.touch_file(path)
+            return
+        for ignored in self._ignored:
+            if path == ignored or path.startswith(ignored + os.sep):
+                return
         dirs = self._dirs
         memory_dir = memory_dir_of(path, dirs)
         if memory_dir is not None:
@@ -246,9 +331,6 @@ class Watcher:
             )
             if path == memory_dir and is_directory:
                 self._settler.flag(rediscover=True, urgent=False)
-            return
-        if path in self._files:
-            self._settler.touch_file(path)
             return
         if is_directory and self._is_structural(path):
             self._settler.flag(rediscover=True, urgent=False)
@@ -284,6 +366,86 @@ def _is_alive(observer: BaseObserver, watch: ObservedWatch) -> bool:
     return any(e.watch == watch and e.is_alive() for e in list(observer.emitters))
 
 
+def _watchdog_loggers() -> list[str]:
+    """watchdog's loggers (a logger's filters do not apply to its children)."""
+    known = logging.root.manager.loggerDict
+    return ["watchdog", *(n for n in list(known) if n.startswith("watchdog."))]
+
+
+def _shared_inotify_alive() -> bool:
+    """Whether watchdog's one shared inotify reader thread is still running."""
+    try:
+        from watchdog.observers.inotify_c import InotifyFD
+    except ImportError:  # not Linux: no shared reader
+        return True
+    instance = InotifyFD._instance  # private: the only way to see it
+    return instance is None or instance.is_alive()
+
+
+def _reset_shared_inotify() -> None:
+    """Forget watchdog's dead shared inotify reader, so the next watch starts one."""
+    try:
+        from watchdog.observers.inotify_c import InotifyFD
+    except ImportError:
+        return
+    with InotifyFD._global_lock:
+        instance, InotifyFD._instance = InotifyFD._instance, None
+    if instance is not None:
+        with contextlib.suppress(Exception):
+            instance.stop()
+
+
+def _coverage_problem(
+    observer: BaseObserver, watch: ObservedWatch, root: str, kind: str
+) -> str:
+    """Say what a recursive watch of `root` misses: skipped or too-deep directories."""
+    directories, too_deep = bounded_subdirectories(root, MAX_WATCH_DEPTH)
+    if too_deep:
+        return f"deeper than {MAX_WATCH_DEPTH} levels below the watch"
+    if kind != "native":
+        return ""
+    watched = _natively_watched(observer, watch)
+    if watched is None:
+        return ""
+    missing = [d for d in directories if os.fsencode(d) not in watched]
+    return f"{len(missing)} subdirectories not watched" if missing else ""
+
+
+def _natively_watched(
+    observer: BaseObserver, watch: ObservedWatch
+) -> set[bytes] | None:
+    """The directories a native recursive watch has inotify watches on, if visible."""
+    for emitter in list(observer.emitters):
+        if emitter.watch == watch:
+            group = getattr(emitter, "_inotify", None)
+            paths = getattr(group, "_active_callbacks_by_path", None)
+            return None if paths is None else set(dict(paths))
+    return None
+
+
+def bounded_subdirectories(root: str, max_depth: int) -> tuple[list[str], bool]:
+    """Every directory below `root` (no symlinks followed), and whether any lie deeper.
+
+    Iterative, so a chain of 10,000 directories costs no recursion.
+    """
+    found: list[str] = []
+    stack = [(root, 0)]
+    too_deep = False
+    while stack:
+        path, depth = stack.pop()
+        found.append(path)
+        try:
+            with os.scandir(path) as entries:
+                children = [e.path for e in entries if e.is_dir(follow_symlinks=False)]
+        except OSError:
+            continue
+        if children and depth >= max_depth:
+            too_deep = True
+            continue
+        stack.extend((child, depth + 1) for child in children)
+    return found, too_deep
+
+
 class _Handler(FileSystemEventHandler):
     """Turns each watchdog event into one or two `_route(path, kind, is_dir)` calls."""
 
@@ -315,3 +477,32 @@ class _OverflowHandler(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         if "overflow" in str(record.msg).lower():
             self._callback()
+
+
+class _RunawayFilter(logging.Filter):
+    """Lets watchdog's log records through until they come faster than a limit.
+
+    Past `per_minute` in a minute the rest are dropped and `tripped` is set:
+    watchdog is thrashing (a deep tree re-added over and over), so the daemon
+    treats the native watches as deaf instead of logging hundreds of MiB.
+    """
+
+    def __init__(self, per_minute: int):
+        super().__init__()
+        self.per_minute = per_minute
+        self.reset()
+
+    def reset(self) -> None:
+        self.window_start = time.monotonic()
+        self.count = 0
+        self.tripped = False
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        now = time.monotonic()
+        if now - self.window_start > 60.0:
+            self.window_start, self.count = now, 0
+        self.count += 1
+        if self.count > self.per_minute:
+            self.tripped = True
+            return False
+        return True

@@ -2,7 +2,7 @@
 
 Layout, per memory directory and mode::
 
-    <cache>/snapshots/<sanitize_path(memory_dir)>/
+    <cache>/snapshots/<sanitize_path(memory_dir)>-<hash of memory_dir>/
         <mode> -> .<mode>.<version>        symlink, swapped atomically by rename
         .<mode>.<version>/prompt.md        the prompt bytes
                           meta.txt         plain text for the hot path (str.split)
@@ -146,10 +146,14 @@ class SnapshotReader:
         self.cache_dir = cache_dir
 
     def key_dir(self, memory_dir: str) -> str:
-        """Return `<cache>/snapshots/<sanitize_path(memory_dir)>`: all of its modes."""
-        return os.path.join(
-            self.cache_dir, "snapshots", sanitize_path(_with_sep(memory_dir))
-        )
+        """Return `<cache>/snapshots/<key>`, the directory holding all of its modes.
+
+        The key is `sanitize_path(memory_dir)` plus a hash of the exact path:
+        sanitizing alone maps `team_a` and `team-a` to one name.
+        """
+        path = _with_sep(memory_dir)
+        key = f"{sanitize_path(path)}-{fingerprint(path)}"
+        return os.path.join(self.cache_dir, "snapshots", key)
 
     def directory_for(self, memory_dir: str, mode: str) -> str:
         """Return `<cache>/snapshots/<sanitize_path(memory_dir)>/<mode>/` (the link)."""

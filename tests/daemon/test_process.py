@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 from pathlib import Path
@@ -47,6 +48,34 @@ class TestLifecycle:
         assert (
             f"memd: memd is already running (pid {daemon.proc.pid})\n" == second.stderr
         )
+
+    def test_second_instance_refused_with_another_runtime_dir(
+        self, start_daemon: Starter, project: Path, tmp_path: Path
+    ) -> None:
+        """Another XDG_RUNTIME_DIR would hold another lock file; same cache: refused."""
+        daemon = start_daemon()
+        other = tmp_path / "other-runtime"
+        other.mkdir(mode=0o700)
+        env = {**daemon.env, "XDG_RUNTIME_DIR": str(other)}
+        second = subprocess.run(
+            [*MEMD, "run"], env=env, capture_output=True, text=True, timeout=30
+        )
+
+        assert 1 == second.returncode
+        assert f"(pid {daemon.proc.pid})" in second.stderr
+
+    def test_second_instance_refused_after_the_state_dir_is_deleted(
+        self, start_daemon: Starter, project: Path
+    ) -> None:
+        """Deleting the state dir (and the lock file with it) frees nothing."""
+        env = {"XDG_RUNTIME_DIR": ""}  # the lock file then lives in the state dir
+        daemon = start_daemon(**env)
+        shutil.rmtree(daemon.home.state / "memd")
+        second = daemon.memd("run")
+
+        assert 1 == second.returncode
+        assert "already running" in second.stderr
+        daemon.assert_alive()
 
     @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
     def test_stop_signals_exit_zero(

@@ -96,12 +96,28 @@ def _fx(tmp_path: Path) -> Fixture:
 
 class TestLayout:
     def test_paths(self, fx: Fixture, tmp_path: Path) -> None:
-        """The snapshot lives under <cache>/snapshots/<sanitized dir>/<mode>/."""
-        key = re.sub("[^A-Za-z0-9]", "-", str(fx.memory) + os.sep)
+        """The snapshot lives under <cache>/snapshots/<sanitized dir>-<hash>/<mode>/."""
+        sanitized = re.sub("[^A-Za-z0-9]", "-", str(fx.memory) + os.sep)
+        directory = fx.store.directory_for(str(fx.memory) + os.sep, "team")
 
+        key = Path(directory).parent.name
+        assert re.fullmatch(re.escape(sanitized) + "-[0-9a-f]{16}", key)
         expected = str(tmp_path / "cache" / "snapshots" / key / "team") + os.sep
-        assert expected == fx.store.directory_for(str(fx.memory) + os.sep, "team")
+        assert expected == directory
         assert expected + "prompt.md" == fx.store.prompt_path(str(fx.memory), "team")
+
+    def test_dirs_that_sanitize_alike_get_their_own_keys(
+        self, fx: Fixture, tmp_path: Path
+    ) -> None:
+        """`team_a` and `team-a` sanitize to one name; each keeps its own snapshot."""
+        underscore, dash = tmp_path / "team_a", tmp_path / "team-a"
+        for directory, text in ((underscore, "underscore\n"), (dash, "dash\n")):
+            directory.mkdir()
+            fx.store.write(make_snapshot(directory, text))
+
+        assert fx.store.key_dir(str(underscore)) != fx.store.key_dir(str(dash))
+        assert "underscore\n" == fx.store.read_fresh(str(underscore), "standard")
+        assert "dash\n" == fx.store.read_fresh(str(dash), "standard")
 
     def test_write_files(self, fx: Fixture) -> None:
         """write() publishes the prompt, meta.txt/json, diagnostics and manifest."""

@@ -1,0 +1,195 @@
+"""What events miss, the daemon still sees: the stat sweep, deaf watches, quiet idling.
+
+Each test runs a real `memd run` and checks an outcome a user would: the
+snapshot catches up, the daemon keeps serving every other project, and it
+neither spins nor writes when nothing happens.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Home
+from tests.daemon.conftest import Daemon, Starter, backdate, topic, wait_for
+
+pytestmark = [pytest.mark.daemon, pytest.mark.slow]
+
+
+def _make_project(claude: Path, name: str) -> Path:
+    memory = claude / "projects" / name / "memory"
+    memory.mkdir(parents=True)
+    (memory / "user_role.md").write_text(topic("user_role"))
+    (memory / "MEMORY.md").write_text("- [Role](user_role.md) — who the user is\n")
+    backdate(memory)
+    return memory
+
+
+def _status(daemon: Daemon) -> dict[str, object]:
+    path = daemon.home.state / "memd" / "daemon.json"
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+class TestSweep:
+    def test_touch_alone_reaches_the_snapshot(
+        self, start_daemon: Starter, project: Path
+    ) -> None:
+        """`touch` sends no event memd listens to; the recall manifest shows mtimes."""
+        daemon = start_daemon(MEMD_SWEEP_SECONDS="1")
+        daemon.wait_fresh(project)
+        then = time.time() - 3600
+        os.utime(project / "user_role.md", (then, then))
+
+        daemon.wait_fresh(project)
+        assert daemon.events("sweep_found_stale")
+
+    def test_a_wiped_cache_is_rebuilt(
+        self, start_daemon: Starter, project: Path
+    ) -> None:
+        """Deleting the snapshot cache under a running daemon heals without a save."""
+        daemon = start_daemon(MEMD_SWEEP_SECONDS="1")
+        daemon.wait_fresh(project)
+        shutil.rmtree(daemon.home.cache / "memd" / "snapshots")
+
+        daemon.wait_fresh(project)
+
+
+class TestDeafWatches:
+    def test_a_chain_too_deep_to_watch_leaves_the_daemon_serving(
+        self,
+        start_daemon: Starter,
+        isolated_home: Home,
+        project: Path,
+        request: pytest.FixtureRequest,
+    ) -> None:
+        """1,100 nested directories kill watchdog's recursive walk; memd still works."""
+        deep = _make_project(isolated_home.claude, "-deep")
+        _chain(deep, 1100)
+        request.addfinalizer(lambda: _unchain(deep))  # rmtree recurses: too deep
+        daemon = start_daemon(MEMD_SWEEP_SECONDS="1")
+        daemon.wait_fresh(project)
+
+        (project / "user_role.md").write_text(topic("user_role", body="Changed.\n"))
+        daemon.wait_fresh(project)
+        (deep / "user_role.md").write_text(topic("user_role", body="Deep too.\n"))
+        daemon.wait_fresh(deep)
+        watch = wait_for(
+            lambda: (_status(daemon).get("watch") or {}).get("deaf"),
+            what="the deep tree reported in daemon.json",
+        )
+        assert any("deep" in str(problem) for problem in watch)  # type: ignore[attr-defined]
+        assert daemon.events("watch_deaf")
+
+    def test_a_rename_storm_never_leaves_a_project_stale(
+        self, start_daemon: Starter, isolated_home: Home, project: Path
+    ) -> None:
+        """Renaming projects onto just-deleted ones, in a loop; saves still arrive."""
+        daemon = start_daemon(MEMD_SWEEP_SECONDS="2")
+        daemon.wait_fresh(project)
+        projects = isolated_home.claude / "projects"
+        storm = [_make_project(isolated_home.claude, f"-storm-{i}") for i in range(4)]
+        deadline = time.monotonic() + 5
+        round_ = 0
+        while time.monotonic() < deadline:
+            round_ += 1
+            for i, memory in enumerate(storm):
+                source, target = memory.parent, projects / f"-storm-{(i + 1) % 4}"
+                moved = projects / f"-moving-{i}"
+                os.rename(source, moved)
+                shutil.rmtree(target, ignore_errors=True)
+                os.rename(moved, target)
+                (target / "memory" / "user_role.md").write_text(
+                    topic("user_role", body=f"Round {round_}.\n")
+                )
+        (project / "user_role.md").write_text(topic("user_role", body="After.\n"))
+
+        daemon.wait_fresh(project)
+        daemon.assert_alive()
+
+
+class TestQuiet:
+    def test_idle_with_its_own_files_in_a_watched_tree(
+        self, start_daemon: Starter, isolated_home: Home, project: Path
+    ) -> None:
+        """State and cache inside a watched dir: idle means no CPU and no writes."""
+        state = isolated_home.home / "notes" / ".state"
+        cache = isolated_home.home / "notes" / ".cache"
+        notes = isolated_home.home / "notes"
+        notes.mkdir()
+        (notes / "MEMORY.md").write_text("- [Role](user_role.md) — who\n")
+        (notes / "user_role.md").write_text(topic("user_role"))
+        backdate(notes)
+        daemon = start_daemon(
+            MEMD_WATCH_DIRS=str(notes),
+            XDG_STATE_HOME=str(state),
+            XDG_CACHE_HOME=str(cache),
+        )
+        status = state / "memd" / "daemon.json"
+        wait_for(status.exists, what="daemon.json")
+        time.sleep(2)  # let start-up's own writes settle
+        before_cpu = _cpu_seconds(daemon.proc.pid)
+        writes, last = 0, _stamp(status)
+        stop = time.monotonic() + 10
+        while time.monotonic() < stop:
+            time.sleep(0.05)
+            stamp = _stamp(status)
+            if stamp != last:
+                writes, last = writes + 1, stamp
+        cpu = _cpu_seconds(daemon.proc.pid) - before_cpu
+
+        assert cpu < 0.1, f"{cpu:.3f} CPU-s idle"
+        assert writes <= 2
+
+
+def _chain(top: Path, depth: int) -> None:
+    """Nest `depth` directories named `d` below `top`, relative to descriptors."""
+    fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(depth):
+            os.mkdir("d", dir_fd=fd)
+            inner = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+    finally:
+        os.close(fd)
+
+
+def _unchain(top: Path) -> None:
+    """Remove a `_chain` from the bottom up, without recursion."""
+    fds = [os.open(top, os.O_RDONLY | os.O_DIRECTORY)]
+    try:
+        while True:
+            try:
+                fds.append(os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fds[-1]))
+            except FileNotFoundError:
+                break
+        while len(fds) > 1:
+            os.close(fds.pop())
+            os.rmdir("d", dir_fd=fds[-1])
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    try:
+        st = path.stat()
+    except OSError:
+        return (0, 0)
+    return (st.st_ino, st.st_mtime_ns)
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User plus system CPU time of `pid` and its threads, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = int(fields[11]) + int(fields[12])  # utime, stime
+    return ticks / os.sysconf("SC_CLK_TCK")
