@@ -20,6 +20,7 @@ import os
 import signal
 import threading
 import time
+from concurrent import futures
 from concurrent.futures import ThreadPoolExecutor
 
 from memd.daemon.discovery import Discovery, discover
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
     from memd.snapshot.publish import Published
     from memd.snapshot.telemetry_sink import TelemetrySink
 
-SLOW_REBUILD_SECONDS = 5.0
+REBUILD_BUDGET_SECONDS = 1.0  # past this a rebuild is slow and runs on alone
 DEAF_SWEEP_SECONDS = 1.0  # how often directories a deaf watch covers are swept
 NATIVE_RETRY_SECONDS = (5.0, 300.0)  # first and longest wait to re-watch natively
 PARALLEL_FROM_DIRS = 8  # fewer directories rebuild on the settle thread itself
@@ -217,7 +218,7 @@ class _Daemon:
                 dirs.add(stale)
                 changed.pop(stale, None)
         for watched in self.dirs.values():
-            if watched.due(now):
+            if watched.due(now) or (watched.pending and not watched.busy):
                 watched.recheck_at = None
                 dirs.add(watched.path)
                 changed.pop(watched.path, None)  # re-read in full once settled
@@ -359,11 +360,15 @@ class _Daemon:
     def _rebuild_all(
         self, memory_dirs: list[str], changed: Mapping[str, frozenset[str] | None]
     ) -> None:
-        """Rebuild each directory: many at once (start-up, rescans) in a few threads.
+        """Rebuild each directory in worker threads; wait for slow ones only a while.
 
-        The settle thread waits for them all. Each rebuild touches only its own
-        `WatchedDir`, and fsync releases the GIL, so 1,000 projects' snapshot
-        writes overlap instead of queueing.
+        Many directories at once (start-up, rescans) share `REBUILD_THREADS`;
+        fsync releases the GIL, so 1,000 projects' snapshot writes overlap.
+        The settle thread waits until every rebuild is done, or until
+        `REBUILD_BUDGET_SECONDS` pass with none finishing: a directory still
+        rebuilding then is *slow*. It finishes in the background, shown in
+        `memd status`, and never holds up the others' snapshots; changes that
+        arrive meanwhile are read once it is done.
         """
         shared = Rebuild(
             config=self.config,
@@ -373,19 +378,48 @@ class _Daemon:
             emit_loaded=self._emit_loaded,
             log=self.log,
         )
-        watched = [self.dirs.setdefault(d, WatchedDir(d)) for d in memory_dirs]
-        if len(watched) < PARALLEL_FROM_DIRS:
-            for one in watched:
-                self._guarded_rebuild(
-                    one, changed.get(one.path), shared, background=True
-                )
+        todo: list[WatchedDir] = []
+        for path in memory_dirs:
+            watched = self.dirs.setdefault(path, WatchedDir(path))
+            if watched.busy:  # still on its last rebuild: read it again after
+                watched.pending = True
+            else:
+                todo.append(watched)
+        if not todo:
             return
-        with ThreadPoolExecutor(REBUILD_THREADS, "memd-rebuild") as pool:
-            for _ in pool.map(
-                lambda one: self._guarded_rebuild(one, changed.get(one.path), shared),
-                watched,
-            ):
-                pass
+        background = len(todo) < PARALLEL_FROM_DIRS  # a save: flush off its path
+        threads = min(REBUILD_THREADS, len(todo))
+        pool = ThreadPoolExecutor(threads, "memd-rebuild")
+        running = set()
+        for watched in todo:
+            watched.busy = True
+            running.add(
+                pool.submit(
+                    self._guarded_rebuild,
+                    watched,
+                    None if watched.pending else changed.get(watched.path),
+                    shared,
+                    background=background,
+                )
+            )
+            watched.pending = False
+        pool.shutdown(wait=False)  # slow rebuilds finish on their own threads
+        while running:
+            done, running = futures.wait(
+                running,
+                timeout=REBUILD_BUDGET_SECONDS,
+                return_when=futures.FIRST_COMPLETED,
+            )
+            if not done:
+                break
+        for watched in todo:
+            if watched.busy:
+                watched.status["slow"] = True
+                self.log.warning(
+                    "memory_dir_rebuild_slow",
+                    memory_dir=watched.path,
+                    budget_seconds=REBUILD_BUDGET_SECONDS,
+                )
 
     def _guarded_rebuild(
         self,
@@ -396,26 +430,28 @@ class _Daemon:
         background: bool = False,
     ) -> None:
         """Rebuild one directory; a failure is logged and retried, never spread."""
-        if self.stopping.is_set():
-            return
-        started = time.monotonic()
         try:
-            watched.rebuild(
-                changed,
-                shared,
-                source=self._source(watched.path),
-                flush_later=self._flush_later if background else None,
-            )
-        except Exception as error:  # one guard per directory rebuild
-            self.log.exception("memory_dir_rebuild_failed", memory_dir=watched.path)
-            watched.failed(error)
-        took = time.monotonic() - started
-        if took > SLOW_REBUILD_SECONDS:
-            self.log.warning(
-                "memory_dir_rebuild_slow",
-                memory_dir=watched.path,
-                seconds=round(took, 3),
-            )
+            if self.stopping.is_set():
+                return
+            started = time.monotonic()
+            try:
+                watched.rebuild(
+                    changed,
+                    shared,
+                    source=self._source(watched.path),
+                    flush_later=self._flush_later if background else None,
+                )
+            except Exception as error:  # one guard per directory rebuild
+                self.log.exception("memory_dir_rebuild_failed", memory_dir=watched.path)
+                watched.failed(error)
+            took = time.monotonic() - started
+            if took > REBUILD_BUDGET_SECONDS:
+                watched.status["slow_seconds"] = round(took, 3)
+        finally:
+            was_slow = watched.status.pop("slow", False)
+            watched.busy = False
+            if watched.pending or was_slow:
+                self.watcher.wake_in(0.0)  # pick up what waited, report the end
 
     def _flush_later(
         self, watched: WatchedDir, mode: str, published: Published
@@ -505,6 +541,9 @@ class _Daemon:
     # -- status --------------------------------------------------------------
 
     def _status_line(self) -> str:
+        slow = sum(1 for w in self.dirs.values() if w.busy)
+        if slow:
+            return f"watching {len(self.dirs)} memory dirs, {slow} slow"
         errors = sum(int(w.status.get("lint_errors", 0)) for w in self.dirs.values())  # type: ignore[call-overload]
         return f"watching {len(self.dirs)} memory dirs, {errors} lint errors"
 

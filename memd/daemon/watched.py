@@ -7,8 +7,8 @@ status`, the files currently broken, and when a racy or failed build must be
 re-checked. `rebuild` re-reads the directory (only the changed relpaths when
 they are known), re-renders each mode, and publishes what changed.
 
-Each object is touched by one thread at a time: the settle thread, or one
-rebuild worker during a fan-out, or the flusher for `flush_failed`.
+Each object is touched by one thread at a time: the settle thread, or the
+one rebuild worker it runs on (`busy`), or the flusher for `flush_failed`.
 """
 
 from __future__ import annotations
@@ -65,6 +65,8 @@ class WatchedDir:
     status: dict[str, object] = field(default_factory=dict)
     broken: dict[str, tuple[str, ...]] = field(default_factory=dict)  # relpath -> codes
     recheck_at: float | None = None  # monotonic time a racy or failed build is redone
+    busy: bool = False  # a rebuild is running (maybe past its budget)
+    pending: bool = False  # changes came while busy: read it in full when done
 
     def due(self, now: float) -> bool:
         """Whether a racy or failed build is due for its re-check."""

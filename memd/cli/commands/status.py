@@ -60,6 +60,8 @@ def collect_status(now: float | None = None) -> dict[str, object]:
         "rescans": saved.get("rescans", 0),
         "queue_overflows": saved.get("queue_overflows", 0),
         "fallbacks": saved.get("fallbacks", 0),
+        "watch": saved.get("watch", {"state": "ok", "deaf": []}),
+        "sweep_catches": saved.get("sweep_catches", 0),
         "telemetry_dropped": saved.get("telemetry_dropped", 0),
         "watched_roots": saved.get("watched_roots", []),
         "next_dream": saved.get("next_dream"),
@@ -90,6 +92,13 @@ def format_text(status: dict[str, object]) -> str:
         f"  telemetry dropped: {status['telemetry_dropped']}"
     )
     lines.append(f"next dream: {status['next_dream'] or 'not scheduled'}")
+    watch = status.get("watch")
+    deaf = watch.get("deaf") if isinstance(watch, dict) else None
+    if isinstance(deaf, list) and deaf:
+        lines.append(f"watching degraded: {len(deaf)} roots swept by stat instead")
+        for problem in deaf:
+            if isinstance(problem, dict):
+                lines.append(f"  {problem.get('root')}: {problem.get('reason')}")
     dirs = status["dirs"]
     assert isinstance(dirs, dict)  # noqa: S101 -- built above
     lines.append(f"watched memory directories: {len(dirs)}")
@@ -104,6 +113,12 @@ def format_text(status: dict[str, object]) -> str:
             f"  warnings {entry.get('lint_warnings', '?')}"
             f"  snapshot {modes or '-'} {_duration(age)} old"
             + (f"  ERROR {entry['error']}" if entry.get("error") else "")
+            + ("  SLOW (rebuild running past its budget)" if entry.get("slow") else "")
+            + (
+                f"  slow: last rebuild {entry['slow_seconds']} s"
+                if entry.get("slow_seconds") and not entry.get("slow")
+                else ""
+            )
         )
         dream = entry.get("last_dream")
         if isinstance(dream, dict) and dream.get("last_run"):
