@@ -7,7 +7,14 @@ Resident memory (VmRSS) of the daemon is sampled at READY, every tenth of the
 run and at the end. When the workload stops, every project's snapshot must
 equal a fresh render: the ones that do not are missed updates (target 0).
 
+With `--hostile`, a few more projects sit among the normal ones: a FIFO in
+place of a topic file and of MEMORY.md, a `logs/` symlinked out of the memory
+dir, a quadratic-bait feedback file (60 KB of blank lines), a 1,100-level
+directory chain, and four projects renamed onto just-deleted ones in a loop
+for the whole run. Missed updates are counted over the normal projects.
+
 Usage: python bench/soak.py [--seconds 180] [--projects 200] [--files 10] [--seed 1]
+                            [--hostile]
 Exit status 1 when an update was missed or the daemon died.
 """
 
@@ -17,10 +24,12 @@ import argparse
 import json
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -91,7 +100,88 @@ def _stale(store: SnapshotStore, dirs: list[str]) -> list[str]:
     return stale
 
 
-def soak(root: str, *, seconds: float, projects: int, files: int, seed: int) -> int:
+def _hostile_projects(base: str, outside: str) -> list[str]:
+    """Make the hostile projects; return the storm's four project dirs."""
+
+    def memory_of(name: str) -> str:
+        memory = os.path.join(base, name, "memory")
+        make_memory_dir(memory, 3, seed=len(name))
+        return memory
+
+    os.mkfifo(os.path.join(memory_of("-hostile-fifo-topic"), "feedback_fifo.md"))
+    fifo_index = memory_of("-hostile-fifo-index")
+    os.unlink(os.path.join(fifo_index, "MEMORY.md"))
+    os.mkfifo(os.path.join(fifo_index, "MEMORY.md"))
+    os.makedirs(os.path.join(outside, "2026", "01"), exist_ok=True)
+    with open(os.path.join(outside, "2026", "01", "2026-01-01.md"), "w") as f:
+        f.write("- OUTSIDE CANARY must never reach memd [project]\n")
+    os.symlink(outside, os.path.join(memory_of("-hostile-logs-link"), "logs"))
+    bait = os.path.join(memory_of("-hostile-quadratic"), "feedback_bait.md")
+    with open(bait, "w") as f:
+        f.write("---\nname: bait\ndescription: blank lines\ntype: feedback\n---\n")
+        f.write("\n" * 60_000)
+    fd = os.open(memory_of("-hostile-deep"), os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(1100):
+        os.mkdir("d", dir_fd=fd)
+        inner = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    os.close(fd)
+    return [os.path.dirname(memory_of(f"-hostile-storm-{i}")) for i in range(4)]
+
+
+def _unchain(top: str) -> None:
+    """Remove the 1,100-level chain bottom up (shutil.rmtree would recurse)."""
+    fds = [os.open(top, os.O_RDONLY | os.O_DIRECTORY)]
+    try:
+        while True:
+            try:
+                fds.append(os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fds[-1]))
+            except FileNotFoundError:
+                break
+        while len(fds) > 1:
+            os.close(fds.pop())
+            os.rmdir("d", dir_fd=fds[-1])
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def _canary_leaks(root: str) -> int:
+    """Files under memd's cache and state that hold the outside canary's text."""
+    leaks = 0
+    for top in ("cache", "state"):
+        for directory, _, names in os.walk(os.path.join(root, top)):
+            for name in names:
+                path = os.path.join(directory, name)
+                with open(path, "rb") as handle:
+                    leaks += b"OUTSIDE CANARY" in handle.read()
+    return leaks
+
+
+def _rename_storm(projects: list[str], stop: threading.Event) -> None:
+    """Rename each storm project onto the next one just deleted, until `stop`."""
+    while not stop.is_set():
+        for i, source in enumerate(projects):
+            target, moving = projects[(i + 1) % 4], f"{source}.moving"
+            try:
+                os.rename(source, moving)
+                shutil.rmtree(target, ignore_errors=True)
+                os.rename(moving, target)
+                make_memory_dir(source + "/memory", 2, seed=i)
+            except OSError:
+                continue
+
+
+def _cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as handle:
+        fields = handle.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def soak(
+    root: str, *, seconds: float, projects: int, files: int, seed: int, hostile: bool
+) -> int:
     env = _environment(root)
     base = os.path.join(env["HOME"], ".claude", "projects")
     dirs = []
@@ -99,8 +189,14 @@ def soak(root: str, *, seconds: float, projects: int, files: int, seed: int) -> 
         memory = os.path.join(base, f"-soak-project{number:03d}", "memory")
         make_memory_dir(memory, files, seed=number)
         dirs.append(memory)
+    storm = _hostile_projects(base, os.path.join(root, "outside")) if hostile else []
+    stop_storm = threading.Event()
+    storm_thread = threading.Thread(target=_rename_storm, args=(storm, stop_storm))
     store = SnapshotStore(os.path.join(env["XDG_CACHE_HOME"], "memd"))
     daemon = Daemon(env)
+    cpu_start = _cpu_seconds(daemon.proc.pid)
+    if storm:
+        storm_thread.start()
     rng = random.Random(seed)
     rss = [(0.0, daemon.rss_mib())]
     latencies: list[float] = []
@@ -123,6 +219,10 @@ def soak(root: str, *, seconds: float, projects: int, files: int, seed: int) -> 
                 print(f"memd run died with {daemon.proc.returncode}", file=sys.stderr)
                 return 1
         rss.append((time.perf_counter() - started, daemon.rss_mib()))
+        stop_storm.set()
+        if storm:
+            storm_thread.join()
+        cpu = _cpu_seconds(daemon.proc.pid) - cpu_start
         deadline = time.perf_counter() + CATCH_UP_SECONDS
         stale = _stale(store, dirs)
         while stale and time.perf_counter() < deadline:
@@ -138,7 +238,11 @@ def soak(root: str, *, seconds: float, projects: int, files: int, seed: int) -> 
             ).stdout
         )
     finally:
+        stop_storm.set()
         daemon.stop()
+        if hostile:
+            _unchain(os.path.join(base, "-hostile-deep", "memory"))
+    leaks = _canary_leaks(root) if hostile else 0
     ordered = sorted(latencies)
     cut = statistics.quantiles(ordered, n=100, method="inclusive")
     print(f"projects {projects} x {files} files, {seconds:.0f} s, seed {seed}")
@@ -154,8 +258,15 @@ def soak(root: str, *, seconds: float, projects: int, files: int, seed: int) -> 
         f" {status.get('queue_overflows')}, errors"
         f" {sum(1 for d in status.get('dirs', {}).values() if d.get('error'))}"
     )
+    print(f"daemon CPU: {cpu:.1f} s over {seconds:.0f} s ({cpu / seconds:.1%})")
+    if hostile:
+        watch = status.get("watch", {})
+        print(f"watch: {watch.get('state')}, deaf roots {len(watch.get('deaf', []))}")
+        catches = status.get("sweep_catches")
+        print(f"fallbacks {status.get('fallbacks')}, sweep catches {catches}")
+        print(f"outside canary in cache or state: {leaks} files")
     print(f"missed updates: {len(stale)}")
-    return 1 if stale else 0
+    return 1 if stale or leaks else 0
 
 
 def main() -> None:
@@ -164,6 +275,7 @@ def main() -> None:
     parser.add_argument("--projects", type=int, default=200)
     parser.add_argument("--files", type=int, default=10)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--hostile", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="memd-soak-") as root:
         sys.exit(
@@ -173,6 +285,7 @@ def main() -> None:
                 projects=args.projects,
                 files=args.files,
                 seed=args.seed,
+                hostile=args.hostile,
             )
         )
 
