@@ -186,6 +186,12 @@ class Walk:
         if entry.is_symlink():
             self._symlink(rel, entry.name, in_logs)
         elif entry.is_dir(follow_symlinks=False):
+            if rel == INDEX_NAME:
+                # Its listing is recorded as an input; it is not "missing".
+                self.index_seen = True
+                self.diags.append(
+                    unreadable_diagnostic(rel, "a directory, not a file (never read)")
+                )
             self._subdir(fd, entry.name, rel, depth, in_logs or rel == LOGS_DIR)
         elif in_logs:
             if entry.is_file(follow_symlinks=False):

@@ -266,3 +266,18 @@ class TestParseCache:
         memdir = load_memdir(str(make_memdir.root), cache=cache)
 
         assert ["a.md", "b.md"] == [f.relpath for f in memdir.files]
+
+
+class TestIndexThatIsADirectory:
+    def test_reported_once_and_recorded_by_its_listing(self, tmp_path: Path) -> None:
+        """MEMORY.md as a directory: F005, and no "missing" record that never matches.
+
+        A record of a missing MEMORY.md next to the directory's own listing
+        could never stat the same, so its snapshot would never be served warm.
+        """
+        (tmp_path / "MEMORY.md").mkdir()
+        memdir = load_memdir(str(tmp_path))
+
+        index = str(tmp_path / "MEMORY.md")
+        assert ["F005"] == [d.code for d in memdir.diagnostics]
+        assert [] == [i for i in memdir.inputs if i.path == index and i.size == -1]
