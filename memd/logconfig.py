@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from structlog.typing import FilteringBoundLogger
 
 FORMATS = ("auto", "json", "console")
+# A log file memd rotates itself (a unit's `StandardOutput=append:` target) is
+# renamed to `<name>.1` past this size, so the two never exceed twice this.
+LOG_FILE_MAX_BYTES = 10 * 1024 * 1024
 LEVELS = ("debug", "info", "warning", "error", "critical")
 
 
@@ -34,9 +37,16 @@ def choose_format(fmt: str, stream: TextIO) -> str:
 
 
 def configure_logging(
-    fmt: str = "auto", level: str = "info", stream: TextIO | None = None
+    fmt: str = "auto",
+    level: str = "info",
+    stream: TextIO | None = None,
+    *,
+    rotate_file: str | None = None,
 ) -> None:
     """Configure structlog for this process: `fmt` auto|json|console, `level` and up.
+
+    `rotate_file`: when `stream` writes to this very file (the service's log
+    file), memd rotates it by size (see `rotate_log_file`).
 
     Raises:
         ValueError: `fmt` or `level` is not one memd knows.
@@ -65,10 +75,88 @@ def configure_logging(
     structlog.configure(
         processors=[*shared, renderer],
         wrapper_class=structlog.make_filtering_bound_logger(level),
-        logger_factory=structlog.WriteLoggerFactory(file=stream),
+        logger_factory=structlog.WriteLoggerFactory(
+            file=_rotating(stream, rotate_file) if rotate_file else stream
+        ),
         context_class=dict,
         cache_logger_on_first_use=True,
     )
+
+
+class _RotatingStream:
+    """`stream`, checked after each write against `path`'s size limit."""
+
+    def __init__(self, stream: TextIO, path: str, max_bytes: int) -> None:
+        self.stream, self.path, self.max_bytes = stream, path, max_bytes
+
+    def write(self, text: str) -> int:
+        written = self.stream.write(text)
+        self.stream.flush()
+        rotate_log_file(self.stream.fileno(), self.path, self.max_bytes)
+        return written
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
+def _rotating(stream: TextIO, path: str) -> TextIO:
+    """Return `stream`, rotating `path` when `stream` is that file; else `stream`."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return stream
+    if not _same_file(fd, path):
+        return stream
+    rotating: Any = _RotatingStream(stream, path, LOG_FILE_MAX_BYTES)
+    return rotating  # type: ignore[no-any-return]
+
+
+def _same_file(fd: int, path: str) -> bool:
+    """Return True when `fd` is the regular file at `path` itself (no link)."""
+    import stat
+
+    try:
+        opened, named = os.fstat(fd), os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISREG(named.st_mode) and (opened.st_dev, opened.st_ino) == (
+        named.st_dev,
+        named.st_ino,
+    )
+
+
+def rotate_log_file(fd: int, path: str, max_bytes: int) -> bool:
+    """Rotate `path` when `fd` writes to it and it grew past `max_bytes`.
+
+    The file becomes `<path>.1` (replacing the previous one) and a fresh
+    `path` takes its place on every one of stdout and stderr that wrote to the
+    old one, so memd, its children and a crash traceback all follow. Nothing is
+    copied or lost. Returns True when it rotated.
+    """
+    try:
+        if os.fstat(fd).st_size <= max_bytes or not _same_file(fd, path):
+            return False
+        os.replace(path, path + ".1")
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+        fresh = os.open(path, flags, 0o600)
+    except OSError:  # a read-only or vanished file: keep writing where we are
+        return False
+    try:
+        old = os.fstat(fd)
+        for target in {fd, 1, 2}:
+            if _same_inode(target, old):
+                os.dup2(fresh, target, inheritable=target in (1, 2))
+    finally:
+        os.close(fresh)
+    return True
+
+
+def _same_inode(fd: int, reference: os.stat_result) -> bool:
+    try:
+        found = os.fstat(fd)
+    except OSError:
+        return False
+    return (found.st_dev, found.st_ino) == (reference.st_dev, reference.st_ino)
 
 
 def _is_tty(stream: TextIO) -> bool:

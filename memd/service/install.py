@@ -36,6 +36,11 @@ from memd.service.units import (
     writable_dirs,
 )
 
+# journald's stream socket: where a user manager connects a service's stdout.
+JOURNAL_STDOUT_SOCKET = "/run/systemd/journal/stdout"
+# How much of `systemctl --user status` an install failure quotes.
+STATUS_TAIL_LINES = 12
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import subprocess
@@ -45,6 +50,15 @@ SYSTEMD = "systemd"
 LAUNCHD = "launchd"
 # What systemctl prints when no user manager answers on the bus.
 UNREACHABLE_MARKERS = ("Failed to connect to", "No medium found", "not been booted")
+
+
+class ServiceStartFailed(ServiceError):
+    """The unit is written but did not start; `details` are systemd's own lines."""
+
+    def __init__(self, message: str, *, details: tuple[str, ...], hint: str):
+        super().__init__(message)
+        self.details = details
+        self.hint = hint
 
 
 class UserManagerUnreachable(ServiceError):
@@ -156,8 +170,12 @@ def install_plan(
     uid: int,
     user: str,
     writable: Iterable[str] = (),
+    log_file: str | None = None,
 ) -> Plan:
-    """Return the steps that write the unit for this machine and start it."""
+    """Return the steps that write the unit for this machine and start it.
+
+    `log_file`: where the unit sends stdout and stderr (None: the journal).
+    """
     if manager == LAUNCHD:
         plist, agent = launchd_plist_path(home), f"gui/{uid}/{LABEL}"
         steps: list[Step] = [
@@ -171,8 +189,9 @@ def install_plan(
         return Plan(LAUNCHD, "install", tuple(steps))
     writable = tuple(writable)
     unit_path = systemd_unit_path(env, home)
-    content = render_systemd_unit(memd_path, env, writable=writable).encode()
-    steps = [MakeDir(path) for path in writable_dirs(env, home, writable)]
+    content = render_systemd_unit(memd_path, env, log_file=log_file).encode()
+    dirs = (*writable_dirs(env, home, writable), *_parent(log_file))
+    steps = [MakeDir(path) for path in dict.fromkeys(dirs)]
     steps += [
         MakeDir(os.path.dirname(unit_path)),
         WriteFile(unit_path, content),
@@ -185,6 +204,25 @@ def install_plan(
     return Plan(
         SYSTEMD, "install", tuple(steps), manual_systemd_commands("install", user)
     )
+
+
+def _parent(path: str | None) -> tuple[str, ...]:
+    return () if path is None else (os.path.dirname(path),)
+
+
+def journal_running(socket_path: str = JOURNAL_STDOUT_SOCKET) -> bool:
+    """Return True when journald listens, so a unit's output reaches the journal."""
+    import stat
+
+    try:
+        return stat.S_ISSOCK(os.stat(socket_path).st_mode)
+    except OSError:
+        return False
+
+
+def dropin_dir(env: Mapping[str, str], home: str) -> str:
+    """Return the unit's drop-in directory, `memd.service.d` beside it."""
+    return systemd_unit_path(env, home) + ".d"
 
 
 def _differs(path: str, content: bytes) -> bool:
@@ -211,6 +249,8 @@ def uninstall_plan(
         RunCommand(_systemctl("disable", "--now", UNIT_NAME), may_fail=True),
         RemoveFile(systemd_unit_path(env, home)),
         RunCommand(_systemctl("daemon-reload")),
+        # A unit that failed stays listed as failed until this, even when gone.
+        RunCommand(_systemctl("reset-failed", UNIT_NAME), may_fail=True),
     )
     return Plan(SYSTEMD, "uninstall", steps, manual_systemd_commands("uninstall", user))
 
@@ -303,6 +343,8 @@ def execute_plan(
                     describe_unreachable(result), manual=plan.manual
                 )
             if result.returncode != 0 and not step.may_fail:
+                if _starts_unit(step.argv):
+                    raise start_failure(step.argv, plan)
                 detail = _first_line(result.stderr) or _first_line(result.stdout)
                 raise ServiceError(
                     f"`{shlex.join(step.argv)}` failed"
@@ -310,6 +352,92 @@ def execute_plan(
                 )
         if echo is not None:
             echo(_describe_step(step))
+
+
+def read_log_tail(path: str, lines: int, max_bytes: int = 64 * 1024) -> list[str]:
+    """Return the last `lines` lines of the log file at `path`, reading at most its end.
+
+    Opened without following a link or blocking on a FIFO; only a regular file
+    is read, and only its last `max_bytes`.
+
+    Raises:
+        OSError: the file is missing, a link, not a regular file or unreadable.
+    """
+    import errno
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        start = max(0, info.st_size - max_bytes)
+        data = os.pread(fd, max_bytes, start)
+    finally:
+        os.close(fd)
+    text = data.decode("utf-8", "replace").splitlines()
+    if start > 0 and text:
+        text = text[1:]  # the first line was cut by the read window
+    return text[-lines:]
+
+
+def _starts_unit(argv: tuple[str, ...]) -> bool:
+    """Return True for the commands that start memd: `enable --now`, try-restart."""
+    return argv[:2] == ("systemctl", "--user") and (
+        "--now" in argv or "try-restart" in argv
+    )
+
+
+def start_failure(argv: tuple[str, ...], plan: Plan) -> ServiceStartFailed:
+    """Ask systemd why memd did not start and return the error that says so."""
+    show = run_command(
+        _systemctl("show", UNIT_NAME, "--property=Result,ExecMainCode,ExecMainStatus")
+    )
+    status = run_command(_systemctl("status", "--no-pager", "--full", UNIT_NAME))
+    unit = next((s.path for s in plan.steps if isinstance(s, WriteFile)), UNIT_NAME)
+    return ServiceStartFailed(
+        f"`{shlex.join(argv)}` failed: {UNIT_NAME} did not start"
+        f" ({describe_result(show.stdout, status.stdout)})",
+        details=tuple(status_tail(status.stdout)),
+        hint=f"the unit stays at {unit}; change it with a drop-in in {unit}.d/"
+        " (systemctl --user edit memd), then see `memd service status`",
+    )
+
+
+def describe_result(show: str, status: str) -> str:
+    """Return "result exit-code, status=218/CAPABILITIES" from systemd's output.
+
+    `show` is `systemctl show -p Result,ExecMainCode,ExecMainStatus`; `status`
+    is `systemctl status`, whose "status=218/CAPABILITIES" names the code.
+    """
+    props = dict(line.partition("=")[::2] for line in show.splitlines() if "=" in line)
+    parts = [f"result {props['Result']}"] if props.get("Result") else []
+    named = _exit_status_name(status)
+    if named:
+        parts.append(f"status={named}")
+    elif props.get("ExecMainStatus", "0") != "0":
+        parts.append(f"status={props['ExecMainStatus']}")
+    return ", ".join(parts) or "systemd gave no reason"
+
+
+def _exit_status_name(status: str) -> str:
+    """Return the last "NNN/NAME" after "status=" in `status`, or ""."""
+    found = ""
+    for line in status.splitlines():
+        start = line.rfind("status=")
+        if start < 0:
+            continue
+        word = line[start + len("status=") :].split(")")[0].split(",")[0].strip()
+        code, _, name = word.partition("/")
+        if code.isdigit() and name:
+            found = word
+    return found
+
+
+def status_tail(status: str, lines: int = STATUS_TAIL_LINES) -> list[str]:
+    """Return the last `lines` non-empty lines of `systemctl status` output."""
+    kept = [line.rstrip() for line in status.splitlines() if line.strip()]
+    return kept[-lines:]
 
 
 def _first_line(text: str) -> str:

@@ -7,8 +7,8 @@ Outside behaviour relied on:
 
 - systemd.unit(5)/systemd.service(5): `%` starts a specifier everywhere and `$`
   a variable in `Exec*=` lines, so both are doubled; double-quoted words take
-  C escapes. `ReadWritePaths=` entries prefixed with `-` are skipped when
-  missing instead of failing the start (exit 226/NAMESPACE).
+  C escapes. `StandardOutput=append:PATH` takes the rest of the line as the
+  path (specifiers expanded), opened with O_APPEND.
 - launchd.plist(5): launchd expands neither `~` nor variables, so every path
   in the plist is absolute.
 """
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 LABEL = "dev.memd.agent"
 UNIT_NAME = "memd.service"
+LOG_FILE_NAME = "memd.log"
 # Where the shipped unit expects memd (`pipx install` / `pip install --user`).
 SHIPPED_SYSTEMD_MEMD = "%h/.local/bin/memd"
 SHIPPED_LAUNCHD_HOME = "/Users/USERNAME"
@@ -58,16 +59,9 @@ RuntimeDirectoryMode=0700
 RuntimeDirectoryPreserve=yes
 UMask=0077
 
-# Sandboxing. The file-system options need unprivileged user namespaces
-# (systemd >= 253 turns on PrivateUsers= for them in user units).
+# Sandboxing: only options every user manager (systemd >= 245) applies without
+# privileges; docs/service.md has the table of what the others need.
 NoNewPrivileges=yes
-ProtectSystem=strict
-ReadWritePaths={read_write_paths}
-PrivateTmp=yes
-ProtectKernelTunables=yes
-ProtectKernelModules=yes
-ProtectKernelLogs=yes
-ProtectControlGroups=yes
 RestrictRealtime=yes
 RestrictSUIDSGID=yes
 RestrictNamespaces=yes
@@ -78,7 +72,7 @@ SystemCallErrorNumber=EPERM
 # AF_INET/AF_INET6 are for a configured dream command (an agent CLI); memd
 # needs only AF_UNIX. MemoryDenyWriteExecute= is off: such a CLI may JIT (Node).
 RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6
-
+{log_output}
 [Install]
 WantedBy=default.target
 """
@@ -118,16 +112,6 @@ def writable_dirs(
     return tuple(dict.fromkeys(os.path.normpath(path) for path in dirs))
 
 
-def _read_write_word(path: str, home: str) -> str:
-    """Return one `ReadWritePaths=` entry; paths under `home` become `%h/...`."""
-    if home.startswith("/") and home != "/" and path.startswith(home + "/"):
-        path = "%h" + path[len(home) :]
-    if path.startswith("%h/"):
-        # `%h` stays a specifier; the rest is escaped. `-`: a missing dir is skipped.
-        return _quote(path[2:], raw_prefix="-%h")
-    return _quote(f"-{path}")
-
-
 def _check_plain(value: str) -> str:
     if any(ord(char) < 0x20 or ord(char) == 0x7F for char in value):
         raise ServiceError(
@@ -151,22 +135,21 @@ def _quote(value: str, *, exec_line: bool = False, raw_prefix: str = "") -> str:
 
 
 def render_systemd_unit(
-    memd_path: str, env: Mapping[str, str], *, writable: Iterable[str] = ()
+    memd_path: str, env: Mapping[str, str], *, log_file: str | None = None
 ) -> str:
-    """Return the user unit that runs `memd_path run` with `env`'s variables."""
-    return _render_unit(_quote(memd_path, exec_line=True), env, writable)
+    """Return the user unit that runs `memd_path run` with `env`'s variables.
+
+    `log_file`: where stdout and stderr go when there is no journal to take them.
+    """
+    return _render_unit(_quote(memd_path, exec_line=True), env, log_file)
 
 
 def shipped_systemd_unit() -> str:
     """Return `systemd/memd.service` as shipped: memd in ~/.local/bin, no env."""
-    return _render_unit(SHIPPED_SYSTEMD_MEMD, {}, ())
+    return _render_unit(SHIPPED_SYSTEMD_MEMD, {}, None)
 
 
-def _render_unit(
-    exec_word: str, env: Mapping[str, str], writable: Iterable[str]
-) -> str:
-    home = env.get("HOME", "")
-    home = home.rstrip("/") if os.path.isabs(home) else "%h"
+def _render_unit(exec_word: str, env: Mapping[str, str], log_file: str | None) -> str:
     environment = "".join(
         f"Environment={_quote(f'{name}={value}')}\n"
         for name, value in sorted(service_environment(env).items())
@@ -174,10 +157,21 @@ def _render_unit(
     return UNIT_TEMPLATE.format(
         exec_start=f"{exec_word} run",
         environment=environment,
-        read_write_paths=" ".join(
-            _read_write_word(path, home) for path in writable_dirs(env, home, writable)
-        ),
+        log_output=_log_output(log_file),
     )
+
+
+def _log_output(log_file: str | None) -> str:
+    """Return the unit's logging lines: the journal, or `log_file` that memd rotates."""
+    if log_file is None:
+        return "# Logs go to the journal: journalctl --user -u memd\n"
+    if not os.path.isabs(log_file) or any(char.isspace() for char in log_file):
+        raise ServiceError(
+            f"cannot log to {log_file!r}: the path must be absolute, without spaces"
+        )
+    # No journald here: append to a file; memd itself rotates it by size.
+    path = _check_plain(log_file).replace("%", "%%")
+    return f"StandardOutput=append:{path}\nStandardError=inherit\n"
 
 
 def render_launchd_plist(memd_path: str, env: Mapping[str, str], home: str) -> bytes:
@@ -209,6 +203,11 @@ def shipped_launchd_plist() -> bytes:
     return render_launchd_plist(
         f"{SHIPPED_LAUNCHD_HOME}/.local/bin/memd", {}, SHIPPED_LAUNCHD_HOME
     )
+
+
+def log_file_path(state_dir: str) -> str:
+    """Return the log file a unit writes when there is no journal: in the state dir."""
+    return os.path.join(state_dir, LOG_FILE_NAME)
 
 
 def systemd_unit_path(env: Mapping[str, str], home: str) -> str:

@@ -21,7 +21,11 @@ def run(args: argparse.Namespace) -> int:
     from memd.config import load_config
     from memd.daemon.run import run as run_daemon
     from memd.logconfig import configure_logging, get_logger
+    from memd.service.units import log_file_path
 
     config = load_config()
-    configure_logging(config.log_format, config.log_level)
+    # Under a unit without journald, stderr is this file and memd rotates it.
+    configure_logging(
+        config.log_format, config.log_level, rotate_file=log_file_path(config.state_dir)
+    )
     return run_daemon(config, get_logger(component="daemon"))

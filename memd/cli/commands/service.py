@@ -41,15 +41,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from memd.config import load_config
     from memd.service import install as service
+    from memd.service.units import log_file_path
 
     env = os.environ
     manager = args.manager or service.detect_manager()
     home = os.path.expanduser("~")
     uid, user = os.getuid(), _user_name()
+    config = load_config(env)
     if args.action == "status":
-        return _status(manager, uid, user, env, dry_run=args.dry_run)
+        return _status(manager, uid, user, env, config.state_dir, args.dry_run)
     if args.action == "install":
+        journal = manager != service.SYSTEMD or service.journal_running()
+        log_file = None if journal else log_file_path(config.state_dir)
         plan = service.install_plan(
             manager,
             memd_path=service.resolve_memd_path(env),
@@ -57,9 +62,11 @@ def run(args: argparse.Namespace) -> int:
             home=home,
             uid=uid,
             user=user,
-            writable=_configured_dirs(env),
+            writable=(config.cache_dir, config.state_dir, *config.watch_dirs),
+            log_file=log_file,
         )
     else:
+        log_file = None
         plan = service.uninstall_plan(manager, env=env, home=home, uid=uid, user=user)
     if args.dry_run:
         print(f"# memd service {args.action} --dry-run ({manager}): nothing is done")
@@ -76,16 +83,14 @@ def run(args: argparse.Namespace) -> int:
         for line in error.manual:
             print(f"  {line}", file=sys.stderr)
         return 2
-    print(_next_steps(manager, args.action, home))
+    except service.ServiceStartFailed as error:
+        print(f"memd: {error}", file=sys.stderr)
+        for line in error.details:
+            print(f"  {line}", file=sys.stderr)
+        print(f"hint: {error.hint}", file=sys.stderr)
+        return 2
+    print(_next_steps(manager, args.action, home, log_file))
     return 0
-
-
-def _configured_dirs(env: Mapping[str, str]) -> tuple[str, ...]:
-    """Return the directories memd's config makes it write: cache, state, watch_dirs."""
-    from memd.config import load_config
-
-    config = load_config(env)
-    return (config.cache_dir, config.state_dir, *config.watch_dirs)
 
 
 def _user_name() -> str:
@@ -97,7 +102,7 @@ def _user_name() -> str:
         return "$USER"
 
 
-def _next_steps(manager: str, action: str, home: str) -> str:
+def _next_steps(manager: str, action: str, home: str, log_file: str | None) -> str:
     from memd.service import install as service
     from memd.service import units as service_units
 
@@ -106,14 +111,20 @@ def _next_steps(manager: str, action: str, home: str) -> str:
     if manager == service.LAUNCHD:
         logs = service_units.launchd_log_dir(home)
         return f"memd agent {service_units.LABEL} is loaded; logs: {logs}/"
+    logs = log_file or "journalctl --user -u memd"
     return (
-        "memd.service is enabled and started; logs: journalctl --user -u memd\n"
+        f"memd.service is enabled and started; logs: {logs}\n"
         "To keep it running while you are logged out: loginctl enable-linger"
     )
 
 
 def _status(
-    manager: str, uid: int, user: str, env: Mapping[str, str], *, dry_run: bool
+    manager: str,
+    uid: int,
+    user: str,
+    env: Mapping[str, str],
+    state_dir: str,
+    dry_run: bool,
 ) -> int:
     import shlex
 
@@ -133,6 +144,7 @@ def _status(
     code = 0 if result.returncode == 0 else 1
     if manager == service.SYSTEMD:
         _print_linger(user)
+        _print_log_tail(state_dir)
     print("# memd status")
     _print_memd_status()
     return code
@@ -152,6 +164,33 @@ def _print_linger(user: str) -> None:
     if linger.returncode == 0 and linger.stdout.strip() == "no":
         print(f"lingering is off: memd stops when {user} logs out")
         print(f"  (keep it running with: loginctl enable-linger {user})")
+
+
+def _print_log_tail(state_dir: str, lines: int = 20) -> None:
+    """Print memd's last log lines: from the journal, or the unit's log file."""
+    from memd.errors import ServiceError
+    from memd.service import install as service
+    from memd.service.units import log_file_path
+
+    if service.journal_running():
+        command = ("journalctl", "--user", "-u", "memd", "-n", str(lines), "--no-pager")
+        print(f"# last log lines: {' '.join(command)}")
+        try:
+            result = service.run_command(command)
+        except ServiceError as error:
+            print(f"({error})")
+            return
+        sys.stdout.write(result.stdout or result.stderr)
+        return
+    path = log_file_path(state_dir)
+    print(f"# last log lines: {path}")
+    try:
+        tail = service.read_log_tail(path, lines)
+    except OSError as error:
+        print(f"(no log file: {error.strerror})")
+        return
+    for line in tail:
+        print(line)
 
 
 def _print_memd_status() -> None:
