@@ -6,12 +6,20 @@ import io
 import json
 import os
 import pty
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import structlog
 
-from memd.logconfig import choose_format, configure_logging, get_logger
+from memd.logconfig import (
+    choose_format,
+    configure_logging,
+    get_logger,
+    rotate_log_file,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -122,3 +130,80 @@ class TestConfigureLogging:
         captured = capsys.readouterr()
 
         assert ("", "started") == (captured.out, json.loads(captured.err)["event"])
+
+
+class TestLogFileRotation:
+    def test_rotates_past_the_limit_and_follows_the_new_file(
+        self, tmp_path: Path
+    ) -> None:
+        """Past max_bytes the file becomes .1 and the fd writes to a fresh file."""
+        log = tmp_path / "memd.log"
+        fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, b"x" * 200)
+
+            rotated = rotate_log_file(fd, str(log), 100)
+            os.write(fd, b"after\n")
+        finally:
+            os.close(fd)
+
+        assert (True, b"x" * 200, b"after\n") == (
+            rotated,
+            (tmp_path / "memd.log.1").read_bytes(),
+            log.read_bytes(),
+        )
+
+    def test_below_the_limit_nothing_moves(self, tmp_path: Path) -> None:
+        """A small file stays where it is."""
+        log = tmp_path / "memd.log"
+        fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, b"small\n")
+            rotated = rotate_log_file(fd, str(log), 100)
+        finally:
+            os.close(fd)
+
+        assert (False, False) == (rotated, (tmp_path / "memd.log.1").exists())
+
+    def test_never_rotates_through_a_link_or_another_file(self, tmp_path: Path) -> None:
+        """The fd must be the very file at the path: a symlink there is left alone."""
+        real = tmp_path / "elsewhere.log"
+        fd = os.open(real, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        (tmp_path / "memd.log").symlink_to(real)
+        try:
+            os.write(fd, b"x" * 200)
+            rotated = rotate_log_file(fd, str(tmp_path / "memd.log"), 100)
+        finally:
+            os.close(fd)
+
+        assert (False, 200) == (rotated, real.stat().st_size)
+
+    def test_a_process_logging_to_its_stderr_file_keeps_it_bounded(
+        self, tmp_path: Path
+    ) -> None:
+        """As under `StandardOutput=append:`: stderr is the file, memd rotates it.
+
+        The child logs 400 lines of ~150 bytes with a 4000-byte limit, then
+        writes to fd 2 directly, as a crash traceback would.
+        """
+        log = tmp_path / "memd.log"
+        child = (
+            "import os, memd.logconfig as lc\n"
+            "lc.LOG_FILE_MAX_BYTES = 4000\n"
+            f"lc.configure_logging('json', 'info', rotate_file={str(log)!r})\n"
+            "log = lc.get_logger(component='test')\n"
+            "for n in range(400): log.info('tick', n=n, pad='p' * 60)\n"
+            "os.write(2, b'raw stderr after rotation\\n')\n"
+        )
+        with open(log, "ab") as stderr:
+            subprocess.run(
+                [sys.executable, "-c", child], stderr=stderr, check=True, timeout=60
+            )
+
+        current, previous = log.read_text(), (tmp_path / "memd.log.1").read_text()
+        assert current.endswith("raw stderr after rotation\n")
+        assert '"n": 399' in current
+        assert (True, True) == (
+            len(current.encode()) <= 4000 + 200,
+            len(previous.encode()) <= 4000 + 200,
+        )

@@ -68,7 +68,9 @@ def _live(dist_dir: Path) -> Iterator[UserManager]:
 
 
 def _wait_for(
-    what: str, check: Callable[[], dict[str, str]], want: Callable[[dict[str, str]], bool]
+    what: str,
+    check: Callable[[], dict[str, str]],
+    want: Callable[[dict[str, str]], bool],
 ) -> dict[str, str]:
     deadline = time.monotonic() + 20
     seen = check()
@@ -173,7 +175,10 @@ def test_sigkill_brings_it_back(live: UserManager) -> None:
     after = _wait_for(
         "restart after SIGKILL",
         lambda: live.show(UNIT, "MainPID", "NRestarts", "ActiveState"),
-        lambda s: s["ActiveState"] == "active" and s["MainPID"] not in ("0", before["MainPID"]),
+        lambda s: (
+            s["ActiveState"] == "active"
+            and s["MainPID"] not in ("0", before["MainPID"])
+        ),
     )
     assert int(before["NRestarts"]) + 1 == int(after["NRestarts"])
 

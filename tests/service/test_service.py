@@ -151,17 +151,56 @@ class TestRenderSystemdUnit:
             "XDG_CACHE_HOME=/data/cache",
         ] == environment["Environment"]
 
-    def test_writable_paths_follow_the_environment(self) -> None:
-        """memd may write its memory base, config, cache and state dirs."""
-        env = {"HOME": "/home/ada", "CLAUDE_CONFIG_DIR": "/home/ada/my claude"}
+    def test_no_option_a_user_manager_cannot_apply(self) -> None:
+        """Options that need capabilities or a mount namespace are left out.
 
-        text = units.render_systemd_unit("/usr/bin/memd", env, writable=["/srv/mem"])
+        Under systemd 252's user manager the capability ones fail the start with
+        218/CAPABILITIES and the mount ones are skipped or fail with 226/NAMESPACE.
+        """
+        settings = unit_settings(units.render_systemd_unit("/usr/bin/memd", {}))
+        refused = {
+            *("ProtectKernelModules", "ProtectKernelLogs", "PrivateDevices"),
+            *("ProtectClock", "CapabilityBoundingSet", "ProtectSystem"),
+            *("ReadWritePaths", "PrivateTmp", "ProtectKernelTunables"),
+            *("ProtectControlGroups", "ProtectHome", "PrivateUsers"),
+        }
 
-        assert [
-            '"-%h/my claude" -%h/.config/memd -%h/.cache/memd -%h/.local/state/memd '
-            "-/srv/mem"
-        ] == unit_settings(text)["ReadWritePaths"]
-        assert ["strict"] == unit_settings(text)["ProtectSystem"]
+        kept = {
+            "NoNewPrivileges": ["yes"],
+            "RestrictRealtime": ["yes"],
+            "RestrictSUIDSGID": ["yes"],
+            "RestrictNamespaces": ["yes"],
+            "LockPersonality": ["yes"],
+            "SystemCallArchitectures": ["native"],
+            "SystemCallFilter": ["@system-service"],
+            "RestrictAddressFamilies": ["AF_UNIX AF_INET AF_INET6"],
+        }
+
+        assert set() == refused & set(settings)
+        assert kept == {key: settings.get(key) for key in kept}
+
+    def test_logs_to_the_journal_by_default(self) -> None:
+        """Without a log file the unit leaves stdout and stderr to the journal."""
+        settings = unit_settings(units.render_systemd_unit("/usr/bin/memd", {}))
+
+        assert set() == {"StandardOutput", "StandardError"} & set(settings)
+
+    def test_log_file_when_there_is_no_journal(self) -> None:
+        """With a log file, stdout is appended to it and stderr goes the same way."""
+        text = units.render_systemd_unit(
+            "/usr/bin/memd", {}, log_file="/home/ada/.local/state/50%/memd.log"
+        )
+
+        assert (["append:/home/ada/.local/state/50%%/memd.log"], ["inherit"]) == (
+            unit_settings(text)["StandardOutput"],
+            unit_settings(text)["StandardError"],
+        )
+
+    @pytest.mark.parametrize("bad", ["state/memd.log", "/home/ada/my state/memd.log"])
+    def test_log_file_must_be_absolute_without_spaces(self, bad: str) -> None:
+        """systemd takes `append:` up to the end of the line, unquoted."""
+        with pytest.raises(ServiceError, match="cannot log to"):
+            units.render_systemd_unit("/usr/bin/memd", {}, log_file=bad)
 
     def test_escapes_specifiers_and_variables(self) -> None:
         """A `%` or `$` in the path reaches systemd literally, not as a specifier."""
@@ -222,6 +261,17 @@ class TestSystemdAnalyzeVerify:
         )
 
         result = systemd_verify(unit, home)
+
+        assert (0, "") == (result.returncode, result.stderr)
+
+    def test_unit_with_a_log_file_verifies(self, tmp_path: Path) -> None:
+        """The no-journal variant (StandardOutput=append:) passes verify too."""
+        text = units.render_systemd_unit(
+            service.resolve_memd_path(), {}, log_file=str(tmp_path / "memd.log")
+        )
+        unit = write_unit(tmp_path / "units", text)
+
+        result = systemd_verify(unit, tmp_path)
 
         assert (0, "") == (result.returncode, result.stderr)
 
@@ -588,3 +638,92 @@ class TestExecutePlan:
 
         with pytest.raises(ServiceError, match="launchctl not found"):
             service.execute_plan(plan)
+
+
+# `systemctl --user status memd` after the 218 failure of issue 15 (systemd 252).
+STATUS_218 = """\
+× memd.service - memd: keeps the coding agent's auto memory healthy
+     Loaded: loaded (/home/ada/.config/systemd/user/memd.service; enabled; preset: enabled)
+     Active: activating (auto-restart) (Result: exit-code) since Tue 2026-12-01 10:09:40 UTC; 3s ago
+    Process: 25561 ExecStart=/home/ada/venv/bin/memd run (code=exited, status=218/CAPABILITIES)
+   Main PID: 25561 (code=exited, status=218/CAPABILITIES)
+"""
+
+
+class TestStartFailure:
+    def test_result_names_systemds_exit_status(self) -> None:
+        """The summary is the job's Result and systemd's named exit status."""
+        show = "Result=exit-code\nExecMainCode=1\nExecMainStatus=218\n"
+
+        assert "result exit-code, status=218/CAPABILITIES" == service.describe_result(
+            show, STATUS_218
+        )
+
+    def test_number_when_status_names_nothing(self) -> None:
+        """Without a named status in the text, the numeric ExecMainStatus is shown."""
+        show = "Result=exit-code\nExecMainCode=1\nExecMainStatus=1\n"
+
+        assert "result exit-code, status=1" == service.describe_result(show, "")
+
+    def test_nothing_to_say(self) -> None:
+        """No properties and no status text still give a sentence, not a blank."""
+        assert "systemd gave no reason" == service.describe_result("", "")
+
+    def test_status_tail_keeps_the_last_lines(self) -> None:
+        """The last non-empty lines of the status output, in order."""
+        assert [
+            "    Process: 25561 ExecStart=/home/ada/venv/bin/memd run"
+            " (code=exited, status=218/CAPABILITIES)",
+            "   Main PID: 25561 (code=exited, status=218/CAPABILITIES)",
+        ] == service.status_tail(STATUS_218 + "\n\n", lines=2)
+
+
+class TestLogs:
+    def test_journal_running_needs_a_socket(self, tmp_path: Path) -> None:
+        """Only a listening socket counts; a file or nothing at that path does not."""
+        import socket
+
+        listening = tmp_path / "stdout"
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
+            server.bind(str(listening))
+            (tmp_path / "file").write_text("")
+
+            assert (True, False, False) == (
+                service.journal_running(str(listening)),
+                service.journal_running(str(tmp_path / "file")),
+                service.journal_running(str(tmp_path / "missing")),
+            )
+
+    def test_log_tail_reads_the_last_lines(self, tmp_path: Path) -> None:
+        """The last lines come back; a line cut by the read window is dropped."""
+        log = tmp_path / "memd.log"
+        log.write_text("".join(f"line {n:04}\n" for n in range(1000)))
+
+        assert ["line 0998", "line 0999"] == service.read_log_tail(str(log), 2)
+        assert ["line 0999"] == service.read_log_tail(str(log), 5, max_bytes=12)
+
+    def test_log_tail_refuses_links_and_fifos_without_hanging(
+        self, tmp_path: Path
+    ) -> None:
+        """A symlink or a FIFO in place of the log is an OSError, never a read."""
+        (tmp_path / "real.log").write_text("secret\n")
+        (tmp_path / "link.log").symlink_to(tmp_path / "real.log")
+        os.mkfifo(tmp_path / "fifo.log")
+
+        for name in ("link.log", "fifo.log", "missing.log"):
+            with pytest.raises(OSError):
+                service.read_log_tail(str(tmp_path / name), 5)
+
+    def test_install_plan_makes_the_log_dir(self, tmp_path: Path) -> None:
+        """With a log file the plan creates its directory before writing the unit."""
+        plan = service.install_plan(
+            "systemd",
+            memd_path="/usr/bin/memd",
+            env={"HOME": str(tmp_path)},
+            home=str(tmp_path),
+            uid=1000,
+            user="ada",
+            log_file=str(tmp_path / "logs" / "memd.log"),
+        )
+
+        assert service.MakeDir(str(tmp_path / "logs")) in plan.steps

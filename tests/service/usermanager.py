@@ -80,7 +80,9 @@ class UserManager:
     made_marker: bool = False
 
     def env(self) -> dict[str, str]:
-        path = f"{self.extra_path}:/usr/bin:/bin" if self.extra_path else "/usr/bin:/bin"
+        path = (
+            f"{self.extra_path}:/usr/bin:/bin" if self.extra_path else "/usr/bin:/bin"
+        )
         return {
             "HOME": str(self.home),
             "USER": self.name,
@@ -139,7 +141,9 @@ class UserManager:
             subprocess.run(["chown", "-R", f"{self.uid}:{entry.pw_gid}", str(cgroup)])
         # The shell joins the delegated cgroups, then becomes the user's manager.
         joins = "; ".join(f'echo $$ > "{c}/cgroup.procs"' for c in self.cgroups)
-        script = f"{joins}; exec {' '.join(self.as_user(str(systemd_binary()), '--user'))}"
+        script = (
+            f"{joins}; exec {' '.join(self.as_user(str(systemd_binary()), '--user'))}"
+        )
         self.manager = subprocess.Popen(
             ["sh", "-c", script],
             stdin=subprocess.DEVNULL,
