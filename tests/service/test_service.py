@@ -641,13 +641,17 @@ class TestExecutePlan:
 
 
 # `systemctl --user status memd` after the 218 failure of issue 15 (systemd 252).
-STATUS_218 = """\
-× memd.service - memd: keeps the coding agent's auto memory healthy
-     Loaded: loaded (/home/ada/.config/systemd/user/memd.service; enabled; preset: enabled)
-     Active: activating (auto-restart) (Result: exit-code) since Tue 2026-12-01 10:09:40 UTC; 3s ago
-    Process: 25561 ExecStart=/home/ada/venv/bin/memd run (code=exited, status=218/CAPABILITIES)
-   Main PID: 25561 (code=exited, status=218/CAPABILITIES)
-"""
+STATUS_218 = "".join(
+    line + "\n"
+    for line in (
+        "\u00d7 memd.service - memd: keeps the coding agent's auto memory healthy",
+        "     Loaded: loaded (/home/ada/.config/systemd/user/memd.service; enabled)",
+        "     Active: activating (auto-restart) (Result: exit-code) since Tue; 3s ago",
+        "    Process: 25561 ExecStart=/home/ada/venv/bin/memd run"
+        " (code=exited, status=218/CAPABILITIES)",
+        "   Main PID: 25561 (code=exited, status=218/CAPABILITIES)",
+    )
+)
 
 
 class TestStartFailure:
@@ -702,17 +706,24 @@ class TestLogs:
         assert ["line 0998", "line 0999"] == service.read_log_tail(str(log), 2)
         assert ["line 0999"] == service.read_log_tail(str(log), 5, max_bytes=12)
 
+    @pytest.mark.parametrize(
+        ("name", "error"),
+        [
+            ("link.log", "Too many levels of symbolic links"),
+            ("fifo.log", "not a regular file"),
+            ("missing.log", "No such file"),
+        ],
+    )
     def test_log_tail_refuses_links_and_fifos_without_hanging(
-        self, tmp_path: Path
+        self, tmp_path: Path, name: str, error: str
     ) -> None:
         """A symlink or a FIFO in place of the log is an OSError, never a read."""
         (tmp_path / "real.log").write_text("secret\n")
         (tmp_path / "link.log").symlink_to(tmp_path / "real.log")
         os.mkfifo(tmp_path / "fifo.log")
 
-        for name in ("link.log", "fifo.log", "missing.log"):
-            with pytest.raises(OSError):
-                service.read_log_tail(str(tmp_path / name), 5)
+        with pytest.raises(OSError, match=error):
+            service.read_log_tail(str(tmp_path / name), 5)
 
     def test_install_plan_makes_the_log_dir(self, tmp_path: Path) -> None:
         """With a log file the plan creates its directory before writing the unit."""

@@ -109,7 +109,7 @@ class UserManager:
         )
 
     def write(self, path: Path, text: str) -> None:
-        """Write `path` under the user's home, owned by the user like its new parents."""
+        """Write `path` in the user's home, owned (like its new parents) by the user."""
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
         for part in [path, *path.relative_to(self.home).parents]:
