@@ -13,6 +13,11 @@ Outside behaviour relied on:
   commands are printed instead.
 - `launchctl bootstrap` refuses an agent that is already loaded, hence the
   `bootout` (allowed to fail) before it.
+- A user manager connects a unit's stdout to journald through the stream
+  socket `/run/systemd/journal/stdout`; without it the output is lost, so
+  install then renders a log file instead.
+- `systemctl status` names a failed process's exit as `status=218/CAPABILITIES`
+  (systemd.exec(5), "Process exit codes"); `systemctl show` has the numbers.
 """
 
 from __future__ import annotations

@@ -86,113 +86,115 @@ def _unit_file(live: UserManager) -> Path:
     return live.home / ".config/systemd/user" / UNIT
 
 
-def test_failed_start_names_the_cause_and_keeps_the_unit(live: UserManager) -> None:
-    """A unit that cannot start: exit 2, systemd's result, its status lines, a hint."""
-    dropin = live.home / ".config/systemd/user/memd.service.d"
-    live.write(
-        dropin / "broken.conf", "[Service]\nWorkingDirectory=/nonexistent-memd-test\n"
-    )
+class TestLiveUserManager:
+    """In file order, against one manager: each test starts where the last ended."""
 
-    result = live.run("memd", "service", "install")
+    def test_failed_start_names_the_cause_and_keeps_the_unit(
+        self, live: UserManager
+    ) -> None:
+        """A unit that cannot start: exit 2, systemd's result, status lines, a hint."""
+        dropin = live.home / ".config/systemd/user/memd.service.d"
+        live.write(
+            dropin / "broken.conf",
+            "[Service]\nWorkingDirectory=/nonexistent-memd-test\n",
+        )
 
-    shutil.rmtree(dropin)
-    lines = result.stderr.splitlines()
-    assert 2 == result.returncode, result.stdout + result.stderr
-    assert "status=200/CHDIR" in lines[0]
-    assert any("memd.service" in line for line in lines[1:-1])
-    assert lines[-1].startswith("hint: the unit stays at ")
-    assert True is _unit_file(live).is_file()
+        result = live.run("memd", "service", "install")
 
+        shutil.rmtree(dropin)
+        lines = result.stderr.splitlines()
+        assert 2 == result.returncode, result.stdout + result.stderr
+        assert "status=200/CHDIR" in lines[0]
+        assert any("memd.service" in line for line in lines[1:-1])
+        assert lines[-1].startswith("hint: the unit stays at ")
+        assert True is _unit_file(live).is_file()
 
-def test_install_starts_it_and_ready_sets_the_status(live: UserManager) -> None:
-    """After install the unit is active and StatusText is the daemon's READY line."""
-    result = live.run("memd", "service", "install")
+    def test_install_starts_it_and_ready_sets_the_status(
+        self, live: UserManager
+    ) -> None:
+        """After install the unit is active; StatusText is the daemon's READY line."""
+        result = live.run("memd", "service", "install")
 
-    assert 0 == result.returncode, result.stdout + result.stderr
-    shown = live.show(UNIT, "ActiveState", "SubState", "StatusText", "Type")
-    assert {
-        "ActiveState": "active",
-        "SubState": "running",
-        "StatusText": "watching 0 memory dirs, 0 lint errors",
-        "Type": "notify",
-    } == shown
+        assert 0 == result.returncode, result.stdout + result.stderr
+        shown = live.show(UNIT, "ActiveState", "SubState", "StatusText", "Type")
+        assert {
+            "ActiveState": "active",
+            "SubState": "running",
+            "StatusText": "watching 0 memory dirs, 0 lint errors",
+            "Type": "notify",
+        } == shown
 
+    def test_logs_reach_the_journal_or_the_log_file(self, live: UserManager) -> None:
+        """`memd service status` shows the daemon's log lines from where they went."""
+        result = live.run("memd", "service", "status")
 
-def test_logs_reach_the_journal_or_the_log_file(live: UserManager) -> None:
-    """`memd service status` shows the daemon's own log lines from where they went."""
-    result = live.run("memd", "service", "status")
+        log_file = live.home / ".local/state/memd/memd.log"
+        if not journal_running():
+            assert f"# last log lines: {log_file}" in result.stdout
+            assert '"event": "daemon_ready"' in log_file.read_text()
+        assert '"event": "daemon_ready"' in result.stdout
 
-    log_file = live.home / ".local/state/memd/memd.log"
-    if not journal_running():
-        assert f"# last log lines: {log_file}" in result.stdout
-        assert '"event": "daemon_ready"' in log_file.read_text()
-    assert '"event": "daemon_ready"' in result.stdout
+    def test_a_bad_memory_file_shows_in_status_text(self, live: UserManager) -> None:
+        """A topic file without frontmatter turns up as a lint error in StatusText."""
+        memory = live.home / ".claude/projects/-srv-app/memory"
+        live.write(memory / "broken.md", "just a body, no frontmatter\n")
+        live.write(memory / "MEMORY.md", "- [Broken](broken.md) — no frontmatter\n")
 
+        shown = _wait_for(
+            "StatusText",
+            lambda: live.show(UNIT, "StatusText"),
+            lambda s: s["StatusText"] == "watching 1 memory dirs, 1 lint errors",
+        )
 
-def test_a_bad_memory_file_shows_in_status_text(live: UserManager) -> None:
-    """A topic file without frontmatter turns up as a lint error in StatusText."""
-    memory = live.home / ".claude/projects/-srv-app/memory"
-    live.write(memory / "broken.md", "just a body, no frontmatter\n")
-    live.write(memory / "MEMORY.md", "- [Broken](broken.md) — no frontmatter\n")
+        assert "watching 1 memory dirs, 1 lint errors" == shown["StatusText"]
 
-    shown = _wait_for(
-        "StatusText",
-        lambda: live.show(UNIT, "StatusText"),
-        lambda s: s["StatusText"] == "watching 1 memory dirs, 1 lint errors",
-    )
+    def test_reload_sends_sighup_and_memd_reloads(self, live: UserManager) -> None:
+        """`systemctl --user reload` keeps the same process, which re-reads its config.
 
-    assert "watching 1 memory dirs, 1 lint errors" == shown["StatusText"]
+        SIGHUP's default action would end the process; memd catches it instead.
+        """
+        before = live.show(UNIT, "MainPID", "NRestarts")
+        config = live.home / ".config/memd/config.toml"
+        live.write(config, "[watch]\nsettle_seconds = 0.3\n")
 
+        result = live.run("systemctl", "--user", "reload", UNIT)
 
-def test_reload_sends_sighup_and_memd_reloads(live: UserManager) -> None:
-    """`systemctl --user reload` keeps the same process, which re-reads its config.
+        assert 0 == result.returncode, result.stderr
+        _wait_for(
+            "config_reloaded in the logs",
+            lambda: {"status": live.run("memd", "service", "status").stdout},
+            lambda s: '"event": "config_reloaded"' in s["status"],
+        )
+        assert {**before, "ActiveState": "active"} == live.show(
+            UNIT, "MainPID", "NRestarts", "ActiveState"
+        )
 
-    SIGHUP's default action would end the process; memd catches it instead.
-    """
-    before = live.show(UNIT, "MainPID", "NRestarts")
-    config = live.home / ".config/memd/config.toml"
-    live.write(config, "[watch]\nsettle_seconds = 0.3\n")
+    def test_sigkill_brings_it_back(self, live: UserManager) -> None:
+        """A killed daemon is restarted (Restart=on-failure) and NRestarts goes up."""
+        before = live.show(UNIT, "MainPID", "NRestarts")
 
-    result = live.run("systemctl", "--user", "reload", UNIT)
+        os.kill(int(before["MainPID"]), signal.SIGKILL)
 
-    assert 0 == result.returncode, result.stderr
-    _wait_for(
-        "config_reloaded in the logs",
-        lambda: {"status": live.run("memd", "service", "status").stdout},
-        lambda s: '"event": "config_reloaded"' in s["status"],
-    )
-    assert {**before, "ActiveState": "active"} == live.show(
-        UNIT, "MainPID", "NRestarts", "ActiveState"
-    )
+        after = _wait_for(
+            "restart after SIGKILL",
+            lambda: live.show(UNIT, "MainPID", "NRestarts", "ActiveState"),
+            lambda s: (
+                s["ActiveState"] == "active"
+                and s["MainPID"] not in ("0", before["MainPID"])
+            ),
+        )
+        assert int(before["NRestarts"]) + 1 == int(after["NRestarts"])
 
+    def test_uninstall_removes_everything(self, live: UserManager) -> None:
+        """Uninstall stops memd: no unit, no enablement link, nothing loaded."""
+        pid = int(live.show(UNIT, "MainPID")["MainPID"])
 
-def test_sigkill_brings_it_back(live: UserManager) -> None:
-    """A killed daemon is restarted (Restart=on-failure) and NRestarts goes up."""
-    before = live.show(UNIT, "MainPID", "NRestarts")
+        result = live.run("memd", "service", "uninstall")
 
-    os.kill(int(before["MainPID"]), signal.SIGKILL)
-
-    after = _wait_for(
-        "restart after SIGKILL",
-        lambda: live.show(UNIT, "MainPID", "NRestarts", "ActiveState"),
-        lambda s: (
-            s["ActiveState"] == "active"
-            and s["MainPID"] not in ("0", before["MainPID"])
-        ),
-    )
-    assert int(before["NRestarts"]) + 1 == int(after["NRestarts"])
-
-
-def test_uninstall_removes_everything(live: UserManager) -> None:
-    """Uninstall stops memd and leaves no unit, no enablement link, nothing loaded."""
-    pid = int(live.show(UNIT, "MainPID")["MainPID"])
-
-    result = live.run("memd", "service", "uninstall")
-
-    assert 0 == result.returncode, result.stdout + result.stderr
-    wants = live.home / ".config/systemd/user/default.target.wants" / UNIT
-    assert (False, False) == (_unit_file(live).exists(), wants.is_symlink())
-    assert {"LoadState": "not-found", "ActiveState": "inactive"} == live.show(
-        UNIT, "LoadState", "ActiveState"
-    )
-    assert False is Path(f"/proc/{pid}").exists()
+        assert 0 == result.returncode, result.stdout + result.stderr
+        wants = live.home / ".config/systemd/user/default.target.wants" / UNIT
+        assert (False, False) == (_unit_file(live).exists(), wants.is_symlink())
+        assert {"LoadState": "not-found", "ActiveState": "inactive"} == live.show(
+            UNIT, "LoadState", "ActiveState"
+        )
+        assert False is Path(f"/proc/{pid}").exists()
