@@ -43,6 +43,8 @@ from memd.service.units import (
 
 # journald's stream socket: where a user manager connects a service's stdout.
 JOURNAL_STDOUT_SOCKET = "/run/systemd/journal/stdout"
+# systemctl's words when the start job it waited for failed (the unit's result).
+JOB_FAILED = "Job for "
 # How much of `systemctl --user status` an install failure quotes.
 STATUS_TAIL_LINES = 12
 
@@ -348,9 +350,9 @@ def execute_plan(
                     describe_unreachable(result), manual=plan.manual
                 )
             if result.returncode != 0 and not step.may_fail:
-                if _starts_unit(step.argv):
+                if _starts_unit(step.argv) and JOB_FAILED in result.stderr:
                     raise start_failure(step.argv, plan)
-                detail = _first_line(result.stderr) or _first_line(result.stdout)
+                detail = _telling_line(result.stderr) or _first_line(result.stdout)
                 raise ServiceError(
                     f"`{shlex.join(step.argv)}` failed"
                     f" with exit {result.returncode}: {detail}"
@@ -443,6 +445,13 @@ def status_tail(status: str, lines: int = STATUS_TAIL_LINES) -> list[str]:
     """Return the last `lines` non-empty lines of `systemctl status` output."""
     kept = [line.rstrip() for line in status.splitlines() if line.strip()]
     return kept[-lines:]
+
+
+def _telling_line(stderr: str) -> str:
+    """Return systemctl's first stderr line that is not news of a link it made."""
+    noise = ("Created symlink", "Removed ")
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    return next((line for line in lines if not line.startswith(noise)), "")
 
 
 def _first_line(text: str) -> str:

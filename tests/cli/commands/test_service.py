@@ -77,10 +77,10 @@ class TestInstallSystemd:
         )
         assert (Path(os.environ["HOME"]) / "alt-claude").is_dir()
 
-    def test_configured_directories_are_writable(
+    def test_configured_directories_are_created(
         self, stub: Path, tmp_path: Path
     ) -> None:
-        """watch.dirs and paths.cache_dir from config.toml join ReadWritePaths."""
+        """watch.dirs and paths.cache_dir from config.toml exist after install."""
         config = Path(os.environ["XDG_CONFIG_HOME"]) / "memd" / "config.toml"
         config.parent.mkdir(parents=True)
         config.write_text(
@@ -90,14 +90,10 @@ class TestInstallSystemd:
 
         cli.main(["service", "install", "--systemd"])
 
-        rw_line = next(
-            line
-            for line in unit_path().read_text().splitlines()
-            if line.startswith("ReadWritePaths=")
+        assert (True, True) == (
+            (tmp_path / "team memory").is_dir(),
+            (tmp_path / "cache").is_dir(),
         )
-        assert f'"-{tmp_path}/team memory"' in rw_line
-        assert f" -{tmp_path}/cache" in rw_line
-        assert (tmp_path / "team memory").is_dir()
 
     def test_installed_unit_passes_systemd_analyze_verify(self, stub: Path) -> None:
         """The unit install wrote for this machine is valid to systemd itself."""
@@ -177,6 +173,46 @@ class TestInstallSystemd:
             " Failed to enable unit: Unit file memd.service is masked."
         ] == capsys.readouterr().err.splitlines()
 
+    def test_failed_start_names_the_result_and_keeps_the_unit(
+        self,
+        stub: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        """A start job that failed: systemd's result, status lines, a hint, exit 2.
+
+        The issue's case: systemctl's first stderr line is the symlink it made.
+        """
+        fail_on(
+            monkeypatch,
+            "enable",
+            "Created symlink /x/default.target.wants/memd.service.\n"
+            "Job for memd.service failed because the control process exited"
+            " with error code.",
+        )
+        monkeypatch.setenv(
+            "SERVICE_STUB_STDOUT",
+            "   Main PID: 7 (code=exited, status=218/CAPABILITIES)",
+        )
+
+        code = cli.main(["service", "install", "--systemd"])
+
+        err = capsys.readouterr().err.splitlines()
+        assert 2 == code
+        assert [
+            "memd: `systemctl --user enable --now memd.service` failed: memd.service"
+            " did not start (status=218/CAPABILITIES)",
+            "     Main PID: 7 (code=exited, status=218/CAPABILITIES)",
+        ] == err[:2]
+        assert err[2].startswith(f"hint: the unit stays at {unit_path()};")
+        assert 3 == len(err)
+        assert True is unit_path().is_file()
+        assert [
+            "systemctl --user show memd.service"
+            " --property=Result,ExecMainCode,ExecMainStatus",
+            "systemctl --user status --no-pager --full memd.service",
+        ] == recorded(stub)[-2:]
+
 
 class TestInstallLaunchd:
     def test_writes_the_plist_and_bootstraps(self, stub: Path) -> None:
@@ -210,7 +246,7 @@ class TestInstallLaunchd:
 
 class TestUninstall:
     def test_systemd_disables_removes_and_reloads(self, stub: Path) -> None:
-        """disable --now, the unit file goes, then daemon-reload."""
+        """disable --now, the unit file goes, daemon-reload, then reset-failed."""
         cli.main(["service", "install", "--systemd"])
         stub.write_text("")
 
@@ -221,6 +257,7 @@ class TestUninstall:
         assert [
             "systemctl --user disable --now memd.service",
             "systemctl --user daemon-reload",
+            "systemctl --user reset-failed memd.service",
         ] == recorded(stub)
 
     def test_dry_run_keeps_everything(
