@@ -183,16 +183,17 @@ class TestLogFileRotation:
     ) -> None:
         """As under `StandardOutput=append:`: stderr is the file, memd rotates it.
 
-        The child logs 400 lines of ~150 bytes with a 4000-byte limit, then
-        writes to fd 2 directly, as a crash traceback would.
+        The child logs 3000 lines of ~150 bytes (~450 KB) with a 100 KB limit,
+        checked every 64 KiB, then writes to fd 2 directly, as a crash
+        traceback would.
         """
         log = tmp_path / "memd.log"
         child = (
             "import os, memd.logconfig as lc\n"
-            "lc.LOG_FILE_MAX_BYTES = 4000\n"
+            "lc.LOG_FILE_MAX_BYTES = 100_000\n"
             f"lc.configure_logging('json', 'info', rotate_file={str(log)!r})\n"
             "log = lc.get_logger(component='test')\n"
-            "for n in range(400): log.info('tick', n=n, pad='p' * 60)\n"
+            "for n in range(3000): log.info('tick', n=n, pad='p' * 60)\n"
             "os.write(2, b'raw stderr after rotation\\n')\n"
         )
         with open(log, "ab") as stderr:
@@ -202,8 +203,9 @@ class TestLogFileRotation:
 
         current, previous = log.read_text(), (tmp_path / "memd.log.1").read_text()
         assert current.endswith("raw stderr after rotation\n")
-        assert '"n": 399' in current
+        bound = 100_000 + 64 * 1024 + 200
+        assert '"n": 2999' in current
         assert (True, True) == (
-            len(current.encode()) <= 4000 + 200,
-            len(previous.encode()) <= 4000 + 200,
+            len(current.encode()) <= bound,
+            100_000 < len(previous.encode()) <= bound,
         )
