@@ -11,6 +11,8 @@ from __future__ import annotations
 import datetime
 import re
 
+from memd.diagnostics import Severity
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -20,6 +22,39 @@ if TYPE_CHECKING:
 
 # Retention archives consolidated logs under logs/archive/ with the same layout.
 _LOG_PATH = re.compile(r"logs/(?:archive/)?(\d{4})/(\d{2})/(\d{4})-(\d{2})-(\d{2})\.md")
+_FLAT_LOG = re.compile(r"logs/(?:archive/)?(\d{4})-(\d{2})-(\d{2})\.md")
+# How the agent names the memories it writes (REFERENCE.md §4, the four types).
+MEMORY_PREFIXES = ("user_", "feedback_", "project_", "reference_")
+
+
+def looks_like_memory(relpath: str) -> bool:
+    """Whether `relpath` was meant as a memory: top level (of the dir or of team/)
+    or named as the agent names memories."""
+    parts = relpath.split("/")
+    if len(parts) == 1 or (len(parts) == 2 and parts[0] == "team"):
+        return True
+    return parts[-1].startswith(MEMORY_PREFIXES)
+
+
+def check_frontmatter_missing(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
+    """No frontmatter: an error for a memory, a warning for a linked document."""
+    for f in ctx.files:
+        for d in f.diagnostics:
+            if d.code != rule.code:
+                continue
+            if looks_like_memory(d.path):
+                yield rule.diag(d.path, d.message, d.hint, line=d.line)
+            else:
+                yield rule.diag(
+                    d.path,
+                    "file has no YAML frontmatter, so it is not a memory: "
+                    "recall sees only its file name",
+                    "fine for a reference document linked from MEMORY.md; "
+                    "if it is meant as a memory, open it with `---`, `name:`, "
+                    "`description:`, `type:` lines, then `---`",
+                    line=d.line,
+                    severity=Severity.WARNING,
+                )
 
 
 def surface(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
@@ -39,8 +74,10 @@ def is_valid_log_path(relpath: str) -> bool:
     if match is None:
         return False
     year, month, file_year, file_month, day = match.groups()
-    if (year, month) != (file_year, file_month):
-        return False
+    return (year, month) == (file_year, file_month) and _is_date(year, month, day)
+
+
+def _is_date(year: str, month: str, day: str) -> bool:
     try:
         datetime.date(int(year), int(month), int(day))
     except ValueError:
@@ -51,7 +88,19 @@ def is_valid_log_path(relpath: str) -> bool:
 def check_log_paths(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
     """A file under logs/ at a path the daily-log writer and the dream never use."""
     for relpath in ctx.log_files:
-        if not is_valid_log_path(relpath):
+        flat = _FLAT_LOG.fullmatch(relpath)
+        if flat is not None and _is_date(*flat.groups()):
+            year, month, _ = flat.groups()
+            expected = relpath.replace(
+                f"logs/{year}-", f"logs/{year}/{month}/{year}-", 1
+            )
+            yield rule.diag(
+                relpath,
+                f"{relpath} is a flat daily log; memd and the agent write {expected}",
+                f"move it to {expected} so the nightly dream consolidates it",
+                severity=Severity.WARNING,
+            )
+        elif not is_valid_log_path(relpath):
             yield rule.diag(
                 relpath,
                 f"{relpath} is not at logs/YYYY/MM/YYYY-MM-DD.md for a real date; "

@@ -5,6 +5,13 @@ The agent loads MEMORY.md through `truncate_entrypoint`, which trims it, keeps
 entries are the ones lost. These checks name exactly which entries that is.
 Team files are indexed from the private MEMORY.md as `team/x.md`; `./x.md`
 is the same as `x.md`. Links that leave the directory are reported, never followed.
+
+Any link reaches its file (the agent reads the whole index), so every link
+counts against orphans and dangling targets, and so do `[[name]]` links in
+topic files; only entries (`IndexEntry.is_entry`) can be too long or repeat.
+A `[[name]]` that names no memory is info: the agent is told such a link
+"marks something worth writing later, not an error" (REFERENCE.md, "`[[name]]`
+links").
 """
 
 from __future__ import annotations
@@ -19,7 +26,13 @@ from memd.agent.truncation import (
     WARNING_TEMPLATE,
     EntrypointTruncation,
 )
-from memd.memory.index import classify_target, parse_index
+from memd.memory.index import (
+    classify_target,
+    entry_line_numbers,
+    parse_index,
+    resolve_wiki_link,
+    wiki_names,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -28,6 +41,7 @@ if TYPE_CHECKING:
     from memd.diagnostics import Diagnostic
     from memd.lint.context import LintContext, RuleSpec
     from memd.memory.index import IndexEntry
+    from memd.memory.memfile import MemoryFile
 
 INDEX = "MEMORY.md"
 MAX_ENTRY_LINE_CHARS = 200
@@ -121,6 +135,10 @@ class _Cut:
     unit_cut_line: int | None  # the line the unit cut falls on
 
 
+def _entries(links: tuple[IndexEntry, ...]) -> tuple[IndexEntry, ...]:
+    return tuple(e for e in links if e.is_entry)
+
+
 def _cut(ctx: LintContext) -> _Cut | None:
     """Truncate MEMORY.md as the agent loads it, and map what is lost back to the file.
 
@@ -136,17 +154,18 @@ def _cut(ctx: LintContext) -> _Cut | None:
     # No truncation facts: nothing but blanks is left, so nothing is cut.
     if result is None or not (result.was_line_truncated or result.was_byte_truncated):
         return None
-    shown_entries = ctx.entries if shown == text else parse_index(shown)
+    entries = _entries(ctx.entries)
+    shown_entries = entries if shown == text else _entries(parse_index(shown))
     _, line_end, final_end = _kept_offset(shown, result)
     by_lines = _lost(shown, shown_entries, line_end, len(shown))
     by_units = _lost(shown, shown_entries, final_end, line_end)
     first_dropped: int | None = shown[:line_end].count("\n") + 2
     unit_line: int | None = shown[:final_end].count("\n") + 1
-    same = [e.target for e in shown_entries] == [e.target for e in ctx.entries]
+    same = [e.target for e in shown_entries] == [e.target for e in entries]
     if same:
         position = {id(e): i for i, e in enumerate(shown_entries)}
-        by_lines = [ctx.entries[position[id(e)]] for e in by_lines]
-        by_units = [ctx.entries[position[id(e)]] for e in by_units]
+        by_lines = [entries[position[id(e)]] for e in by_lines]
+        by_units = [entries[position[id(e)]] for e in by_units]
     if shown != text:
         # Line numbers of the stripped text are not the file's; use the entries'.
         first_dropped = by_lines[0].line if by_lines and same else None
@@ -194,12 +213,13 @@ def check_too_large(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
 
 
 def check_line_too_long(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
-    """An index line over 200 characters (the target is about 150)."""
+    """An entry line over 200 characters (the target is about 150); prose may run on."""
     if ctx.index_text is None:
         return
+    entry_lines = entry_line_numbers(ctx.index_text, ctx.entries)
     for number, line in enumerate(ctx.index_text.split("\n"), start=1):
         length = len(line.rstrip("\r"))
-        if length > MAX_ENTRY_LINE_CHARS:
+        if length > MAX_ENTRY_LINE_CHARS and number in entry_lines:
             yield rule.diag(
                 INDEX,
                 f"line is {length} characters "
@@ -210,11 +230,44 @@ def check_line_too_long(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic
             )
 
 
+def classify_links(
+    links: tuple[IndexEntry, ...], files: tuple[MemoryFile, ...]
+) -> tuple[tuple[str | None, str], ...]:
+    """Return (relpath or None, why) per link; a wiki-link resolves by name, then stem.
+
+    `why` is as `classify_target` says, or "wiki-dangling" for a `[[name]]`
+    that names no topic file.
+    """
+    names = {f.relpath: f.name for f in files if f.name}
+    relpaths = [f.relpath for f in files]
+    result: list[tuple[str | None, str]] = []
+    for link in links:
+        if link.is_wiki:
+            relpath = resolve_wiki_link(link.target, names, relpaths)
+            result.append((relpath, "ok" if relpath else "wiki-dangling"))
+        else:
+            result.append(classify_target(link.target))
+    return tuple(result)
+
+
+def topic_wiki_targets(files: tuple[MemoryFile, ...]) -> frozenset[str]:
+    """Return the relpaths that `[[name]]` links in topic files reach."""
+    names = {f.relpath: f.name for f in files if f.name}
+    relpaths = [f.relpath for f in files]
+    reached = set()
+    for f in files:
+        for name in wiki_names(f.body):
+            relpath = resolve_wiki_link(name, names, relpaths)
+            if relpath is not None and relpath != f.relpath:
+                reached.add(relpath)
+    return frozenset(reached)
+
+
 def _classified(ctx: LintContext) -> Iterator[tuple[IndexEntry, str | None, str]]:
-    """Yield (entry, relpath or None, why) per entry, classified once when possible."""
+    """Yield (link, relpath or None, why) per link, classified once when possible."""
     targets = ctx.targets
     if targets is None:
-        targets = tuple(classify_target(e.target) for e in ctx.entries)
+        targets = classify_links(ctx.entries, ctx.files)
     for entry, (relpath, why) in zip(ctx.entries, targets, strict=True):
         yield entry, relpath, why
 
@@ -237,12 +290,13 @@ def check_dangling(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
         p.rsplit("/", i)[0] for p in ctx.known_paths for i in range(1, p.count("/") + 1)
     }
     for entry, relpath in _local_targets(ctx):
-        if not relpath.lower().endswith(".md"):
+        if entry.is_wiki or not relpath.lower().endswith(".md"):
             continue  # memd reads only Markdown; other files are not its business
         if relpath not in ctx.known_paths and relpath.rstrip("/") not in directories:
             yield rule.diag(
                 INDEX,
-                f"entry links to {entry.target}, which does not exist",
+                f"{'entry' if entry.is_entry else 'link'} links to {entry.target}, "
+                "which does not exist",
                 "remove the entry or fix the link "
                 "(`memd fix` drops entries whose file is gone)",
                 line=entry.line,
@@ -251,15 +305,16 @@ def check_dangling(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
 
 
 def check_orphans(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
-    """A topic file that no index entry links to: the agent only finds it by recall."""
+    """A topic file that nothing links to: the agent only finds it by recall."""
     if ctx.index_text is None:
         return
     linked = {relpath for _, relpath in _local_targets(ctx)}
+    linked.update(topic_wiki_targets(ctx.files))
     for f in ctx.files:
         if f.relpath not in linked:
             yield rule.diag(
                 f.relpath,
-                "no MEMORY.md entry links to this file",
+                "nothing in MEMORY.md or another memory links to this file",
                 f"add `- [Title]({f.relpath}) — one-line hook` to MEMORY.md "
                 "(`memd fix` does it)",
             )
@@ -271,6 +326,8 @@ def check_duplicates(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
         return
     first: dict[str, int] = {}
     for entry, relpath in _local_targets(ctx):
+        if not entry.is_entry:
+            continue  # a cross-reference inside another line is not a second entry
         if relpath in first:
             yield rule.diag(
                 INDEX,
@@ -288,7 +345,7 @@ def check_outside(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
     if ctx.index_text is None:
         return
     for entry, _, why in _classified(ctx):
-        if why in _OUTSIDE:
+        if why in _OUTSIDE and entry.is_entry:
             yield rule.diag(
                 INDEX,
                 f"entry link {entry.target} {_OUTSIDE[why]}; memd never follows it",
@@ -304,3 +361,31 @@ _OUTSIDE = {
     "absolute": "is an absolute path",
     "outside": "leaves the memory directory",
 }
+
+
+def check_wiki_dangling(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
+    """A `[[name]]` in the index or a topic file that names no memory yet."""
+    if ctx.index_text is not None:
+        for entry, _, why in _classified(ctx):
+            if why == "wiki-dangling":
+                yield rule.diag(
+                    INDEX,
+                    f"[[{entry.target}]] names no memory yet",
+                    "fine if it marks something worth writing later; "
+                    "else link by the other memory's `name:`",
+                    line=entry.line,
+                    column=_column(entry),
+                )
+    if not ctx.is_memdir:
+        return
+    names = {f.relpath: f.name for f in ctx.files if f.name}
+    relpaths = [f.relpath for f in ctx.files]
+    for f in ctx.files:
+        for name in dict.fromkeys(wiki_names(f.body)):
+            if resolve_wiki_link(name, names, relpaths) is None:
+                yield rule.diag(
+                    f.relpath,
+                    f"[[{name}]] names no memory yet",
+                    "fine if it marks something worth writing later; "
+                    "else link by the other memory's `name:`",
+                )

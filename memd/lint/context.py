@@ -10,6 +10,22 @@ from dataclasses import dataclass
 
 from memd.diagnostics import Diagnostic, Severity, one_line
 
+# Section labels B002 accepts by default: English, Chinese, Japanese, Korean.
+DEFAULT_WHY_LABELS = ("why", "reason", "为什么", "原因", "理由", "なぜ", "이유", "왜")
+DEFAULT_HOW_LABELS = (
+    "how to apply",
+    "how to use",
+    "如何应用",
+    "应用方式",
+    "适用场景",
+    "適用方法",
+    "適用",
+    "使い方",
+    "적용 방법",
+    "적용법",
+    "적용",
+)
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -36,8 +52,13 @@ class LintContext:
     is_memdir: bool  # False for a lone file: index and directory rules do not apply
     # view_index(index_text) when the caller has it; the index checks compute it if not
     index_view: IndexView | None = None
-    # classify_target(e.target) for each of `entries`, so four checks classify once
+    # classify_target(e.target) for each of `entries`, so four checks classify once;
+    # a wiki-link is resolved by name ("ok") or "wiki-dangling"
     targets: tuple[tuple[str | None, str], ...] | None = None
+    # the labels that open a **Why:** / **How to apply:** section (lint.why_labels,
+    # lint.how_labels), lower-cased
+    why_labels: tuple[str, ...] = DEFAULT_WHY_LABELS
+    how_labels: tuple[str, ...] = DEFAULT_HOW_LABELS
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,12 +79,13 @@ class RuleSpec:
         *,
         line: int | None = None,
         column: int | None = None,
+        severity: Severity | None = None,
     ) -> Diagnostic:
-        """Return a Diagnostic of this rule at its default severity."""
+        """Return a Diagnostic of this rule, at its default severity unless given."""
         return Diagnostic(
             code=self.code,
             name=self.name,
-            severity=self.default_severity,
+            severity=severity or self.default_severity,
             path=path,
             message=one_line(message),
             hint=one_line(hint),

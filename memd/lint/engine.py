@@ -11,7 +11,7 @@ import dataclasses
 import os
 
 from memd.diagnostics import Diagnostic, Severity
-from memd.lint import checks_files
+from memd.lint import checks_files, checks_index
 from memd.lint import checks_frontmatter as fm
 from memd.lint.context import LintContext
 from memd.lint.rules import RULES, RULES_BY_KEY
@@ -52,6 +52,8 @@ def lint_memdir(
     if index_text is not None:
         known.add("MEMORY.md")
     entries, targets = (cache or LintCache()).parse_index(index_text)
+    if any(e.is_wiki for e in entries):
+        targets = checks_index.classify_links(entries, memdir.files)
     ctx = LintContext(
         files=memdir.files,
         index_text=index_text,
@@ -134,6 +136,7 @@ def run_rules(
 _PER_FILE = frozenset(
     {
         checks_files.surface,
+        checks_files.check_frontmatter_missing,
         fm.check_unclosed,
         fm.check_name_missing,
         fm.check_description_missing,
@@ -225,6 +228,8 @@ class LintCache:
             ctx.is_memdir,
             tuple(f.relpath for f in ctx.files),
             tuple(f.name for f in ctx.files),
+            # `[[name]]` links in a file decide other files' orphan findings
+            tuple(id(f) for f in ctx.files if "[[" in f.body),
         )
         if key == self._cross_key and relinted.isdisjoint(self._cross_paths):
             return self._cross

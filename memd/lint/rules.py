@@ -33,8 +33,8 @@ RULES: tuple[RuleSpec, ...] = (
         "M001",
         "frontmatter-missing",
         E,
-        "topic file has no YAML frontmatter",
-        files.surface,
+        "a memory has no YAML frontmatter (a warning for other linked files)",
+        files.check_frontmatter_missing,
     ),
     RuleSpec(
         "M002",
@@ -167,21 +167,21 @@ RULES: tuple[RuleSpec, ...] = (
         "I004",
         "index-line-too-long",
         W,
-        "an index line is over 200 characters",
+        "an index entry line is over 200 characters",
         index.check_line_too_long,
     ),
     RuleSpec(
         "I005",
         "index-link-dangling",
         W,
-        "an index entry links to a file that does not exist",
+        "an index link points to a file that does not exist",
         index.check_dangling,
     ),
     RuleSpec(
         "I006",
         "topic-orphan",
         W,
-        "no index entry links to this topic file",
+        "nothing in the index or another memory links to this topic file",
         index.check_orphans,
     ),
     RuleSpec(
@@ -197,6 +197,13 @@ RULES: tuple[RuleSpec, ...] = (
         W,
         "an index link leaves the memory directory (never followed)",
         index.check_outside,
+    ),
+    RuleSpec(
+        "I009",
+        "wiki-link-dangling",
+        N,
+        "a [[name]] link names no memory yet",
+        index.check_wiki_dangling,
     ),
     # Files. F003-F005 come from the directory reader (memd.memory.memdir),
     # F001/F002/F006/F007 from the parser.
@@ -233,7 +240,8 @@ RULES: tuple[RuleSpec, ...] = (
         "F008",
         "log-path-invalid",
         E,
-        "file in logs/ is not at logs/YYYY/MM/YYYY-MM-DD.md for a real date",
+        "file in logs/ is not at logs/YYYY/MM/YYYY-MM-DD.md "
+        "(a warning for a flat logs/YYYY-MM-DD.md)",
         files.check_log_paths,
     ),
 )

@@ -1,10 +1,20 @@
-"""Read MEMORY.md's entries: Markdown links in list items, each with its one-line hook.
+"""Read MEMORY.md's links: every Markdown link to a file, wherever it stands.
 
-Real indexes (SPEC §4) hold headings, prose, blockquotes, bullets without
-links, `./x.md` links and links into subfolders (`team/x.md`): all legal, and
-only the linked list items are entries. The reference strips HTML comments and
-a frontmatter block before loading MEMORY.md (REFERENCE.md §3), so links inside
-those, and inside fenced code, are not entries either.
+The agent reads the whole index text (SPEC §4), so a link anywhere in it
+reaches its file: in list items, table rows, headings, paragraphs and
+blockquotes, as `[x](x.md)`, as a reference-style `[x][1]` with its
+`[1]: x.md` definition, or as a `[[name]]` wiki-link (current Claude Code
+tells the model to link memories by their `name:` slug, REFERENCE.md
+"`[[name]]` links"). The reference strips HTML comments and a frontmatter
+block before loading MEMORY.md (REFERENCE.md §3), so links inside those, and
+inside fenced or inline code, do not count.
+
+An *entry* is the first link of a line that starts a list item or a table
+row, or a link that is the first content of its line; every other link is a
+*reference*. Both reach their file; only entries can be duplicates.
+
+The scanner works line by line and is linear in the text: brackets, parens
+and code spans are matched once per line with stacks, never by backtracking.
 
 A link target is never followed outside the memory directory: `normalize_target`
 turns URLs (any scheme), absolute paths and `..` escapes into `None`.
@@ -17,24 +27,32 @@ import re
 from dataclasses import dataclass
 from urllib.parse import unquote
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator, Mapping
+
 _ITEM = re.compile(r"^\s{0,12}(?:[-*+]|\d{1,9}[.)])(?:\s+|$)")
-# [title](target "optional title"); the target may be <...> and hold balanced ().
-# `[` comes before the lookbehind (same meaning) so the scan can jump between `[`s.
-_LINK = re.compile(
-    r"\[(?<![!\\]\[)(?P<title>(?:[^\[\]\\\n]|\\.|\[[^\[\]\n]*\])*)\]"
-    r"\(\s*(?P<target><[^<>\n]*>|(?:[^\s()\\]|\\.|\([^\s()]*\))*)"
-    r"(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^()\n]*\)))?\s*\)"
-)
+_HEADING = re.compile(r"^\s{0,3}#{1,6}(?:\s+|$)")
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
+# `[label]: target "title"` at the start of a line (CommonMark link definitions).
+_DEFINITION = re.compile(r"^\s{0,3}\[([^\[\]]{1,999})\]:\s*(<[^<>]*>|\S+)")
+_TITLE = re.compile(r"\s+(?:\"[^\"]*\"|'[^']*'|\([^()]*\))\s*")
+# Leading emphasis or a task box may stand before a line's first link.
+_LEAD = re.compile(r"^[\s*_~]*(?:\[[ xX]\]\s+)?[\s*_~]*")
 # em dash, en dash, ASCII dashes, colon, bar, comma
 _HOOK_SEPARATORS = ("\u2014", "\u2013", "--", "-", ":", "|", ",")
 _QUOTE = re.compile(r"^\s{0,3}(?:>\s?)+")
+_SLUG_OTHER = re.compile(r"[^a-z0-9_-]+")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class IndexEntry:
-    """One linked list item of MEMORY.md; `target` as written, without `<>`."""
+    """One link in MEMORY.md; `target` as written, without `<>`.
+
+    For a wiki-link (`is_wiki`) the target is the linked name, which
+    `resolve_wiki_link` turns into a file.
+    """
 
     line: int  # 1-based
     title: str
@@ -42,11 +60,91 @@ class IndexEntry:
     hook: str
     raw: str  # the whole line, without its line ending
     column: int = 1  # 1-based column of the link's `[`
+    is_entry: bool = True  # False: a reference inside some other line
+    is_wiki: bool = False
+    in_list_item: bool = False  # the line is a list item (what `memd fix` writes)
 
 
 def parse_index(text: str) -> tuple[IndexEntry, ...]:
-    """Return every linked list item of an index, in order; never raises."""
-    entries: list[IndexEntry] = []
+    """Return every link of an index, entries and references, in order; never raises."""
+    lines = tuple(_visible_lines(text))
+    definitions = _definitions(lines)
+    used: set[str] = set()
+    found: list[IndexEntry] = []
+    for number, raw, visible in lines:
+        definition = _DEFINITION.match(visible)
+        if definition is not None and _label(definition.group(1)) in definitions:
+            continue  # a definition is counted where it is used, or below if never
+        found.extend(_line_links(number, raw, visible, definitions, used))
+    for label, (number, raw, column, target) in definitions.items():
+        if label not in used:
+            found.append(
+                IndexEntry(
+                    line=number,
+                    title=label,
+                    target=target,
+                    hook="",
+                    raw=raw,
+                    column=column,
+                    is_entry=False,
+                )
+            )
+    return tuple(sorted(found, key=lambda e: (e.line, e.column)))
+
+
+def entry_line_numbers(text: str, links: tuple[IndexEntry, ...]) -> frozenset[int]:
+    """Return the lines of `text` that are entries: list items, table rows, and
+    lines whose first content is a link (`links` is `parse_index(text)`)."""
+    numbers = {e.line for e in links if e.is_entry}
+    for number, _, visible in _visible_lines(text):
+        if _ITEM.match(visible) or visible.lstrip().startswith("|"):
+            numbers.add(number)
+    return frozenset(numbers)
+
+
+def wiki_names(text: str) -> tuple[str, ...]:
+    """Return the names of the `[[name]]` links in a Markdown body, in order."""
+    if "[[" not in text:
+        return ()  # the common case: no wiki-link at all
+    return tuple(e.target for e in parse_index(text) if e.is_wiki)
+
+
+def slug(name: str) -> str:
+    """Return `name` as the agent slugs it (REFERENCE.md §8, "Writing")."""
+    if re.fullmatch(r"[a-z0-9_-]+", name):
+        return name
+    return _SLUG_OTHER.sub("-", name.lower()).strip("-")
+
+
+def resolve_wiki_link(
+    name: str, names: Mapping[str, str], relpaths: Iterable[str]
+) -> str | None:
+    """Return the relpath a `[[name]]` reaches: by `name:` first, then by file stem.
+
+    `names` maps each topic file's relpath to its `name:`; the agent links by
+    the name slug, so a name matches as written or slugged.
+    """
+    wanted = name.strip()
+    for relpath, value in names.items():
+        if value.strip() == wanted:
+            return relpath
+    wanted_slug = slug(wanted)
+    for relpath, value in names.items():
+        if wanted_slug and slug(value.strip()) == wanted_slug:
+            return relpath
+    for relpath in relpaths:
+        stem = relpath.rsplit("/", 1)[-1].removesuffix(".md")
+        if wanted in (stem, relpath.removesuffix(".md")):
+            return relpath
+    return None
+
+
+def _visible_lines(text: str) -> Iterator[tuple[int, str, str]]:
+    """Yield (number, line, visible text) outside frontmatter and fenced code.
+
+    The visible text has HTML comments removed and blockquote markers blanked,
+    so a list or a link inside a blockquote reads as it would outside one.
+    """
     fence: str | None = None
     in_comment = False
     in_frontmatter = text.startswith("---")
@@ -69,13 +167,183 @@ def parse_index(text: str) -> tuple[IndexEntry, ...]:
         visible, in_comment = _strip_comments(line, in_comment)
         quote = _QUOTE.match(visible)
         if quote:
-            # A list inside a blockquote still points at its files.
             visible = " " * quote.end() + visible[quote.end() :]
-        item = _ITEM.match(visible)
-        if item is None:
+        yield number, line, visible
+
+
+_Definitions = dict[
+    str, tuple[int, str, int, str]
+]  # label -> (line, raw, column, target)
+
+
+def _label(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _definitions(lines: tuple[tuple[int, str, str], ...]) -> _Definitions:
+    """Return the `[label]: target` definitions; the first of a label wins."""
+    found: _Definitions = {}
+    for number, raw, visible in lines:
+        match = _DEFINITION.match(visible)
+        if match is None:
             continue
-        entries.extend(_entries_in(visible, item.end(), number, line))
-    return tuple(entries)
+        label = _label(match.group(1))
+        if label and not label.startswith("^") and label not in found:
+            target = match.group(2).removeprefix("<").removesuffix(">").strip()
+            found[label] = (number, raw, match.start(1), target)
+    return found
+
+
+def _line_links(
+    number: int, raw: str, visible: str, definitions: _Definitions, used: set[str]
+) -> Iterator[IndexEntry]:
+    item = _ITEM.match(visible)
+    stripped = visible.lstrip()
+    is_row = stripped.startswith("|")
+    if item is not None:
+        start = item.end()
+    elif is_row:
+        start = len(visible) - len(stripped) + 1
+    else:
+        heading = _HEADING.match(visible)
+        start = heading.end() if heading else len(visible) - len(stripped)
+    first_content = _LEAD.match(visible, start)
+    lead = first_content.end() if first_content else start
+    for position, (column, end, title, target, is_wiki) in enumerate(
+        _scan(visible, start, definitions, used)
+    ):
+        is_entry = position == 0 and (item is not None or is_row or column == lead)
+        yield IndexEntry(
+            line=number,
+            title=title.strip(),
+            target=target.strip(),
+            hook=_hook(visible[end:]) if is_entry else "",
+            raw=raw,
+            column=column + 1,
+            is_entry=is_entry,
+            is_wiki=is_wiki,
+            in_list_item=item is not None,
+        )
+
+
+_Link = tuple[int, int, str, str, bool]  # (start, end, title, target, is_wiki)
+
+
+def _scan(
+    line: str, start: int, definitions: _Definitions, used: set[str]
+) -> Iterator[_Link]:
+    """Yield the links of one line from `start`, left to right, in linear time."""
+    if "[" not in line:
+        return
+    in_code = _code_mask(line)
+    brackets, parens = _match_pairs(line, in_code)
+    after = start  # a link's text and target hold no further links
+    for opening in sorted(brackets):
+        if opening < after or (opening > 0 and line[opening - 1] == "!"):
+            continue
+        link = _link_at(line, opening, brackets, parens, definitions, used)
+        if link is not None:
+            after = link[1]
+            yield link
+
+
+def _link_at(
+    line: str,
+    opening: int,
+    brackets: dict[int, int],
+    parens: dict[int, int],
+    definitions: _Definitions,
+    used: set[str],
+) -> _Link | None:
+    closing = brackets[opening]
+    text = line[opening + 1 : closing]
+    if text.startswith("[") and brackets.get(opening + 1) == closing - 1:
+        name = text[1:-1].partition("|")[0].partition("#")[0]
+        if name.strip():
+            shown = text[1:-1].partition("|")[2] or name
+            return opening, closing + 1, shown, name, True
+        return None
+    following = line[closing + 1 : closing + 2]
+    if following == "(" and closing + 1 in parens:
+        end = parens[closing + 1]
+        inline = _INLINE.match(line, closing + 2, end)
+        if inline is not None and inline.end() == end:
+            target = inline.group("target") or ""
+            return (
+                opening,
+                end + 1,
+                text,
+                target.removeprefix("<").removesuffix(">"),
+                False,
+            )
+        return None
+    label, end = text, closing + 1
+    if following == "[" and closing + 1 in brackets:
+        label = line[closing + 2 : brackets[closing + 1]] or text
+        end = brackets[closing + 1] + 1
+    key = _label(label)
+    if key in definitions:
+        used.add(key)
+        return opening, end, text, definitions[key][3], False
+    return None
+
+
+_INLINE = re.compile(
+    r"\s*(?P<target><[^<>\n]*>|[^\s<]\S*)?(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^()]*\)))?\s*"
+)
+_TOKEN = re.compile(r"\\.|[\[\]()]")
+_TICKS = re.compile(r"`+")
+
+
+def _code_mask(line: str) -> bytearray:
+    """Return 1 for each character of `line` inside an inline code span, else 0.
+
+    A run of N backticks opens a span closed by the next run of exactly N
+    (CommonMark); an unmatched run is literal text.
+    """
+    mask = bytearray(len(line))
+    if "`" not in line:
+        return mask
+    runs = [(m.start(), m.end() - m.start()) for m in _TICKS.finditer(line)]
+    next_same: list[int | None] = [None] * len(runs)
+    last: dict[int, int] = {}
+    for k in range(len(runs) - 1, -1, -1):
+        next_same[k] = last.get(runs[k][1])
+        last[runs[k][1]] = k
+    k = 0
+    while k < len(runs):
+        partner = next_same[k]
+        if partner is None:
+            k += 1
+            continue
+        begin, end = runs[k][0], runs[partner][0] + runs[partner][1]
+        mask[begin:end] = b"\x01" * (end - begin)
+        k = partner + 1
+    return mask
+
+
+def _match_pairs(
+    line: str, in_code: bytearray
+) -> tuple[dict[int, int], dict[int, int]]:
+    """Return the matched `[`→`]` and `(`→`)` positions, skipping escapes and code."""
+    brackets: dict[int, int] = {}
+    parens: dict[int, int] = {}
+    open_brackets: list[int] = []
+    open_parens: list[int] = []
+    for token in _TOKEN.finditer(line):
+        at = token.start()
+        if in_code[at] or len(token.group()) != 1:
+            continue
+        char = token.group()
+        if char == "[":
+            open_brackets.append(at)
+        elif char == "(":
+            open_parens.append(at)
+        elif char == "]" and open_brackets:
+            brackets[open_brackets.pop()] = at
+        elif char == ")" and open_parens:
+            parens[open_parens.pop()] = at
+    return brackets, parens
 
 
 def _strip_comments(line: str, in_comment: bool) -> tuple[str, bool]:
@@ -98,32 +366,6 @@ def _strip_comments(line: str, in_comment: bool) -> tuple[str, bool]:
             out.append(line[pos:start])
             pos, in_comment = start + 4, True
     return "".join(out), in_comment
-
-
-def _entries_in(visible: str, start: int, number: int, raw: str) -> list[IndexEntry]:
-    entries: list[IndexEntry] = []
-    for position, match in enumerate(_LINK.finditer(visible, start)):
-        if _in_code_span(visible, match.start()):
-            continue
-        target = match.group("target")
-        if target.startswith("<") and target.endswith(">"):
-            target = target[1:-1]
-        hook = _hook(visible[match.end() :]) if position == 0 else ""
-        entries.append(
-            IndexEntry(
-                line=number,
-                title=match.group("title").strip(),
-                target=target.strip(),
-                hook=hook,
-                raw=raw,
-                column=match.start() + 1,
-            )
-        )
-    return entries
-
-
-def _in_code_span(line: str, index: int) -> bool:
-    return line.count("`", 0, index) % 2 == 1
 
 
 def _hook(rest: str) -> str:

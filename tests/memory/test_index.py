@@ -10,7 +10,7 @@ from memd.memory.index import IndexEntry, classify_target, normalize_target, par
 
 REAL_INDEX = """# Project memory
 
-Notes the agent keeps. Prose with a [link](prose.md) is not an entry.
+Notes the agent keeps. Prose with a [link](prose.md) is a reference.
 
 ## User
 - [User role](user_role.md) \u2014 senior backend engineer, new to React
@@ -37,9 +37,14 @@ def targets(entries: tuple[IndexEntry, ...]) -> list[str]:
 
 class TestParseIndex:
     def test_real_index(self) -> None:
-        """Only linked list items are entries; prose, code, comments, images are not."""
-        entries = parse_index(REAL_INDEX)
+        """Links in list items are entries, in prose references; code is neither."""
+        links = parse_index(REAL_INDEX)
+        entries = tuple(e for e in links if e.is_entry)
 
+        assert (["prose.md"], [3]) == (
+            [e.target for e in links if not e.is_entry],
+            [e.line for e in links if not e.is_entry],
+        )
         assert [
             "user_role.md",
             "./feedback_testing.md",
@@ -51,7 +56,7 @@ class TestParseIndex:
 
     def test_hooks_lose_their_separator(self) -> None:
         """The hook after the link drops a leading dash, colon or em dash."""
-        hooks = [e.hook for e in parse_index(REAL_INDEX)]
+        hooks = [e.hook for e in parse_index(REAL_INDEX) if e.is_entry]
 
         assert [
             "senior backend engineer, new to React",
@@ -64,7 +69,7 @@ class TestParseIndex:
 
     def test_line_numbers_titles_and_raw(self) -> None:
         """Line numbers are 1-based; title and raw line are kept."""
-        first = parse_index(REAL_INDEX)[0]
+        first = next(e for e in parse_index(REAL_INDEX) if e.is_entry)
 
         assert 6 == first.line
         assert "User role" == first.title
@@ -84,12 +89,13 @@ class TestParseIndex:
         )
 
     def test_several_links_on_one_line(self) -> None:
-        """Every link of an item is an entry; only the first carries the hook."""
+        """An item's first link is its entry, carrying the hook; the rest refer."""
         entries = parse_index("- [A](a.md), see also [B](b.md)\n")
 
-        assert (["a.md", "b.md"], ["see also [B](b.md)", ""]) == (
+        assert (["a.md", "b.md"], ["see also [B](b.md)", ""], [True, False]) == (
             targets(entries),
             [e.hook for e in entries],
+            [e.is_entry for e in entries],
         )
 
     def test_leading_frontmatter_is_skipped(self) -> None:
