@@ -57,13 +57,12 @@ def lint_path(path: str | os.PathLike[str]) -> list[Diagnostic]:
     Raises:
         memd.MemdError: the path does not exist or has no memory directory.
     """
-    from memd.lint.targets import lint_settings, lint_targets, resolve_targets
+    from memd.config import load_config
+    from memd.lint.targets import lint_targets, resolve_targets
 
-    severities, max_file_bytes = lint_settings()
+    config = load_config()
     targets = resolve_targets([os.fspath(path)])
-    return list(
-        lint_targets(targets, severities=severities, max_file_bytes=max_file_bytes)
-    )
+    return list(lint_targets(targets, config=config))
 
 
 def append_log(

@@ -19,7 +19,13 @@ import os
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from memd.config_keys import BY_TOML, KEYS, BadValue
+from memd.config_keys import (
+    BY_TOML,
+    DEFAULT_HOW_LABELS,
+    DEFAULT_WHY_LABELS,
+    KEYS,
+    BadValue,
+)
 from memd.errors import ConfigError
 
 TYPE_CHECKING = False
@@ -55,6 +61,8 @@ class Config:
     telemetry_max_bytes: int = 10 * 1024 * 1024
     lint_severities: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
     max_topic_file_bytes: int = 262144
+    why_labels: tuple[str, ...] = DEFAULT_WHY_LABELS
+    how_labels: tuple[str, ...] = DEFAULT_HOW_LABELS
     log_format: str = "auto"
     log_level: str = "info"
     sources: Mapping[str, str] = field(default_factory=lambda: _EMPTY)

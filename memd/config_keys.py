@@ -26,6 +26,22 @@ LOG_FORMATS = ("auto", "json", "console")
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 RETENTION_ACTIONS = ("archive", "remove")
 TELEMETRY_SINKS = ("jsonl", "off")
+# The labels B002 (why-how-missing) accepts by default: English, Chinese,
+# Japanese, Korean. lint.why_labels / lint.how_labels replace them.
+DEFAULT_WHY_LABELS = ("why", "reason", "为什么", "原因", "理由", "なぜ", "이유", "왜")
+DEFAULT_HOW_LABELS = (
+    "how to apply",
+    "how to use",
+    "如何应用",
+    "应用方式",
+    "适用场景",
+    "適用方法",
+    "適用",
+    "使い方",
+    "적용 방법",
+    "적용법",
+    "적용",
+)
 
 
 class BadValue(ValueError):
@@ -122,6 +138,13 @@ def _strings(value: object) -> tuple[str, ...]:
     if isinstance(value, list | tuple) and all(isinstance(item, str) for item in value):
         return tuple(value)
     raise BadValue(f"expected a list of strings, {_got(value)}")
+
+
+def _labels(value: object) -> object:
+    labels = tuple(dict.fromkeys(" ".join(v.split()).lower() for v in _strings(value)))
+    if not labels or not all(labels):
+        raise BadValue(f"expected a list of non-empty labels, {_got(value)}")
+    return labels
 
 
 def _modes(value: object) -> object:
@@ -228,6 +251,8 @@ KEYS: tuple[Key, ...] = (
     Key("telemetry_max_bytes", "telemetry.max_bytes", _int(1024)),
     Key("lint_severities", "lint.severity", _severities, _env_severities),
     Key("max_topic_file_bytes", "lint.max_topic_file_bytes", _int(1)),
+    Key("why_labels", "lint.why_labels", _labels, _env_list),
+    Key("how_labels", "lint.how_labels", _labels, _env_list),
     Key("log_format", "log.format", _choice(LOG_FORMATS)),
     Key("log_level", "log.level", _choice(LOG_LEVELS)),
     Key("cache_dir", "paths.cache_dir", _string, is_path=True),

@@ -208,4 +208,9 @@ def lint_memory_dir(memory_dir: str, *, config: Config) -> tuple[Diagnostic, ...
     memdir = load_memdir(
         memory_dir.rstrip(os.sep) or os.sep, max_file_bytes=config.max_topic_file_bytes
     )
-    return lint_memdir(memdir, severities=config.lint_severities)
+    return lint_memdir(
+        memdir,
+        severities=config.lint_severities,
+        why_labels=config.why_labels,
+        how_labels=config.how_labels,
+    )

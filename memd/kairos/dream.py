@@ -143,7 +143,12 @@ def _lint_and_render_unguarded(
 
     memdir = load_memdir(memory_dir, max_file_bytes=config.max_topic_file_bytes)
     errors, warnings, _ = count_by_severity(
-        lint_memdir(memdir, severities=config.lint_severities)
+        lint_memdir(
+            memdir,
+            severities=config.lint_severities,
+            why_labels=config.why_labels,
+            how_labels=config.how_labels,
+        )
     )
     store = SnapshotStore(config.cache_dir)
     for mode in config.modes:

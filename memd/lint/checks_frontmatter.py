@@ -41,11 +41,9 @@ KNOWN_KEYS = frozenset(
 # normal CJK sentence of five or more characters is not "too short".
 DESCRIPTION_MIN_COLUMNS = 10
 DESCRIPTION_MAX_COLUMNS = 250
-_WHY = re.compile(r"\*\*\s*why\s*:?\s*\*\*|^\s*why\s*:", re.IGNORECASE | re.MULTILINE)
-_HOW = re.compile(
-    r"\*\*\s*how to apply\s*:?\s*\*\*|^\s*how to apply\s*:",
-    re.IGNORECASE | re.MULTILINE,
-)
+# What may stand before a section label at the start of a line: heading marks,
+# blockquote marks, a list marker, emphasis.
+_LABEL_LEAD = re.compile(r"[\s>#*_+-]*")
 
 
 def _has_frontmatter(f: MemoryFile) -> bool:
@@ -287,21 +285,47 @@ def check_body_empty(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
             )
 
 
+def has_section(body: str, labels: tuple[str, ...]) -> bool:
+    """Whether a line of `body` opens a section with one of `labels`.
+
+    A label counts as a heading (`## Why`), a bold or plain label
+    (`**Why:**`, `**Why (DEF-029):**`, `How to apply.`), at the start of a
+    line or bold inside one, when no letter follows it: `Why (x):` counts,
+    `Whyever` does not. Line by line, each line scanned once per label.
+    """
+    for line in body.lower().split("\n"):
+        starts = [_LABEL_LEAD.match(line).end()]  # type: ignore[union-attr]
+        bold = line.find("**")
+        while bold >= 0:
+            starts.append(
+                bold + 2 + len(line[bold + 2 :]) - len(line[bold + 2 :].lstrip())
+            )
+            bold = line.find("**", bold + 2)
+        for start in starts:
+            for label in labels:
+                if line.startswith(label, start):
+                    after = line[start + len(label) : start + len(label) + 1]
+                    if not after or not after.isalnum():
+                        return True
+    return False
+
+
 def check_why_how(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
     """A feedback or project memory without its **Why:** and **How to apply:** lines."""
+    sections = (("**Why:**", ctx.why_labels), ("**How to apply:**", ctx.how_labels))
     for f in ctx.files:
         if f.type not in ("feedback", "project") or not f.body.strip():
             continue
         missing = [
-            label
-            for label, pattern in (("**Why:**", _WHY), ("**How to apply:**", _HOW))
-            if not pattern.search(f.body)
+            label for label, labels in sections if not has_section(f.body, labels)
         ]
         if missing:
             yield rule.diag(
                 f.relpath,
                 f"{f.type} memory has no {' or '.join(missing)} line",
                 "add `**Why:**` (the reason) and `**How to apply:**` "
-                "(when it applies) after the rule",
+                "(when it applies) after the rule, as a label or a heading; "
+                "other languages' labels are set by lint.why_labels and "
+                "lint.how_labels",
                 line=f.frontmatter_end_line,
             )

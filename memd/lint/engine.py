@@ -20,7 +20,7 @@ from memd.memory.memfile import parse_memory_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Iterable, Mapping, Sequence
 
     from memd.agent.prompt import IndexView
     from memd.memory.index import IndexEntry
@@ -37,6 +37,8 @@ def lint_memdir(
     severities: Mapping[str, str] | None = None,
     index_view: IndexView | None = None,
     cache: LintCache | None = None,
+    why_labels: Sequence[str] | None = None,
+    how_labels: Sequence[str] | None = None,
 ) -> tuple[Diagnostic, ...]:
     """Return every finding about `memdir`, sorted by (path, line, code).
 
@@ -44,6 +46,8 @@ def lint_memdir(
     pipeline has it from rendering): the index is then truncated only once.
     `cache`, kept by the caller across lints of one directory, makes a lint
     after one changed file re-check only that file (same result).
+    `why_labels`/`how_labels` (config `lint.why_labels`/`lint.how_labels`)
+    replace the section labels B002 accepts.
     """
     index_text = memdir.index_text
     known = {f.relpath for f in memdir.files}
@@ -64,10 +68,22 @@ def lint_memdir(
         is_memdir=True,
         index_view=index_view,
         targets=targets,
+        **_labels(why_labels, how_labels),
     )
     if cache is not None:
         return cache.run(ctx, severities=severities)
     return run_rules(ctx, severities=severities)
+
+
+def _labels(
+    why_labels: Sequence[str] | None, how_labels: Sequence[str] | None
+) -> dict[str, tuple[str, ...]]:
+    labels = {}
+    if why_labels is not None:
+        labels["why_labels"] = tuple(label.lower() for label in why_labels)
+    if how_labels is not None:
+        labels["how_labels"] = tuple(label.lower() for label in how_labels)
+    return labels
 
 
 def lint_file(
@@ -175,6 +191,7 @@ class LintCache:
         self._cross_paths: set[str] = set()  # the files the cross findings name
         self._index: tuple[str | None, _Index] = (None, ((), ()))
         self._last: _Last | None = None
+        self._labels: tuple[tuple[str, ...], ...] = ()
 
     def parse_index(self, index_text: str | None) -> _Index:
         """Return the index entries and their classified targets.
@@ -197,6 +214,9 @@ class LintCache:
     ) -> tuple[Diagnostic, ...]:
         """Return what `run_rules(ctx, severities=severities)` returns."""
         by_rule: list[list[Diagnostic]] = [[] for _ in range(len(RULES) + 1)]
+        labels = (ctx.why_labels, ctx.how_labels)
+        if labels != self._labels:
+            self._files, self._labels = {}, labels  # B002's findings depend on them
         kept: dict[int, tuple[MemoryFile, _Found]] = {}
         relinted: set[str] = set()  # relpaths whose parsed file is new
         for f in ctx.files:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from memd.lint.checks_index import classify_links, topic_wiki_targets
 from memd.memory.index import normalize_target, parse_index
 
 TYPE_CHECKING = False
@@ -140,9 +141,9 @@ def _plan_index(memdir: MemDir, data: bytes | None) -> FileEdit | None:
     entries = parse_index(text)
     drop, reasons = _lines_to_drop(entries, _known_paths(memdir))
     kept = [line for number, line in enumerate(lines, start=1) if number not in drop]
-    linked = {
-        r for e in entries if e.line not in drop and (r := normalize_target(e.target))
-    }
+    kept_links = tuple(e for e in entries if e.line not in drop)
+    linked = {r for r, _ in classify_links(kept_links, memdir.files) if r is not None}
+    linked.update(topic_wiki_targets(memdir.files))
     orphans = [
         f
         for f in memdir.files
@@ -188,7 +189,8 @@ def _lines_to_drop(
     """Return the index lines whose entries are all gone or repeats, and why."""
     by_line: dict[int, list[str | None]] = {}
     for e in entries:
-        by_line.setdefault(e.line, []).append(normalize_target(e.target))
+        if e.in_list_item and not e.is_wiki:  # never drop prose, headings or tables
+            by_line.setdefault(e.line, []).append(normalize_target(e.target))
     seen: set[str] = set()
     drop: set[int] = set()
     gone = duplicates = 0

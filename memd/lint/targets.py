@@ -8,12 +8,14 @@ resolves it) or a single topic file; no PATH means every
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    from memd.config import Config
     from memd.diagnostics import Diagnostic
 
 INDEX = "MEMORY.md"
@@ -21,10 +23,15 @@ INDEX = "MEMORY.md"
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    """One thing to lint: a memory directory (`is_dir`) or a lone topic file."""
+    """One thing to lint: a memory directory (`is_dir`) or a lone topic file.
+
+    `error` is the errno text when the path could not be read at all; the
+    lint reports it as F005 instead of passing it over as clean.
+    """
 
     path: str
     is_dir: bool
+    error: str | None = None
 
 
 def resolve_targets(
@@ -38,33 +45,68 @@ def resolve_targets(
     from memd.errors import UsageError
 
     if not paths:
-        return tuple(Target(p, True) for p in discover_memory_dirs(env))
+        return discover_targets(env)
     targets: list[Target] = []
     for raw in paths:
         path = os.path.abspath(raw)
-        if os.path.isfile(path):
+        try:
+            mode = os.stat(path).st_mode
+        except FileNotFoundError:
+            raise UsageError(f"{raw}: no such file or directory") from None
+        except OSError as error:
+            # Permission denied is not "no such file": say what really happened.
+            targets.append(Target(path, True, _errno_text(error)))
+            continue
+        if stat.S_ISREG(mode):
             if os.path.basename(path) == INDEX:
                 targets.append(Target(os.path.dirname(path), True))
             else:
                 targets.append(Target(path, False))
-        elif os.path.isdir(path):
+        elif stat.S_ISDIR(mode):
             targets.append(Target(_memory_dir_for(raw, path, env), True))
         else:
-            raise UsageError(f"{raw}: no such file or directory")
+            raise UsageError(f"{raw}: not a regular file or directory")
     return tuple(dict.fromkeys(targets))  # in order, without repeats
 
 
-def discover_memory_dirs(env: Mapping[str, str] | None = None) -> tuple[str, ...]:
-    """Return every `<base>/projects/*/memory` directory, sorted."""
+def _errno_text(error: OSError) -> str:
+    return error.strerror or type(error).__name__
+
+
+def discover_targets(env: Mapping[str, str] | None = None) -> tuple[Target, ...]:
+    """Return every `<base>/projects/*/memory` dir, and the ones that cannot be read.
+
+    A base or projects directory that does not exist means no memory yet; one
+    that exists but cannot be listed (or a project that cannot be entered) is
+    a target with its errno text, never silently clean.
+    """
     from memd.agent.paths import memory_base_dir
 
     projects = os.path.join(memory_base_dir(env), "projects")
     try:
         names = sorted(os.listdir(projects))
-    except OSError:
+    except FileNotFoundError:
         return ()
-    found = (os.path.join(projects, name, "memory") for name in names)
-    return tuple(p for p in found if os.path.isdir(p) and not os.path.islink(p))
+    except OSError as error:
+        return (Target(projects, True, _errno_text(error)),)
+    targets: list[Target] = []
+    for name in names:
+        memory_dir = os.path.join(projects, name, "memory")
+        try:
+            st = os.lstat(memory_dir)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError as error:
+            targets.append(Target(memory_dir, True, _errno_text(error)))
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            targets.append(Target(memory_dir, True))
+    return tuple(targets)
+
+
+def discover_memory_dirs(env: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """Return every readable `<base>/projects/*/memory` directory, sorted."""
+    return tuple(t.path for t in discover_targets(env) if t.error is None)
 
 
 def _memory_dir_for(raw: str, path: str, env: Mapping[str, str] | None) -> str:
@@ -97,40 +139,92 @@ def _listdir(path: str) -> list[str]:
         return []
 
 
+def memory_dir_of(path: str) -> tuple[str, str]:
+    """Return (memory dir, relpath) for a lone file: where directory lint sees it.
+
+    The nearest ancestor holding MEMORY.md wins, then one named `memory`, then
+    the parent of a `logs/` folder; failing all, the file's own directory. So
+    a file linted alone gets exactly the findings its directory's lint gives it.
+    """
+    here = os.path.dirname(path)
+    ancestors = [here]
+    while os.path.dirname(ancestors[-1]) != ancestors[-1] and len(ancestors) < 64:
+        ancestors.append(os.path.dirname(ancestors[-1]))
+    chosen = next(
+        (a for a in ancestors if os.path.isfile(os.path.join(a, INDEX))), None
+    )
+    chosen = chosen or next(
+        (a for a in ancestors if os.path.basename(a) == "memory"), None
+    )
+    chosen = chosen or next(
+        (os.path.dirname(a) for a in ancestors if os.path.basename(a) == "logs"),
+        here,
+    )
+    return chosen, os.path.relpath(path, chosen).replace(os.sep, "/")
+
+
 def lint_targets(
     targets: Sequence[Target],
     *,
     severities: Mapping[str, str] | None = None,
     max_file_bytes: int = 256 * 1024,
     cwd: str | None = None,
+    config: Config | None = None,
 ) -> tuple[Diagnostic, ...]:
-    """Lint every target; paths in the result are display paths (relative to cwd)."""
+    """Lint every target; paths in the result are display paths (relative to cwd).
+
+    `config`, when given, supplies the severities, the size limit and B002's
+    section labels instead of `severities` and `max_file_bytes`.
+
+    A lone file is linted with its memory directory and keeps only the
+    findings about itself, so it gets what directory lint gives it.
+    """
     import dataclasses
 
-    from memd.lint.engine import display_path, lint_file, lint_memdir, sort_key
+    from memd.lint.engine import display_path, lint_memdir, sort_key
     from memd.memory.reader import load_memdir
 
+    why_labels = how_labels = None
+    if config is not None:
+        severities, max_file_bytes = config.lint_severities, config.max_topic_file_bytes
+        why_labels, how_labels = config.why_labels, config.how_labels
     found: list[Diagnostic] = []
-    dirs = [t.path.rstrip(os.sep) + os.sep for t in targets if t.is_dir]
+    wanted: dict[str, set[str] | None] = {}  # memory dir -> lone relpaths, or all
     for target in targets:
-        if not target.is_dir and target.path.startswith(tuple(dirs)):
-            continue  # its directory is linted whole, with the index rules
-        if target.is_dir:
-            memdir = load_memdir(target.path, max_file_bytes=max_file_bytes)
-            for d in lint_memdir(memdir, severities=severities):
-                found.append(
-                    dataclasses.replace(
-                        d, path=display_path(target.path, d.path, cwd=cwd)
-                    )
-                )
+        if target.error is not None:
+            found.append(_unreadable(target))
+        elif target.is_dir:
+            wanted[target.path.rstrip(os.sep)] = None
         else:
-            for d in lint_file(
-                target.path, severities=severities, max_file_bytes=max_file_bytes
-            ):
-                found.append(
-                    dataclasses.replace(d, path=display_path("", d.path, cwd=cwd))
-                )
+            memory_dir, relpath = memory_dir_of(target.path)
+            if memory_dir not in wanted:
+                wanted[memory_dir] = {relpath}
+            elif (chosen := wanted[memory_dir]) is not None:
+                chosen.add(relpath)
+    for memory_dir, relpaths in wanted.items():
+        memdir = load_memdir(memory_dir, max_file_bytes=max_file_bytes)
+        diagnostics = lint_memdir(
+            memdir,
+            severities=severities,
+            why_labels=why_labels,
+            how_labels=how_labels,
+        )
+        for d in diagnostics:
+            if relpaths is None or d.path in relpaths:
+                path = display_path(memory_dir, d.path, cwd=cwd)
+                found.append(dataclasses.replace(d, path=path))
     return tuple(sorted(dict.fromkeys(found), key=sort_key))
+
+
+def _unreadable(target: Target) -> Diagnostic:
+    from memd.lint.rules import RULES_BY_KEY
+
+    rule = RULES_BY_KEY["F005"]
+    return rule.diag(
+        target.path,
+        f"cannot read {target.path}: {target.error}; memd cannot lint what is in it",
+        "check the permissions of this directory and its parents",
+    )
 
 
 def lint_settings(

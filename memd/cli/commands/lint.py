@@ -44,14 +44,13 @@ def exit_code(diagnostics: Sequence[Diagnostic], *, strict: bool) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from memd.config import load_config
     from memd.lint.formats import render
-    from memd.lint.targets import lint_settings, lint_targets, resolve_targets
+    from memd.lint.targets import lint_targets, resolve_targets
 
-    severities, max_file_bytes = lint_settings()
+    config = load_config()
     targets = resolve_targets(args.paths)
-    diagnostics = lint_targets(
-        targets, severities=severities, max_file_bytes=max_file_bytes
-    )
+    diagnostics = lint_targets(targets, config=config)
     color = args.color == "always" or (
         args.color == "auto" and _is_tty() and "NO_COLOR" not in os.environ
     )
