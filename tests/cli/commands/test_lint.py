@@ -178,14 +178,19 @@ class TestPreCommitHook:
             hook["entry"],
             hook["language"],
         )
-        assert [True, True, True, False, False] == [
+        assert [True, True, True, True, False, False, False, False, False, False] == [
             picked(p)
             for p in (
                 "memory/user_role.md",
                 ".claude/memory/team/x.md",
+                "projects/-home-me-app/memory/MEMORY.md",
+                ".claude/agent-memory/reviewer/MEMORY.md",
                 "MEMORY.md",
                 "memory/logs/2026/11/2026-11-28.md",
                 "docs/guide.md",
+                ".claude/commands/x.md",
+                ".claude/agents/team/x.md",
+                "skills/memory/SKILL.md",
             )
         ]
 
