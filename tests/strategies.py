@@ -289,3 +289,24 @@ index_line = st.one_of(
 
 index_markdown = st.lists(index_line, max_size=260).map("\n".join)
 """MEMORY.md with linked list items, fences, comments, quotes and long lines."""
+
+
+# How a line of MEMORY.md may link a file (issue 13). `{t}` is the target,
+# `{n}` the label or name; each makes the line an entry or a reference.
+ENTRY_LINK_FORMS = (
+    "- [{n}]({t}) — a hook",
+    "* [{n}](./{t}): a hook",
+    "| [{n}]({t}) | reference | a hook |",
+    "### [{n}]({t})",
+    "[{n}]({t}) — a paragraph that starts with its link",
+)
+REFERENCE_LINK_FORMS = (
+    "Details are in [{n}]({t}) for whoever needs them.",
+    "> Before touching this, read [{n}](<{t}>) first.",
+    "- An unlinked bullet → see [{n}]({t})",
+    "| a row | see [{n}]({t}) |",
+    "See [the notes][{n}] as well.\n\n[{n}]: {t}",
+    "Related: [[{w}]] and more.",
+)
+entry_link_forms = st.sampled_from(ENTRY_LINK_FORMS)
+reference_link_forms = st.sampled_from(REFERENCE_LINK_FORMS)

@@ -9,9 +9,10 @@ tells the model to link memories by their `name:` slug, REFERENCE.md
 block before loading MEMORY.md (REFERENCE.md §3), so links inside those, and
 inside fenced or inline code, do not count.
 
-An *entry* is the first link of a line that starts a list item or a table
-row, or a link that is the first content of its line; every other link is a
-*reference*. Both reach their file; only entries can be duplicates.
+An *entry* is a link that is the first content of its line, of its list
+item or of its table row (after any emphasis or task box); every other link
+is a *reference*. Both reach their file; only entries can be duplicates.
+For line lengths, every list item and table row counts as an entry line.
 
 The scanner works line by line and is linear in the text: brackets, parens
 and code spans are matched once per line with stacks, never by backtracking.
@@ -39,7 +40,7 @@ _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
 _DEFINITION = re.compile(r"^\s{0,3}\[([^\[\]]{1,999})\]:\s*(<[^<>]*>|\S+)")
 _TITLE = re.compile(r"\s+(?:\"[^\"]*\"|'[^']*'|\([^()]*\))\s*")
 # Leading emphasis or a task box may stand before a line's first link.
-_LEAD = re.compile(r"^[\s*_~]*(?:\[[ xX]\]\s+)?[\s*_~]*")
+_LEAD = re.compile(r"[\s*_~]*(?:\[[ xX]\]\s+)?[\s*_~]*")
 # em dash, en dash, ASCII dashes, colon, bar, comma
 _HOOK_SEPARATORS = ("\u2014", "\u2013", "--", "-", ":", "|", ",")
 _QUOTE = re.compile(r"^\s{0,3}(?:>\s?)+")
@@ -207,12 +208,11 @@ def _line_links(
     else:
         heading = _HEADING.match(visible)
         start = heading.end() if heading else len(visible) - len(stripped)
-    first_content = _LEAD.match(visible, start)
-    lead = first_content.end() if first_content else start
+    lead = _LEAD.match(visible, start).end()  # type: ignore[union-attr]
     for position, (column, end, title, target, is_wiki) in enumerate(
         _scan(visible, start, definitions, used)
     ):
-        is_entry = position == 0 and (item is not None or is_row or column == lead)
+        is_entry = position == 0 and column == lead
         yield IndexEntry(
             line=number,
             title=title.strip(),

@@ -15,7 +15,7 @@ from memd.lint.rules import RULES
 from memd.memory.reader import load_memdir
 
 CASES = Path(__file__).parent / "cases"
-CORPUS = Path(__file__).parent / "corpus"
+CORPUS = Path(__file__).parent / "corpus" / "clean"
 CODES = sorted(rule.code for rule in RULES)
 
 

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from memd.memory.index import IndexEntry, classify_target, normalize_target, parse_index
+from memd.memory.index import (
+    IndexEntry,
+    classify_target,
+    normalize_target,
+    parse_index,
+    resolve_wiki_link,
+)
 
 REAL_INDEX = """# Project memory
 
@@ -182,3 +190,95 @@ class TestNormalizeTarget:
         result = normalize_target(target)
 
         assert result is None or not (result.startswith(("/", "../")) or result == "..")
+
+
+def links(text: str) -> list[tuple[str, bool, bool]]:
+    return [(e.target, e.is_entry, e.is_wiki) for e in parse_index(text)]
+
+
+class TestEveryLinkForm:
+    def test_table_rows(self) -> None:
+        """A link opening a table cell row is an entry; later cells refer."""
+        text = "| [X](x.md) | about x, see [Y](y.md) |\n| --- | --- |\n"
+
+        assert [("x.md", True, False), ("y.md", False, False)] == links(text)
+
+    def test_headings_and_paragraphs(self) -> None:
+        """A heading or paragraph that starts with a link is an entry; prose refers."""
+        text = (
+            "### [gis](gis.md)\n**[Deploy](deploy.md)** — blue/green\n"
+            "details: [r](./r.md)\n"
+        )
+
+        assert [
+            ("gis.md", True, False),
+            ("deploy.md", True, False),
+            ("./r.md", False, False),
+        ] == links(text)
+
+    def test_item_with_a_cross_reference(self) -> None:
+        """'→ [incident](x.md)' inside another entry is a reference."""
+        text = (
+            "- [Outage](outage.md) — root cause → [incident](x.md)\n- see [y](y.md)\n"
+        )
+
+        assert [
+            ("outage.md", True, False),
+            ("x.md", False, False),
+            ("y.md", False, False),
+        ] == links(text)
+
+    def test_reference_style_links(self) -> None:
+        """`[x][1]`, `[x][]` and `[x]` take their definitions' targets; an unused
+        definition still reaches its file."""
+        text = (
+            "- [Arch][1] — archive\nsee [Rig][] and [notes]\n\n"
+            '[1]: archive.md "Archive"\n[rig]: <rig setup.md>\n[NOTES]: n.md\n'
+            "[spare]: spare.md\n"
+        )
+
+        assert [
+            ("archive.md", True, False),
+            ("rig setup.md", False, False),
+            ("n.md", False, False),
+            ("spare.md", False, False),
+        ] == links(text)
+
+    def test_wiki_links(self) -> None:
+        """`[[name]]`, `[[name|alias]]` and `[[name#part]]` link by name."""
+        text = "- [[deploy-checklist|Deploy]] — before a release\nsee [[gis#tiles]]\n"
+
+        assert [("deploy-checklist", True, True), ("gis", False, True)] == links(text)
+
+    def test_code_and_comments_hide_links(self) -> None:
+        """Links in fenced code, inline code (any backtick run), comments: none."""
+        text = (
+            "```\n[a](a.md)\n```\n``[b](b.md) ` still code``\n"
+            "<!-- [c](c.md) --> [d](d.md)\n`[[e]]` and \\[f](f.md)\n"
+        )
+
+        assert [("d.md", True, False)] == links(text)  # the comment is invisible
+
+    def test_unmatched_backticks_are_text(self) -> None:
+        """A lone backtick run opens no code span, so a later link counts."""
+        assert [("x.md", False, False)] == links("a ` b [x](x.md)\n")
+
+
+class TestResolveWikiLink:
+    NAMES: ClassVar[dict[str, str]] = {
+        "feedback_db.md": "integration-tests-real-db",
+        "own.md": "Team ownership",
+    }
+
+    @pytest.mark.parametrize(
+        ("name", "expected"),
+        [
+            ("integration-tests-real-db", "feedback_db.md"),
+            ("team-ownership", "own.md"),  # by the name's slug
+            ("own", "own.md"),  # by file stem
+            ("billing", None),
+        ],
+    )
+    def test_by_name_then_stem(self, name: str, expected: str | None) -> None:
+        """A wiki-link resolves by `name:` (as written or slugged), then by stem."""
+        assert expected == resolve_wiki_link(name, self.NAMES, list(self.NAMES))

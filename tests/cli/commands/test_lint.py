@@ -14,7 +14,7 @@ import pytest
 from memd.agent.paths import auto_mem_path
 from memd.cli.main import main
 
-CORPUS = Path(__file__).parents[2] / "lint" / "corpus"
+CORPUS = Path(__file__).parents[2] / "lint" / "corpus" / "clean"
 MEMD = str(Path(sys.executable).parent / "memd")
 GOOD = (
     "---\nname: A\ndescription: a specific enough description\ntype: user\n---\nFact.\n"
