@@ -145,7 +145,26 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"memd: warning: snapshot not saved: {served.write_error}", file=sys.stderr
         )
+    _warn_unread_index(served)
     return 0
+
+
+def _warn_unread_index(served: Served) -> None:
+    """Say so on stderr when MEMORY.md exists but cannot be read.
+
+    The prompt itself shows the index as empty, which is what the agent does
+    when its read of MEMORY.md fails; only memd's stderr tells the person.
+    """
+    for d in served.diagnostics():
+        if d.code == "F005" and d.path == "MEMORY.md":
+            index = os.path.join(served.location.memory_dir, "MEMORY.md")
+            why = d.message.partition(": ")[2] or d.message
+            print(
+                f"memd: warning: cannot read {index}: {why}; the prompt shows the "
+                "index as empty, as the agent does",
+                file=sys.stderr,
+            )
+            return
 
 
 def _json_output(served: Served) -> str:
