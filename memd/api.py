@@ -37,15 +37,20 @@ def load_memory_prompt(
     """Return the memory prompt for `project_root`, or None when auto memory is off.
 
     `mode` is "standard", "team" or "kairos" (default: as memd's config says).
-    Creates the memory directory if it is missing, as the agent does.
+    Creates the memory directory if it is missing, as the agent does, but
+    only for a project directory that exists.
 
     Raises:
-        memd.MemdError: memd's own configuration is invalid.
+        memd.MemdError: `project_root` is not a directory, or memd's own
+            configuration is invalid.
         ValueError: `mode` is not a known mode.
     """
     from memd.config import load_config
+    from memd.errors import UsageError
     from memd.snapshot.serve import serve
 
+    if not os.path.isdir(project_root):
+        raise UsageError(f"{os.fspath(project_root)}: no such directory")
     env = os.environ if env is None else env
     served = serve(os.fspath(project_root), mode, load_config(env), env)
     return served.text if served.enabled else None

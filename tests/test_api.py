@@ -57,6 +57,18 @@ class TestLoadMemoryPrompt:
 
         assert memd.load_memory_prompt(git_repo) is None
 
+    def test_missing_project_raises_and_creates_nothing(
+        self, tmp_path: Path, isolated_home
+    ) -> None:  # type: ignore[no-untyped-def]
+        """A project path that does not exist raises, as lint_path does."""
+        missing = tmp_path / "nonexistent"
+
+        with pytest.raises(memd.MemdError, match="no such directory"):
+            memd.load_memory_prompt(missing)
+        with pytest.raises(memd.MemdError, match="no such file"):
+            memd.lint_path(missing)
+        assert not (isolated_home.claude / "projects").exists()
+
     def test_unknown_mode_is_an_error(self, git_repo: Path) -> None:
         """A mode memd does not know is a ValueError, not a silent default."""
         with pytest.raises(ValueError, match="unknown mode"):

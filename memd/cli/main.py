@@ -85,7 +85,8 @@ def _build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, summary) in COMMANDS.items():
         command = sub.add_parser(name, help=summary, description=summary)
-        command.set_defaults(_module=module_name)
+        # The subcommand's own parser reports its unknown options (with its usage).
+        command.set_defaults(_module=module_name, _parser=command)
         importlib.import_module(module_name).add_arguments(command)
     return parser
 
@@ -100,7 +101,10 @@ def _run_full(args: list[str]) -> int:
     try:
         parser = _build_parser()
         try:
-            namespace = parser.parse_args(args)
+            namespace, extras = parser.parse_known_args(args)
+            if extras:
+                chosen = getattr(namespace, "_parser", parser)
+                chosen.error(f"unrecognized arguments: {' '.join(extras)}")
         except SystemExit as exit_:  # argparse already printed its one line
             return EXIT_OK if exit_.code in (0, None) else EXIT_USAGE
         if namespace.command is None:

@@ -141,6 +141,21 @@ class TestReadme:
 # -- The command line --------------------------------------------------------
 
 
+class TestUnknownOption:
+    def test_subcommand_usage(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """`memd lint --frobnicate` prints the lint usage, one error, exit 2."""
+        code = main(["lint", "--frobnicate"])
+        err = capsys.readouterr().err
+
+        assert (2, True, True) == (
+            code,
+            err.startswith("usage: memd lint "),
+            err.rstrip().endswith(
+                "memd lint: error: unrecognized arguments: --frobnicate"
+            ),
+        )
+
+
 class TestVersion:
     def test_version_prints_and_exits_0(
         self, capsys: pytest.CaptureFixture[str]

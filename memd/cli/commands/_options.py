@@ -8,6 +8,12 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
 
+    from memd.agent.paths import MemoryLocation
+
+# Memory switched off is the person's choice, not a failure: prompt, log and
+# dream all exit with this status (README, "When auto memory is off").
+MEMORY_OFF_EXIT = 0
+
 
 def add_project_argument(
     parser: argparse.ArgumentParser | argparse._MutuallyExclusiveGroup, purpose: str
@@ -44,3 +50,29 @@ def project_dir(args: argparse.Namespace) -> str:
     if not os.path.isdir(project):
         raise UsageError(f"--project {project}: not a directory")
     return project
+
+
+def report_memory_off(location: MemoryLocation, *, nothing: str, as_json: bool) -> int:
+    """Say on stderr which rule switched memory off; JSON on stdout if asked.
+
+    `nothing` completes the line ("no prompt", "nothing logged"). Returns the
+    exit status every command uses for this case.
+    """
+    import sys
+
+    print(
+        f"memd: auto memory is off for {location.project_root} "
+        f"({location.enablement.reason}); {nothing}",
+        file=sys.stderr,
+    )
+    if as_json:
+        import json
+
+        out = {
+            "enabled": False,
+            "reason": location.enablement.reason,
+            "project_root": location.project_root,
+            "memory_dir": location.memory_dir,
+        }
+        sys.stdout.write(json.dumps(out, indent=2, ensure_ascii=False) + "\n")
+    return MEMORY_OFF_EXIT

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from memd.cli.commands._options import add_project_argument, project_dir
+from memd.cli.commands._options import (
+    add_project_argument,
+    project_dir,
+    report_memory_off,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -47,6 +51,14 @@ def run(args: argparse.Namespace) -> int:
     log = get_logger(component="dream")
     now = datetime.datetime.now().astimezone()
     failed = False
+    if not args.all:
+        from memd.agent.paths import resolve_memory_location
+
+        location = resolve_memory_location(project_dir(args))
+        if not location.enablement.enabled:
+            return report_memory_off(
+                location, nothing="nothing consolidated", as_json=False
+            )
     sink = _telemetry(config)
     try:
         for memory_dir in _memory_dirs(args, config):
@@ -63,7 +75,10 @@ def run(args: argparse.Namespace) -> int:
             )
             if args.dry_run:
                 sys.stdout.write(result.diff)
-            print(_summary(result), file=sys.stderr if args.dry_run else sys.stdout)
+            print(
+                _summary(result, dry_run=args.dry_run),
+                file=sys.stderr if args.dry_run else sys.stdout,
+            )
             failed = failed or not result.ok
     finally:
         if sink is not None:
@@ -85,11 +100,6 @@ def _memory_dirs(args: argparse.Namespace, config: Config) -> tuple[str, ...]:
 
     project = project_dir(args)
     location = resolve_memory_location(project)
-    if not location.enablement.enabled:
-        raise UsageError(
-            f"auto memory is disabled for {location.project_root} "
-            f"({location.enablement.reason})"
-        )
     if not os.path.isdir(location.memory_dir):
         raise UsageError(f"{location.memory_dir}: no memory directory yet")
     return (location.memory_dir.rstrip(os.sep),)
@@ -105,10 +115,11 @@ def _telemetry(config: Config) -> TelemetrySink | None:
     )
 
 
-def _summary(result: DreamResult) -> str:
+def _summary(result: DreamResult, *, dry_run: bool = False) -> str:
     line = f"{result.memory_dir}: {result.status}, {result.entries} entries"
     if result.files_written:
-        line += f", wrote {', '.join(result.files_written)}"
+        verb = "would write" if dry_run else "wrote"
+        line += f", {verb} {', '.join(result.files_written)}"
     if result.message:
         line += f" ({result.message})"
     return line

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from memd.cli.commands._options import add_project_argument, project_dir
+from memd.cli.commands._options import (
+    add_project_argument,
+    project_dir,
+    report_memory_off,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -30,12 +34,7 @@ def run(args: argparse.Namespace) -> int:
     project = project_dir(args)
     location = resolve_memory_location(project)
     if not location.enablement.enabled:
-        print(
-            f"memd: auto memory is disabled for {location.project_root} "
-            f"({location.enablement.reason}); nothing logged",
-            file=sys.stderr,
-        )
-        return 1
+        return report_memory_off(location, nothing="nothing logged", as_json=False)
     text = " ".join(args.text) if args.text else sys.stdin.read()
     if not text.strip():
         raise UsageError("nothing to log: give TEXT or pipe it on stdin")

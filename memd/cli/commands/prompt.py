@@ -15,7 +15,11 @@ from __future__ import annotations
 import os
 import sys
 
-from memd.cli.commands._options import add_project_argument, project_dir
+from memd.cli.commands._options import (
+    add_project_argument,
+    project_dir,
+    report_memory_off,
+)
 from memd.snapshot.store import MODES
 
 TYPE_CHECKING = False
@@ -132,7 +136,9 @@ def run(args: argparse.Namespace) -> int:
     env = os.environ
     served = serve(project_dir(args), args.mode, load_config(env), env)
     if not served.enabled:
-        return 0
+        return report_memory_off(
+            served.location, nothing="no prompt", as_json=args.format == "json"
+        )
     if args.path:
         if served.write_error is not None:
             raise served.write_error

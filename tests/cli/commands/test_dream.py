@@ -40,12 +40,31 @@ class TestDream:
         """--dry-run prints the unified diff and writes nothing."""
         code = run_dream("--project", str(git_repo), "--dry-run")
 
-        out = capsys.readouterr().out
+        captured = capsys.readouterr()
+        out = captured.out
 
         assert 0 == code
+        assert (True, False) == (
+            "would write" in captured.err,
+            "wrote" in captured.err.replace("would write", ""),
+        )
         assert "+++ b/cli.md" in out
         assert "+++ b/MEMORY.md" in out
         assert not (memory / "cli.md").exists()
+
+    def test_disabled_memory(
+        self,
+        git_repo: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        """Disabled memory: one stderr line naming the rule, exit 0, like prompt."""
+        monkeypatch.setenv("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "1")
+
+        code = run_dream("--project", str(git_repo), "--now")
+        [line] = capsys.readouterr().err.splitlines()
+
+        assert (0, True) == (code, "CLAUDE_CODE_DISABLE_AUTO_MEMORY" in line)
 
     def test_now_runs(self, git_repo: Path, memory: Path) -> None:
         """--now consolidates immediately and exits 0."""

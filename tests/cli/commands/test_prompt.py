@@ -164,19 +164,44 @@ class TestColdRender:
         monkeypatch: pytest.MonkeyPatch,
         capfdbinary: pytest.CaptureFixture[bytes],
     ) -> None:
-        """Disabled memory prints nothing, exits 0, creates nothing, emits an event."""
+        """Disabled memory: no prompt, one stderr line naming the rule, exit 0,
+        nothing created, an event emitted."""
         monkeypatch.setenv("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "1")
         code = memd_prompt("--project", str(git_repo))
         events = list(
             read_events(str(isolated_home.state / "memd" / "telemetry.jsonl"))
         )
+        captured = capfdbinary.readouterr()
 
         assert 0 == code
-        assert b"" == capfdbinary.readouterr().out
+        assert b"" == captured.out
+        assert [True] == [
+            b"CLAUDE_CODE_DISABLE_AUTO_MEMORY" in line
+            for line in captured.err.splitlines()
+        ]
         assert not (isolated_home.claude / "projects").exists()
         assert [("memdir_disabled", True)] == [
             (e["event"], e["disabled_by_env_var"]) for e in events
         ]
+
+    def test_disabled_json(
+        self,
+        git_repo: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capfdbinary: pytest.CaptureFixture[bytes],
+    ) -> None:
+        """--format json says `"enabled": false` and the deciding rule."""
+        import json
+
+        monkeypatch.setenv("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "1")
+        code = memd_prompt("--project", str(git_repo), "--format", "json")
+        out = json.loads(capfdbinary.readouterr().out)
+
+        assert (0, False, True) == (
+            code,
+            out["enabled"],
+            "CLAUDE_CODE_DISABLE_AUTO_MEMORY" in out["reason"],
+        )
 
     def test_missing_project_is_usage_error(self, tmp_path: Path) -> None:
         """A --project that is not a directory is a UsageError."""
