@@ -19,14 +19,9 @@ import os
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from memd.config_keys import (
-    BY_TOML,
-    DEFAULT_HOW_LABELS,
-    DEFAULT_WHY_LABELS,
-    KEYS,
-    BadValue,
-)
+from memd.config_keys import BY_TOML, KEYS, BadValue
 from memd.errors import ConfigError
+from memd.lint.context import DEFAULT_HOW_LABELS, DEFAULT_WHY_LABELS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

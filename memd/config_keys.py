@@ -26,22 +26,6 @@ LOG_FORMATS = ("auto", "json", "console")
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 RETENTION_ACTIONS = ("archive", "remove")
 TELEMETRY_SINKS = ("jsonl", "off")
-# The labels B002 (why-how-missing) accepts by default: English, Chinese,
-# Japanese, Korean. lint.why_labels / lint.how_labels replace them.
-DEFAULT_WHY_LABELS = ("why", "reason", "为什么", "原因", "理由", "なぜ", "이유", "왜")
-DEFAULT_HOW_LABELS = (
-    "how to apply",
-    "how to use",
-    "如何应用",
-    "应用方式",
-    "适用场景",
-    "適用方法",
-    "適用",
-    "使い方",
-    "적용 방법",
-    "적용법",
-    "적용",
-)
 
 
 class BadValue(ValueError):

@@ -8,8 +8,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memd.config_keys import DEFAULT_HOW_LABELS, DEFAULT_WHY_LABELS
 from memd.diagnostics import Diagnostic, Severity, one_line
+
+# The labels B002 (why-how-missing) accepts by default: English, Chinese,
+# Japanese, Korean. lint.why_labels / lint.how_labels replace them.
+DEFAULT_WHY_LABELS = ("why", "reason", "为什么", "原因", "理由", "なぜ", "이유", "왜")
+DEFAULT_HOW_LABELS = (
+    "how to apply",
+    "how to use",
+    "如何应用",
+    "应用方式",
+    "适用场景",
+    "適用方法",
+    "適用",
+    "使い方",
+    "적용 방법",
+    "적용법",
+    "적용",
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

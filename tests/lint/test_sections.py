@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from memd.cli.main import main
-from memd.config_keys import DEFAULT_HOW_LABELS, DEFAULT_WHY_LABELS
 from memd.lint.checks_frontmatter import has_section
+from memd.lint.context import DEFAULT_HOW_LABELS, DEFAULT_WHY_LABELS
 
 
 class TestHasSection:
