@@ -105,7 +105,8 @@ class TestUnreadableBase:
         )
 
     def test_prompt_warns_once_on_unreadable_index(self, world: Path) -> None:
-        """`memd prompt` on an unreadable MEMORY.md warns in one stderr line."""
+        """`memd prompt` on an unreadable MEMORY.md warns in one stderr line,
+        also when a snapshot is already warm."""
         project = world / "srv-app"
         project.mkdir()
         projects = world / "home" / ".claude" / "projects"
@@ -115,7 +116,8 @@ class TestUnreadableBase:
         (memory / "user_role.md").write_text(GOOD)
         (memory / "MEMORY.md").chmod(0o000)
 
-        done = _memd(world, "prompt", "--project", str(project))
+        _memd(world, "prompt", "--project", str(project))  # renders, saves
+        done = _memd(world, "prompt", "--project", str(project))  # a warm snapshot
 
         assert (0, 1, True, True) == (
             done.returncode,
