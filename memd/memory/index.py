@@ -238,7 +238,7 @@ def _scan(
     in_code = _code_mask(line)
     brackets, parens = _match_pairs(line, in_code)
     after = start  # a link's text and target hold no further links
-    for opening in sorted(brackets):
+    for opening in brackets:  # in the order the brackets open
         if opening < after or (opening > 0 and line[opening - 1] == "!"):
             continue
         link = _link_at(line, opening, brackets, parens, definitions, used)
@@ -325,7 +325,8 @@ def _code_mask(line: str) -> bytearray:
 def _match_pairs(
     line: str, in_code: bytearray
 ) -> tuple[dict[int, int], dict[int, int]]:
-    """Return the matched `[`→`]` and `(`→`)` positions, skipping escapes and code."""
+    """Return the matched `[`→`]` (in opening order) and `(`→`)` positions,
+    skipping escapes and code."""
     brackets: dict[int, int] = {}
     parens: dict[int, int] = {}
     open_brackets: list[int] = []
@@ -337,12 +338,15 @@ def _match_pairs(
         char = token.group()
         if char == "[":
             open_brackets.append(at)
+            brackets[at] = -1  # a placeholder keeps the dict in opening order
         elif char == "(":
             open_parens.append(at)
         elif char == "]" and open_brackets:
             brackets[open_brackets.pop()] = at
         elif char == ")" and open_parens:
             parens[open_parens.pop()] = at
+    for unmatched in open_brackets:
+        del brackets[unmatched]
     return brackets, parens
 
 
