@@ -91,6 +91,19 @@ class TestUnreadableBase:
             "Permission denied" in found[0]["message"],
         )
 
+    def test_fix_says_so_and_exits_2(self, world: Path) -> None:
+        """`memd fix` over an unreadable projects dir: one stderr line, exit 2."""
+        _memory_dir(world)
+        (world / "home" / ".claude" / "projects").chmod(0o000)
+
+        done = _memd(world, "fix")
+
+        assert (2, 1, True) == (
+            done.returncode,
+            len(done.stderr.splitlines()),
+            "Permission denied" in done.stderr,
+        )
+
     def test_path_says_permission_denied(self, world: Path) -> None:
         """`memd lint DIR` under a locked parent says permission denied."""
         memory = _memory_dir(world)

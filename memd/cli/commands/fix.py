@@ -36,8 +36,12 @@ def run(args: argparse.Namespace) -> int:
     from memd.lint.targets import lint_settings, resolve_targets
 
     _, max_file_bytes = lint_settings()
-    changed = skipped = 0
+    changed = skipped = unreadable = 0
     for target in resolve_targets(args.paths):
+        if target.error is not None:
+            unreadable += 1
+            print(f"memd: cannot read {target.path}: {target.error}", file=sys.stderr)
+            continue
         if target.is_dir:
             root, edits = (
                 target.path,
@@ -63,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
                 )
     if not args.dry_run:
         print(f"{changed} file(s) fixed" + (f", {skipped} skipped" if skipped else ""))
-    return 0
+    return 2 if unreadable else 0  # an I/O error: what could not be read is unfixed
 
 
 def plan_directory(
