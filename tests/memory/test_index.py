@@ -11,9 +11,11 @@ from hypothesis import strategies as st
 from memd.memory.index import (
     IndexEntry,
     classify_target,
+    entry_line_numbers,
     normalize_target,
     parse_index,
     resolve_wiki_link,
+    wiki_names,
 )
 
 REAL_INDEX = """# Project memory
@@ -132,13 +134,23 @@ class TestParseIndex:
     @example("<!--")
     @example("```\n- [a](b.md)")
     @example("- [" + "[" * 5000 + "](x)")
+    @example("[[" * 3000 + "]]" * 10)
+    @example("[a][b][c]\n[b]: x.md\n[c]: <y.md")
+    @example("``" + "`[a](b)`" * 500)
+    @example("| [x](x.md) | [[y|z]] |\n> ### [q](q.md)")
     def test_never_raises(self, text: str) -> None:
-        """parse_index returns entries with valid line numbers for any text."""
+        """parse_index, wiki_names and entry_line_numbers accept any text;
+        every link sits on a real line, at a real column."""
         lines = text.split("\n")
 
         entries = parse_index(text)
+        numbers = entry_line_numbers(text, entries)
+        names = wiki_names(text)
 
         assert all(1 <= e.line <= len(lines) for e in entries)
+        assert all(1 <= e.column <= len(lines[e.line - 1]) for e in entries)
+        assert numbers <= set(range(1, len(lines) + 1))
+        assert [e.target for e in entries if e.is_wiki] == list(names)
 
 
 class TestNormalizeTarget:
