@@ -506,6 +506,9 @@ class _Daemon:
             self.log.exception("scheduler_failed")
             return
         self.scheduler = scheduler
+        # daemon.json may have gone out before the scheduler had a next dream:
+        # an empty batch on the settle thread writes it again with one.
+        self.watcher.wake_in(0.0)
 
     def _stop_scheduler(self) -> None:
         if self.scheduler is not None:

@@ -140,6 +140,8 @@ class WatchedDir:
                 severities=config.lint_severities,
                 started_ns=started_ns,
                 lint_cache=self.lint_cache,
+                why_labels=config.why_labels,
+                how_labels=config.how_labels,
             )
             first = first or snapshot
             self._publish(snapshot, shared, flush_later)
@@ -147,7 +149,11 @@ class WatchedDir:
             built[mode] = snapshot.built_ns / 1e9
         if first is None:  # no modes configured: lint only
             diagnostics = lint_memdir(
-                memdir, severities=config.lint_severities, cache=self.lint_cache
+                memdir,
+                severities=config.lint_severities,
+                cache=self.lint_cache,
+                why_labels=config.why_labels,
+                how_labels=config.how_labels,
             )
         else:
             diagnostics = first.diagnostics

@@ -17,7 +17,7 @@ import dataclasses
 import hashlib
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from memd.agent.prompt import IndexView, render_prompt, view_index
@@ -59,6 +59,7 @@ class _Draft:
     mode: str
     extra_guidelines: str | None
     severities: Mapping[str, str] | None
+    labels: Mapping[str, Sequence[str]]  # lint.why_labels / how_labels, when set
     lint_cache: LintCache | None = None  # the daemon's, per directory
     text: str = ""
     index_view: IndexView | None = None  # shared by render and lint: truncate once
@@ -90,6 +91,7 @@ def lint(draft: _Draft) -> _Draft:
         severities=draft.severities,
         index_view=draft.index_view,
         cache=draft.lint_cache,
+        **draft.labels,
     )
     return dataclasses.replace(draft, diagnostics=diagnostics)
 
@@ -119,6 +121,8 @@ def build_snapshot(
     started_ns: int | None = None,
     extra_inputs: tuple[InputStat, ...] = (),
     lint_cache: LintCache | None = None,
+    why_labels: Sequence[str] | None = None,
+    how_labels: Sequence[str] | None = None,
 ) -> Snapshot:
     """Render, lint and index `memdir` for `mode`.
 
@@ -135,6 +139,7 @@ def build_snapshot(
         mode=mode,
         extra_guidelines=extra_guidelines,
         severities=severities,
+        labels=_labels(why_labels, how_labels),
         lint_cache=lint_cache,
     )
     for step in STEPS:
@@ -167,6 +172,8 @@ def load_and_build(
     max_file_bytes: int = 256 * 1024,
     extra_guidelines: str | None = None,
     severities: Mapping[str, str] | None = None,
+    why_labels: Sequence[str] | None = None,
+    how_labels: Sequence[str] | None = None,
 ) -> Snapshot:
     """Read `memory_dir` (reusing `cache`) and build its snapshot, clock read first."""
     from memd.memory.reader import load_memdir
@@ -181,7 +188,17 @@ def load_and_build(
         extra_guidelines=extra_guidelines,
         severities=severities,
         started_ns=started_ns,
+        why_labels=why_labels,
+        how_labels=how_labels,
     )
+
+
+def _labels(
+    why_labels: Sequence[str] | None, how_labels: Sequence[str] | None
+) -> dict[str, Sequence[str]]:
+    """The label keywords for lint_memdir: only those configured."""
+    labels = {"why_labels": why_labels, "how_labels": how_labels}
+    return {key: value for key, value in labels.items() if value is not None}
 
 
 def _with_sep(path: str) -> str:

@@ -306,6 +306,8 @@ def _render(
         max_file_bytes=config.max_topic_file_bytes,
         extra_guidelines=guidelines,
         severities=config.lint_severities,
+        why_labels=config.why_labels,
+        how_labels=config.how_labels,
     )
     return snapshot, encode_prompt(snapshot.text)
 

@@ -287,6 +287,16 @@ class TestStatusCommand:
         assert (False, None) == (stopped["running"], stopped["uptime_seconds"])
         assert str(project) in stopped["dirs"]
 
+    def test_next_dream_shown_right_after_start(
+        self, start_daemon: Starter, project: Path
+    ) -> None:
+        """No save needed: `next dream` is known well before the 60 s heartbeat."""
+        daemon = start_daemon()
+
+        wait_for(
+            lambda: _status(daemon)["next_dream"], timeout=10, what="a next dream"
+        )
+
     def test_never_started(self) -> None:
         """With no daemon ever run, status says so and exits 0."""
         done = subprocess.run(
