@@ -1,0 +1,130 @@
+"""The hooks' hot paths: answer from the session record and a warm snapshot, by `stat`.
+
+PostToolUse runs after every Write, Edit and shell command, so the common case
+(the call touched no memory) must cost about what starting Python costs: it
+reads the session record, scans the memory directory's stat, and stops. Only
+`os`, `sys` and `memd.hooks.session_state` load; no config, no argparse, no
+logging, no `dataclasses`.
+
+SessionStart served warm reads the resolution record and the snapshot as the
+warm `memd prompt` does (`memd.snapshot.serve.serve_warm`), words the
+snapshot's diagnostics.json with `memd.hooks.wording`, and records the session.
+
+Each function returns None when it cannot answer; the caller then takes the
+long way through `memd.hooks.feedback`.
+"""
+
+from __future__ import annotations
+
+import os
+
+from memd.hooks import session_state as ss
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+NOT_WARM = None
+
+
+def post_tool_use_untouched(
+    payload: Mapping[str, object], env: Mapping[str, str]
+) -> bool:
+    """Whether this tool call provably changed nothing in the session's memory.
+
+    False means "not proven": no record yet, a stat that moved, a racy entry,
+    or a file named in what may be another memory directory.
+    """
+    record = ss.record_path(payload.get("session_id"), env)
+    if record is None:
+        return False
+    state = ss.read_state(record)
+    if state is None:
+        return False
+    session_dirs = (state.memory_dir,) if state.memory_dir else ()
+    for path in ss.named_paths(payload):
+        if not ss.within(path, session_dirs) and _may_be_memory(path):
+            return False
+    if state.memory_dir is None:
+        return True
+    changed, maybe = ss.changes(
+        state.entries, ss.scan(state.memory_dir), state.recorded_ns
+    )
+    return not changed and not maybe
+
+
+def _may_be_memory(path: str) -> bool:
+    """Whether `path` may lie in a memory directory: an index beside it or above it."""
+    parent = os.path.dirname(path)
+    return os.path.basename(path) == "MEMORY.md" or any(
+        os.path.exists(os.path.join(d, "MEMORY.md"))
+        for d in (parent, os.path.dirname(parent))
+    )
+
+
+def session_start_warm(
+    payload: Mapping[str, object], env: Mapping[str, str]
+) -> tuple[dict[str, object] | None] | None:
+    """Return `(output,)` served from a fresh snapshot, or None when not warm."""
+    import time
+
+    from memd.agent.paths import project_root_of
+    from memd.snapshot.serve import read_record
+    from memd.snapshot.store import SnapshotReader
+
+    recorded_ns = time.time_ns()
+    cwd = payload.get("cwd")
+    if not isinstance(cwd, str) or not os.path.isdir(cwd):
+        return None
+    found = read_record(project_root_of(cwd), env)
+    if found is None:
+        return None
+    memory_dir, cache_dir, mode = found
+    reader = SnapshotReader(cache_dir)
+    if reader.read_fresh_bytes(memory_dir, mode) is None:
+        return None
+    findings = _read_findings(reader, memory_dir, mode)
+    if findings is None:
+        return None
+    from memd.hooks.feedback import record_session, session_start_output
+    from memd.hooks.wording import is_error
+
+    output = session_start_output(
+        memory_dir, findings, None, reader.prompt_path(memory_dir, mode)
+    )
+    record_session(
+        env,
+        payload.get("session_id"),
+        memory_dir,
+        findings,
+        said_findings=[f for f in findings if is_error(f)] if output else (),
+        recorded_ns=recorded_ns,
+    )
+    return (output,)
+
+
+def _read_findings(
+    reader: SnapshotReader, memory_dir: str, mode: str
+) -> list[dict[str, object]] | None:
+    """The published snapshot's diagnostics.json as plain dicts, or None."""
+    import json
+
+    found = reader.read(memory_dir, mode)
+    if found is None:
+        return None
+    version_dir = found[0].get("version_dir")
+    if not isinstance(version_dir, str):
+        return None
+    try:
+        with open(os.path.join(version_dir, "diagnostics.json"), encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return None
+    items = data.get("diagnostics", data) if isinstance(data, dict) else data
+    if not isinstance(items, list):
+        return None
+    return [item for item in items if isinstance(item, dict)]
+
+
+if TYPE_CHECKING:
+    from memd.snapshot.store import SnapshotReader
