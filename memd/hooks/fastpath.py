@@ -22,9 +22,11 @@ from memd.hooks import session_state as ss
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterable, Mapping, Sequence
 
-NOT_WARM = None
+    from memd.hooks.wording import Finding
+
+    Output = dict[str, object]
 
 
 def post_tool_use_untouched(
@@ -64,7 +66,7 @@ def _may_be_memory(path: str) -> bool:
 
 def session_start_warm(
     payload: Mapping[str, object], env: Mapping[str, str]
-) -> tuple[dict[str, object] | None] | None:
+) -> tuple[Output | None] | None:
     """Return `(output,)` served from a fresh snapshot, or None when not warm."""
     import time
 
@@ -86,7 +88,6 @@ def session_start_warm(
     findings = _read_findings(reader, memory_dir, mode)
     if findings is None:
         return None
-    from memd.hooks.feedback import record_session, session_start_output
     from memd.hooks.wording import is_error
 
     output = session_start_output(
@@ -124,6 +125,83 @@ def _read_findings(
     if not isinstance(items, list):
         return None
     return [item for item in items if isinstance(item, dict)]
+
+
+# -- shared with the long way (memd.hooks.feedback) -------------------------------
+
+
+def hook_output(
+    event: str, *, context: str | None = None, reason: str | None = None
+) -> Output | None:
+    """Return the JSON object a hook prints, or None when there is nothing to say."""
+    output: Output = {}
+    if reason is not None:
+        output.update(decision="block", reason=reason)
+    if context is not None:
+        output["hookSpecificOutput"] = {
+            "hookEventName": event,
+            "additionalContext": context,
+        }
+    return output or None
+
+
+def record_session(
+    env: Mapping[str, str],
+    session_id: object,
+    memory_dir: str | None,
+    findings: Iterable[Finding],
+    *,
+    said: frozenset[str] = frozenset(),
+    said_findings: Iterable[Finding] = (),
+    recorded_ns: int | None = None,
+) -> None:
+    """Record the directory's stat, its errors and what was said, for later calls."""
+    path = ss.record_path(session_id, env)
+    if path is None:
+        return
+    import time
+
+    from memd.hooks.wording import INDEX, index_measure, is_error
+
+    recorded_ns = time.time_ns() if recorded_ns is None else recorded_ns
+    entries = ss.scan(memory_dir) if memory_dir is not None else {}
+    index = None
+    if memory_dir is not None and INDEX in entries:
+        index = index_measure(ss.read_index_text(memory_dir))
+    keys = set(said) | {ss.notice_key(f, entries) for f in said_findings}
+    state = ss.SessionState(
+        memory_dir=memory_dir,
+        recorded_ns=recorded_ns,
+        entries=entries,
+        index=index,
+        errors=frozenset(
+            (str(f.get("code")), str(f.get("path"))) for f in findings if is_error(f)
+        ),
+        said=frozenset(keys),
+    )
+    try:
+        ss.write_state(path, state)
+    except OSError:  # a read-only state dir costs only the memory of what was said
+        return
+
+
+def session_start_output(
+    memory_dir: str,
+    findings: Sequence[Finding],
+    prompt: str | None,
+    prompt_path: str,
+) -> Output | None:
+    """The SessionStart output for these findings (and the prompt, if injected)."""
+    from memd.hooks.wording import (
+        findings_context,
+        is_session_start_finding,
+        session_start_context,
+    )
+
+    shown = [f for f in findings if is_session_start_finding(f)]
+    text = findings_context(memory_dir, shown) if shown else None
+    context = session_start_context(text, prompt, prompt_path)
+    return hook_output("SessionStart", context=context)
 
 
 if TYPE_CHECKING:

@@ -23,46 +23,28 @@ not this module, turns any failure into "print nothing, exit 0".
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
 
 from memd.hooks import session_state as ss
+from memd.hooks.fastpath import hook_output, record_session, session_start_output
 from memd.hooks.wording import (
     INDEX,
     INDEX_MEASURES,
     block_reason,
-    findings_context,
     index_measure,
     is_error,
-    is_session_start_finding,
     notice_context,
-    session_start_context,
 )
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Iterable, Mapping
 
     from memd.config import Config
     from memd.hooks.wording import Finding
 
     Output = dict[str, object]
-
-
-def hook_output(
-    event: str, *, context: str | None = None, reason: str | None = None
-) -> Output | None:
-    """Return the JSON object a hook prints, or None when there is nothing to say."""
-    output: Output = {}
-    if reason is not None:
-        output.update(decision="block", reason=reason)
-    if context is not None:
-        output["hookSpecificOutput"] = {
-            "hookEventName": event,
-            "additionalContext": context,
-        }
-    return output or None
 
 
 # -- pure decisions -------------------------------------------------------------
@@ -92,12 +74,6 @@ def caused_by_call(
     return path in changed or (path in maybe_changed and is_new)
 
 
-def notice_key(finding: Finding, entries: ss.Entries) -> str:
-    """The key a said notice is remembered by: code, file and that file's stat."""
-    path = str(finding.get("path"))
-    return f"{finding.get('code')} {path} {ss.stat_key(entries, path)}"
-
-
 def judge(
     findings: Iterable[Finding],
     *,
@@ -125,7 +101,7 @@ def judge(
         ):
             caused.append(finding)
             continue
-        key = notice_key(finding, entries)
+        key = ss.notice_key(finding, entries)
         if key not in said:
             said.add(key)
             to_say.append(finding)
@@ -133,54 +109,6 @@ def judge(
 
 
 # -- SessionStart ------------------------------------------------------------------
-
-
-def record_session(
-    env: Mapping[str, str],
-    session_id: object,
-    memory_dir: str | None,
-    findings: Iterable[Finding],
-    *,
-    said: frozenset[str] = frozenset(),
-    said_findings: Iterable[Finding] = (),
-    recorded_ns: int | None = None,
-) -> None:
-    """Record the directory's stat, its errors and what was said, for later calls."""
-    path = ss.record_path(session_id, env)
-    if path is None:
-        return
-    recorded_ns = time.time_ns() if recorded_ns is None else recorded_ns
-    entries = ss.scan(memory_dir) if memory_dir is not None else {}
-    index = None
-    if memory_dir is not None and INDEX in entries:
-        index = index_measure(ss.read_index_text(memory_dir))
-    keys = set(said) | {notice_key(f, entries) for f in said_findings}
-    state = ss.SessionState(
-        memory_dir=memory_dir,
-        recorded_ns=recorded_ns,
-        entries=entries,
-        index=index,
-        errors=frozenset(
-            (str(f.get("code")), str(f.get("path"))) for f in findings if is_error(f)
-        ),
-        said=frozenset(keys),
-    )
-    # A read-only state dir costs only the memory of what was said.
-    with contextlib.suppress(OSError):
-        ss.write_state(path, state)
-
-
-def session_start_output(
-    memory_dir: str,
-    findings: Sequence[Finding],
-    prompt: str | None,
-    prompt_path: str,
-) -> Output | None:
-    """The SessionStart output for these findings (and the prompt, if injected)."""
-    shown = [f for f in findings if is_session_start_finding(f)]
-    text = findings_context(memory_dir, shown) if shown else None
-    context = session_start_context(text, prompt, prompt_path)
-    return hook_output("SessionStart", context=context)
 
 
 def session_start(

@@ -156,6 +156,12 @@ def stat_key(entries: Entries, relpath: str) -> str:
     return "-" if stat is None else f"{stat[0]}:{stat[1]}:{stat[2]}"
 
 
+def notice_key(finding: Mapping[str, object], entries: Entries) -> str:
+    """The key a said notice is remembered by: code, file and that file's stat."""
+    path = str(finding.get("path"))
+    return f"{finding.get('code')} {path} {stat_key(entries, path)}"
+
+
 def read_state(path: str) -> SessionState | None:
     """Return the record at `path`, or None when it is missing or not a record."""
     try:
@@ -235,14 +241,33 @@ def format_state(state: SessionState) -> str | None:
 
 
 def write_state(path: str, state: SessionState) -> None:
-    """Save the record atomically; a path that cannot be recorded is skipped."""
-    from memd.atomic import write_atomic
+    """Replace the record atomically (temp file, rename); skip one that cannot be.
 
+    Unlike `memd.atomic.write_atomic` this does not fsync: the record is memd's
+    own cache of what it saw, and losing it to a power cut costs one call the
+    long way, while two fsyncs would cost more than the rest of the hook.
+    """
     text = format_state(state)
     if text is None:
         return
-    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-    write_atomic(path, text.encode("utf-8", "surrogateescape"), mode=0o600)
+    directory = os.path.dirname(path)
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    temp = f"{path}.{os.getpid()}.tmp"
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    try:
+        try:
+            view = memoryview(text.encode("utf-8", "surrogateescape"))
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        os.replace(temp, path)
+    except BaseException:
+        import contextlib  # only on failure: it is not free on the hot path
+
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp)
+        raise
 
 
 def named_paths(payload: Mapping[str, object]) -> tuple[str, ...]:
