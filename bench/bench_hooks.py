@@ -67,6 +67,13 @@ def baseline(python: str, env: dict[str, str]) -> float:
     return time.perf_counter() - start
 
 
+def memd_package() -> str:
+    """The memd package the installed script imports (its __init__.py)."""
+    import memd
+
+    return memd.__file__ or ""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=30)
@@ -76,8 +83,14 @@ def main() -> None:
     if memd is None:
         sys.exit("bench_hooks: no `memd` on PATH; install memd first")
     python = interpreter_of(memd)
+    # pip compiles bytecode at install time; an editable install under
+    # PYTHONDONTWRITEBYTECODE would instead time the compiler on every run.
+    subprocess.run(
+        [python, "-m", "compileall", "-q", os.path.dirname(memd_package())], check=True
+    )
     with tempfile.TemporaryDirectory(prefix="memd-bench-") as root:
         env = isolated_env(root)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         project = os.path.join(root, "home", "src", "app")
         os.makedirs(project)
         subprocess.run(["git", "init", "-q", project], env=env, check=True)
