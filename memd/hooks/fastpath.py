@@ -1,10 +1,7 @@
-"""The hooks' hot paths: answer from the session record and a warm snapshot, by `stat`.
+"""The hooks' warm paths: SessionStart from a warm snapshot, and the session record.
 
-PostToolUse runs after every Write, Edit and shell command, so the common case
-(the call touched no memory) must cost about what starting Python costs: it
-reads the session record, scans the memory directory's stat, and stops. Only
-`os`, `sys` and `memd.hooks.session_state` load; no config, no argparse, no
-logging, no `dataclasses`.
+PostToolUse's common case (the call touched no memory) is answered by
+`memd.hooks.session_state.untouched` alone, before this module loads.
 
 SessionStart served warm reads the resolution record and the snapshot as the
 warm `memd prompt` does (`memd.snapshot.serve.serve_warm`), words the
@@ -27,41 +24,6 @@ if TYPE_CHECKING:
     from memd.hooks.wording import Finding
 
     Output = dict[str, object]
-
-
-def post_tool_use_untouched(
-    payload: Mapping[str, object], env: Mapping[str, str]
-) -> bool:
-    """Whether this tool call provably changed nothing in the session's memory.
-
-    False means "not proven": no record yet, a stat that moved, a racy entry,
-    or a file named in what may be another memory directory.
-    """
-    record = ss.record_path(payload.get("session_id"), env)
-    if record is None:
-        return False
-    state = ss.read_state(record)
-    if state is None:
-        return False
-    session_dirs = (state.memory_dir,) if state.memory_dir else ()
-    for path in ss.named_paths(payload):
-        if not ss.within(path, session_dirs) and _may_be_memory(path):
-            return False
-    if state.memory_dir is None:
-        return True
-    changed, maybe = ss.changes(
-        state.entries, ss.scan(state.memory_dir), state.recorded_ns
-    )
-    return not changed and not maybe
-
-
-def _may_be_memory(path: str) -> bool:
-    """Whether `path` may lie in a memory directory: an index beside it or above it."""
-    parent = os.path.dirname(path)
-    return os.path.basename(path) == "MEMORY.md" or any(
-        os.path.exists(os.path.join(d, "MEMORY.md"))
-        for d in (parent, os.path.dirname(parent))
-    )
 
 
 def session_start_warm(

@@ -25,7 +25,9 @@ Like git's "racily clean" rule, an entry whose mtime falls within
 `RACY_WINDOW_NS` of the recording may have been rewritten in the same
 timestamp tick without a visible stat change, so it counts as "maybe changed".
 
-Only `os` is imported at the top: this module is on the hook's hot path.
+`untouched` is PostToolUse's whole answer in the common case (the call touched
+no memory), so it must cost about what starting Python costs: only `os` is
+imported at the top; no config, argparse, logging or `dataclasses`.
 """
 
 from __future__ import annotations
@@ -320,3 +322,34 @@ def read_index_text(memory_dir: str, max_bytes: int = 1024 * 1024) -> str | None
     finally:
         os.close(fd)
     return data.decode("utf-8", "replace")
+
+
+def untouched(payload: Mapping[str, object], env: Mapping[str, str]) -> bool:
+    """Whether this tool call provably changed nothing in the session's memory.
+
+    False means "not proven": no record yet, a stat that moved, a racy entry,
+    or a file named in what may be another memory directory.
+    """
+    record = record_path(payload.get("session_id"), env)
+    if record is None:
+        return False
+    state = read_state(record)
+    if state is None:
+        return False
+    session_dirs = (state.memory_dir,) if state.memory_dir else ()
+    for path in named_paths(payload):
+        if not within(path, session_dirs) and _may_be_memory(path):
+            return False
+    if state.memory_dir is None:
+        return True
+    changed, maybe = changes(state.entries, scan(state.memory_dir), state.recorded_ns)
+    return not changed and not maybe
+
+
+def _may_be_memory(path: str) -> bool:
+    """Whether `path` may lie in a memory directory: an index beside it or above it."""
+    parent = os.path.dirname(path)
+    return os.path.basename(path) == "MEMORY.md" or any(
+        os.path.exists(os.path.join(d, "MEMORY.md"))
+        for d in (parent, os.path.dirname(parent))
+    )

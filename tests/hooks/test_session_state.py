@@ -15,6 +15,7 @@ from memd.hooks.session_state import (
     read_state,
     record_path,
     scan,
+    untouched,
     write_state,
 )
 
@@ -130,3 +131,36 @@ class TestRecord:
         assert record_path("../../etc/passwd", env) is None
         assert record_path("", env) is None
         assert record_path(7, env) is None
+
+
+class TestUntouched:
+    def test_only_an_unchanged_directory_is_untouched(self, tmp_path: Path) -> None:
+        """Untouched until a file changes; a file named in another memory dir is not."""
+        memory = tmp_path / "memory"
+        memory.mkdir()
+        (memory / "a.md").write_text("one")
+        other = tmp_path / "other"
+        other.mkdir()
+        (other / "MEMORY.md").write_text("- [b](b.md)\n")
+        age(memory)
+        env = {"HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state")}
+        state = SessionState(
+            memory_dir=str(memory) + os.sep,
+            recorded_ns=time.time_ns(),
+            entries=scan(str(memory)),
+        )
+        write_state(str(record_path("s", env)), state)
+        bash = {"session_id": "s", "tool_name": "Bash", "tool_input": {"command": "ls"}}
+        elsewhere = {
+            "session_id": "s",
+            "tool_name": "Write",
+            "tool_input": {"file_path": str(other / "b.md")},
+        }
+
+        before = (untouched(bash, env), untouched(elsewhere, env))
+        (memory / "a.md").write_text("two!")
+        after = untouched(bash, env)
+
+        assert (True, False) == before
+        assert not after
+        assert not untouched({"session_id": "unknown"}, env)

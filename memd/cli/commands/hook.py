@@ -111,13 +111,15 @@ def _answer(
     *,
     inject_prompt: bool,
 ) -> dict[str, object] | None:
-    from memd.hooks import fastpath
-
     if name == "post-tool-use":
-        if fastpath.post_tool_use_untouched(payload, env):
+        from memd.hooks.session_state import untouched
+
+        if untouched(payload, env):
             return None
     elif not inject_prompt:
-        warm = fastpath.session_start_warm(payload, env)
+        from memd.hooks.fastpath import session_start_warm
+
+        warm = session_start_warm(payload, env)
         if warm is not None:
             return warm[0]
     from memd.config import load_config
