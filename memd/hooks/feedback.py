@@ -100,6 +100,8 @@ def judge(
             index_after=index_after,
         ):
             caused.append(finding)
+            # Blocked once: the same unchanged file is not raised again as a notice.
+            said.add(ss.notice_key(finding, entries))
             continue
         key = ss.notice_key(finding, entries)
         if key not in said:

@@ -211,12 +211,17 @@ class TestPostToolUse:
     def test_write_of_a_bad_file_blocks_and_its_fix_is_silent(
         self, git_repo: Path, started: Path, isolated_home: Home
     ) -> None:
-        """A Write of a broken topic file blocks, naming it; the fix is quiet."""
+        """A broken Write blocks once, naming it; later calls and its fix are quiet."""
         target = started / "feedback_new.md"
 
         blocked = run_hook(
             ["post-tool-use"],
             write_payload(git_repo, target, BAD_TOPIC, None),
+            isolated_home.env(),
+        )
+        unrelated = run_hook(
+            ["post-tool-use"],
+            bash_payload(git_repo, "true", isolated_home.env()),
             isolated_home.env(),
         )
         fixed = run_hook(
@@ -236,6 +241,7 @@ class TestPostToolUse:
         assert "M006" in output["reason"]
         assert "feedbak" in output["reason"]
         assert "did you mean `type: feedback`?" in output["reason"]
+        assert {} == output_of(unrelated)
         assert {} == output_of(fixed)
 
     def test_bash_heredoc_to_the_tilde_path_is_blocked(
