@@ -47,7 +47,7 @@ def session_start_warm(
     reader = SnapshotReader(cache_dir)
     if reader.read_fresh_bytes(memory_dir, mode) is None:
         return None
-    findings = _read_findings(reader, memory_dir, mode)
+    findings = reader.read_diagnostic_dicts(memory_dir, mode)
     if findings is None:
         return None
     from memd.hooks.wording import is_error
@@ -64,29 +64,6 @@ def session_start_warm(
         recorded_ns=recorded_ns,
     )
     return (output,)
-
-
-def _read_findings(
-    reader: SnapshotReader, memory_dir: str, mode: str
-) -> list[dict[str, object]] | None:
-    """The published snapshot's diagnostics.json as plain dicts, or None."""
-    import json
-
-    found = reader.read(memory_dir, mode)
-    if found is None:
-        return None
-    version_dir = found[0].get("version_dir")
-    if not isinstance(version_dir, str):
-        return None
-    try:
-        with open(os.path.join(version_dir, "diagnostics.json"), encoding="utf-8") as f:
-            data = json.load(f)
-    except (OSError, ValueError):
-        return None
-    items = data.get("diagnostics", data) if isinstance(data, dict) else data
-    if not isinstance(items, list):
-        return None
-    return [item for item in items if isinstance(item, dict)]
 
 
 # -- shared with the long way (memd.hooks.feedback) -------------------------------
@@ -164,7 +141,3 @@ def session_start_output(
     text = findings_context(memory_dir, shown) if shown else None
     context = session_start_context(text, prompt, prompt_path)
     return hook_output("SessionStart", context=context)
-
-
-if TYPE_CHECKING:
-    from memd.snapshot.store import SnapshotReader

@@ -243,33 +243,21 @@ def format_state(state: SessionState) -> str | None:
 
 
 def write_state(path: str, state: SessionState) -> None:
-    """Replace the record atomically (temp file, rename); skip one that cannot be.
+    """Replace the record atomically; skip one that cannot be written on its lines.
 
-    Unlike `memd.atomic.write_atomic` this does not fsync: the record is memd's
-    own cache of what it saw, and losing it to a power cut costs one call the
-    long way, while two fsyncs would cost more than the rest of the hook.
+    Not fsynced: the record is memd's own note of what it saw, and losing it to
+    a power cut costs one call the long way, while two fsyncs would cost more
+    than the rest of the hook.
     """
+    from memd.atomic import write_atomic
+
     text = format_state(state)
     if text is None:
         return
-    directory = os.path.dirname(path)
-    os.makedirs(directory, mode=0o700, exist_ok=True)
-    temp = f"{path}.{os.getpid()}.tmp"
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-    try:
-        try:
-            view = memoryview(text.encode("utf-8", "surrogateescape"))
-            while view:
-                view = view[os.write(fd, view) :]
-        finally:
-            os.close(fd)
-        os.replace(temp, path)
-    except BaseException:
-        import contextlib  # only on failure: it is not free on the hot path
-
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
-        raise
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    write_atomic(
+        path, text.encode("utf-8", "surrogateescape"), mode=0o600, durable=False
+    )
 
 
 def named_paths(payload: Mapping[str, object]) -> tuple[str, ...]:
