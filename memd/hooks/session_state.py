@@ -33,6 +33,7 @@ imported at the top; no config, argparse, logging or `dataclasses`.
 from __future__ import annotations
 
 import os
+import stat  # already loaded by os: free on the hot path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -166,19 +167,27 @@ def notice_key(finding: Mapping[str, object], entries: Entries) -> str:
 
 def read_state(path: str) -> SessionState | None:
     """Return the record at `path`, or None when it is missing or not a record."""
+    data = _read_regular(path, MAX_RECORD_BYTES)
+    return (
+        None if data is None else parse_state(data.decode("utf-8", "surrogateescape"))
+    )
+
+
+def _read_regular(path: str, max_bytes: int) -> bytes | None:
+    """Return a regular file's bytes (no link, no FIFO), None if absent or too big."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return None
     try:
-        data = os.read(fd, MAX_RECORD_BYTES + 1)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        data = os.read(fd, max_bytes + 1)
     except OSError:
         return None
     finally:
         os.close(fd)
-    if len(data) > MAX_RECORD_BYTES:
-        return None
-    return parse_state(data.decode("utf-8", "surrogateescape"))
+    return data if len(data) <= max_bytes else None
 
 
 def parse_state(text: str) -> SessionState | None:
@@ -291,25 +300,9 @@ def within(path: str, directories: Iterable[str]) -> bool:
 
 
 def read_index_text(memory_dir: str, max_bytes: int = 1024 * 1024) -> str | None:
-    """Return MEMORY.md's text: a regular file, no link, at most `max_bytes` read."""
-    import stat
-
-    try:
-        fd = os.open(
-            os.path.join(memory_dir, "MEMORY.md"),
-            os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK,
-        )
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        data = os.read(fd, max_bytes)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    return data.decode("utf-8", "replace")
+    """Return MEMORY.md's text: a regular file, no link, at most `max_bytes`."""
+    data = _read_regular(os.path.join(memory_dir, "MEMORY.md"), max_bytes)
+    return None if data is None else data.decode("utf-8", "replace")
 
 
 def untouched(payload: Mapping[str, object], env: Mapping[str, str]) -> bool:
