@@ -140,13 +140,13 @@ def changes(
     changed = set(before.keys() ^ after.keys())
     racy_from = recorded_ns - RACY_WINDOW_NS
     maybe = set()
-    for path, stat in after.items():
+    for path, now in after.items():
         old = before.get(path)
         if old is None:
             continue
-        if old != stat:
+        if old != now:
             changed.add(path)
-        elif stat[1] >= racy_from:
+        elif now[1] >= racy_from:
             maybe.add(path)
     changed.discard("")
     maybe.discard("")
@@ -155,8 +155,8 @@ def changes(
 
 def stat_key(entries: Entries, relpath: str) -> str:
     """Return `size:mtime_ns:inode` of `relpath` in `entries` ("-" when absent)."""
-    stat = entries.get(relpath)
-    return "-" if stat is None else f"{stat[0]}:{stat[1]}:{stat[2]}"
+    found = entries.get(relpath)
+    return "-" if found is None else f"{found[0]}:{found[1]}:{found[2]}"
 
 
 def notice_key(finding: Mapping[str, object], entries: Entries) -> str:
