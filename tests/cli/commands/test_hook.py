@@ -466,8 +466,10 @@ class TestSessionStart:
     def test_every_source_reports_the_index(
         self, source: str, git_repo: Path, memory_dir: Path, isolated_home: Home
     ) -> None:
-        """An index over 200 lines is reported for every source, warm or cold."""
+        """An index over 200 lines is reported for every source, cold and then warm."""
         (memory_dir / "MEMORY.md").write_text(over_budget_index())
+        age(memory_dir)
+        age(git_repo)  # nothing racy: the second start is served from the snapshot
 
         cold = run_hook(
             ["session-start"], session_start(git_repo, source), isolated_home.env()
