@@ -14,10 +14,14 @@ import os
 TEMP_PREFIX = ".memd-tmp-"
 
 
-def write_atomic(path: str, data: bytes, *, mode: int | None = None) -> None:
+def write_atomic(
+    path: str, data: bytes, *, mode: int | None = None, durable: bool = True
+) -> None:
     """Replace `path` with `data` atomically.
 
     `mode` defaults to the existing file's permission bits, else 0o644.
+    `durable=False` skips both fsyncs, for memd's own records whose loss to a
+    power cut costs only a recomputation (the hooks' session records).
     Raises `OSError` (with the old file intact) when the write fails.
     """
     directory = os.path.dirname(path) or "."
@@ -37,7 +41,8 @@ def write_atomic(path: str, data: bytes, *, mode: int | None = None) -> None:
             while view:
                 written = os.write(fd, view)
                 view = view[written:]
-            os.fsync(fd)
+            if durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
         os.replace(temp, path)
@@ -45,7 +50,8 @@ def write_atomic(path: str, data: bytes, *, mode: int | None = None) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temp)
         raise
-    fsync_directory(directory)
+    if durable:
+        fsync_directory(directory)
 
 
 def fsync_directory(directory: str) -> None:

@@ -152,23 +152,30 @@ def _flatten(data: Mapping[str, object], path: str) -> dict[str, object]:
 
 
 def _read_file(path: str, *, must_exist: bool) -> dict[str, object]:
-    import tomllib
-
     try:
-        with open(path, "rb") as handle:
-            return tomllib.load(handle)
+        handle = open(path, "rb")  # noqa: SIM115 -- closed below, after tomllib loads
     except FileNotFoundError:
         if must_exist:
             raise ConfigError("no such file (set by MEMD_CONFIG)", path=path) from None
         return {}
-    except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"invalid TOML: {error}", path=path) from None
-    except UnicodeDecodeError:
-        raise ConfigError("invalid TOML: not UTF-8", path=path) from None
     except OSError as error:
         raise ConfigError(
             f"cannot read: {error.strerror or error}", path=path
         ) from None
+    # Only with a file to parse: tomllib costs more than a hook's whole fast path.
+    import tomllib
+
+    with handle:
+        try:
+            return tomllib.load(handle)
+        except tomllib.TOMLDecodeError as error:
+            raise ConfigError(f"invalid TOML: {error}", path=path) from None
+        except UnicodeDecodeError:
+            raise ConfigError("invalid TOML: not UTF-8", path=path) from None
+        except OSError as error:
+            raise ConfigError(
+                f"cannot read: {error.strerror or error}", path=path
+            ) from None
 
 
 def _finish(key: Key, value: object, env: Mapping[str, str]) -> object:

@@ -50,6 +50,7 @@ LAYERS = {
     "memd.service.units": CORE,  # unit and plist text; install.py installs them
     "memd.hooks.*": EDGE,
     "memd.hooks.settings": CORE,  # settings in, settings out; feedback.py does the I/O
+    "memd.hooks.wording": CORE,  # what the hooks say, from findings as plain dicts
     "memd.cli.*": WIRING,
 }
 # folder -> the folders it may import (the shared top-level modules are open to all).

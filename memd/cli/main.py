@@ -65,6 +65,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = serve_warm(args[1:])
         if code is not None:
             return code
+    elif args[:1] == ["hook"]:
+        # Claude Code runs this after every tool call: no argparse, no config
+        # unless the session's memory changed (memd.hooks.fastpath).
+        from memd.cli.commands.hook import serve_fast
+
+        code = serve_fast(args[1:])
+        if code is not None:
+            return code
     return _run_full(args)
 
 

@@ -1,7 +1,11 @@
 """Agent hooks: what SessionStart and PostToolUse feed back, and their settings.
 
-`feedback` decides what a hook says from the memory it finds; `settings`
-merges memd's hooks into the agent's settings and takes them out again (pure).
+`session_state` keeps each session's record (the memory directory's stat, its
+errors, what was said) in the state dir; `fastpath` answers the common calls
+from that record and a warm snapshot by `stat` alone; `feedback` takes the long
+way (lint, then tell what this tool call caused from what was already there);
+`wording` is what the model reads; `settings` merges memd's hooks into the
+agent's settings file and takes them out again (pure).
 
 May import: `memd.agent`, `memd.memory`, `memd.lint`, `memd.snapshot`, the shared
 modules.

@@ -1,206 +1,291 @@
-"""Claude Code hooks: tell the agent, in its own session, what is wrong with its memory.
+"""Claude Code hooks: tell the agent what its own tool call did to its memory.
 
 Payloads follow Claude Code's hook input schema: every event carries
-`session_id`, `transcript_path`, `cwd` and `hook_event_name`; `PostToolUse`
-adds `tool_name`, `tool_input` and `tool_response`. Outputs are the JSON
-Claude Code reads from a hook's stdout on exit 0:
+`session_id`, `transcript_path`, `cwd` and `hook_event_name`; SessionStart adds
+`source` (startup, resume, clear, compact, fork); PostToolUse adds `tool_name`,
+`tool_input` and `tool_response` (for Write and Edit it holds `originalFile`,
+the file before the call). Outputs are the JSON Claude Code reads from a hook's
+stdout on exit 0:
 
-- SessionStart: `{"hookSpecificOutput": {"hookEventName": "SessionStart",
-  "additionalContext": ...}}` adds context the model sees from the start.
-- PostToolUse: `{"decision": "block", "reason": ...}` feeds `reason` back to the
-  model after the tool ran, so it repairs the file in the same turn.
+- `{"decision": "block", "reason": ...}` (PostToolUse) shows the user a
+  blocking error and feeds `reason` to the model after the tool result. memd
+  blocks only for errors in files this call changed, and for index errors this
+  call created or made worse by touching MEMORY.md.
+- `{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}}`
+  adds quiet context: the findings at session start, and a problem that was
+  already there, said once per session (remembered in the session record,
+  keyed by code, file and that file's stat).
 
-Each function returns the output as a dict, or None when there is nothing to
-say; the command prints it. Hooks must never break a session, so the command,
+What a call changed comes from `memd.hooks.session_state`: the memory
+directory's stat now against the stat recorded for the session. The command,
 not this module, turns any failure into "print nothing, exit 0".
 """
 
 from __future__ import annotations
 
 import os
+import time
 
-from memd.diagnostics import Diagnostic, Severity
+from memd.hooks import session_state as ss
+from memd.hooks.fastpath import hook_output, record_session, session_start_output
+from memd.hooks.wording import (
+    INDEX,
+    INDEX_MEASURES,
+    block_reason,
+    index_measure,
+    is_error,
+    notice_context,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
     from memd.config import Config
+    from memd.hooks.wording import Finding
 
-WRITING_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
-# Index findings the model must hear about at session start: entries silently
-# not loaded, links to nothing, and memories that will not be recalled.
-SESSION_START_CODES = frozenset({"I002", "I003", "I005"})
-MAX_FINDINGS = 12
+    Output = dict[str, object]
 
 
-def touched_paths(
-    payload: Mapping[str, object], memory_dirs: Iterable[str]
-) -> tuple[str, ...]:
-    """Return the absolute paths the tool call may have written inside `memory_dirs`.
+# -- pure decisions -------------------------------------------------------------
 
-    Write/Edit/MultiEdit name their file. A Bash command is opaque, so memd is
-    conservative: a command that mentions a memory directory counts as having
-    touched that directory's index (which re-checks the whole directory).
+
+def caused_by_call(
+    finding: Finding,
+    *,
+    changed: frozenset[str],
+    maybe_changed: frozenset[str],
+    errors_before: frozenset[tuple[str, str]] | None,
+    index_before: tuple[int, int] | None,
+    index_after: tuple[int, int] | None,
+) -> bool:
+    """Whether this tool call caused an error finding (else it was already there).
+
+    `errors_before` is None when nothing was recorded for the session, and then
+    only what the call demonstrably changed counts as caused.
     """
-    tool = payload.get("tool_name")
-    tool_input = payload.get("tool_input")
-    if not isinstance(tool_input, dict):
-        return ()
-    cwd = payload.get("cwd")
-    cwd = cwd if isinstance(cwd, str) else None
-    if tool in WRITING_TOOLS:
-        raw = tool_input.get("file_path") or tool_input.get("notebook_path")
-        if not isinstance(raw, str) or not raw:
-            return ()
-        path = raw if os.path.isabs(raw) or cwd is None else os.path.join(cwd, raw)
-        return (os.path.normpath(path),)
-    if tool == "Bash":
-        command = tool_input.get("command")
-        if not isinstance(command, str):
-            return ()
-        touched = []
-        for directory in memory_dirs:
-            bare = directory.rstrip(os.sep)
-            if bare and bare in command:
-                touched.append(os.path.join(bare, "MEMORY.md"))
-        return tuple(touched)
-    return ()
+    code, path = str(finding.get("code")), str(finding.get("path"))
+    is_new = errors_before is not None and (code, path) not in errors_before
+    if code in INDEX_MEASURES:
+        if INDEX in changed and index_before is not None and index_after is not None:
+            measure = INDEX_MEASURES[code]
+            return is_new or index_after[measure] > index_before[measure]
+        return INDEX in changed or (INDEX in maybe_changed and is_new)
+    return path in changed or (path in maybe_changed and is_new)
 
 
-def containing_memory_dir(path: str, memory_dirs: Iterable[str]) -> str | None:
-    """Return the memory directory `path` lies in, or None (compared after realpath)."""
-    real = os.path.realpath(path)
-    for directory in memory_dirs:
-        root = os.path.realpath(directory.rstrip(os.sep) or os.sep)
-        if real == root or real.startswith(root + os.sep):
-            return directory
-    return None
+def judge(
+    findings: Iterable[Finding],
+    *,
+    changed: frozenset[str],
+    maybe_changed: frozenset[str],
+    state: ss.SessionState | None,
+    index_before: tuple[int, int] | None,
+    index_after: tuple[int, int] | None,
+    entries: ss.Entries,
+) -> tuple[list[Finding], list[Finding], frozenset[str]]:
+    """Split error findings into (caused, not yet said) and return the said keys."""
+    said = set(state.said) if state is not None else set()
+    caused: list[Finding] = []
+    to_say: list[Finding] = []
+    for finding in findings:
+        if not is_error(finding):
+            continue
+        if caused_by_call(
+            finding,
+            changed=changed,
+            maybe_changed=maybe_changed,
+            errors_before=state.errors if state is not None else None,
+            index_before=index_before,
+            index_after=index_after,
+        ):
+            caused.append(finding)
+            # Blocked once: the same unchanged file is not raised again as a notice.
+            said.add(ss.notice_key(finding, entries))
+            continue
+        key = ss.notice_key(finding, entries)
+        if key not in said:
+            said.add(key)
+            to_say.append(finding)
+    return caused, to_say, frozenset(said)
 
 
-def describe(diagnostic: Diagnostic) -> str:
-    """One line a model can act on: place, rule, message and the fix."""
-    place = (
-        diagnostic.path
-        if diagnostic.line is None
-        else f"{diagnostic.path}:{diagnostic.line}"
-    )
-    fix = f" Fix: {diagnostic.hint}" if diagnostic.hint else ""
-    return f"- {place} [{diagnostic.code} {diagnostic.name}] {diagnostic.message}{fix}"
-
-
-def session_start_findings(diagnostics: Iterable[Diagnostic]) -> tuple[Diagnostic, ...]:
-    """The findings worth a model's attention at the start of a session."""
-    return tuple(
-        d
-        for d in diagnostics
-        if d.severity is Severity.ERROR or d.code in SESSION_START_CODES
-    )
-
-
-def session_start_context(
-    memory_dir: str, findings: tuple[Diagnostic, ...], prompt: str | None
-) -> str | None:
-    """The `additionalContext` text, or None when there is nothing to add."""
-    parts = []
-    if prompt:
-        parts.append(prompt.rstrip("\n"))
-    if findings:
-        lines = [describe(d) for d in findings[:MAX_FINDINGS]]
-        if len(findings) > MAX_FINDINGS:
-            lines.append(
-                f"- … and {len(findings) - MAX_FINDINGS} more "
-                f"(run `memd lint {memory_dir}`)"
-            )
-        parts.append(
-            f"memd found problems in your auto memory at `{memory_dir}`; "
-            "fix them when convenient:\n" + "\n".join(lines)
-        )
-    return "\n\n".join(parts) or None
-
-
-def block_reason(memory_dir: str, errors: tuple[Diagnostic, ...]) -> str:
-    """The `reason` fed back to the model when its memory write left errors."""
-    lines = [describe(d) for d in errors[:MAX_FINDINGS]]
-    if len(errors) > MAX_FINDINGS:
-        lines.append(f"- … and {len(errors) - MAX_FINDINGS} more")
-    return (
-        f"The memory file you just wrote in `{memory_dir}` will not load or be "
-        "recalled as intended. Repair it now:\n" + "\n".join(lines)
-    )
+# -- SessionStart ------------------------------------------------------------------
 
 
 def session_start(
-    payload: Mapping[str, object], config: Config, *, inject_prompt: bool = False
-) -> dict[str, object] | None:
-    """Handle SessionStart: the findings (and optionally the prompt) as context."""
+    payload: Mapping[str, object],
+    config: Config,
+    env: Mapping[str, str],
+    *,
+    inject_prompt: bool = False,
+) -> Output | None:
+    """Handle SessionStart, the long way: serve (and render) the snapshot."""
     from memd.snapshot.serve import serve
 
+    recorded_ns = time.time_ns()
     cwd = payload.get("cwd")
+    session_id = payload.get("session_id")
     if not isinstance(cwd, str) or not os.path.isdir(cwd):
         return None
     mode = "kairos" if config.kairos else "team" if config.team_memory else "standard"
-    served = serve(cwd, mode, config, os.environ)
+    served = serve(cwd, mode, config, env)
     if not served.enabled:
+        record_session(env, session_id, None, ())
         return None
-    context = session_start_context(
-        served.location.memory_dir,
-        session_start_findings(served.diagnostics()),
+    memory_dir = served.location.memory_dir
+    findings = [d.to_dict() for d in served.diagnostics()]
+    output = session_start_output(
+        memory_dir,
+        findings,
         served.text if inject_prompt else None,
+        served.prompt_path,
     )
-    if context is None:
-        return None
-    return {
-        "hookSpecificOutput": {
-            "hookEventName": "SessionStart",
-            "additionalContext": context,
-        }
-    }
+    record_session(
+        env,
+        session_id,
+        memory_dir,
+        findings,
+        said_findings=[f for f in findings if is_error(f)] if output else (),
+        recorded_ns=recorded_ns,
+    )
+    return output
+
+
+# -- PostToolUse -------------------------------------------------------------------
 
 
 def post_tool_use(
-    payload: Mapping[str, object], config: Config
-) -> dict[str, object] | None:
-    """Handle PostToolUse: block with the errors a memory write left behind."""
-    memory_dirs = candidate_memory_dirs(payload.get("cwd"))
-    errors: list[Diagnostic] = []
-    checked: set[str] = set()
-    for path in touched_paths(payload, memory_dirs):
-        memory_dir = containing_memory_dir(path, memory_dirs)
-        if memory_dir is None or memory_dir in checked:
-            continue
-        checked.add(memory_dir)
-        relpath = os.path.relpath(os.path.realpath(path), os.path.realpath(memory_dir))
-        relpath = relpath.replace(os.sep, "/")
-        for diagnostic in lint_memory_dir(memory_dir, config=config):
-            if diagnostic.severity is not Severity.ERROR:
-                continue
-            # The written file, plus index-wide errors it can cause (over budget).
-            if diagnostic.path == relpath or diagnostic.code.startswith("I"):
-                errors.append(diagnostic)
-        if errors:
-            return {
-                "decision": "block",
-                "reason": block_reason(memory_dir, tuple(errors)),
-            }
-    return None
+    payload: Mapping[str, object], config: Config, env: Mapping[str, str]
+) -> Output | None:
+    """Handle PostToolUse: block for what this call broke; say old problems once."""
+    recorded_ns = time.time_ns()
+    session_id = payload.get("session_id")
+    record = ss.record_path(session_id, env)
+    state = ss.read_state(record) if record is not None else None
+    if state is not None:
+        memory_dir = state.memory_dir
+    else:
+        memory_dir = _session_memory_dir(payload.get("cwd"), env)
+    reasons: list[str] = []
+    notices: list[str] = []
+    if memory_dir is not None:
+        reason, notice = _judge_session_dir(
+            payload, config, env, memory_dir, state, recorded_ns
+        )
+        reasons += [reason] if reason else []
+        notices += [notice] if notice else []
+    elif record is not None and state is None:
+        record_session(env, session_id, None, (), recorded_ns=recorded_ns)
+    for other_dir, relpaths in _other_memory_dirs(payload, memory_dir):
+        findings = _lint(other_dir, config)
+        caused = [f for f in findings if is_error(f) and f.get("path") in relpaths]
+        if caused:
+            reasons.append(block_reason(other_dir, caused))
+    return hook_output(
+        "PostToolUse",
+        reason="\n\n".join(reasons) if reasons else None,
+        context="\n\n".join(notices) if notices else None,
+    )
 
 
-def candidate_memory_dirs(cwd: object) -> tuple[str, ...]:
-    """Every memory directory a tool call from `cwd` might write into."""
-    from memd.agent.paths import resolve_memory_location
+def _judge_session_dir(
+    payload: Mapping[str, object],
+    config: Config,
+    env: Mapping[str, str],
+    memory_dir: str,
+    state: ss.SessionState | None,
+    recorded_ns: int,
+) -> tuple[str | None, str | None]:
+    entries = ss.scan(memory_dir)
+    if state is not None:
+        changed, maybe = ss.changes(state.entries, entries, state.recorded_ns)
+    else:  # nothing recorded: only the file the tool names is known to have changed
+        changed, maybe = frozenset(_relpaths_in(payload, memory_dir)), frozenset()
+    if state is not None and not changed and not maybe:
+        return None, None
+    findings = _lint(memory_dir, config)
+    index_after = index_measure(ss.read_index_text(memory_dir))
+    index_before = _index_before(payload, memory_dir, state)
+    caused, to_say, said = judge(
+        findings,
+        changed=changed,
+        maybe_changed=maybe,
+        state=state,
+        index_before=index_before,
+        index_after=index_after,
+        entries=entries,
+    )
+    record_session(
+        env,
+        payload.get("session_id"),
+        memory_dir,
+        findings,
+        said=said,
+        recorded_ns=recorded_ns,
+    )
+    return (
+        block_reason(memory_dir, caused) if caused else None,
+        notice_context(memory_dir, to_say) if to_say else None,
+    )
+
+
+def _index_before(
+    payload: Mapping[str, object], memory_dir: str, state: ss.SessionState | None
+) -> tuple[int, int] | None:
+    """MEMORY.md's measure before the call: `originalFile` if the tool gave it."""
+    response = payload.get("tool_response")
+    index_path = os.path.join(memory_dir, INDEX)
+    if isinstance(response, dict) and index_path in ss.named_paths(payload):
+        original = response.get("originalFile")
+        if isinstance(original, str):
+            return index_measure(original)
+        if response.get("type") == "create":
+            return (0, 0)
+    return state.index if state is not None else None
+
+
+def _relpaths_in(payload: Mapping[str, object], memory_dir: str) -> set[str]:
+    root = memory_dir.rstrip(os.sep) + os.sep
+    return {
+        p[len(root) :].replace(os.sep, "/")
+        for p in ss.named_paths(payload)
+        if p.startswith(root)
+    }
+
+
+def _other_memory_dirs(
+    payload: Mapping[str, object], session_dir: str | None
+) -> list[tuple[str, set[str]]]:
+    """Memory directories other than the session's that the tool names a file in."""
+    named = [
+        p
+        for p in ss.named_paths(payload)
+        if session_dir is None or not ss.within(p, (session_dir,))
+    ]
+    if not named:
+        return []
     from memd.lint.targets import discover_memory_dirs
 
-    found: list[str] = []
-    if isinstance(cwd, str) and os.path.isdir(cwd):
-        location = resolve_memory_location(cwd)
-        if location.enablement.enabled:
-            found.append(location.memory_dir)
-    found.extend(d + os.sep for d in discover_memory_dirs())
-    return tuple(dict.fromkeys(found))
+    found = []
+    for directory in discover_memory_dirs():
+        relpaths = _relpaths_in(payload, directory)
+        if relpaths:
+            found.append((directory + os.sep, relpaths))
+    return found
 
 
-def lint_memory_dir(memory_dir: str, *, config: Config) -> tuple[Diagnostic, ...]:
+def _session_memory_dir(cwd: object, env: Mapping[str, str]) -> str | None:
+    """The memory directory of the project the session runs in, if memory is on."""
+    from memd.agent.paths import resolve_memory_location
+
+    if not isinstance(cwd, str) or not os.path.isdir(cwd):
+        return None
+    location = resolve_memory_location(cwd, env)
+    return location.memory_dir if location.enablement.enabled else None
+
+
+def _lint(memory_dir: str, config: Config) -> list[Finding]:
     """Lint one memory directory with memd's configured severities."""
     from memd.lint.engine import lint_memdir
     from memd.memory.reader import load_memdir
@@ -208,9 +293,10 @@ def lint_memory_dir(memory_dir: str, *, config: Config) -> tuple[Diagnostic, ...
     memdir = load_memdir(
         memory_dir.rstrip(os.sep) or os.sep, max_file_bytes=config.max_topic_file_bytes
     )
-    return lint_memdir(
+    diagnostics = lint_memdir(
         memdir,
         severities=config.lint_severities,
         why_labels=config.why_labels,
         how_labels=config.how_labels,
     )
+    return [d.to_dict() for d in diagnostics]

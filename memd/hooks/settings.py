@@ -16,15 +16,21 @@ from __future__ import annotations
 
 import copy
 import os
+from dataclasses import dataclass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-# event -> (matcher, memd subcommand, timeout seconds)
+# The tools that can write files in current Claude Code (MultiEdit is gone).
+# memd sees what any of them changed by stat, so adding a tool is one word.
+WRITING_TOOLS = ("Write", "Edit", "NotebookEdit", "Bash", "PowerShell")
+# event -> (matcher, memd subcommand, timeout seconds); a None matcher is left
+# out, which Claude Code treats as "every source" (startup, resume, clear,
+# compact, and fork since 2.1.332).
 MEMD_HOOKS = {
-    "SessionStart": ("startup|resume|clear|compact", "session-start", 10),
-    "PostToolUse": ("Write|Edit|MultiEdit|Bash", "post-tool-use", 15),
+    "SessionStart": (None, "session-start", 10),
+    "PostToolUse": ("|".join(WRITING_TOOLS), "post-tool-use", 15),
 }
 
 
@@ -72,18 +78,15 @@ def with_memd_hooks(
         groups = hooks.setdefault(event, [])
         if not isinstance(groups, list):
             raise ValueError(f"'hooks.{event}' is not a list")
-        groups.append(
+        group: dict[str, object] = {} if matcher is None else {"matcher": matcher}
+        group["hooks"] = [
             {
-                "matcher": matcher,
-                "hooks": [
-                    {
-                        "type": "command",
-                        "command": hook_command(memd_executable, subcommand),
-                        "timeout": timeout,
-                    }
-                ],
+                "type": "command",
+                "command": hook_command(memd_executable, subcommand),
+                "timeout": timeout,
             }
-        )
+        ]
+        groups.append(group)
     return result
 
 
@@ -131,3 +134,93 @@ def _is_shell_safe(text: str) -> bool:
 
 def _shell_quote(text: str) -> str:
     return "'" + text.replace("'", "'\"'\"'") + "'"
+
+
+# -- the settings file's text ----------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SettingsEdit:
+    """What `memd hook install`/`uninstall` does to a settings file and its backup.
+
+    `text` None with `is_change` means "remove the file": memd created it and
+    its hooks were all it held.
+    """
+
+    is_change: bool
+    text: str | None = None
+    backup: str | None = None  # write this as the backup (there was none)
+    remove_backup: bool = False  # the backup was restored, so it is spent
+
+
+def plan_edit(
+    current: str | None, backup: str | None, *, install: bool, memd_executable: str
+) -> SettingsEdit:
+    """Return the edit that installs or removes memd's hooks, touching nothing else.
+
+    The file keeps its own indentation and key order; the first install's
+    backup is never overwritten; uninstall gives back the backup's exact bytes
+    when nothing but memd's hooks changed since, and removes a file memd
+    created once memd's hooks were its only content.
+
+    Raises `ValueError` (with the reason) for text that is not a JSON object.
+    """
+    settings = _parse(current)
+    if install:
+        new = with_memd_hooks(settings, memd_executable)
+        if new == settings:
+            return SettingsEdit(is_change=False)
+        keep_original = current is not None and backup is None
+        return SettingsEdit(
+            is_change=True,
+            text=render_like(new, current),
+            backup=current if keep_original else None,
+        )
+    new = without_memd_hooks(settings)
+    if new == settings:
+        return SettingsEdit(is_change=False)
+    if backup is not None and _parse_or_none(backup) == new:
+        return SettingsEdit(is_change=True, text=backup, remove_backup=True)
+    if backup is None and not new:
+        return SettingsEdit(is_change=True, text=None)
+    return SettingsEdit(is_change=True, text=render_like(new, current))
+
+
+def render_like(settings: Mapping[str, object], like: str | None) -> str:
+    """Return `settings` as JSON laid out like `like`: its indent, its final newline."""
+    import json
+
+    newline = "\n" if like is None or like.endswith("\n") else ""
+    if like is not None and like.strip() and "\n" not in like.strip():
+        return json.dumps(settings, ensure_ascii=False) + newline
+    return json.dumps(settings, indent=_indent_of(like), ensure_ascii=False) + newline
+
+
+def _indent_of(text: str | None) -> str:
+    """The indentation of the first indented line of `text` (two spaces by default)."""
+    for line in (text or "").split("\n")[1:]:
+        stripped = line.lstrip(" \t")
+        if stripped and len(stripped) < len(line):
+            return line[: len(line) - len(stripped)]
+    return "  "
+
+
+def _parse(text: str | None) -> dict[str, object]:
+    import json
+
+    if text is None or not text.strip():
+        return {}
+    try:
+        settings = json.loads(text)
+    except ValueError as error:
+        raise ValueError(f"not valid JSON ({error})") from None
+    if not isinstance(settings, dict):
+        raise ValueError("not a JSON object")
+    return settings
+
+
+def _parse_or_none(text: str) -> dict[str, object] | None:
+    try:
+        return _parse(text)
+    except ValueError:
+        return None

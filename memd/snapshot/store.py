@@ -243,26 +243,34 @@ class SnapshotReader:
 
     def read_diagnostics(self, memory_dir: str, mode: str) -> tuple[Diagnostic, ...]:
         """Return the published snapshot's diagnostics (empty when there is none)."""
-        import json
-
         from memd.diagnostics import Diagnostic
+
+        items = self.read_diagnostic_dicts(memory_dir, mode) or []
+        return tuple(Diagnostic.from_dict(item) for item in items)
+
+    def read_diagnostic_dicts(
+        self, memory_dir: str, mode: str
+    ) -> list[dict[str, object]] | None:
+        """Return diagnostics.json's findings as plain dicts, or None when unreadable.
+
+        The hooks' warm SessionStart words these without `memd.diagnostics`.
+        """
+        import json
 
         version_dir = self._version_dir(memory_dir, mode)
         if version_dir is None:
-            return ()
+            return None
         try:
             with open(
                 os.path.join(version_dir, "diagnostics.json"), encoding="utf-8"
             ) as f:
                 data = json.load(f)
         except (OSError, ValueError):
-            return ()
+            return None
         items = data.get("diagnostics", data) if isinstance(data, dict) else data
         if not isinstance(items, list):
-            return ()
-        return tuple(
-            Diagnostic.from_dict(item) for item in items if isinstance(item, dict)
-        )
+            return None
+        return [item for item in items if isinstance(item, dict)]
 
 
 def _with_sep(memory_dir: str) -> str:

@@ -7,6 +7,8 @@ import pytest
 from memd.hooks.settings import (
     hook_command,
     is_memd_hook,
+    plan_edit,
+    render_like,
     with_memd_hooks,
     without_memd_hooks,
 )
@@ -38,8 +40,11 @@ class TestWithMemdHooks:
         post = merged["hooks"]["PostToolUse"]
         assert "prettier --write" == post[0]["hooks"][0]["command"]
         assert f"{MEMD} hook post-tool-use" == post[1]["hooks"][0]["command"]
-        assert "Write|Edit|MultiEdit|Bash" == post[1]["matcher"]
+        assert {"Write", "Edit", "NotebookEdit", "Bash", "PowerShell"} == set(
+            post[1]["matcher"].split("|")
+        )
         start = merged["hooks"]["SessionStart"]
+        assert "matcher" not in start[0]  # every source, fork included
         assert [f"{MEMD} hook session-start"] == [
             h["command"] for h in start[0]["hooks"]
         ]
@@ -128,3 +133,63 @@ class TestIsMemdHook:
     ) -> None:
         """Only command hooks running `memd hook …` count as memd's."""
         assert expected == is_memd_hook(entry)
+
+
+class TestPlanEdit:
+    def test_install_keeps_four_space_indent_and_order(self) -> None:
+        """The file's own indent and key order survive an install."""
+        current = '{\n    "b": 1,\n    "a": [1]\n}\n'
+
+        edit = plan_edit(current, None, install=True, memd_executable=MEMD)
+
+        assert edit.text is not None
+        assert edit.text.startswith('{\n    "b": 1,\n    "a": [\n        1\n    ],')
+        assert edit.text.endswith("}\n")
+        assert current == edit.backup
+
+    def test_install_never_replaces_an_existing_backup(self) -> None:
+        """With a backup on disk, install writes none."""
+        edit = plan_edit('{"a": 1}', '{"a": 0}', install=True, memd_executable=MEMD)
+
+        assert edit.is_change
+        assert edit.backup is None
+
+    def test_uninstall_restores_the_backup_bytes(self) -> None:
+        """When only memd's hooks changed, uninstall gives back the exact bytes."""
+        original = '{ "a" : 1 }\r\n'
+        installed = plan_edit(original, None, install=True, memd_executable=MEMD)
+        assert installed.text is not None
+
+        edit = plan_edit(installed.text, original, install=False, memd_executable=MEMD)
+
+        assert (original, True) == (edit.text, edit.remove_backup)
+
+    def test_uninstall_after_other_edits_keeps_them_and_the_backup(self) -> None:
+        """A user's later change is kept; the backup stays for them."""
+        installed = plan_edit('{"a": 1}\n', None, install=True, memd_executable=MEMD)
+        assert installed.text is not None
+        edited = installed.text.replace('"a": 1', '"a": 2')
+
+        edit = plan_edit(edited, '{"a": 1}\n', install=False, memd_executable=MEMD)
+
+        assert '{"a": 2}\n' == edit.text
+        assert not edit.remove_backup
+
+    def test_uninstall_removes_a_file_memd_created(self) -> None:
+        """A file that held only memd's hooks and had no original is removed."""
+        created = plan_edit(None, None, install=True, memd_executable=MEMD)
+        assert created.text is not None
+        assert created.backup is None
+
+        edit = plan_edit(created.text, None, install=False, memd_executable=MEMD)
+
+        assert (True, None) == (edit.is_change, edit.text)
+
+    def test_not_an_object_is_refused(self) -> None:
+        """A JSON list is not settings: refused, never overwritten."""
+        with pytest.raises(ValueError, match="not a JSON object"):
+            plan_edit("[]", None, install=True, memd_executable=MEMD)
+
+    def test_compact_file_stays_on_one_line(self) -> None:
+        """A one-line file is written back on one line."""
+        assert '{"a": {"b": 1}}' == render_like({"a": {"b": 1}}, '{"a":{}}')

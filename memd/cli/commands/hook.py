@@ -14,12 +14,13 @@ import sys
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Callable
+    from collections.abc import Mapping
 
-    from memd.config import Config
+    from memd.hooks.settings import SettingsEdit
 
 BACKUP_SUFFIX = ".memd-backup"
 MAX_PAYLOAD_BYTES = 4 * 1024 * 1024  # a PostToolUse payload carries the file written
+MAX_SETTINGS_BYTES = 4 * 1024 * 1024
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -63,52 +64,71 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.hook_command == "session-start":
-        return _never_fail(
-            lambda config, payload: _session_start(config, payload, args.inject_prompt)
-        )
+        return run_hook("session-start", inject_prompt=args.inject_prompt)
     if args.hook_command == "post-tool-use":
-        return _never_fail(_post_tool_use)
+        return run_hook("post-tool-use")
     return _edit_settings(args, install=args.hook_command == "install")
 
 
-def _session_start(
-    config: Config, payload: dict[str, object], inject_prompt: bool
-) -> dict[str, object] | None:
-    from memd.hooks.feedback import session_start
-
-    return session_start(payload, config, inject_prompt=inject_prompt)
-
-
-def _post_tool_use(
-    config: Config, payload: dict[str, object]
-) -> dict[str, object] | None:
-    from memd.hooks.feedback import post_tool_use
-
-    return post_tool_use(payload, config)
+def serve_fast(argv: list[str]) -> int | None:
+    """Run a hook given Claude Code's exact argv, before argparse; else None."""
+    if argv == ["post-tool-use"]:
+        return run_hook("post-tool-use")
+    if argv[:1] == ["session-start"] and argv[1:] in ([], ["--inject-prompt"]):
+        return run_hook("session-start", inject_prompt=len(argv) == 2)
+    return None
 
 
-def _never_fail(
-    handler: Callable[[Config, dict[str, object]], dict[str, object] | None],
-) -> int:
-    """Run a hook handler; on any failure print nothing, log why, and exit 0."""
+def run_hook(name: str, *, inject_prompt: bool = False) -> int:
+    """Read the payload, answer fast when the session record allows, else the long way.
+
+    On any failure print nothing, log why on stderr, and exit 0: a hook must
+    never break the agent's session.
+    """
     import json
 
+    env = os.environ
     try:
-        from memd.config import load_config
-
         raw = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
         if len(raw) > MAX_PAYLOAD_BYTES:
             raise ValueError("hook payload larger than 4 MiB")
         payload = json.loads(raw)
         if not isinstance(payload, dict):
             raise ValueError("hook payload is not a JSON object")
-        output = handler(load_config(), payload)
+        output = _answer(name, payload, env, inject_prompt=inject_prompt)
     except Exception as error:  # noqa: BLE001 -- a hook must never fail the agent's session
         _log_failure(error)
         return 0
     if output is not None:
         sys.stdout.write(json.dumps(output, ensure_ascii=False) + "\n")
     return 0
+
+
+def _answer(
+    name: str,
+    payload: dict[str, object],
+    env: Mapping[str, str],
+    *,
+    inject_prompt: bool,
+) -> dict[str, object] | None:
+    if name == "post-tool-use":
+        from memd.hooks.session_state import untouched
+
+        if untouched(payload, env):
+            return None
+    elif not inject_prompt:
+        from memd.hooks.fastpath import session_start_warm
+
+        warm = session_start_warm(payload, env)
+        if warm is not None:
+            return warm[0]
+    from memd.config import load_config
+    from memd.hooks import feedback
+
+    config = load_config(env)
+    if name == "post-tool-use":
+        return feedback.post_tool_use(payload, config, env)
+    return feedback.session_start(payload, config, env, inject_prompt=inject_prompt)
 
 
 def _log_failure(error: Exception) -> None:
@@ -152,51 +172,72 @@ def memd_executable() -> str:
 
 def _edit_settings(args: argparse.Namespace, *, install: bool) -> int:
     import difflib
-    import json
 
     from memd.atomic import write_atomic
     from memd.errors import UsageError
-    from memd.hooks.settings import with_memd_hooks, without_memd_hooks
+    from memd.hooks.settings import plan_edit
 
     path = settings_file(args)
+    backup_path = path + BACKUP_SUFFIX
+    current, backup = _read_text(path), _read_text(backup_path)
     try:
-        with open(path, encoding="utf-8") as f:
-            old_text: str | None = f.read()
-    except FileNotFoundError:
-        old_text = None
-    try:
-        settings = json.loads(old_text) if old_text and old_text.strip() else {}
-    except ValueError as error:
-        raise UsageError(f"{path}: not valid JSON ({error}); left untouched") from None
-    if not isinstance(settings, dict):
-        raise UsageError(f"{path}: not a JSON object; left untouched")
-    try:
-        new = (
-            with_memd_hooks(settings, memd_executable())
-            if install
-            else without_memd_hooks(settings)
+        edit = plan_edit(
+            current, backup, install=install, memd_executable=memd_executable()
         )
     except ValueError as error:
         raise UsageError(f"{path}: {error}; left untouched") from None
-    if new == settings:
+    if not edit.is_change:
         verb = "already installed in" if install else "not installed in"
         print(f"memd hooks {verb} {path}")
         return 0
-    new_text = json.dumps(new, indent=2, ensure_ascii=False) + "\n"
     if args.dry_run:
         diff = difflib.unified_diff(
-            (old_text or "").splitlines(keepends=True),
-            new_text.splitlines(keepends=True),
+            (current or "").splitlines(keepends=True),
+            (edit.text or "").splitlines(keepends=True),
             fromfile=f"{path} (now)",
             tofile=f"{path} ({'with' if install else 'without'} memd hooks)",
         )
         sys.stdout.writelines(diff)
         return 0
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    if old_text is not None:
-        write_atomic(path + BACKUP_SUFFIX, old_text.encode("utf-8"))
-    write_atomic(path, new_text.encode("utf-8"))
-    done = "installed in" if install else "removed from"
-    backup = f" (backup: {path}{BACKUP_SUFFIX})" if old_text is not None else ""
-    print(f"memd hooks {done} {path}{backup}")
+    if edit.backup is not None:
+        write_atomic(backup_path, edit.backup.encode("utf-8"))
+    if edit.text is None:
+        os.unlink(path)
+    else:
+        write_atomic(path, edit.text.encode("utf-8"))
+    if edit.remove_backup:
+        os.unlink(backup_path)
+    print(
+        _edit_summary(path, install=install, edit=edit, had_backup=backup is not None)
+    )
     return 0
+
+
+def _edit_summary(
+    path: str, *, install: bool, edit: SettingsEdit, had_backup: bool
+) -> str:
+    if edit.text is None:
+        return f"memd hooks removed: deleted {path}, which memd had created"
+    if edit.remove_backup:
+        return f"memd hooks removed: restored {path} from its backup"
+    done = "installed in" if install else "removed from"
+    backup = f" (backup: {path}{BACKUP_SUFFIX})" if edit.backup or had_backup else ""
+    return f"memd hooks {done} {path}{backup}"
+
+
+def _read_text(path: str) -> str | None:
+    """A settings file's text, or None when it does not exist."""
+    from memd.errors import UsageError
+
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_SETTINGS_BYTES + 1)
+    except FileNotFoundError:
+        return None
+    if len(data) > MAX_SETTINGS_BYTES:
+        raise UsageError(f"{path}: larger than 4 MiB; left untouched")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(f"{path}: not UTF-8; left untouched") from None

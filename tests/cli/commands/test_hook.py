@@ -1,4 +1,10 @@
-"""`memd hook`: real Claude Code payloads piped through the hook subprocesses."""
+"""`memd hook`: Claude Code payloads piped through the installed `memd` as subprocesses.
+
+Payloads follow Claude Code's documented hook input: every event carries
+`session_id`, `transcript_path`, `cwd` and `hook_event_name`; PostToolUse adds
+`tool_name`, `tool_input` and `tool_response`, whose Write and Edit shapes
+carry `originalFile` (the file before the call, null when Write created it).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -13,7 +20,8 @@ import pytest
 from memd.agent.paths import resolve_memory_location
 from tests.conftest import Home
 
-MEMD = (sys.executable, "-m", "memd")
+MEMD = str(Path(sys.executable).parent / "memd")
+SESSION = "0f3c9a4e-7b1d-4c2e-9a8f-5d6e7f8a9b0c"
 
 GOOD_TOPIC = """---
 name: Integration tests hit a real database
@@ -34,13 +42,22 @@ Use the real database.
 """
 
 
+def topic(name: str, kind: str = "project") -> str:
+    """A valid topic file of type `kind`."""
+    return (
+        f"---\nname: {name}\ndescription: What the team decided about {name}, "
+        f"and where it applies\ntype: {kind}\n---\nThe decision.\n\n"
+        "**Why:** it was asked for.\n**How to apply:** everywhere.\n"
+    )
+
+
 def run_hook(
     args: list[str], payload: object, env: dict[str, str]
 ) -> subprocess.CompletedProcess[str]:
     """Pipe `payload` (JSON, or raw text) into `memd hook …` and return the result."""
     stdin = payload if isinstance(payload, str) else json.dumps(payload)
     return subprocess.run(
-        [*MEMD, "hook", *args],
+        [MEMD, "hook", *args],
         input=stdin,
         capture_output=True,
         text=True,
@@ -50,32 +67,122 @@ def run_hook(
     )
 
 
-def post_tool_use_payload(
-    project: Path, tool: str, tool_input: dict[str, object]
+def base_payload(cwd: Path, event: str, session: str = SESSION) -> dict[str, object]:
+    return {
+        "session_id": session,
+        "transcript_path": str(cwd / "transcript.jsonl"),
+        "cwd": str(cwd),
+        "hook_event_name": event,
+    }
+
+
+def post_tool_use(
+    cwd: Path,
+    tool: str,
+    tool_input: dict[str, object],
+    tool_response: dict[str, object],
+    session: str = SESSION,
 ) -> dict[str, object]:
     """A PostToolUse payload shaped as Claude Code documents it."""
     return {
-        "session_id": "abc123",
-        "transcript_path": str(project / "transcript.jsonl"),
-        "cwd": str(project),
+        **base_payload(cwd, "PostToolUse", session),
         "permission_mode": "default",
-        "hook_event_name": "PostToolUse",
         "tool_name": tool,
         "tool_input": tool_input,
-        "tool_response": {"filePath": tool_input.get("file_path"), "success": True},
-        "tool_use_id": "toolu_01",
+        "tool_response": tool_response,
+        "tool_use_id": "toolu_01ABC",
     }
 
 
-def session_start_payload(project: Path) -> dict[str, object]:
+def write_payload(cwd: Path, path: Path, content: str, original: str | None) -> dict:
+    """Write `content` to `path` for real and return the Write tool's payload."""
+    path.write_text(content)
+    return post_tool_use(
+        cwd,
+        "Write",
+        {"file_path": str(path), "content": content},
+        {
+            "type": "create" if original is None else "update",
+            "filePath": str(path),
+            "content": content,
+            "structuredPatch": [],
+            "originalFile": original,
+        },
+    )
+
+
+def edit_payload(cwd: Path, path: Path, old: str, new: str) -> dict[str, object]:
+    """Apply an Edit to `path` for real and return the Edit tool's payload."""
+    original = path.read_text()
+    path.write_text(original.replace(old, new, 1))
+    return post_tool_use(
+        cwd,
+        "Edit",
+        {"file_path": str(path), "old_string": old, "new_string": new},
+        {
+            "filePath": str(path),
+            "oldString": old,
+            "newString": new,
+            "originalFile": original,
+            "structuredPatch": [],
+            "userModified": False,
+            "replaceAll": False,
+        },
+    )
+
+
+def bash_payload(
+    cwd: Path, command: str, env: dict[str, str], tool: str = "Bash"
+) -> dict[str, object]:
+    """Run `command` with the real bash in `cwd` and return the Bash tool's payload."""
+    done = subprocess.run(
+        ["bash", "-c", command],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    return post_tool_use(
+        cwd,
+        tool,
+        {"command": command, "description": "run a command"},
+        {
+            "stdout": done.stdout,
+            "stderr": done.stderr,
+            "interrupted": False,
+            "isImage": False,
+        },
+    )
+
+
+def session_start(cwd: Path, source: str, session: str = SESSION) -> dict[str, object]:
     """A SessionStart payload shaped as Claude Code documents it."""
-    return {
-        "session_id": "abc123",
-        "transcript_path": str(project / "transcript.jsonl"),
-        "cwd": str(project),
-        "hook_event_name": "SessionStart",
-        "source": "startup",
-    }
+    return {**base_payload(cwd, "SessionStart", session), "source": source}
+
+
+def output_of(result: subprocess.CompletedProcess[str]) -> dict[str, object]:
+    assert 0 == result.returncode, result.stderr
+    return json.loads(result.stdout) if result.stdout else {}
+
+
+def context_of(output: dict[str, object]) -> str:
+    specific = output.get("hookSpecificOutput")
+    return specific["additionalContext"] if isinstance(specific, dict) else ""
+
+
+def over_budget_index(entries: int = 230) -> str:
+    return "".join(
+        f"- [Entry {i}](feedback_db.md) — note {i}\n" for i in range(entries)
+    )
+
+
+def age(directory: Path, seconds: int = 60) -> None:
+    """Move every mtime in `directory` into the past, as memory written yesterday."""
+    when = time.time() - seconds
+    for path in [*directory.rglob("*"), directory]:
+        os.utime(path, (when, when), follow_symlinks=False)
 
 
 @pytest.fixture(name="memory_dir")
@@ -90,88 +197,237 @@ def _memory_dir(git_repo: Path) -> Path:
     return path
 
 
+@pytest.fixture(name="started")
+def _started(git_repo: Path, memory_dir: Path, isolated_home: Home) -> Path:
+    """A session whose SessionStart hook has run (so its memory's stat is recorded)."""
+    result = run_hook(
+        ["session-start"], session_start(git_repo, "startup"), isolated_home.env()
+    )
+    assert 0 == result.returncode, result.stderr
+    return memory_dir
+
+
 class TestPostToolUse:
-    def test_round_trip_blocks_then_goes_quiet(
-        self, git_repo: Path, memory_dir: Path, isolated_home: Home
+    def test_write_of_a_bad_file_blocks_and_its_fix_is_silent(
+        self, git_repo: Path, started: Path, isolated_home: Home
     ) -> None:
-        """A bad memory write is blocked with its reasons; once fixed, silence."""
-        target = memory_dir / "feedback_db.md"
-        target.write_text(BAD_TOPIC)
-        payload = post_tool_use_payload(
-            git_repo, "Write", {"file_path": str(target), "content": BAD_TOPIC}
+        """A broken Write blocks once, naming it; later calls and its fix are quiet."""
+        target = started / "feedback_new.md"
+
+        blocked = run_hook(
+            ["post-tool-use"],
+            write_payload(git_repo, target, BAD_TOPIC, None),
+            isolated_home.env(),
+        )
+        unrelated = run_hook(
+            ["post-tool-use"],
+            bash_payload(git_repo, "true", isolated_home.env()),
+            isolated_home.env(),
+        )
+        fixed = run_hook(
+            ["post-tool-use"],
+            edit_payload(
+                git_repo,
+                target,
+                "type: feedbak",
+                "description: Use a real database in tests\ntype: feedback",
+            ),
+            isolated_home.env(),
         )
 
-        blocked = run_hook(["post-tool-use"], payload, isolated_home.env())
-        target.write_text(GOOD_TOPIC)
-        quiet = run_hook(["post-tool-use"], payload, isolated_home.env())
-
-        assert 0 == blocked.returncode
-        output = json.loads(blocked.stdout)
+        output = output_of(blocked)
         assert "block" == output["decision"]
-        assert "feedback_db.md" in output["reason"]
-        assert "description" in output["reason"]
+        assert "`feedback_new.md`" in output["reason"]
+        assert "M006" in output["reason"]
         assert "feedbak" in output["reason"]
-        assert (0, "") == (quiet.returncode, quiet.stdout)
+        assert "did you mean `type: feedback`?" in output["reason"]
+        assert {} == output_of(unrelated)
+        assert {} == output_of(fixed)
 
-    def test_edit_with_relative_path_is_checked(
-        self, git_repo: Path, memory_dir: Path, isolated_home: Home
+    def test_bash_heredoc_to_the_tilde_path_is_blocked(
+        self, git_repo: Path, started: Path, isolated_home: Home
     ) -> None:
-        """An Edit whose file_path is relative to cwd is resolved against cwd."""
-        (memory_dir / "feedback_db.md").write_text("no frontmatter at all\n")
-        relative = os.path.relpath(memory_dir / "feedback_db.md", git_repo)
-        payload = post_tool_use_payload(
-            git_repo,
-            "Edit",
-            {"file_path": relative, "old_string": "a", "new_string": "b"},
+        """`cat > ~/.claude/…/project_x.md <<EOF` with a bad type is blocked."""
+        relative = started.relative_to(isolated_home.home)
+        command = (
+            f"cat > ~/{relative}/project_x.md <<'EOF'\n"
+            "---\nname: Release train\ndescription: Releases leave every second "
+            "Tuesday from main\ntype: projct\n---\nBody.\nEOF"
         )
 
-        result = run_hook(["post-tool-use"], payload, isolated_home.env())
+        result = run_hook(
+            ["post-tool-use"],
+            bash_payload(git_repo, command, isolated_home.env()),
+            isolated_home.env(),
+        )
 
-        assert "block" == json.loads(result.stdout)["decision"]
+        output = output_of(result)
+        assert "block" == output["decision"]
+        assert "`project_x.md`" in output["reason"]
+        assert "M008" in output["reason"]
+        assert "did you mean `type: project`?" in output["reason"]
 
-    def test_file_outside_memory_is_ignored(
+    def test_relative_write_from_a_cwd_inside_memory_is_seen(
+        self, started: Path, isolated_home: Home
+    ) -> None:
+        """A shell in the memory directory writing `./x.md` is caught by stat."""
+        payload = bash_payload(
+            started, "printf -- '---\\nname: x\\n---\\n' > ./x.md", isolated_home.env()
+        )
+
+        output = output_of(run_hook(["post-tool-use"], payload, isolated_home.env()))
+
+        assert "block" == output["decision"]
+        assert "`x.md`" in output["reason"]
+
+    def test_powershell_write_is_seen(
+        self, git_repo: Path, started: Path, isolated_home: Home
+    ) -> None:
+        """A PowerShell Set-Content is seen like any writer (the test writes it).
+
+        No pwsh runs on Debian CI; memd never reads the command, only the stat.
+        """
+        target = started / "user_role.md"
+        target.write_text("no frontmatter here\n")
+        payload = post_tool_use(
+            git_repo,
+            "PowerShell",
+            {"command": f"Set-Content -Path '{target}' -Value 'no frontmatter here'"},
+            {"stdout": "", "stderr": "", "interrupted": False},
+        )
+
+        output = output_of(run_hook(["post-tool-use"], payload, isolated_home.env()))
+
+        assert "block" == output["decision"]
+        assert "M001" in output["reason"]
+
+    def test_a_clean_write_next_to_an_old_error_is_not_blocked(
         self, git_repo: Path, memory_dir: Path, isolated_home: Home
     ) -> None:
-        """A write to an ordinary project file produces no output."""
+        """An old broken file is said as context, never blamed on a clean write."""
         (memory_dir / "feedback_db.md").write_text(BAD_TOPIC)
-        payload = post_tool_use_payload(
-            git_repo,
-            "Write",
-            {"file_path": str(git_repo / "README.md"), "content": "x"},
+        run_hook(
+            ["session-start"], session_start(git_repo, "startup"), isolated_home.env()
         )
 
-        result = run_hook(["post-tool-use"], payload, isolated_home.env())
+        clean = run_hook(
+            ["post-tool-use"],
+            write_payload(git_repo, memory_dir / "project_a.md", topic("a"), None),
+            isolated_home.env(),
+        )
 
-        assert (0, "") == (result.returncode, result.stdout)
+        assert {} == output_of(clean)
 
-    def test_bash_touching_memory_dir_is_checked(
+    def test_without_a_record_old_problems_are_said_once(
         self, git_repo: Path, memory_dir: Path, isolated_home: Home
     ) -> None:
-        """A Bash command naming the memory directory re-checks its index."""
-        (memory_dir / "MEMORY.md").write_text(
-            "\n".join(f"- [e{i}](feedback_db.md) — x" for i in range(250)) + "\n"
-        )
-        payload = post_tool_use_payload(
-            git_repo,
-            "Bash",
-            {"command": f"echo '- [x](y.md)' >> {memory_dir}/MEMORY.md"},
-        )
-
-        result = run_hook(["post-tool-use"], payload, isolated_home.env())
-
-        output = json.loads(result.stdout)
-        assert "I002" in output["reason"]
-
-    def test_unrelated_bash_is_ignored(
-        self, git_repo: Path, memory_dir: Path, isolated_home: Home
-    ) -> None:
-        """A Bash command that never names a memory directory produces no output."""
+        """Without SessionStart, the first call notes old errors; the next is quiet."""
         (memory_dir / "feedback_db.md").write_text(BAD_TOPIC)
-        payload = post_tool_use_payload(git_repo, "Bash", {"command": "pytest -q"})
+        payload = bash_payload(git_repo, "true", isolated_home.env())
 
-        result = run_hook(["post-tool-use"], payload, isolated_home.env())
+        first = output_of(run_hook(["post-tool-use"], payload, isolated_home.env()))
+        second = output_of(run_hook(["post-tool-use"], payload, isolated_home.env()))
 
-        assert (0, "") == (result.returncode, result.stdout)
+        assert "decision" not in first
+        assert "PostToolUse" == first["hookSpecificOutput"]["hookEventName"]
+        assert "feedback_db.md" in context_of(first)
+        assert "did not cause them" in context_of(first)
+        assert {} == second
+
+    def test_growing_an_over_budget_index_blocks(
+        self, git_repo: Path, started: Path, isolated_home: Home
+    ) -> None:
+        """An Edit that adds a line to an index already over 200 lines is blocked."""
+        index = started / "MEMORY.md"
+        write = write_payload(git_repo, index, over_budget_index(), index.read_text())
+        first = output_of(run_hook(["post-tool-use"], write, isolated_home.env()))
+        grow = edit_payload(
+            git_repo, index, "- [Entry 0]", "- [New](feedback_db.md) — new\n- [Entry 0]"
+        )
+
+        second = output_of(run_hook(["post-tool-use"], grow, isolated_home.env()))
+
+        assert "block" == first["decision"]
+        assert "block" == second["decision"]
+        assert "231 lines" in second["reason"]
+        assert "grew `MEMORY.md`" in second["reason"]
+
+    def test_shrinking_an_over_budget_index_does_not_block(
+        self, git_repo: Path, memory_dir: Path, isolated_home: Home
+    ) -> None:
+        """Shrinking an index that stays over the limit is progress, not a block."""
+        index = memory_dir / "MEMORY.md"
+        index.write_text(over_budget_index(240))
+        run_hook(
+            ["session-start"], session_start(git_repo, "startup"), isolated_home.env()
+        )
+        shrink = write_payload(
+            git_repo, index, over_budget_index(220), index.read_text()
+        )
+
+        output = output_of(run_hook(["post-tool-use"], shrink, isolated_home.env()))
+
+        assert "decision" not in output
+        assert "I002" in context_of(output)
+
+    def test_unrelated_tools_are_silent(
+        self, git_repo: Path, started: Path, isolated_home: Home
+    ) -> None:
+        """Bash, a project Write and a NotebookEdit touching no memory say nothing."""
+        (git_repo / "nb.ipynb").write_text('{"cells": []}')
+        payloads = [
+            bash_payload(git_repo, "ls > /dev/null", isolated_home.env()),
+            write_payload(git_repo, git_repo / "README.md", "hi\n", "hello\n"),
+            post_tool_use(
+                git_repo,
+                "NotebookEdit",
+                {
+                    "notebook_path": str(git_repo / "nb.ipynb"),
+                    "new_source": "print(1)",
+                    "cell_type": "code",
+                    "edit_mode": "insert",
+                },
+                {"new_source": "print(1)", "cell_type": "code", "error": ""},
+            ),
+        ]
+
+        results = [
+            run_hook(["post-tool-use"], p, isolated_home.env()) for p in payloads
+        ]
+
+        assert [(0, "")] * 3 == [(r.returncode, r.stdout) for r in results]
+
+    def test_no_memory_path_imports_nothing_heavy(
+        self, git_repo: Path, memory_dir: Path, isolated_home: Home
+    ) -> None:
+        """A call that touched no memory loads no config, YAML, logging or argparse."""
+        heavy = ("tomllib", "yaml", "structlog", "argparse", "dataclasses")
+        script = (
+            "import sys\n"
+            "sys.argv = ['memd', 'hook', 'post-tool-use']\n"
+            "from memd.cli.main import main\n"
+            "code = main()\n"
+            f"print(sorted(m for m in {heavy!r} if m in sys.modules), code, "
+            "file=sys.stderr)\n"
+        )
+        age(memory_dir)
+        run_hook(
+            ["session-start"], session_start(git_repo, "startup"), isolated_home.env()
+        )
+        payload = bash_payload(git_repo, "true", isolated_home.env())
+
+        result = subprocess.run(
+            [sys.executable, "-c", script],
+            input=json.dumps(payload),
+            capture_output=True,
+            text=True,
+            env=isolated_home.env(),
+            timeout=60,
+            check=False,
+        )
+
+        assert "" == result.stdout
+        assert "[] 0" == result.stderr.strip()
 
     @pytest.mark.parametrize(
         "payload",
@@ -181,6 +437,7 @@ class TestPostToolUse:
             "[1, 2]",
             '{"tool_name": 5}',
             '{"cwd": 12, "tool_name": "Write", "tool_input": "x"}',
+            '{"session_id": "../../etc", "cwd": "/", "tool_input": {"file_path": 3}}',
         ],
     )
     def test_malformed_payload_is_silent(
@@ -198,26 +455,36 @@ class TestSessionStart:
     ) -> None:
         """Healthy memory adds no context."""
         result = run_hook(
-            ["session-start"], session_start_payload(git_repo), isolated_home.env()
+            ["session-start"], session_start(git_repo, "startup"), isolated_home.env()
         )
 
         assert (0, "") == (result.returncode, result.stdout)
 
-    def test_over_budget_index_names_entries_not_loaded(
-        self, git_repo: Path, memory_dir: Path, isolated_home: Home
+    @pytest.mark.parametrize(
+        "source", ["startup", "resume", "clear", "compact", "fork"]
+    )
+    def test_every_source_reports_the_index(
+        self, source: str, git_repo: Path, memory_dir: Path, isolated_home: Home
     ) -> None:
-        """An index over 200 lines is reported, naming the lines that are cut."""
-        lines = [f"- [Entry {i}](feedback_db.md) — note {i}" for i in range(230)]
-        (memory_dir / "MEMORY.md").write_text("\n".join(lines) + "\n")
+        """An index over 200 lines is reported for every source, cold and then warm."""
+        (memory_dir / "MEMORY.md").write_text(over_budget_index())
+        age(memory_dir)
+        age(git_repo)  # nothing racy: the second start is served from the snapshot
 
-        result = run_hook(
-            ["session-start"], session_start_payload(git_repo), isolated_home.env()
+        cold = run_hook(
+            ["session-start"], session_start(git_repo, source), isolated_home.env()
+        )
+        warm = run_hook(
+            ["session-start"],
+            session_start(git_repo, source, session="second"),
+            isolated_home.env(),
         )
 
-        output = json.loads(result.stdout)["hookSpecificOutput"]
-        assert "SessionStart" == output["hookEventName"]
-        assert "I002" in output["additionalContext"]
-        assert "201-230" in output["additionalContext"]
+        for result in (cold, warm):
+            output = output_of(result)["hookSpecificOutput"]
+            assert "SessionStart" == output["hookEventName"]
+            assert "I002" in output["additionalContext"]
+            assert "201-230" in output["additionalContext"]
 
     def test_inject_prompt_carries_the_rendered_prompt(
         self, git_repo: Path, memory_dir: Path, isolated_home: Home
@@ -225,13 +492,33 @@ class TestSessionStart:
         """With --inject-prompt the memory prompt, index included, is the context."""
         result = run_hook(
             ["session-start", "--inject-prompt"],
-            session_start_payload(git_repo),
+            session_start(git_repo, "startup"),
             isolated_home.env(),
         )
 
-        context = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+        context = context_of(output_of(result))
         assert "## MEMORY.md" in context
         assert "feedback_db.md" in context
+
+    def test_inject_prompt_stays_under_the_limit(
+        self, git_repo: Path, memory_dir: Path, isolated_home: Home
+    ) -> None:
+        """A 20,000-character prompt is cut under 10,000 and points at prompt.md."""
+        line = "- [Entry](feedback_db.md) — " + "a long hook that keeps going " * 4
+        (memory_dir / "MEMORY.md").write_text((line + "\n") * 150)
+
+        result = run_hook(
+            ["session-start", "--inject-prompt"],
+            session_start(git_repo, "startup"),
+            isolated_home.env(),
+        )
+
+        context = context_of(output_of(result))
+        named = [w.strip("`.]") for w in context.split() if w.endswith("prompt.md`.]")]
+        full = Path(named[0]).read_text()
+        assert len(context) < 10_000
+        assert len(full) > 20_000
+        assert context.startswith(full[:2000])
 
     def test_disabled_memory_says_nothing(
         self, git_repo: Path, memory_dir: Path, isolated_home: Home
@@ -240,7 +527,7 @@ class TestSessionStart:
         env = isolated_home.env(CLAUDE_CODE_DISABLE_AUTO_MEMORY="1")
 
         result = run_hook(
-            ["session-start", "--inject-prompt"], session_start_payload(git_repo), env
+            ["session-start", "--inject-prompt"], session_start(git_repo, "fork"), env
         )
 
         assert (0, "") == (result.returncode, result.stdout)
@@ -254,11 +541,60 @@ class TestSessionStart:
         config.write_text("this is = = not toml\n")
 
         result = run_hook(
-            ["session-start"], session_start_payload(git_repo), isolated_home.env()
+            ["session-start"], session_start(git_repo, "startup"), isolated_home.env()
         )
 
         assert (0, "") == (result.returncode, result.stdout)
         assert "hook_failed" in result.stderr
+
+
+class TestWholeSession:
+    def test_a_session_from_start_to_fork(
+        self, git_repo: Path, memory_dir: Path, isolated_home: Home
+    ) -> None:
+        """Over-budget index: a notice, 3 quiet writes, a block, a quiet fix, a fork."""
+        env = isolated_home.env()
+        (memory_dir / "MEMORY.md").write_text(over_budget_index())
+        relative = memory_dir.relative_to(isolated_home.home)
+
+        start = output_of(
+            run_hook(["session-start"], session_start(git_repo, "startup"), env)
+        )
+        writes = [
+            write_payload(git_repo, memory_dir / "project_a.md", topic("a"), None),
+            bash_payload(
+                git_repo,
+                f"cat > ~/{relative}/project_b.md <<'EOF'\n{topic('b')}EOF",
+                env,
+            ),
+            edit_payload(git_repo, memory_dir / "project_a.md", "The decision.", "Ok."),
+        ]
+        quiet = [output_of(run_hook(["post-tool-use"], p, env)) for p in writes]
+        bad = bash_payload(
+            git_repo,
+            f"sed -i 's/type: project/type: projct/' ~/{relative}/project_b.md",
+            env,
+        )
+        blocked = output_of(run_hook(["post-tool-use"], bad, env))
+        fix = edit_payload(
+            git_repo, memory_dir / "project_b.md", "type: projct", "type: project"
+        )
+        fixed = output_of(run_hook(["post-tool-use"], fix, env))
+        fork = output_of(
+            run_hook(
+                ["session-start"],
+                session_start(git_repo, "fork", session="fork-1"),
+                env,
+            )
+        )
+
+        assert "I002" in context_of(start)
+        assert [{}, {}, {}] == quiet
+        assert "block" == blocked["decision"]
+        assert "`project_b.md`" in blocked["reason"]
+        assert "MEMORY.md" not in blocked["reason"]
+        assert {} == fixed
+        assert "I002" in context_of(fork)
 
 
 class TestInstall:
@@ -266,7 +602,7 @@ class TestInstall:
         self, args: list[str], env: dict[str, str]
     ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [*MEMD, "hook", *args],
+            [MEMD, "hook", *args],
             capture_output=True,
             text=True,
             env=env,
@@ -274,33 +610,87 @@ class TestInstall:
             check=False,
         )
 
-    def test_user_install_merges_backs_up_and_uninstalls(
+    def test_user_install_keeps_layout_and_uninstall_restores_the_bytes(
         self, isolated_home: Home
     ) -> None:
-        """Install merges, backs up, is idempotent; uninstall restores."""
+        """Install keeps tab indent and key order; uninstall gives the bytes back."""
         settings = isolated_home.claude / "settings.json"
         settings.parent.mkdir(parents=True)
-        original = {
-            "model": "opus",
-            "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say hi"}]}]},
-        }
-        settings.write_text(json.dumps(original))
+        original = (
+            '{\n\t"model": "opus",\n\t"hooks": {"Stop": [{"hooks": '
+            '[{"type": "command", "command": "say hi"}]}]},\n\t"theme": "dark"\n}'
+        )
+        settings.write_text(original)
 
         first = self.run_install(["install", "--user"], isolated_home.env())
-        installed = json.loads(settings.read_text())
-        backup = json.loads(
-            (isolated_home.claude / "settings.json.memd-backup").read_text()
-        )
+        installed_text = settings.read_text()
+        installed = json.loads(installed_text)
+        backup = (isolated_home.claude / "settings.json.memd-backup").read_text()
         second = self.run_install(["install"], isolated_home.env())
         removed = self.run_install(["uninstall", "--user"], isolated_home.env())
 
         assert 0 == first.returncode, first.stderr
         assert original == backup
-        assert "opus" == installed["model"]
-        assert {"Stop", "SessionStart", "PostToolUse"} == set(installed["hooks"])
+        assert installed_text.startswith('{\n\t"model": "opus",\n\t"hooks": {\n\t\t')
+        assert ["model", "hooks", "theme"] == list(installed)
+        assert not installed_text.endswith("\n")
         assert "already installed" in second.stdout
         assert 0 == removed.returncode
-        assert original == json.loads(settings.read_text())
+        assert original == settings.read_text()
+        assert not (isolated_home.claude / "settings.json.memd-backup").exists()
+
+    def test_installed_hooks_cover_every_writing_tool_and_source(
+        self, isolated_home: Home
+    ) -> None:
+        """PostToolUse covers the five writing tools; SessionStart has no matcher."""
+        self.run_install(["install"], isolated_home.env())
+
+        hooks = json.loads((isolated_home.claude / "settings.json").read_text())[
+            "hooks"
+        ]
+
+        post = hooks["PostToolUse"][0]
+        assert {"Write", "Edit", "NotebookEdit", "Bash", "PowerShell"} == set(
+            post["matcher"].split("|")
+        )
+        assert "matcher" not in hooks["SessionStart"][0]
+
+    def test_a_backup_is_never_overwritten(self, isolated_home: Home) -> None:
+        """When an edit prevents the exact restore, the first backup stays as it was."""
+        settings = isolated_home.claude / "settings.json"
+        settings.parent.mkdir(parents=True)
+        settings.write_text('{"model": "opus"}\n')
+        backup = isolated_home.claude / "settings.json.memd-backup"
+
+        self.run_install(["install"], isolated_home.env())
+        edited = json.loads(settings.read_text())
+        edited["theme"] = "dark"
+        settings.write_text(json.dumps(edited, indent=2) + "\n")
+        self.run_install(["uninstall"], isolated_home.env())
+        after_uninstall = json.loads(settings.read_text())
+        self.run_install(["install"], isolated_home.env())
+
+        assert {"model": "opus", "theme": "dark"} == after_uninstall
+        assert '{"model": "opus"}\n' == backup.read_text()
+
+    def test_project_file_memd_created_is_removed(
+        self, git_repo: Path, isolated_home: Home
+    ) -> None:
+        """--project install creates settings.local.json; uninstall removes it again."""
+        target = git_repo / ".claude" / "settings.local.json"
+
+        installed = self.run_install(
+            ["install", "--project", str(git_repo)], isolated_home.env()
+        )
+        existed = target.exists()
+        removed = self.run_install(
+            ["uninstall", "--project", str(git_repo)], isolated_home.env()
+        )
+
+        assert (0, 0) == (installed.returncode, removed.returncode)
+        assert existed
+        assert not target.exists()
+        assert not (git_repo / ".claude" / "settings.local.json.memd-backup").exists()
 
     def test_project_dry_run_writes_nothing(
         self, git_repo: Path, isolated_home: Home

@@ -1,0 +1,143 @@
+"""The hooks' warm paths: SessionStart from a warm snapshot, and the session record.
+
+PostToolUse's common case (the call touched no memory) is answered by
+`memd.hooks.session_state.untouched` alone, before this module loads.
+
+SessionStart served warm reads the resolution record and the snapshot as the
+warm `memd prompt` does (`memd.snapshot.serve.serve_warm`), words the
+snapshot's diagnostics.json with `memd.hooks.wording`, and records the session.
+
+Each function returns None when it cannot answer; the caller then takes the
+long way through `memd.hooks.feedback`.
+"""
+
+from __future__ import annotations
+
+import os
+
+from memd.hooks import session_state as ss
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+
+    from memd.hooks.wording import Finding
+
+    Output = dict[str, object]
+
+
+def session_start_warm(
+    payload: Mapping[str, object], env: Mapping[str, str]
+) -> tuple[Output | None] | None:
+    """Return `(output,)` served from a fresh snapshot, or None when not warm."""
+    import time
+
+    from memd.agent.paths import project_root_of
+    from memd.snapshot.serve import read_record
+    from memd.snapshot.store import SnapshotReader
+
+    recorded_ns = time.time_ns()
+    cwd = payload.get("cwd")
+    if not isinstance(cwd, str) or not os.path.isdir(cwd):
+        return None
+    found = read_record(project_root_of(cwd), env)
+    if found is None:
+        return None
+    memory_dir, cache_dir, mode = found
+    reader = SnapshotReader(cache_dir)
+    if reader.read_fresh_bytes(memory_dir, mode) is None:
+        return None
+    findings = reader.read_diagnostic_dicts(memory_dir, mode)
+    if findings is None:
+        return None
+    from memd.hooks.wording import is_error
+
+    output = session_start_output(
+        memory_dir, findings, None, reader.prompt_path(memory_dir, mode)
+    )
+    record_session(
+        env,
+        payload.get("session_id"),
+        memory_dir,
+        findings,
+        said_findings=[f for f in findings if is_error(f)] if output else (),
+        recorded_ns=recorded_ns,
+    )
+    return (output,)
+
+
+# -- shared with the long way (memd.hooks.feedback) -------------------------------
+
+
+def hook_output(
+    event: str, *, context: str | None = None, reason: str | None = None
+) -> Output | None:
+    """Return the JSON object a hook prints, or None when there is nothing to say."""
+    output: Output = {}
+    if reason is not None:
+        output.update(decision="block", reason=reason)
+    if context is not None:
+        output["hookSpecificOutput"] = {
+            "hookEventName": event,
+            "additionalContext": context,
+        }
+    return output or None
+
+
+def record_session(
+    env: Mapping[str, str],
+    session_id: object,
+    memory_dir: str | None,
+    findings: Iterable[Finding],
+    *,
+    said: frozenset[str] = frozenset(),
+    said_findings: Iterable[Finding] = (),
+    recorded_ns: int | None = None,
+) -> None:
+    """Record the directory's stat, its errors and what was said, for later calls."""
+    path = ss.record_path(session_id, env)
+    if path is None:
+        return
+    import time
+
+    from memd.hooks.wording import INDEX, index_measure, is_error
+
+    recorded_ns = time.time_ns() if recorded_ns is None else recorded_ns
+    entries = ss.scan(memory_dir) if memory_dir is not None else {}
+    index = None
+    if memory_dir is not None and INDEX in entries:
+        index = index_measure(ss.read_index_text(memory_dir))
+    keys = set(said) | {ss.notice_key(f, entries) for f in said_findings}
+    state = ss.SessionState(
+        memory_dir=memory_dir,
+        recorded_ns=recorded_ns,
+        entries=entries,
+        index=index,
+        errors=frozenset(
+            (str(f.get("code")), str(f.get("path"))) for f in findings if is_error(f)
+        ),
+        said=frozenset(keys),
+    )
+    try:
+        ss.write_state(path, state)
+    except OSError:  # a read-only state dir costs only the memory of what was said
+        return
+
+
+def session_start_output(
+    memory_dir: str,
+    findings: Sequence[Finding],
+    prompt: str | None,
+    prompt_path: str,
+) -> Output | None:
+    """The SessionStart output for these findings (and the prompt, if injected)."""
+    from memd.hooks.wording import (
+        findings_context,
+        is_session_start_finding,
+        session_start_context,
+    )
+
+    shown = [f for f in findings if is_session_start_finding(f)]
+    text = findings_context(memory_dir, shown) if shown else None
+    context = session_start_context(text, prompt, prompt_path)
+    return hook_output("SessionStart", context=context)
