@@ -293,9 +293,7 @@ class TestStatusCommand:
         """No save needed: `next dream` is known well before the 60 s heartbeat."""
         daemon = start_daemon()
 
-        wait_for(
-            lambda: _status(daemon)["next_dream"], timeout=10, what="a next dream"
-        )
+        wait_for(lambda: _status(daemon)["next_dream"], timeout=10, what="a next dream")
 
     def test_never_started(self) -> None:
         """With no daemon ever run, status says so and exits 0."""
