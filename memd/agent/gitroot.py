@@ -19,21 +19,37 @@ import unicodedata
 
 from memd.agent.jscompat import js_trim
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memd.agent.profile import ProfileSpec
+
 _GITDIR_PREFIX = "gitdir:"
 # Far longer than any real path; a bigger file cannot name a usable directory anyway.
 _MAX_READ_BYTES = 1 << 20
 
 
-def find_git_root(start: str) -> str | None:
-    """Return the nearest directory at or above `start` holding a `.git` dir or file."""
+def find_git_root(start: str, *, profile: ProfileSpec = None) -> str | None:
+    """Return the nearest directory at or above `start` holding a `.git` dir or file.
+
+    Every profile so far finds the same roots; `profile` is checked, then unused.
+    """
+    _check_profile(profile)
     root, _ = _walk(start)
     return root
 
 
-def find_canonical_git_root(start: str) -> str | None:
+def find_canonical_git_root(start: str, *, profile: ProfileSpec = None) -> str | None:
     """Return the main working tree for a worktree, else `find_git_root(start)`."""
+    _check_profile(profile)
     root, _ = _canonical(start)
     return root
+
+
+def _check_profile(spec: ProfileSpec) -> None:
+    if spec is not None:  # the default needs no import: this module is on the hot path
+        from memd.agent.profile import get_profile
+
+        get_profile(spec)
 
 
 def git_root_inputs(start: str) -> tuple[str, ...]:

@@ -27,21 +27,23 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from memd.agent.enablement import Enablement
+    from memd.agent.profile import AgentProfile, ProfileSpec
     from memd.agent.settings import SettingsLayer
+    from memd.agent.trust import Trust
     from memd.diagnostics import Diagnostic
 
 MAX_SANITIZED_LENGTH = 200
 ENV_PATH_OVERRIDE = "CLAUDE_COWORK_MEMORY_PATH_OVERRIDE"
-# Settings layers that may choose the directory, highest priority first.
-DIRECTORY_SETTING_LAYERS = ("policy", "local", "user")
 _ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 
 
-def sanitize_path(name: str) -> str:
+def sanitize_path(name: str, *, profile: ProfileSpec = None) -> str:
     """Return `name` as a directory name: each non-alphanumeric UTF-16 unit is `-`.
 
     Past 200 units: the first 200, `-`, and the base-36 x31 hash of `name`.
+    Every profile so far sanitizes alike; `profile` is checked, then unused.
     """
+    _profile(profile)
     sanitized = "".join(
         ch if ch in _ALNUM else ("--" if ord(ch) > 0xFFFF else "-") for ch in name
     )
@@ -77,20 +79,27 @@ def home_dir(env: Mapping[str, str] | None = None) -> str:
 
 
 def validate_memory_path(
-    raw: str | None, expand_tilde: bool, home: str | None = None
+    raw: str | None,
+    expand_tilde: bool,
+    home: str | None = None,
+    *,
+    profile: ProfileSpec = None,
 ) -> str | None:
     """Return `raw` as an absolute, NFC directory path ending in one separator, or None.
 
     Tilde expansion (`~/` or `~\\` only) is for settings values, never the env
-    override; a remainder that normalises to `.` or `..` is rejected.
+    override; the profile says which remainders are rejected (2.1.112: `.` and
+    `..`; 2.1.332: also any that climb out of home) and which network or
+    device prefixes are refused on top of the shared rules.
     """
     if not raw:
         return None
+    agent = _profile(profile)
     candidate = raw
     if expand_tilde and (candidate.startswith(("~/", "~\\"))):
         remainder = candidate[2:]
-        # Exactly "." or "..": "./" (from "~/foo/../") passes in the reference too.
-        if js_normalize(remainder) in (".", ".."):
+        # An empty remainder counts as "."; "./" (from "~/foo/../") is not ".".
+        if agent.tilde_rest_rejected(js_normalize(remainder)):
             return None
         candidate = js_join(home if home is not None else home_dir(), remainder)
     normalized = js_normalize(candidate).rstrip("/\\")
@@ -100,9 +109,16 @@ def validate_memory_path(
         or _is_bare_drive(normalized)
         or normalized.startswith(("\\\\", "//"))
         or "\0" in normalized
+        or any(rejects(normalized) for rejects in agent.path_rejections)
     ):
         return None
     return unicodedata.normalize("NFC", normalized + os.sep)
+
+
+def _profile(spec: ProfileSpec) -> AgentProfile:
+    from memd.agent.profile import get_profile
+
+    return get_profile(spec)
 
 
 def _is_bare_drive(path: str) -> bool:
@@ -135,18 +151,35 @@ def project_root_of(path: str) -> str:
     return unicodedata.normalize("NFC", real)
 
 
-def default_memory_dir(project_root: str, env: Mapping[str, str] | None = None) -> str:
-    """Return `<base>/projects/<sanitized canonical git root or root>/memory/`, NFC."""
+def default_memory_dir(
+    project_root: str,
+    env: Mapping[str, str] | None = None,
+    *,
+    profile: ProfileSpec = None,
+) -> str:
+    """Return `<base>/projects/<name>/memory/`, NFC.
+
+    The name is the sanitized canonical git root (or the root itself), unless
+    the profile honours `CLAUDE_CODE_PROJECT_DIR_NAME` and the value passes.
+    """
     from memd.agent.gitroot import find_canonical_git_root
 
-    base = find_canonical_git_root(project_root) or project_root
-    joined = js_join(memory_base_dir(env), "projects", sanitize_path(base), "memory")
+    env = os.environ if env is None else env
+    name = _profile(profile).project_dir_name(env)
+    if name is None:
+        name = sanitize_path(find_canonical_git_root(project_root) or project_root)
+    joined = js_join(memory_base_dir(env), "projects", name, "memory")
     return unicodedata.normalize("NFC", joined + os.sep)
 
 
-def auto_mem_path(project_root: str, env: Mapping[str, str] | None = None) -> str:
+def auto_mem_path(
+    project_root: str,
+    env: Mapping[str, str] | None = None,
+    *,
+    profile: ProfileSpec = None,
+) -> str:
     """Return the project's auto-memory directory, ending with `os.sep`."""
-    return resolve_memory_location(project_root, env).memory_dir
+    return resolve_memory_location(project_root, env, profile=profile).memory_dir
 
 
 def daily_log_path(memory_dir: str, date: datetime.date) -> str:
@@ -161,14 +194,26 @@ def choose_memory_dir(
     project_root: str,
     layers: tuple[SettingsLayer, ...],
     env: Mapping[str, str] | None = None,
+    *,
+    profile: ProfileSpec = None,
+    is_trusted: bool = False,
 ) -> tuple[str, str, str | None]:
-    """Return (memory_dir, source, source_path) for a realpath'd root and its layers."""
+    """Return (memory_dir, source, source_path) for a realpath'd root and its layers.
+
+    The profile orders the settings sources; those it gates behind workspace
+    trust are read only when `is_trusted` (the gate's answer) is True.
+    """
     env = os.environ if env is None else env
-    override = validate_memory_path(env.get(ENV_PATH_OVERRIDE), expand_tilde=False)
+    agent = _profile(profile)
+    override = validate_memory_path(
+        env.get(ENV_PATH_OVERRIDE), expand_tilde=False, profile=agent
+    )
     if override is not None:
         return override, f"env:{ENV_PATH_OVERRIDE}", None
     by_source = {layer.source: layer for layer in layers}
-    for source in DIRECTORY_SETTING_LAYERS:
+    for source in agent.directory_sources:
+        if source in agent.trust_gated_sources and not is_trusted:
+            continue
         layer = by_source.get(source)
         if layer is None or layer.data is None:
             continue
@@ -177,14 +222,16 @@ def choose_memory_dir(
             continue  # `??` passes over null and undefined only
         # Set, even to "" or garbage: it hides the lower layers (`??`), valid or not.
         chosen = (
-            validate_memory_path(raw, expand_tilde=True, home=home_dir(env))
+            validate_memory_path(
+                raw, expand_tilde=True, home=home_dir(env), profile=agent
+            )
             if isinstance(raw, str)
             else None
         )
         if chosen is not None:
             return chosen, f"settings:{source}", layer.path
         break
-    return default_memory_dir(project_root, env), "default", None
+    return default_memory_dir(project_root, env, profile=agent), "default", None
 
 
 class MemoryLocation:
@@ -201,10 +248,12 @@ class MemoryLocation:
         "index_path",
         "inputs",
         "memory_dir",
+        "profile",
         "project_root",
         "source",
         "source_path",
         "team_dir",
+        "trust",
     )
 
     project_root: str
@@ -217,6 +266,8 @@ class MemoryLocation:
     team_dir: str
     inputs: tuple[str, ...]
     diagnostics: tuple[Diagnostic, ...]
+    profile: str  # the agent release whose rules resolved it
+    trust: str | None  # what workspace trust decided, when it changed the answer
 
     def __init__(
         self,
@@ -231,6 +282,8 @@ class MemoryLocation:
         team_dir: str,
         inputs: tuple[str, ...],
         diagnostics: tuple[Diagnostic, ...],
+        profile: str,
+        trust: str | None = None,
     ) -> None:
         values = {
             "project_root": project_root,
@@ -243,6 +296,8 @@ class MemoryLocation:
             "team_dir": team_dir,
             "inputs": inputs,
             "diagnostics": diagnostics,
+            "profile": profile,
+            "trust": trust,
         }
         for name, value in values.items():
             object.__setattr__(self, name, value)
@@ -282,25 +337,43 @@ class MemoryLocation:
             "team_dir": self.team_dir,
             "inputs": list(self.inputs),
             "diagnostics": [d.to_dict() for d in self.diagnostics],
+            "profile": self.profile,
+            "trust": self.trust,
         }
 
 
 def resolve_memory_location(
-    project_root: str, env: Mapping[str, str] | None = None
+    project_root: str,
+    env: Mapping[str, str] | None = None,
+    *,
+    profile: ProfileSpec = None,
 ) -> MemoryLocation:
-    """Resolve a project's memory dir, enablement and inputs; never raises."""
+    """Resolve a project's memory dir, enablement and inputs; never raises.
+
+    Resolved as an interactive session of the `profile` release would (default
+    the newest): where that release gates settings behind workspace trust, the
+    agent's global config is read, and it becomes one of the inputs.
+    """
     from memd.agent.enablement import is_auto_memory_enabled
     from memd.agent.gitroot import git_root_inputs
     from memd.agent.settings import layer_diagnostics, load_settings, merged_settings
 
     env = os.environ if env is None else env
+    agent = _profile(profile)
     root = project_root_of(project_root)
     layers = load_settings(root, env)
-    memory_dir, source, source_path = choose_memory_dir(root, layers, env)
     inputs = tuple(layer.path for layer in layers) + git_root_inputs(root)
+    trust = None
+    if agent.trust_gated_sources:
+        trust, trust_input = _workspace_trust(root, env)
+        inputs += (trust_input,)
+    is_trusted = trust is not None and trust.accepted
+    memory_dir, source, source_path = choose_memory_dir(
+        root, layers, env, profile=agent, is_trusted=is_trusted
+    )
     return MemoryLocation(
         project_root=root,
-        enablement=is_auto_memory_enabled(env, merged_settings(layers)),
+        enablement=is_auto_memory_enabled(env, merged_settings(layers), profile=agent),
         base_dir=memory_base_dir(env),
         memory_dir=memory_dir,
         source=source,
@@ -309,4 +382,33 @@ def resolve_memory_location(
         team_dir=unicodedata.normalize("NFC", js_join(memory_dir, "team") + os.sep),
         inputs=inputs,
         diagnostics=layer_diagnostics(layers),
+        profile=agent.version,
+        trust=_trust_note(trust, layers, agent),
     )
+
+
+def _workspace_trust(root: str, env: Mapping[str, str]) -> tuple[Trust, str]:
+    from memd.agent.trust import global_config_path, read_global_config, workspace_trust
+
+    path = global_config_path(env)
+    return workspace_trust(root, env, read_global_config(path)), path
+
+
+def _trust_note(
+    trust: Trust | None, layers: tuple[SettingsLayer, ...], agent: AgentProfile
+) -> str | None:
+    """Say what trust did, when a gated layer sets `autoMemoryDirectory`."""
+    if trust is None:
+        return None
+    gated = [
+        layer.source
+        for layer in layers
+        if layer.source in agent.trust_gated_sources
+        and layer.data is not None
+        and layer.data.get("autoMemoryDirectory") is not None
+    ]
+    if not gated:
+        return None
+    which = " and ".join(f"{source} settings" for source in gated)
+    verdict = "read" if trust.accepted else "ignored"
+    return f"{trust.reason}: {which} {verdict}"

@@ -16,6 +16,10 @@ from memd.agent import wording as prompt_text
 from memd.agent.jscompat import js_trim
 from memd.agent.truncation import EntrypointTruncation, truncate_entrypoint
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memd.agent.profile import ProfileSpec
+
 MODES = ("standard", "team", "kairos")
 
 # The reference's frontmatter pattern: the closing fence may carry trailing blanks.
@@ -56,23 +60,28 @@ class IndexView:
     truncation: EntrypointTruncation | None  # None when nothing is left to show
 
 
-def view_index(index_text: str | None) -> IndexView:
+def view_index(index_text: str | None, *, profile: ProfileSpec = None) -> IndexView:
     """Return `index_text` stripped of markup and truncated as the agent does it."""
     shown = strip_index_markup(index_text) if index_text is not None else ""
     if not js_trim(shown):
         return IndexView(shown=shown, truncation=None)
-    return IndexView(shown=shown, truncation=truncate_entrypoint(shown))
+    return IndexView(
+        shown=shown, truncation=truncate_entrypoint(shown, profile=profile)
+    )
 
 
 def render_index(
-    index_text: str | None, *, view: IndexView | None = None
+    index_text: str | None,
+    *,
+    view: IndexView | None = None,
+    profile: ProfileSpec = None,
 ) -> tuple[tuple[str, ...], EntrypointTruncation | None]:
     """Return the `## MEMORY.md` section and the truncation facts (None when empty).
 
     `view`, when given, must be `view_index(index_text)`: it saves recomputing it.
     """
     if view is None:
-        view = view_index(index_text)
+        view = view_index(index_text, profile=profile)
     if view.truncation is None:
         return ("## MEMORY.md", "", prompt_text.INDEX_EMPTY), None
     return ("## MEMORY.md", "", view.truncation.content), view.truncation
@@ -85,12 +94,14 @@ def render_prompt(
     index_text: str | None,
     extra_guidelines: str | None = None,
     index_view: IndexView | None = None,
+    profile: ProfileSpec = None,
 ) -> tuple[str, EntrypointTruncation | None]:
     """Return the prompt text for `mode` and the index truncation facts.
 
     `memory_dir` ends with a separator; the team directory is `<memory_dir>team/`.
     The same arguments always give the same text, which ends with one newline.
-    `index_view`, when given, must be `view_index(index_text)`.
+    `index_view`, when given, must be `view_index(index_text, profile=profile)`;
+    `profile` (default the newest release) words the truncation warning.
 
     Raises:
         ValueError: `mode` is not one of MODES.
@@ -126,7 +137,7 @@ def render_prompt(
             prompt_text.when_to_access(team=team),
             prompt_text.closing_sections(guidelines),
         ]
-    index_lines, truncation = render_index(index_text, view=index_view)
+    index_lines, truncation = render_index(index_text, view=index_view, profile=profile)
     sections.append(index_lines)
     text = "\n\n".join("\n".join(section) for section in sections)
     return text + "\n", truncation

@@ -99,7 +99,7 @@ def read_settings_file(source: str, path: str) -> SettingsLayer:
         return SettingsLayer(source=source, path=path, data=None, diagnostic=diagnostic)
 
     try:
-        raw = _read_regular_file(path, MAX_SETTINGS_BYTES + 1)
+        raw = read_regular_file(path, MAX_SETTINGS_BYTES + 1)
     except (FileNotFoundError, NotADirectoryError):
         return SettingsLayer(source=source, path=path, data=None, diagnostic=None)
     except OSError as error:
@@ -128,7 +128,7 @@ def read_settings_file(source: str, path: str) -> SettingsLayer:
     return SettingsLayer(source=source, path=path, data=data, diagnostic=None)
 
 
-def _read_regular_file(path: str, limit: int) -> bytes | None:
+def read_regular_file(path: str, limit: int) -> bytes | None:
     """Return up to `limit` bytes of a regular file, or None for anything else.
 
     Opened non-blocking: a checked-in symlink to a FIFO or a tty must not

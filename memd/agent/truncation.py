@@ -18,14 +18,13 @@ from memd.agent.jscompat import (
     utf16_len,
     utf16_units,
 )
+from memd.agent.profile import ProfileSpec, get_profile
 
+# Every profile so far shares these; `truncate_entrypoint` reads its profile's.
 MAX_ENTRYPOINT_LINES = 200
 MAX_ENTRYPOINT_UNITS = 25_000
 
-WARNING_TEMPLATE = (
-    "\n\n> WARNING: MEMORY.md is {reason}. Only part of it was loaded. "
-    "Keep index entries to one line under ~200 chars; move detail into topic files."
-)
+WARNING_PREFIX = "\n\n> WARNING: "
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -39,14 +38,22 @@ class EntrypointTruncation:
     was_byte_truncated: bool
 
 
-def truncate_entrypoint(raw: str) -> EntrypointTruncation:
-    """Return `raw` trimmed, and cut with a warning past 200 lines or 25,000 units."""
+def truncate_entrypoint(
+    raw: str, *, profile: ProfileSpec = None
+) -> EntrypointTruncation:
+    """Return `raw` trimmed, and cut with a warning past 200 lines or 25,000 units.
+
+    `profile` is a release (`"2.1.112"`) or profile, default the newest: it
+    chooses the warning sentence.
+    """
+    agent = get_profile(profile)
     trimmed = js_trim(raw)
     lines = trimmed.split("\n")
     line_count = len(lines)
     byte_count = utf16_len(trimmed)
-    was_line_truncated = line_count > MAX_ENTRYPOINT_LINES
-    was_byte_truncated = byte_count > MAX_ENTRYPOINT_UNITS
+    max_lines, max_units = agent.entrypoint_max_lines, agent.entrypoint_max_units
+    was_line_truncated = line_count > max_lines
+    was_byte_truncated = byte_count > max_units
     if not was_line_truncated and not was_byte_truncated:
         return EntrypointTruncation(
             content=trimmed,
@@ -55,20 +62,22 @@ def truncate_entrypoint(raw: str) -> EntrypointTruncation:
             was_line_truncated=False,
             was_byte_truncated=False,
         )
-    kept = "\n".join(lines[:MAX_ENTRYPOINT_LINES]) if was_line_truncated else trimmed
-    kept = _cut_to_units(kept, MAX_ENTRYPOINT_UNITS)
+    kept = "\n".join(lines[:max_lines]) if was_line_truncated else trimmed
+    kept = _cut_to_units(kept, max_units)
     if was_byte_truncated and not was_line_truncated:
         reason = (
             f"{format_file_size(byte_count)} "
-            f"(limit: {format_file_size(MAX_ENTRYPOINT_UNITS)})"
+            f"(limit: {format_file_size(max_units)})"
             " — index entries are too long"
         )
     elif was_line_truncated and not was_byte_truncated:
-        reason = f"{line_count} lines (limit: {MAX_ENTRYPOINT_LINES})"
+        reason = f"{line_count} lines (limit: {max_lines})"
     else:
         reason = f"{line_count} lines and {format_file_size(byte_count)}"
     return EntrypointTruncation(
-        content=kept + WARNING_TEMPLATE.format(reason=reason),
+        content=kept
+        + WARNING_PREFIX
+        + agent.truncation_notice(reason, trimmed, kept, line_count),
         line_count=line_count,
         byte_count=byte_count,
         was_line_truncated=was_line_truncated,
@@ -89,8 +98,12 @@ def _cut_to_units(text: str, limit: int) -> str:
     return from_utf16_units(units[: 2 * limit])
 
 
-def format_file_size(n: int | float) -> str:
-    """Return the reference's human size: `1 bytes`, `24.4KB`, `1MB`, `1024GB`."""
+def format_file_size(n: int | float, *, profile: ProfileSpec = None) -> str:
+    """Return the reference's human size: `1 bytes`, `24.4KB`, `1MB`, `1024GB`.
+
+    Every profile so far formats alike; `profile` is checked, then unused.
+    """
+    get_profile(profile)
     kb = n / 1024
     if kb < 1:
         return f"{js_number_to_string(n)} bytes"

@@ -23,7 +23,7 @@ from memd.agent.prompt import view_index
 from memd.agent.truncation import (
     MAX_ENTRYPOINT_LINES,
     MAX_ENTRYPOINT_UNITS,
-    WARNING_TEMPLATE,
+    WARNING_PREFIX,
     EntrypointTruncation,
 )
 from memd.memory.index import (
@@ -73,7 +73,7 @@ def _kept_offset(text: str, result: EntrypointTruncation) -> tuple[int, int, int
     trimmed_len = len(text.strip(JS_WHITESPACE))
     kept = result.content
     if result.was_line_truncated or result.was_byte_truncated:
-        suffix_start = kept.rfind(WARNING_TEMPLATE.split("{", 1)[0])
+        suffix_start = kept.rfind(WARNING_PREFIX + "MEMORY.md is ")
         kept = kept[:suffix_start]
     # A hard cut may leave a lone high surrogate: that character is not loaded whole.
     kept_len = len(

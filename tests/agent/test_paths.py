@@ -171,7 +171,9 @@ class TestValidateMemoryPath:
         self, raw: str | None, expand_tilde: bool, expected: str | None
     ) -> None:
         """Each validateMemoryPath rule, with HOME at /home/u."""
-        actual = validate_memory_path(raw, expand_tilde, home="/home/u")
+        actual = validate_memory_path(
+            raw, expand_tilde, home="/home/u", profile="2.1.112"
+        )
 
         assert expected == actual
 
@@ -437,7 +439,7 @@ class TestSettingsChooseDirectory:
 
 
 def _choice(project: Path) -> tuple[str, str, str | None]:
-    location = resolve_memory_location(str(project))
+    location = resolve_memory_location(str(project), profile="2.1.112")
     return location.memory_dir, location.source, location.source_path
 
 
@@ -463,6 +465,7 @@ class TestResolveMemoryLocation:
             str(root / ".claude" / "settings.local.json"),
             str(isolated_home.root / "managed-settings.json"),
             str(root / ".git"),
+            str(isolated_home.home / ".claude.json"),  # trust, under 2.1.332
         ) == location.inputs
         assert () == location.diagnostics
 

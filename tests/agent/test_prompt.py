@@ -103,7 +103,7 @@ class TestRenderPrompt:
         """An index over 200 lines is cut with the reference's warning."""
         index = "".join(f"- [E{i}](e{i}.md) — entry {i}\n" for i in range(250))
         text, truncation = render_prompt(
-            mode="standard", memory_dir="/m/", index_text=index
+            mode="standard", memory_dir="/m/", index_text=index, profile="2.1.112"
         )
 
         assert truncation is not None

@@ -15,6 +15,7 @@ from memd.agent.truncation import (
 )
 from tests.strategies import index_text
 
+OLD = "2.1.112"  # these pin the 2.1.112 warning sentence
 WARNING_HEAD = "\n\n> WARNING: MEMORY.md is "
 WARNING_TAIL = (
     ". Only part of it was loaded. Keep index entries to one line under ~200 chars;"
@@ -41,11 +42,11 @@ class TestTruncateEntrypoint:
             was_byte_truncated=False,
         )
 
-        assert expected == truncate_entrypoint(" \n\t ")
+        assert expected == truncate_entrypoint(" \n\t ", profile=OLD)
 
     def test_trims_with_the_js_set(self) -> None:
         """U+FEFF is trimmed; U+0085 and U+001C are kept."""
-        actual = truncate_entrypoint("\ufeff \x1c- [a](a.md)\x85 \r\n")
+        actual = truncate_entrypoint("\ufeff \x1c- [a](a.md)\x85 \r\n", profile=OLD)
 
         assert "\x1c- [a](a.md)\x85" == actual.content
         assert 13 == actual.byte_count
@@ -54,14 +55,14 @@ class TestTruncateEntrypoint:
         """Exactly 200 lines is within the limit."""
         text = lines(200)
 
-        actual = truncate_entrypoint(text)
+        actual = truncate_entrypoint(text, profile=OLD)
 
         assert text == actual.content
         assert (200, False) == (actual.line_count, actual.was_line_truncated)
 
     def test_201_lines_are_cut_to_200(self) -> None:
         """The 201st line goes and the line-only warning is appended."""
-        actual = truncate_entrypoint(lines(201))
+        actual = truncate_entrypoint(lines(201), profile=OLD)
 
         assert warned(lines(200), "201 lines (limit: 200)") == actual.content
         assert (201, True, False) == (
@@ -72,7 +73,7 @@ class TestTruncateEntrypoint:
 
     def test_crlf_lines_keep_their_cr(self) -> None:
         """Only LF splits lines, so the kept lines end in CR."""
-        actual = truncate_entrypoint("x\r\n" * 201)
+        actual = truncate_entrypoint("x\r\n" * 201, profile=OLD)
 
         assert (
             warned("\n".join(["x\r"] * 200), "201 lines (limit: 200)") == actual.content
@@ -82,14 +83,14 @@ class TestTruncateEntrypoint:
         """Exactly 25,000 units is within the limit."""
         text = "a" * 25_000
 
-        actual = truncate_entrypoint(text)
+        actual = truncate_entrypoint(text, profile=OLD)
 
         assert text == actual.content
         assert (25_000, False) == (actual.byte_count, actual.was_byte_truncated)
 
     def test_25001_units_without_newline_are_hard_cut(self) -> None:
         """No newline: the cut falls at 25,000 units with the bytes-only warning."""
-        actual = truncate_entrypoint("a" * 25_001)
+        actual = truncate_entrypoint("a" * 25_001, profile=OLD)
 
         reason = "24.4KB (limit: 24.4KB) — index entries are too long"
         assert warned("a" * 25_000, reason) == actual.content
@@ -102,7 +103,7 @@ class TestTruncateEntrypoint:
 
     def test_cuts_at_a_newline_at_exactly_25000(self) -> None:
         """lastIndexOf("\\n", 25000) matches a newline at index 25,000."""
-        actual = truncate_entrypoint("a" * 25_000 + "\n" + "b" * 10)
+        actual = truncate_entrypoint("a" * 25_000 + "\n" + "b" * 10, profile=OLD)
 
         assert actual.content.startswith("a" * 25_000 + WARNING_HEAD)
 
@@ -110,7 +111,7 @@ class TestTruncateEntrypoint:
         """A newline at index 25,001 is out of reach; the earlier one is used."""
         text = "a" * 100 + "\n" + "a" * 24_900 + "\n" + "b" * 10
 
-        actual = truncate_entrypoint(text)
+        actual = truncate_entrypoint(text, profile=OLD)
 
         assert actual.content.startswith("a" * 100 + WARNING_HEAD)
 
@@ -118,7 +119,7 @@ class TestTruncateEntrypoint:
         """12,500 emoji are 25,000 units: within the limit."""
         text = "😀" * 12_500
 
-        actual = truncate_entrypoint(text)
+        actual = truncate_entrypoint(text, profile=OLD)
 
         assert (text, 25_000, False) == (
             actual.content,
@@ -128,20 +129,20 @@ class TestTruncateEntrypoint:
 
     def test_12501_astral_characters_are_cut_on_a_pair_boundary(self) -> None:
         """25,002 units cut at 25,000 keep whole pairs."""
-        actual = truncate_entrypoint("😀" * 12_501)
+        actual = truncate_entrypoint("😀" * 12_501, profile=OLD)
 
         assert actual.content.startswith("😀" * 12_500 + WARNING_HEAD)
         assert 25_002 == actual.byte_count
 
     def test_hard_cut_may_split_a_surrogate_pair(self) -> None:
         """A cut between the halves of a pair leaves a lone high surrogate, as in JS."""
-        actual = truncate_entrypoint("a" * 24_999 + "😀" + "b")
+        actual = truncate_entrypoint("a" * 24_999 + "😀" + "b", profile=OLD)
 
         assert actual.content.startswith("a" * 24_999 + "\ud83d" + WARNING_HEAD)
 
     def test_line_and_byte_limits_both_exceeded(self) -> None:
         """Over both limits, the line cut comes first and the reason names both."""
-        actual = truncate_entrypoint("\n".join(["y" * 99] * 300))
+        actual = truncate_entrypoint("\n".join(["y" * 99] * 300), profile=OLD)
 
         assert (
             warned("\n".join(["y" * 99] * 200), "300 lines and 29.3KB")
@@ -153,7 +154,7 @@ class TestTruncateEntrypoint:
         """When 200 lines are still over 25,000 units, the cut falls at a newline."""
         text = "\n".join(["z" * 200] * 201)
 
-        actual = truncate_entrypoint(text)
+        actual = truncate_entrypoint(text, profile=OLD)
 
         # Newlines sit at 201k - 1; the last one at or before 25,000 ends line 124.
         assert (
@@ -166,7 +167,7 @@ class TestTruncateEntrypoint:
     @example(lines(201))
     def test_output_stays_within_limits_and_is_a_prefix(self, raw: str) -> None:
         """The kept text fits both limits and is a prefix of the trimmed input."""
-        actual = truncate_entrypoint(raw)
+        actual = truncate_entrypoint(raw, profile=OLD)
         trimmed = js_trim(raw)
 
         kept = actual.content
