@@ -34,7 +34,7 @@ class Trust:
 
 
 def global_config_path(env: Mapping[str, str]) -> str:
-    """Return the agent's global config: `$CLAUDE_CONFIG_DIR/.claude.json` or `~/.claude.json`."""
+    """Return `$CLAUDE_CONFIG_DIR/.claude.json`, else `~/.claude.json`."""
     configured = env.get("CLAUDE_CONFIG_DIR")
     if configured:
         return os.path.join(configured, ".claude.json")

@@ -314,7 +314,7 @@ def _differential_cases(seed: int) -> list[list[object]]:
 class TestAgainstNode:
     @pytest.mark.parametrize("seed", [0, 1])
     def test_matches_v8_on_random_inputs(self, seed: int) -> None:
-        """sanitize, truncate, formatFileSize and validate agree with a V8 2.1.112 model."""
+        """sanitize, truncate, size and validate agree with a V8 model of 2.1.112."""
         cases = _differential_cases(seed)
         result = subprocess.run(
             ["node", "-e", REFERENCE_JS],
