@@ -25,7 +25,9 @@ class LinePrefix:
     was_truncated: bool  # more lines than the line limit, or cut by bytes
 
 
-def _keep_lines(data: bytes, max_lines: int | None, max_bytes: int | None) -> LinePrefix:
+def _keep_lines(
+    data: bytes, max_lines: int | None, max_bytes: int | None
+) -> LinePrefix:
     if data.startswith(_BOM):
         data = data[len(_BOM) :]
     lines = data.split(b"\n", max_lines) if max_lines is not None else data.split(b"\n")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from hypothesis import example, given
@@ -86,7 +87,7 @@ class TestTruncationWarning:
     def test_bytes_only_cut_at_a_newline(self) -> None:
         """100 long lines: 29,683 units, 16 cut from line 85, quote of 79 units."""
         text = "\n".join(f"- [T{i}](t{i}.md) " + "x" * 280 for i in range(1, 101))
-        quote = (f"- [T85](t85.md) " + "x" * 280)[:79] + "…"
+        quote = ("- [T85](t85.md) " + "x" * 280)[:79] + "…"
 
         result = memd.truncate_entrypoint(text, profile="2.1.332")
 
@@ -110,7 +111,7 @@ class TestTruncationWarning:
     def test_both_limits(self) -> None:
         """300 lines of 200 `z`: both limits, 185 cut from line 116."""
         text = "\n".join(f"- [T{i}](t{i}.md) " + "z" * 200 for i in range(1, 301))
-        quote = (f"- [T116](t116.md) " + "z" * 200)[:79] + "…"
+        quote = ("- [T116](t116.md) " + "z" * 200)[:79] + "…"
 
         actual = warning_of(memd.truncate_entrypoint(text).content)
 
@@ -263,7 +264,8 @@ class TestSettingsChainAndTrust:
             location.memory_dir,
             location.source,
         )
-        assert location.trust is not None and location.trust.endswith("ignored")
+        assert location.trust is not None
+        assert location.trust.endswith("ignored")
 
     def test_trusted_gives_local_then_project(
         self, isolated_home: Home, chain: Path
@@ -548,12 +550,13 @@ class TestRecallLimits:
         body = data.removeprefix(b"\xef\xbb\xbf")
         kept = b"\n".join(body.split(b"\n")[: shown.line_count])
 
-        assert len(kept) <= 4096 and shown.line_count <= 200
+        assert len(kept) <= 4096
+        assert shown.line_count <= 200
         assert shown.text == kept.decode("utf-8", "replace")
 
 
 class TestProvenance:
-    GOOD = {
+    GOOD: ClassVar[dict[str, object]] = {
         "id": "i1",
         "state": "acked",
         "consent": "on",
