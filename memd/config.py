@@ -60,6 +60,7 @@ class Config:
     how_labels: tuple[str, ...] = DEFAULT_HOW_LABELS
     log_format: str = "auto"
     log_level: str = "info"
+    agent_version: str = "auto"  # or a release memd has a profile for: "2.1.112"
     sources: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
 
 

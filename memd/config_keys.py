@@ -182,6 +182,15 @@ def _string(value: object) -> object:
     raise BadValue(f"expected a path, {_got(value)}")
 
 
+def _agent_version(value: object) -> object:
+    from memd.agent.profile import BY_VERSION
+
+    choices = ("auto", *BY_VERSION)
+    if isinstance(value, str) and value.strip().lower() in choices:
+        return value.strip().lower()
+    raise BadValue(f"expected one of {', '.join(choices)}, {_got(value)}")
+
+
 def _env_list(text: str) -> list[str]:
     return [item.strip() for item in text.split(",") if item.strip()]
 
@@ -241,6 +250,7 @@ KEYS: tuple[Key, ...] = (
     Key("log_level", "log.level", _choice(LOG_LEVELS)),
     Key("cache_dir", "paths.cache_dir", _string, is_path=True),
     Key("state_dir", "paths.state_dir", _string, is_path=True),
+    Key("agent_version", "agent.version", _agent_version),
 )
 # fmt: on
 BY_TOML = MappingProxyType({key.toml: key for key in KEYS})

@@ -33,6 +33,7 @@ LAYERS = {
     "memd.logconfig": WIRING,
     "memd.__main__": WIRING,
     "memd.agent.*": CORE,  # the agent's behaviour: pure, plus the agent's own reads
+    "memd.agent.choice": EDGE,  # which profile: runs `claude --version`, caches it
     "memd.memory.*": CORE,
     "memd.memory.reader": EDGE,  # the descriptor-relative walk and re-read
     "memd.lint.*": CORE,

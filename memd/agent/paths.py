@@ -43,7 +43,8 @@ def sanitize_path(name: str, *, profile: ProfileSpec = None) -> str:
     Past 200 units: the first 200, `-`, and the base-36 x31 hash of `name`.
     Every profile so far sanitizes alike; `profile` is checked, then unused.
     """
-    _profile(profile)
+    if profile is not None:  # the default needs no import: snapshots key on this
+        _profile(profile)
     sanitized = "".join(
         ch if ch in _ALNUM else ("--" if ord(ch) > 0xFFFF else "-") for ch in name
     )

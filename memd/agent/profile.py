@@ -127,7 +127,12 @@ PROFILE_2_1_332 = AgentProfile(
         (*_BASE_METADATA_KEYS, "claudeCodeItem", "typedTurn")
     ),
     metadata_checks=MappingProxyType({"claudeCodeItem": claude_code_item_problem}),
-    telemetry_fields=(*_BASE_TELEMETRY, "memory_access_mode", "prompt_variant"),
+    telemetry_fields=(
+        *_BASE_TELEMETRY,
+        "memory_access_mode",
+        "prompt_variant",
+        "team_write_steered",
+    ),
 )
 
 # Oldest first; the last is the default.

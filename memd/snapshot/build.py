@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from memd.agent.profile import NEWEST, AgentProfile, ProfileSpec, get_profile
 from memd.agent.prompt import IndexView, render_prompt, view_index
 from memd.agent.truncation import EntrypointTruncation
 from memd.diagnostics import Diagnostic, count_by_severity
@@ -51,6 +52,7 @@ class Snapshot:
     total_subdir_count: int
     render_seconds: float
     env_fingerprint: str = "-"  # of the extra guidelines the text was rendered with
+    profile: str = NEWEST.version  # the agent release whose rules built it
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -60,6 +62,7 @@ class _Draft:
     extra_guidelines: str | None
     severities: Mapping[str, str] | None
     labels: Mapping[str, Sequence[str]]  # lint.why_labels / how_labels, when set
+    profile: AgentProfile = NEWEST
     lint_cache: LintCache | None = None  # the daemon's, per directory
     text: str = ""
     index_view: IndexView | None = None  # shared by render and lint: truncate once
@@ -71,13 +74,14 @@ class _Draft:
 
 def render(draft: _Draft) -> _Draft:
     """Render the prompt text and the index truncation facts."""
-    view = view_index(draft.memdir.index_text)
+    view = view_index(draft.memdir.index_text, profile=draft.profile)
     text, truncation = render_prompt(
         mode=draft.mode,
         memory_dir=_with_sep(draft.memdir.path),
         index_text=draft.memdir.index_text,
         extra_guidelines=draft.extra_guidelines,
         index_view=view,
+        profile=draft.profile,
     )
     return dataclasses.replace(draft, text=text, index_view=view, truncation=truncation)
 
@@ -123,8 +127,9 @@ def build_snapshot(
     lint_cache: LintCache | None = None,
     why_labels: Sequence[str] | None = None,
     how_labels: Sequence[str] | None = None,
+    profile: ProfileSpec = None,
 ) -> Snapshot:
-    """Render, lint and index `memdir` for `mode`.
+    """Render, lint and index `memdir` for `mode`, under `profile` (default newest).
 
     `lint_cache`, kept across builds of one directory, re-lints only what changed.
 
@@ -140,6 +145,7 @@ def build_snapshot(
         extra_guidelines=extra_guidelines,
         severities=severities,
         labels=_labels(why_labels, how_labels),
+        profile=get_profile(profile),
         lint_cache=lint_cache,
     )
     for step in STEPS:
@@ -161,6 +167,7 @@ def build_snapshot(
         total_subdir_count=memdir.total_subdir_count,
         render_seconds=time.perf_counter() - clock,
         env_fingerprint=guidelines_fingerprint(extra_guidelines),
+        profile=draft.profile.version,
     )
 
 
@@ -174,6 +181,7 @@ def load_and_build(
     severities: Mapping[str, str] | None = None,
     why_labels: Sequence[str] | None = None,
     how_labels: Sequence[str] | None = None,
+    profile: ProfileSpec = None,
 ) -> Snapshot:
     """Read `memory_dir` (reusing `cache`) and build its snapshot, clock read first."""
     from memd.memory.reader import load_memdir
@@ -190,6 +198,7 @@ def load_and_build(
         started_ns=started_ns,
         why_labels=why_labels,
         how_labels=how_labels,
+        profile=profile,
     )
 
 

@@ -45,6 +45,7 @@ def format_meta(snapshot: Snapshot, *, prompt_bytes: int, version: str) -> str:
         f"env {snapshot.env_fingerprint}",
         f"mode {snapshot.mode}",
         f"memory_dir {snapshot.memory_dir}",
+        f"profile {snapshot.profile}",
     ]
     lines += [
         f"input {i.size} {i.mtime_ns} {i.inode} {i.path}" for i in snapshot.inputs
@@ -71,6 +72,7 @@ def matches(store: SnapshotReader, snapshot: Snapshot) -> bool:
     if (
         meta.get("mode") != snapshot.mode
         or meta.get("env") != snapshot.env_fingerprint
+        or meta.get("profile") != snapshot.profile
         or meta.get("sha256") != snapshot.sha256
         or meta["inputs"] != inputs
         or not isinstance(built_ns, int)
@@ -271,6 +273,7 @@ def snapshot_metadata(snapshot: Snapshot) -> dict[str, object]:
         "built_ns": snapshot.built_ns,
         "render_seconds": snapshot.render_seconds,
         "env_fingerprint": snapshot.env_fingerprint,
+        "profile": snapshot.profile,
         "inputs": [
             {"path": i.path, "size": i.size, "mtime_ns": i.mtime_ns, "inode": i.inode}
             for i in snapshot.inputs

@@ -8,7 +8,11 @@ freshness, and render only when it is stale.
   project resolved to, which snapshot store holds it, and the stat of every
   file that decided it (settings files, each `.git` looked at, config.toml),
   plus a fingerprint of the environment that matters (CLAUDE_*, MEMD_*, HOME,
-  XDG_*). Nothing is parsed but `str.split`; None sends the caller the long way.
+  XDG_*, PATH). It also names the agent profile in force and, under `auto`,
+  records the stat of the `claude` binary that chose it, so an agent upgrade
+  sends the next call the long way, which re-probes and re-renders; the warm
+  path never runs `claude --version`. Nothing is parsed but `str.split`; None
+  sends the caller the long way.
 - `serve` is the long way, and the one place that resolves, renders, saves the
   snapshot and the record, emits telemetry and remembers the project for the
   daemon. `memd prompt`, the hooks and the Python API all call it.
@@ -34,7 +38,8 @@ if TYPE_CHECKING:
 
 EXTRA_GUIDELINES_ENV = "CLAUDE_COWORK_MEMORY_EXTRA_GUIDELINES"
 RECORD_MAGIC = "memd-resolve 1"
-_ENV_NAMES = ("HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME")
+# PATH decides which `claude` the profile probe finds.
+_ENV_NAMES = ("HOME", "PATH", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME")
 _ENV_PREFIXES = ("CLAUDE_", "MEMD_")
 
 
@@ -65,8 +70,8 @@ def record_path(project_root: str, env: Mapping[str, str]) -> str:
 
 def read_record(
     project_root: str, env: Mapping[str, str]
-) -> tuple[str, str, str] | None:
-    """Return (memory_dir, cache_dir, default_mode) if the record is fresh."""
+) -> tuple[str, str, str, str] | None:
+    """Return (memory_dir, cache_dir, default_mode, profile) if the record is fresh."""
     from memd.snapshot.store import inputs_unchanged, parse_meta
 
     try:
@@ -85,10 +90,12 @@ def read_record(
         return None
     memory_dir, cache_dir = record.get("memory_dir"), record.get("cache_dir")
     mode = record.get("default_mode")
+    profile = record.get("profile")
     inputs, built_ns = record["inputs"], record["built_ns"]
     if not (
         isinstance(memory_dir, str)
         and isinstance(cache_dir, str)
+        and isinstance(profile, str)
         and isinstance(mode, str)
         and mode in MODES
         and isinstance(inputs, list)
@@ -97,7 +104,7 @@ def read_record(
         return None
     if not inputs_unchanged(inputs, built_ns):
         return None
-    return memory_dir, cache_dir, mode
+    return memory_dir, cache_dir, mode, profile
 
 
 def write_record(
@@ -106,13 +113,19 @@ def write_record(
     config: Config,
     built_ns: int,
     env: Mapping[str, str],
+    agent_binary: str | None = None,
 ) -> None:
-    """Record how `location` was resolved, with the stat of every deciding file."""
+    """Record how `location` was resolved, with the stat of every deciding file.
+
+    `agent_binary` is the `claude` whose version chose the profile (`auto`).
+    """
     from memd.atomic import write_atomic
     from memd.config import config_path
     from memd.snapshot.store import stat_input
 
     paths = (*location.inputs, config_path(env))
+    if agent_binary is not None:
+        paths += (agent_binary,)
     lines = [
         RECORD_MAGIC,
         f"built_ns {built_ns}",
@@ -122,6 +135,7 @@ def write_record(
         f"memory_dir {location.memory_dir}",
         f"cache_dir {config.cache_dir}",
         f"default_mode {default_mode(config)}",
+        f"profile {location.profile}",
     ]
     for path in dict.fromkeys(paths):
         size, mtime_ns, inode = stat_input(path)
@@ -152,11 +166,14 @@ def serve_warm(
     record = read_record(root, env)
     if record is None:
         return None
-    memory_dir, cache_dir, default = record
+    memory_dir, cache_dir, default, profile = record
     mode = mode or default
     store = SnapshotReader(cache_dir)
     data = store.read_fresh_bytes(
-        memory_dir, mode, extra_guidelines=env.get(EXTRA_GUIDELINES_ENV)
+        memory_dir,
+        mode,
+        extra_guidelines=env.get(EXTRA_GUIDELINES_ENV),
+        profile=profile,
     )
     if data is None:
         return None
@@ -175,6 +192,7 @@ class Served:
         "data",
         "location",
         "mode",
+        "profile_reason",
         "prompt_path",
         "snapshot",
         "write_error",
@@ -189,10 +207,12 @@ class Served:
         data: bytes = b"",
         snapshot: Snapshot | None = None,
         write_error: SnapshotError | None = None,
+        profile_reason: str = "",
     ) -> None:
         from memd.snapshot.store import SnapshotReader
 
         self.location = location
+        self.profile_reason = profile_reason  # why `location.profile` is in force
         self.mode = mode
         self.cache_dir = cache_dir
         self.data = data  # the prompt's exact bytes (empty when memory is off)
@@ -247,6 +267,7 @@ def serve(
     """
     import time
 
+    from memd.agent.choice import choose_profile
     from memd.agent.paths import resolve_memory_location
     from memd.errors import SnapshotError
     from memd.snapshot.publish import SnapshotStore
@@ -255,28 +276,43 @@ def serve(
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
     resolved_ns = time.time_ns()  # before any deciding file is read (racy rule)
-    location = resolve_memory_location(project_root, env)
+    choice = choose_profile(config.agent_version, env, config.cache_dir)
+    profile = choice.profile
+    location = resolve_memory_location(project_root, env, profile=profile)
     if not location.enablement.enabled:
         _emit(config, [_disabled_event(location, env)])
-        return Served(location=location, mode=mode, cache_dir=config.cache_dir)
+        return Served(
+            location=location,
+            mode=mode,
+            cache_dir=config.cache_dir,
+            profile_reason=choice.reason,
+        )
     memory_dir = location.memory_dir
     os.makedirs(memory_dir, exist_ok=True)
     if mode == "team":
         os.makedirs(location.team_dir, exist_ok=True)
     store = SnapshotStore(config.cache_dir)
     guidelines = env.get(EXTRA_GUIDELINES_ENV)
-    data = store.read_fresh_bytes(memory_dir, mode, extra_guidelines=guidelines)
+    data = store.read_fresh_bytes(
+        memory_dir, mode, extra_guidelines=guidelines, profile=profile.version
+    )
     snapshot: Snapshot | None = None
     write_error: SnapshotError | None = None
     if data is None:
-        snapshot, data = _render(memory_dir, mode, config, guidelines)
+        snapshot, data = _render(memory_dir, mode, config, guidelines, profile.version)
         try:
             store.write(snapshot)
         except SnapshotError as error:
             write_error = error
     if write_error is None:
         _best_effort(
-            lambda: write_record(location, config=config, built_ns=resolved_ns, env=env)
+            lambda: write_record(
+                location,
+                config=config,
+                built_ns=resolved_ns,
+                env=env,
+                agent_binary=choice.binary,
+            )
         )
     _best_effort(lambda: _remember(config.state_dir, location.project_root))
     if snapshot is not None:
@@ -291,11 +327,12 @@ def serve(
         data=data,
         snapshot=snapshot,
         write_error=write_error,
+        profile_reason=choice.reason,
     )
 
 
 def _render(
-    memory_dir: str, mode: str, config: Config, guidelines: str | None
+    memory_dir: str, mode: str, config: Config, guidelines: str | None, profile: str
 ) -> tuple[Snapshot, bytes]:
     from memd.snapshot.build import load_and_build
     from memd.snapshot.store import encode_prompt
@@ -308,6 +345,7 @@ def _render(
         severities=config.lint_severities,
         why_labels=config.why_labels,
         how_labels=config.how_labels,
+        profile=profile,
     )
     return snapshot, encode_prompt(snapshot.text)
 

@@ -201,15 +201,26 @@ class SnapshotReader:
         return meta, data
 
     def read_fresh_bytes(
-        self, memory_dir: str, mode: str, *, extra_guidelines: str | None = None
+        self,
+        memory_dir: str,
+        mode: str,
+        *,
+        extra_guidelines: str | None = None,
+        profile: str | None = None,
     ) -> bytes | None:
-        """Return the prompt bytes if the snapshot is fresh, else None."""
+        """Return the prompt bytes if the snapshot is fresh, else None.
+
+        `profile` is the agent release in force: a snapshot another release's
+        rules built is stale. None skips that check.
+        """
         found = self.read(memory_dir, mode)
         if found is None:
             return None
         meta, data = found
-        if meta.get("mode") != mode or meta.get("env") != guidelines_fingerprint(
-            extra_guidelines
+        if (
+            meta.get("mode") != mode
+            or meta.get("env") != guidelines_fingerprint(extra_guidelines)
+            or (profile is not None and meta.get("profile") != profile)
         ):
             return None
         inputs = meta["inputs"]
@@ -219,11 +230,16 @@ class SnapshotReader:
         return data if inputs_unchanged(inputs, built_ns) else None
 
     def read_fresh(
-        self, memory_dir: str, mode: str, *, extra_guidelines: str | None = None
+        self,
+        memory_dir: str,
+        mode: str,
+        *,
+        extra_guidelines: str | None = None,
+        profile: str | None = None,
     ) -> str | None:
         """Return the text if every input stats the same and none is racy, else None."""
         data = self.read_fresh_bytes(
-            memory_dir, mode, extra_guidelines=extra_guidelines
+            memory_dir, mode, extra_guidelines=extra_guidelines, profile=profile
         )
         return None if data is None else data.decode("utf-8")
 

@@ -9,6 +9,11 @@ duration and the lint counts. When the index is blank the reference sends no
 content fields; memd sends zeros and `index_empty: true` so every event has
 the same keys. The events are pure functions of their inputs (the time comes
 from the snapshot's build time).
+
+The fields a release added come from the profile that built the snapshot
+(2.1.332: `memory_access_mode`, always `files` for memd, which never serves
+memory through the memory tools; `prompt_variant` `base`; and for `team`,
+`team_write_steered` false). `agent_profile` names that release.
 """
 
 from __future__ import annotations
@@ -63,7 +68,26 @@ def memdir_loaded_event(snapshot: Snapshot, memory_type: str) -> dict[str, objec
         "lint_errors": snapshot.lint_errors,
         "lint_warnings": snapshot.lint_warnings,
         "sha256": snapshot.sha256,
+        "agent_profile": snapshot.profile,
+        **_release_fields(snapshot.profile, memory_type),
     }
+
+
+# What memd reports for each field a release added to the event.
+_MEMD_VALUES: Mapping[str, object] = {
+    "memory_access_mode": "files",
+    "prompt_variant": "base",
+}
+
+
+def _release_fields(profile: str, memory_type: str) -> dict[str, object]:
+    from memd.agent.profile import get_profile
+
+    fields = get_profile(profile).telemetry_fields
+    found = {name: value for name, value in _MEMD_VALUES.items() if name in fields}
+    if memory_type == "team" and "team_write_steered" in fields:
+        found["team_write_steered"] = False
+    return found
 
 
 def memdir_disabled_event(

@@ -34,11 +34,15 @@ LOADED_FIELDS = {
     "lint_errors",
     "lint_warnings",
     "sha256",
+    "agent_profile",
+    "memory_access_mode",  # 2.1.332 on
+    "prompt_variant",
 }
 
 
-def _snapshot(index: str | None) -> Snapshot:
+def _snapshot(index: str | None, profile: str = "2.1.332") -> Snapshot:
     return Snapshot(
+        profile=profile,
         memory_dir="/m/",
         mode="standard",
         text="prompt\n",
@@ -72,6 +76,21 @@ class TestMemdirLoadedEvent:
         assert False is event["was_byte_truncated"]
         assert (4, 1) == (event["total_file_count"], event["total_subdir_count"])
         assert (2, 3) == (event["lint_errors"], event["lint_warnings"])
+
+    def test_release_fields_follow_the_profile(self) -> None:
+        """2.1.332 events say `files` and `base`; team ones are not steered."""
+        auto = memdir_loaded_event(_snapshot(None), "auto")
+        team = memdir_loaded_event(_snapshot(None), "team")
+        old = memdir_loaded_event(_snapshot(None, "2.1.112"), "team")
+
+        assert ("files", "base", "2.1.332") == (
+            auto["memory_access_mode"],
+            auto["prompt_variant"],
+            auto["agent_profile"],
+        )
+        assert "team_write_steered" not in auto
+        assert False is team["team_write_steered"]
+        assert set() == {"memory_access_mode", "team_write_steered"} & set(old)
 
     def test_content_length_counts_utf16(self) -> None:
         """content_length counts UTF-16 units, as the reference does."""

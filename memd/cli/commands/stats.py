@@ -59,12 +59,18 @@ def summarise(events: Iterable[dict[str, object]]) -> dict[str, Any]:
         summary["last_time"] = event.get("time")
         summary["lint_errors"] = event.get("lint_errors")
         summary["lint_warnings"] = event.get("lint_warnings")
+        for field in _RELEASE_FIELDS:
+            summary[field] = event.get(field)
     for summary in dirs.values():
         for field in ("content_length", "line_count"):
             stats = summary[field]
             if stats["first"] is not None:
                 stats["trend"] = _int(stats["latest"]) - _int(stats["first"])
     return {"memory_dirs": dirs, "disabled": disabled}
+
+
+# memdir_loaded fields that name the agent release and what it reported (latest).
+_RELEASE_FIELDS = ("agent_profile", "memory_access_mode", "prompt_variant")
 
 
 def _empty() -> dict[str, Any]:
@@ -80,6 +86,7 @@ def _empty() -> dict[str, Any]:
         "last_time": None,
         "lint_errors": None,
         "lint_warnings": None,
+        **dict.fromkeys(_RELEASE_FIELDS),
     }
 
 
@@ -105,6 +112,9 @@ def format_text(summary: dict[str, Any]) -> str:
             f"  truncated renders: {s['truncation_events']}",
             f"  lint (latest): {s['lint_errors']} errors, "
             f"{s['lint_warnings']} warnings",
+            f"  agent (latest): {s['agent_profile'] or '-'}, access mode "
+            f"{s['memory_access_mode'] or '-'}, prompt variant "
+            f"{s['prompt_variant'] or '-'}",
         ]
     for root in sorted(disabled):
         lines.append(f"{root}\n  disabled events: {disabled[root]}")
