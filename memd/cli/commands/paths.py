@@ -1,4 +1,8 @@
-"""`memd paths`: where a project's memory lives, whether it is on, and why."""
+"""`memd paths`: where a project's memory lives, whether it is on, and why.
+
+Also which agent profile resolved it and why, and what workspace trust did
+when it changed the answer.
+"""
 
 from __future__ import annotations
 
@@ -21,17 +25,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import datetime
+    import os
     import sys
 
+    from memd.agent.choice import choose_profile
     from memd.agent.paths import daily_log_path, resolve_memory_location
+    from memd.config import load_config
 
     project = project_dir(args)
-    location = resolve_memory_location(project)
+    config = load_config()
+    choice = choose_profile(config.agent_version, os.environ, config.cache_dir)
+    location = resolve_memory_location(project, profile=choice.profile)
     today_log = daily_log_path(location.memory_dir, datetime.date.today())
     if args.format == "json":
         import json
 
-        print(json.dumps({**location.to_dict(), "today_log_path": today_log}, indent=2))
+        extra = {"today_log_path": today_log, "profile_reason": choice.reason}
+        print(json.dumps({**location.to_dict(), **extra}, indent=2))
         return 0
     state = "enabled" if location.enablement.enabled else "disabled"
     source = location.source
@@ -46,7 +56,10 @@ def run(args: argparse.Namespace) -> int:
         ("index", location.index_path),
         ("today's log", today_log),
         ("team dir", location.team_dir),
+        ("agent profile", f"{location.profile} ({choice.reason})"),
     )
+    if location.trust is not None:
+        rows += (("trust", location.trust),)
     width = max(len(label) for label, _ in rows)
     for label, value in rows:
         print(f"{label + ':':<{width + 1}} {value}")

@@ -29,6 +29,9 @@ def collect_status(now: float | None = None) -> dict[str, object]:
 
     config = load_config()
     now = time.time() if now is None else now
+    from memd.agent.choice import choose_profile
+
+    choice = choose_profile(config.agent_version, os.environ, config.cache_dir)
     lock_dir = runtime_dir(state_dir=config.state_dir)
     running = is_lock_held(lock_dir)
     saved = read_state(config.state_dir, "daemon.json")
@@ -65,6 +68,8 @@ def collect_status(now: float | None = None) -> dict[str, object]:
         "telemetry_dropped": saved.get("telemetry_dropped", 0),
         "watched_roots": saved.get("watched_roots", []),
         "next_dream": saved.get("next_dream"),
+        "agent_profile": choice.profile.version,
+        "agent_profile_reason": choice.reason,
     }
 
 
@@ -99,6 +104,11 @@ def format_text(status: dict[str, object]) -> str:
         for problem in deaf:
             if isinstance(problem, dict):
                 lines.append(f"  {problem.get('root')}: {problem.get('reason')}")
+    if status.get("agent_profile"):
+        lines.append(
+            f"agent profile: {status['agent_profile']}"
+            f" ({status['agent_profile_reason']})"
+        )
     dirs = status["dirs"]
     assert isinstance(dirs, dict)  # noqa: S101 -- built above
     lines.append(f"watched memory directories: {len(dirs)}")

@@ -1,0 +1,174 @@
+"""The agent profile through the CLI: `memd paths`, `memd status`, `memd prompt`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from memd.agent.paths import sanitize_path
+from memd.snapshot.telemetry_sink import read_events
+from tests.conftest import Home
+
+MEMD = str(Path(sys.executable).with_name("memd"))  # the installed script
+
+OLD_SENTENCE = "Only part of it was loaded. Keep"
+NEW_SENTENCE = "Only part of it was loaded: 50 of 250 lines were cut off"
+
+
+def memd(
+    home: Home, *argv: str, cwd: Path, **env: str
+) -> subprocess.CompletedProcess[str]:
+    """Run the installed `memd` in the isolated environment."""
+    return subprocess.run(
+        [MEMD, *argv],
+        cwd=cwd,
+        env=home.env(**env),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def pin(home: Home, version: str) -> None:
+    config = home.config / "memd" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(f'[agent]\nversion = "{version}"\n')
+
+
+@pytest.fixture(name="long_index")
+def _long_index(isolated_home: Home, git_repo: Path) -> Path:
+    """A memory dir whose MEMORY.md has 250 lines, old enough to be served warm."""
+    memory = (
+        isolated_home.claude
+        / "projects"
+        / sanitize_path(str(git_repo.resolve()))
+        / "memory"
+    )
+    memory.mkdir(parents=True)
+    index = memory / "MEMORY.md"
+    index.write_text("".join(f"- [N{i}](n{i}.md) — hook {i}\n" for i in range(1, 251)))
+    old = time.time_ns() - 10_000_000_000
+    os.utime(index, ns=(old, old))
+    os.utime(memory, ns=(old, old))
+    return memory
+
+
+class TestPaths:
+    def test_names_the_profile_and_why(
+        self, isolated_home: Home, git_repo: Path
+    ) -> None:
+        """Text output has the profile line; JSON has profile and reason."""
+        text = memd(isolated_home, "paths", cwd=git_repo, PATH="/nonexistent")
+        pin(isolated_home, "2.1.112")
+        data = json.loads(
+            memd(isolated_home, "paths", "--format", "json", cwd=git_repo).stdout
+        )
+
+        assert "agent profile: 2.1.332 (auto: no claude on PATH" in text.stdout
+        assert ("2.1.112", "pinned by [agent] version in config.toml") == (
+            data["profile"],
+            data["profile_reason"],
+        )
+
+    def test_says_when_trust_decided(self, isolated_home: Home, git_repo: Path) -> None:
+        """A trusted project's settings choose the dir, and `trust:` says why."""
+        root = git_repo.resolve()
+        settings = root / ".claude" / "settings.json"
+        settings.parent.mkdir()
+        settings.write_text(json.dumps({"autoMemoryDirectory": "/tmp/memd-proj-mem"}))
+        untrusted = memd(isolated_home, "paths", cwd=git_repo).stdout
+        (isolated_home.home / ".claude.json").write_text(
+            json.dumps({"projects": {str(root): {"hasTrustDialogAccepted": True}}})
+        )
+        trusted = memd(isolated_home, "paths", cwd=git_repo).stdout
+
+        assert "project settings ignored" in untrusted
+        assert "memory dir:    /tmp/memd-proj-mem/" in trusted
+        assert (
+            f"trust:         trusted project folder {root}: project settings read"
+            in trusted
+        )
+
+    def test_bad_pin_is_a_config_error(
+        self, isolated_home: Home, git_repo: Path
+    ) -> None:
+        """An unknown release in config.toml: one stderr line, exit 2."""
+        pin(isolated_home, "3.0.0")
+
+        result = memd(isolated_home, "paths", cwd=git_repo)
+
+        assert 2 == result.returncode
+        assert 1 == len(result.stderr.strip().splitlines())
+        assert "agent.version" in result.stderr
+
+
+class TestStatus:
+    def test_names_the_profile(self, isolated_home: Home, git_repo: Path) -> None:
+        """`memd status` says which profile is in force and why."""
+        pin(isolated_home, "2.1.112")
+
+        result = memd(isolated_home, "status", "--format", "json", cwd=git_repo)
+
+        data = json.loads(result.stdout)
+        assert ("2.1.112", "pinned by [agent] version in config.toml") == (
+            data["agent_profile"],
+            data["agent_profile_reason"],
+        )
+
+
+class TestPromptFollowsTheProfile:
+    def test_profile_change_re_renders(
+        self, isolated_home: Home, git_repo: Path, long_index: Path
+    ) -> None:
+        """A warm 2.1.332 prompt is re-rendered when 2.1.112 is pinned, and back."""
+        first = memd(isolated_home, "prompt", cwd=git_repo).stdout
+        warm = memd(isolated_home, "prompt", cwd=git_repo).stdout
+        pin(isolated_home, "2.1.112")
+        pinned = memd(isolated_home, "prompt", cwd=git_repo).stdout
+        (isolated_home.config / "memd" / "config.toml").unlink()
+        back = memd(isolated_home, "prompt", cwd=git_repo).stdout
+
+        assert NEW_SENTENCE in first
+        assert first == warm
+        assert OLD_SENTENCE in pinned
+        assert NEW_SENTENCE not in pinned
+        assert first == back
+
+    def test_agent_upgrade_re_renders(
+        self, isolated_home: Home, git_repo: Path, long_index: Path, tmp_path: Path
+    ) -> None:
+        """Replacing the `claude` binary (an upgrade) changes the profile in force."""
+        bin_dir = tmp_path / "bin"
+        bin_dir.mkdir()
+        claude = bin_dir / "claude"
+        claude.write_text("#!/bin/sh\necho '2.1.112 (Claude Code)'\n")
+        claude.chmod(0o755)
+        path = f"{bin_dir}:/usr/bin:/bin"
+        before = memd(isolated_home, "prompt", cwd=git_repo, PATH=path).stdout
+        claude.write_text("#!/bin/sh\necho '2.1.332 (Claude Code)'\n")
+        os.utime(claude, ns=(1_000_000_000, 1_000_000_000))
+        after = memd(isolated_home, "prompt", cwd=git_repo, PATH=path).stdout
+
+        assert OLD_SENTENCE in before
+        assert NEW_SENTENCE in after
+
+    def test_telemetry_names_the_access_mode(
+        self, isolated_home: Home, git_repo: Path, long_index: Path
+    ) -> None:
+        """memdir_loaded says `files`, and `memd stats` shows it."""
+        memd(isolated_home, "prompt", cwd=git_repo)
+        stats = memd(isolated_home, "stats", cwd=git_repo).stdout
+
+        events = list(
+            read_events(str(isolated_home.state / "memd" / "telemetry.jsonl"))
+        )
+        assert "files" == events[-1]["memory_access_mode"]
+        assert (
+            "agent (latest): 2.1.332, access mode files, prompt variant base" in stats
+        )
