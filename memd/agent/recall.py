@@ -25,26 +25,58 @@ class LinePrefix:
     was_truncated: bool  # more lines than the line limit, or cut by bytes
 
 
+# Enough for every profile's line limit (200) plus one, to see that more follow.
+LINE_ENDS_KEPT = 201
+LINE_ENDS_MAX_BYTES = 65_536
+
+
+def line_ends(
+    data: bytes,
+    *,
+    max_lines: int = LINE_ENDS_KEPT,
+    stop_past: int | None = LINE_ENDS_MAX_BYTES,
+) -> tuple[int, ...]:
+    """Return where each of the first lines ends (BOM stripped, newline excluded).
+
+    Stops after `max_lines` lines or the first line ending past `stop_past`
+    bytes, so by default a topic file keeps at most 201 numbers.
+    """
+    if data.startswith(_BOM):
+        data = data[len(_BOM) :]
+    ends: list[int] = []
+    start = 0
+    while len(ends) < max_lines:
+        newline = data.find(b"\n", start)
+        end = len(data) if newline < 0 else newline
+        ends.append(end)
+        if newline < 0 or (stop_past is not None and end > stop_past):
+            break
+        start = newline + 1
+    return tuple(ends)
+
+
+def kept_lines(
+    ends: tuple[int, ...], max_lines: int | None, max_bytes: int | None
+) -> tuple[int, bool]:
+    """Return (whole lines kept, whether the byte limit stopped it) for `line_ends`."""
+    limit = len(ends) if max_lines is None else min(max_lines, len(ends))
+    for count in range(limit):
+        if max_bytes is not None and ends[count] > max_bytes:
+            return count, True
+    return limit, False
+
+
 def _keep_lines(
     data: bytes, max_lines: int | None, max_bytes: int | None
 ) -> LinePrefix:
-    if data.startswith(_BOM):
-        data = data[len(_BOM) :]
-    lines = data.split(b"\n", max_lines) if max_lines is not None else data.split(b"\n")
-    has_more_lines = max_lines is not None and len(lines) > max_lines
-    kept: list[bytes] = []
-    total = 0
-    cut_by_bytes = False
-    for line in lines[:max_lines]:
-        size = total + len(line) + (1 if kept else 0)
-        if max_bytes is not None and size > max_bytes:
-            cut_by_bytes = True
-            break
-        kept.append(line)
-        total = size
+    ends = line_ends(data, max_lines=(max_lines or 1 << 62) + 1, stop_past=max_bytes)
+    count, cut_by_bytes = kept_lines(ends, max_lines, max_bytes)
+    body = data[len(_BOM) :] if data.startswith(_BOM) else data
+    text = body[: ends[count - 1]] if count else b""
+    has_more_lines = max_lines is not None and len(ends) > max_lines
     return LinePrefix(
-        text=b"\n".join(kept).decode("utf-8", "replace"),
-        line_count=len(kept),
+        text=text.decode("utf-8", "replace"),
+        line_count=count,
         was_cut_by_bytes=cut_by_bytes,
         was_truncated=has_more_lines or cut_by_bytes,
     )

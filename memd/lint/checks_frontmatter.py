@@ -12,8 +12,6 @@ import difflib
 import re
 import unicodedata
 
-from memd.lint.checks_files import surface
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -57,11 +55,6 @@ def _fm_line(f: MemoryFile, key: str | None = None) -> int | None:
         if line is not None:
             return line
     return 1 if _has_frontmatter(f) else None
-
-
-def check_unclosed(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
-    """Frontmatter never closed, or closed after line 30 (found by the parser)."""
-    yield from surface(rule, ctx)
 
 
 def _missing(rule: RuleSpec, ctx: LintContext, field: str) -> Iterator[Diagnostic]:
@@ -256,10 +249,9 @@ def check_unknown_keys(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]
         if not _has_frontmatter(f):
             continue
         for key in sorted(str(k) for k in f.metadata):
-            if key not in KNOWN_KEYS:
-                close = difflib.get_close_matches(
-                    key, sorted(KNOWN_KEYS), n=1, cutoff=0.75
-                )
+            known = KNOWN_KEYS | ctx.profile.known_metadata_keys
+            if key not in known:
+                close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.75)
                 hint = (
                     f"did you mean `{close[0]}`?"
                     if close

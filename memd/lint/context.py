@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from memd.agent.profile import NEWEST, AgentProfile
 from memd.diagnostics import Diagnostic, Severity, one_line
 
 # The labels B002 (why-how-missing) accepts by default: English, Chinese,
@@ -60,6 +61,7 @@ class LintContext:
     # lint.how_labels), lower-cased
     why_labels: tuple[str, ...] = DEFAULT_WHY_LABELS
     how_labels: tuple[str, ...] = DEFAULT_HOW_LABELS
+    profile: AgentProfile = NEWEST  # the agent release whose limits and keys apply
 
 
 @dataclass(frozen=True, slots=True)

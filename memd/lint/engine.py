@@ -10,9 +10,11 @@ from __future__ import annotations
 import dataclasses
 import os
 
+from memd.agent.profile import ProfileSpec, get_profile
 from memd.diagnostics import Diagnostic, Severity
 from memd.lint import checks_files, checks_index
 from memd.lint import checks_frontmatter as fm
+from memd.lint import checks_profile
 from memd.lint.context import LintContext
 from memd.lint.rules import RULES, RULES_BY_KEY
 from memd.memory.index import classify_target, parse_index
@@ -39,8 +41,11 @@ def lint_memdir(
     cache: LintCache | None = None,
     why_labels: Sequence[str] | None = None,
     how_labels: Sequence[str] | None = None,
+    profile: ProfileSpec = None,
 ) -> tuple[Diagnostic, ...]:
     """Return every finding about `memdir`, sorted by (path, line, code).
+
+    `profile` (default the newest release) gives the limits and keys to judge by.
 
     `index_view`, when given, must be `view_index(memdir.index_text)` (the
     pipeline has it from rendering): the index is then truncated only once.
@@ -69,6 +74,7 @@ def lint_memdir(
         index_view=index_view,
         targets=targets,
         **_labels(why_labels, how_labels),
+        profile=get_profile(profile),
     )
     if cache is not None:
         return cache.run(ctx, severities=severities)
@@ -91,6 +97,7 @@ def lint_file(
     *,
     severities: Mapping[str, str] | None = None,
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    profile: ProfileSpec = None,
 ) -> tuple[Diagnostic, ...]:
     """Return the findings about one topic file alone (no index rules)."""
     files: tuple[MemoryFile, ...] = ()
@@ -124,6 +131,7 @@ def lint_file(
         dir_diagnostics=tuple(found),
         known_paths=frozenset({path}),
         is_memdir=False,
+        profile=get_profile(profile),
     )
     return run_rules(ctx, severities=severities)
 
@@ -153,7 +161,9 @@ _PER_FILE = frozenset(
     {
         checks_files.surface,
         checks_files.check_frontmatter_missing,
-        fm.check_unclosed,
+        checks_profile.check_unclosed,
+        checks_profile.check_recall_limit,
+        checks_profile.check_provenance,
         fm.check_name_missing,
         fm.check_description_missing,
         fm.check_type_missing,
@@ -185,6 +195,10 @@ class LintCache:
     """
 
     def __init__(self) -> None:
+        self._reset(None)
+
+    def _reset(self, profile: object) -> None:
+        self._profile = profile  # findings depend on it: a new one drops them all
         self._files: dict[int, tuple[MemoryFile, _Found]] = {}
         self._cross_key: tuple[object, ...] | None = None
         self._cross: _Found = ()
@@ -213,6 +227,8 @@ class LintCache:
         self, ctx: LintContext, *, severities: Mapping[str, str] | None = None
     ) -> tuple[Diagnostic, ...]:
         """Return what `run_rules(ctx, severities=severities)` returns."""
+        if ctx.profile is not self._profile:
+            self._reset(ctx.profile)
         by_rule: list[list[Diagnostic]] = [[] for _ in range(len(RULES) + 1)]
         labels = (ctx.why_labels, ctx.how_labels)
         if labels != self._labels:

@@ -17,6 +17,7 @@ from memd.diagnostics import Severity
 from memd.lint import checks_files as files
 from memd.lint import checks_frontmatter as fm
 from memd.lint import checks_index as index
+from memd.lint import checks_profile as profile
 from memd.lint.context import RuleSpec
 
 TYPE_CHECKING = False
@@ -47,8 +48,8 @@ RULES: tuple[RuleSpec, ...] = (
         "M003",
         "frontmatter-unclosed",
         E,
-        "frontmatter not closed within the first 30 lines",
-        fm.check_unclosed,
+        "frontmatter not closed within the scan's 30 lines (and 65,536 bytes)",
+        profile.check_unclosed,
     ),
     RuleSpec(
         "M004",
@@ -125,6 +126,21 @@ RULES: tuple[RuleSpec, ...] = (
         N,
         "frontmatter has a key memd does not know",
         fm.check_unknown_keys,
+    ),
+    # Rules that follow the agent profile in force (memd.agent.profile).
+    RuleSpec(
+        "M016",
+        "recall-truncated",
+        W,
+        "topic file is larger than recall shows (4KB under 2.1.332)",
+        profile.check_recall_limit,
+    ),
+    RuleSpec(
+        "M017",
+        "provenance-invalid",
+        W,
+        "`metadata.claudeCodeItem` fails the agent's schema",
+        profile.check_provenance,
     ),
     # Body.
     RuleSpec(

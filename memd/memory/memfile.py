@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from memd.agent.recall import line_ends
 from memd.diagnostics import Diagnostic, Severity, one_line
 from memd.memory.yaml_safe import load_yaml
 
@@ -74,6 +75,10 @@ class MemoryFile:
     has_bom: bool = False
     is_binary: bool = False
     was_truncated: bool = False  # memdir parsed only the first part of a large file
+    size_bytes: int = 0  # of the bytes read, BOM stripped
+    # Byte end of each of the first lines (memd.agent.recall.line_ends): what a
+    # profile's recall and scan limits keep, without holding the bytes.
+    line_ends: tuple[int, ...] = ()
 
 
 # The parser's findings: code -> (name, severity); lint's rule table mirrors these.
@@ -190,6 +195,8 @@ def parse_memory_file(
         "has_bom": has_bom,
         "has_crlf": has_crlf,
         "was_truncated": was_truncated,
+        "size_bytes": len(data) - (len(_BOM) if data.startswith(_BOM) else 0),
+        "line_ends": line_ends(data),
     }
     if not _OPEN.match(text):
         diags.append(

@@ -96,6 +96,7 @@ def lint(draft: _Draft) -> _Draft:
         index_view=draft.index_view,
         cache=draft.lint_cache,
         **draft.labels,
+        profile=draft.profile,
     )
     return dataclasses.replace(draft, diagnostics=diagnostics)
 

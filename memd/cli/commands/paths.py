@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     source = location.source
     if location.source_path is not None:
         source = f"{source} ({location.source_path})"
-    rows = (
+    rows: tuple[tuple[str, str], ...] = (
         ("project", location.project_root),
         ("auto memory", f"{state} ({location.enablement.reason})"),
         ("base dir", location.base_dir),
