@@ -12,9 +12,8 @@ import os
 
 from memd.agent.profile import ProfileSpec, get_profile
 from memd.diagnostics import Diagnostic, Severity
-from memd.lint import checks_files, checks_index
+from memd.lint import checks_files, checks_index, checks_profile
 from memd.lint import checks_frontmatter as fm
-from memd.lint import checks_profile
 from memd.lint.context import LintContext
 from memd.lint.rules import RULES, RULES_BY_KEY
 from memd.memory.index import classify_target, parse_index

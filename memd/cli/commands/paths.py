@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         ("index", location.index_path),
         ("today's log", today_log),
         ("team dir", location.team_dir),
-        ("agent profile", f"{location.profile} ({choice.reason})"),
+        ("profile", f"{location.profile} ({choice.reason})"),
     )
     if location.trust is not None:
         rows += (("trust", location.trust),)

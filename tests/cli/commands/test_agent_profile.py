@@ -70,7 +70,7 @@ class TestPaths:
             memd(isolated_home, "paths", "--format", "json", cwd=git_repo).stdout
         )
 
-        assert "agent profile: 2.1.332 (auto: no claude on PATH" in text.stdout
+        assert "profile:     2.1.332 (auto: no claude on PATH" in text.stdout
         assert ("2.1.112", "pinned by [agent] version in config.toml") == (
             data["profile"],
             data["profile_reason"],
@@ -89,9 +89,9 @@ class TestPaths:
         trusted = memd(isolated_home, "paths", cwd=git_repo).stdout
 
         assert "project settings ignored" in untrusted
-        assert "memory dir:    /tmp/memd-proj-mem/" in trusted
+        assert "memory dir:  /tmp/memd-proj-mem/" in trusted
         assert (
-            f"trust:         trusted project folder {root}: project settings read"
+            f"trust:       trusted project folder {root}: project settings read"
             in trusted
         )
 

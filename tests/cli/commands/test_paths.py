@@ -29,9 +29,14 @@ def _memory_dir(isolated_home: Home, git_repo: Path) -> str:
 
 class TestPathsText:
     def test_lists_every_location(
-        self, git_repo: Path, memory_dir: str, capsys: pytest.CaptureFixture[str]
+        self,
+        git_repo: Path,
+        memory_dir: str,
+        capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch,
     ) -> None:
-        """Text output names enablement, dirs, index, today's log and team dir."""
+        """Text output names enablement, dirs, index, today's log, team dir, profile."""
+        monkeypatch.setenv("PATH", "/nonexistent")
         code = run_paths("--project", str(git_repo / "."))
 
         out = capsys.readouterr().out
@@ -50,6 +55,7 @@ class TestPathsText:
             f"index:       {memory_dir}MEMORY.md",
             f"today's log: {expected_log}",
             f"team dir:    {memory_dir}team/",
+            "profile:     2.1.332 (auto: no claude on PATH, so the newest profile)",
         ] == out.splitlines()
 
     def test_defaults_to_the_current_directory(
