@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from memd.agent.jscompat import js_number_to_string
+from memd.agent.profile import ProfileSpec, get_profile
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -39,19 +40,35 @@ class ManifestEntry:
     mtime_ns: int
 
 
-def build_manifest(memdir: MemDir) -> tuple[ManifestEntry, ...]:
-    """Return the manifest of `memdir`'s topic files, newest first, at most 200."""
+def build_manifest(
+    memdir: MemDir, *, profile: ProfileSpec = None
+) -> tuple[ManifestEntry, ...]:
+    """Return the manifest of `memdir`'s topic files, newest first, at most 200.
+
+    A frontmatter counts only within the profile's scan caps (30 lines, and
+    65,536 bytes under 2.1.332).
+    """
+    cap = get_profile(profile).scan_max_bytes
     mtimes = memdir.mtimes_ns
     # Like sorted(...)[:200], stable: equal mtimes keep the relpath order of
     # `files`; only the 200 kept files become entries (10,000 files cost ~ms).
     newest = heapq.nsmallest(
         MAX_MANIFEST_ENTRIES, memdir.files, key=lambda f: -mtimes.get(f.relpath, 0)
     )
-    return tuple(_entry(f, mtimes.get(f.relpath, 0)) for f in newest)
+    return tuple(_entry(f, mtimes.get(f.relpath, 0), cap) for f in newest)
 
 
-def _entry(parsed: MemoryFile, mtime_ns: int) -> ManifestEntry:
-    if not parsed.is_frontmatter_in_scan:
+def _in_scan(parsed: MemoryFile, cap: int | None) -> bool:
+    end = parsed.frontmatter_end_line
+    if not parsed.is_frontmatter_in_scan or end is None:
+        return False
+    return (
+        cap is None or end > len(parsed.line_ends) or parsed.line_ends[end - 1] <= cap
+    )
+
+
+def _entry(parsed: MemoryFile, mtime_ns: int, cap: int | None) -> ManifestEntry:
+    if not _in_scan(parsed, cap):
         return ManifestEntry(
             relpath=parsed.relpath,
             name=None,

@@ -82,6 +82,18 @@ def _keep_lines(
     )
 
 
+def is_reserved_folder(name: str, *, profile: ProfileSpec = None) -> bool:
+    """Return whether a top-level folder `name` holds no topic files (the scan skips it).
+
+    Compared as the agent does: NFC, trailing dots and spaces removed, lower-cased,
+    so `Logs.` is `logs`. Dot folders are skipped everywhere, separately.
+    """
+    import unicodedata
+
+    key = unicodedata.normalize("NFC", name).rstrip(". ").lower()
+    return key in get_profile(profile).reserved_folders
+
+
 def recalled_text(data: bytes, *, profile: ProfileSpec = None) -> LinePrefix:
     """Return what recall shows of a topic file (`readRecalledMemory`)."""
     agent = get_profile(profile)

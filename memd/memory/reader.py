@@ -31,6 +31,7 @@ import stat
 from types import MappingProxyType
 from typing import TypeVar
 
+from memd.agent.recall import is_reserved_folder
 from memd.agent.truncation import format_file_size
 from memd.diagnostics import Diagnostic, Severity, one_line
 from memd.memory.memdir import (
@@ -192,6 +193,8 @@ class Walk:
                 self.diags.append(
                     unreadable_diagnostic(rel, "a directory, not a file (never read)")
                 )
+            if rel != LOGS_DIR and rel == entry.name and is_reserved_folder(rel):
+                return  # sessions/, proposals/, Logs./: the agent's, not topic files
             self._subdir(fd, entry.name, rel, depth, in_logs or rel == LOGS_DIR)
         elif in_logs:
             if entry.is_file(follow_symlinks=False):

@@ -105,7 +105,9 @@ def manifest(draft: _Draft) -> _Draft:
     """Build the recall manifest, newest first."""
     from memd.agent.manifest import build_manifest
 
-    return dataclasses.replace(draft, manifest=build_manifest(draft.memdir))
+    return dataclasses.replace(
+        draft, manifest=build_manifest(draft.memdir, profile=draft.profile)
+    )
 
 
 def digest(draft: _Draft) -> _Draft:

@@ -601,3 +601,50 @@ def test_quote_never_exceeds_80_units() -> None:
 
     for line in ("a" * 200, "word " * 40, "😀" * 60, "x" * 40 + " " + "y" * 60):
         assert utf16_len(shorten_quote(line)) <= 80
+
+
+class TestReservedFolders:
+    def test_reference_scan_example(self, tmp_path: Path) -> None:
+        """Of the reference's example tree, only sub/ok.md, team/t.md and a.md remain."""
+        from memd.memory.reader import load_memdir
+
+        root = tmp_path / "memory"
+        for rel in (
+            "a.md",
+            "team/t.md",
+            "logs/2026/11/2026-11-30.md",
+            "sessions/s.md",
+            "proposals/p.md",
+            "Logs./q.md",
+            ".hidden/h.md",
+            "sub/.x.md",
+            "sub/ok.md",
+            "sub/MEMORY.md",
+            "x.MD",
+        ):
+            path = root / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("---\nname: n\ndescription: d\ntype: user\n---\nbody\n")
+
+        memdir = load_memdir(str(root))
+
+        assert ["a.md", "sub/ok.md", "team/t.md"] == [f.relpath for f in memdir.files]
+
+    @pytest.mark.parametrize(
+        ("name", "new", "old"),
+        [
+            ("sessions", True, False),
+            ("Proposals", True, False),
+            ("logs. ", True, True),
+            ("team", False, False),
+            ("notes", False, False),
+        ],
+    )
+    def test_folder_names(self, name: str, new: bool, old: bool) -> None:
+        """Reserved names are compared NFC, trailing dots and spaces off, any case."""
+        from memd.agent.recall import is_reserved_folder
+
+        assert (new, old) == (
+            is_reserved_folder(name),
+            is_reserved_folder(name, profile="2.1.112"),
+        )
