@@ -83,7 +83,7 @@ def _keep_lines(
 
 
 def is_reserved_folder(name: str, *, profile: ProfileSpec = None) -> bool:
-    """Return whether a top-level folder `name` holds no topic files (the scan skips it).
+    """Return whether top-level folder `name` holds no topic files (the scan skips it).
 
     Compared as the agent does: NFC, trailing dots and spaces removed, lower-cased,
     so `Logs.` is `logs`. Dot folders are skipped everywhere, separately.

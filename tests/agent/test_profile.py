@@ -605,7 +605,7 @@ def test_quote_never_exceeds_80_units() -> None:
 
 class TestReservedFolders:
     def test_reference_scan_example(self, tmp_path: Path) -> None:
-        """Of the reference's example tree, only sub/ok.md, team/t.md and a.md remain."""
+        """Of the reference's example tree only sub/ok.md, team/t.md, a.md remain."""
         from memd.memory.reader import load_memdir
 
         root = tmp_path / "memory"
