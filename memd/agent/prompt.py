@@ -14,7 +14,12 @@ from dataclasses import dataclass
 
 from memd.agent import wording as prompt_text
 from memd.agent.jscompat import js_trim
-from memd.agent.truncation import EntrypointTruncation, truncate_entrypoint
+from memd.agent.profile import get_profile
+from memd.agent.truncation import (
+    EntrypointTruncation,
+    format_file_size,
+    truncate_entrypoint,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -116,6 +121,8 @@ def render_prompt(
         extra_guidelines if extra_guidelines and js_trim(extra_guidelines) else None
     )
     team = mode == "team"
+    recall_bytes = get_profile(profile).recall_max_bytes
+    recall_limit = None if recall_bytes is None else format_file_size(recall_bytes)
     sections: list[tuple[str, ...]]
     if mode == "kairos":
         sections = [
@@ -133,7 +140,7 @@ def render_prompt(
             intro,
             prompt_text.types_section(with_scope=team),
             prompt_text.what_not_to_save(team=team),
-            prompt_text.how_to_save(team=team),
+            prompt_text.how_to_save(team=team, recall_limit=recall_limit),
             prompt_text.when_to_access(team=team),
             prompt_text.closing_sections(guidelines),
         ]

@@ -234,8 +234,11 @@ def what_not_to_save(*, team: bool) -> tuple[str, ...]:
     return ("## What NOT to save in memory", "", *bullets, "", WHAT_NOT_TO_SAVE_NOTE)
 
 
-def how_to_save(*, team: bool) -> tuple[str, ...]:
-    """Return `## How to save memories`: a topic file, then a one-line index pointer."""
+def how_to_save(*, team: bool, recall_limit: str | None = None) -> tuple[str, ...]:
+    """Return `## How to save memories`: a topic file, then a one-line index pointer.
+
+    `recall_limit` (`4KB`, 2.1.332 on) adds the agent's topic-file size advice.
+    """
     where = (
         "in the private or the team directory, as its scope says"
         if team
@@ -270,6 +273,14 @@ def how_to_save(*, team: bool) -> tuple[str, ...]:
         "- Organise by topic, not by date. Update an existing memory rather than "
         "writing a duplicate, and remove memories that turn out to be wrong.",
     ]
+    if recall_limit is not None:
+        # The agent's own sentence (REFERENCE.md, 2.1.332: topic-file limit).
+        lines.append(
+            f"- Keep each memory file under {recall_limit} including frontmatter "
+            f"(recall shows only the first {recall_limit}) and the description to "
+            "one specific line; when a file outgrows that, split or summarize it "
+            "rather than continuing it in a second file."
+        )
     return tuple(lines)
 
 

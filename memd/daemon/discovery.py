@@ -1,8 +1,8 @@
 """Which memory directories the daemon watches, and which files make it look again.
 
 SPEC §3: every `<base>/projects/*/memory/`, the directory an env override or a
-user/policy `autoMemoryDirectory` names (the checked-in project settings never
-choose a directory), the config's `watch_dirs` and `watch_projects`, and the
+user/policy `autoMemoryDirectory` names (under 2.1.332 a trusted project's
+local or project settings may, per project), the config's `watch_dirs` and `watch_projects`, and the
 project roots `memd prompt --project` remembered in the state directory.
 
 `discover` reads only directory listings and settings files; it returns a
@@ -23,6 +23,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
 
+    from memd.agent.profile import ProfileSpec
     from memd.config import Config
 
 PROJECTS_STATE_FILE = "projects.json"  # memd.state's PROJECTS_FILE, as a file name
@@ -58,8 +59,13 @@ def discover(
     env: Mapping[str, str] | None = None,
     known_projects: Callable[[str], Iterable[str]] | None = None,
     config_file: str | None = None,
+    profile: ProfileSpec = None,
 ) -> Discovery:
-    """Find every memory directory to watch now; never raises for bad settings."""
+    """Find every memory directory to watch now; never raises for bad settings.
+
+    Resolved under the agent `profile` in force (default the newest); its
+    deciding files, the trust config among them, are in `files`.
+    """
     from memd.agent.enablement import is_auto_memory_enabled
     from memd.agent.paths import (
         choose_memory_dir,
@@ -89,13 +95,15 @@ def discover(
         if layer.diagnostic is not None:
             diagnostics.append(layer.diagnostic)
     # Switched off for every project (env or user/policy setting): watch nothing.
-    everywhere = is_auto_memory_enabled(environ, merged_settings(layers))
+    everywhere = is_auto_memory_enabled(
+        environ, merged_settings(layers), profile=profile
+    )
     if not everywhere.enabled:
         disabled.append(("*", everywhere.reason))
     else:
         for path in _project_memory_dirs(projects_root):
             found.setdefault(path, "projects")
-        chosen, source, _ = choose_memory_dir(home, layers, environ)
+        chosen, source, _ = choose_memory_dir(home, layers, environ, profile=profile)
         if source != "default":
             found.setdefault(_clean(chosen), source)
 
@@ -110,7 +118,9 @@ def discover(
         # `memd prompt --project` adds to it: a new entry means look again.
         files.add(os.path.join(config.state_dir, PROJECTS_STATE_FILE))
     for raw, why in roots if everywhere.enabled else ():
-        location = resolve_memory_location(os.path.expanduser(raw), environ)
+        location = resolve_memory_location(
+            os.path.expanduser(raw), environ, profile=profile
+        )
         files.update(location.inputs)
         diagnostics.extend(location.diagnostics)
         if not location.enablement.enabled:

@@ -648,3 +648,24 @@ class TestReservedFolders:
             is_reserved_folder(name),
             is_reserved_folder(name, profile="2.1.112"),
         )
+
+
+class TestPromptAdvice:
+    SENTENCE = (
+        "Keep each memory file under 4KB including frontmatter (recall shows only "
+        "the first 4KB) and the description to one specific line; when a file "
+        "outgrows that, split or summarize it rather than continuing it in a second "
+        "file."
+    )
+
+    def test_2_1_332_tells_the_model_about_4kb(self) -> None:
+        """The 2.1.332 prompt carries the agent's 4KB sentence; 2.1.112's does not."""
+        from memd.agent.prompt import render_prompt
+
+        new, _ = render_prompt(mode="standard", memory_dir="/m/", index_text=None)
+        old, _ = render_prompt(
+            mode="standard", memory_dir="/m/", index_text=None, profile="2.1.112"
+        )
+
+        assert self.SENTENCE in new
+        assert self.SENTENCE not in old

@@ -125,6 +125,33 @@ class TestDiscover:
         assert () == found.memory_dirs
         assert [os.path.realpath(git_repo)] == [root for root, _ in found.disabled]
 
+    def test_trust_decides_and_is_watched(
+        self, isolated_home: Home, git_repo: Path, tmp_path: Path
+    ) -> None:
+        """Under 2.1.332 a trusted project's settings choose its dir; ~/.claude.json
+        is one of the files whose change re-runs discovery (2.1.112: not read)."""
+        root = os.path.realpath(git_repo)
+        (git_repo / ".claude").mkdir()
+        chosen = tmp_path / "proj-mem"
+        (git_repo / ".claude" / "settings.json").write_text(
+            json.dumps({"autoMemoryDirectory": str(chosen)})
+        )
+        trust_file = isolated_home.home / ".claude.json"
+        config = dataclasses.replace(load_config(), watch_projects=(str(git_repo),))
+
+        untrusted = discover(config)
+        trust_file.write_text(
+            json.dumps({"projects": {root: {"hasTrustDialogAccepted": True}}})
+        )
+        trusted = discover(config)
+        old = discover(config, profile="2.1.112")
+
+        assert str(chosen) not in untrusted.memory_dirs
+        assert str(trust_file) in untrusted.files
+        assert str(chosen) in trusted.memory_dirs
+        assert str(chosen) not in old.memory_dirs
+        assert str(trust_file) not in old.files
+
 
 class TestPlanWatchRoots:
     def test_dirs_under_projects_need_no_watch(self, tmp_path: Path) -> None:
