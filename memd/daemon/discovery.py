@@ -3,7 +3,8 @@
 SPEC §3: every `<base>/projects/*/memory/`, the directory an env override or a
 user/policy `autoMemoryDirectory` names (under 2.1.332 a trusted project's
 local or project settings may, per project), the config's `watch_dirs` and
-`watch_projects`, and the project roots `memd prompt --project` remembered in the state directory.
+`watch_projects`, and the project roots `memd prompt --project` remembered in
+the state directory.
 
 `discover` reads only directory listings and settings files; it returns a
 frozen `Discovery`. `plan_watch_roots` is pure: it turns the directories into
