@@ -15,6 +15,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    from memd.agent.profile import ProfileSpec
     from memd.config import Config
     from memd.diagnostics import Diagnostic
 
@@ -170,11 +171,14 @@ def lint_targets(
     max_file_bytes: int = 256 * 1024,
     cwd: str | None = None,
     config: Config | None = None,
+    profile: ProfileSpec = None,
 ) -> tuple[Diagnostic, ...]:
     """Lint every target; paths in the result are display paths (relative to cwd).
 
     `config`, when given, supplies the severities, the size limit and B002's
-    section labels instead of `severities` and `max_file_bytes`.
+    section labels instead of `severities` and `max_file_bytes`, and (unless
+    `profile` is given) the agent profile in force: its `[agent] version` pin,
+    or the probed `claude`'s release. Without either, the newest profile.
 
     A lone file is linted with its memory directory and keeps only the
     findings about itself, so it gets what directory lint gives it.
@@ -188,6 +192,11 @@ def lint_targets(
     if config is not None:
         severities, max_file_bytes = config.lint_severities, config.max_topic_file_bytes
         why_labels, how_labels = config.why_labels, config.how_labels
+        if profile is None:
+            from memd.agent.choice import choose_profile
+
+            chosen = choose_profile(config.agent_version, os.environ, config.cache_dir)
+            profile = chosen.profile
     found: list[Diagnostic] = []
     wanted: dict[str, set[str] | None] = {}  # memory dir -> lone relpaths, or all
     for target in targets:
@@ -208,6 +217,7 @@ def lint_targets(
             severities=severities,
             why_labels=why_labels,
             how_labels=how_labels,
+            profile=profile,
         )
         for d in diagnostics:
             if relpaths is None or d.path in relpaths:

@@ -172,3 +172,24 @@ class TestPromptFollowsTheProfile:
         assert (
             "agent (latest): 2.1.332, access mode files, prompt variant base" in stats
         )
+
+
+class TestLintFollowsTheProfile:
+    def test_recall_limit_only_under_2_1_332(
+        self, isolated_home: Home, tmp_path: Path
+    ) -> None:
+        """`memd lint` warns M016 about a 5 KB topic file, unless 2.1.112 is pinned."""
+        memory = tmp_path / "memory"
+        memory.mkdir()
+        (memory / "MEMORY.md").write_text("- [Big](big.md) — a big memory\n")
+        (memory / "big.md").write_text(
+            "---\nname: big\ndescription: A big memory about everything\n"
+            "type: user\n---\n" + "words and more words\n" * 250
+        )
+
+        default = memd(isolated_home, "lint", str(memory), cwd=tmp_path)
+        pin(isolated_home, "2.1.112")
+        pinned = memd(isolated_home, "lint", str(memory), cwd=tmp_path)
+
+        assert "M016" in default.stdout
+        assert "M016" not in pinned.stdout
