@@ -38,6 +38,16 @@ class ProfileChoice:
     profile: AgentProfile
     reason: str
     binary: str | None  # the resolved `claude` whose stat keys the cache
+    launcher: str | None = None  # `claude` as found on PATH, often a symlink
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        """Files whose change can change the choice (stat them, symlinks followed).
+
+        The launcher, not only the binary: an upgrade often re-points a
+        `~/.local/bin/claude` symlink at a new version and leaves the old one.
+        """
+        return tuple(dict.fromkeys(p for p in (self.launcher, self.binary) if p))
 
 
 def choose_profile(
@@ -50,7 +60,8 @@ def choose_profile(
             reason="pinned by [agent] version in config.toml",
             binary=None,
         )
-    binary = find_agent(env)
+    launcher = shutil.which("claude", path=env.get("PATH", os.defpath))
+    binary = os.path.realpath(launcher) if launcher else None
     if binary is None:
         return ProfileChoice(
             profile=NEWEST,
@@ -65,13 +76,9 @@ def choose_profile(
     else:
         found = ".".join(map(str, version))
         reason = f"auto: {binary} is {found}; newest profile not newer than it"
-    return ProfileChoice(profile=profile, reason=reason, binary=binary)
-
-
-def find_agent(env: Mapping[str, str]) -> str | None:
-    """Return the realpath of `claude` on `env`'s PATH, or None."""
-    found = shutil.which("claude", path=env.get("PATH", os.defpath))
-    return os.path.realpath(found) if found else None
+    return ProfileChoice(
+        profile=profile, reason=reason, binary=binary, launcher=launcher
+    )
 
 
 def binary_key(binary: str) -> str | None:

@@ -113,19 +113,18 @@ def write_record(
     config: Config,
     built_ns: int,
     env: Mapping[str, str],
-    agent_binary: str | None = None,
+    agent_inputs: tuple[str, ...] = (),
 ) -> None:
     """Record how `location` was resolved, with the stat of every deciding file.
 
-    `agent_binary` is the `claude` whose version chose the profile (`auto`).
+    `agent_inputs` are the `claude` launcher and binary whose version chose the
+    profile (`auto`; `ProfileChoice.inputs`).
     """
     from memd.atomic import write_atomic
     from memd.config import config_path
     from memd.snapshot.store import stat_input
 
-    paths = (*location.inputs, config_path(env))
-    if agent_binary is not None:
-        paths += (agent_binary,)
+    paths = (*location.inputs, config_path(env), *agent_inputs)
     lines = [
         RECORD_MAGIC,
         f"built_ns {built_ns}",
@@ -311,7 +310,7 @@ def serve(
                 config=config,
                 built_ns=resolved_ns,
                 env=env,
-                agent_binary=choice.binary,
+                agent_inputs=choice.inputs,
             )
         )
     _best_effort(lambda: _remember(config.state_dir, location.project_root))

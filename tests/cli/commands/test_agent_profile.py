@@ -193,3 +193,27 @@ class TestLintFollowsTheProfile:
 
         assert "M016" in default.stdout
         assert "M016" not in pinned.stdout
+
+
+def test_upgrade_through_a_relinked_launcher(
+    isolated_home: Home, git_repo: Path, long_index: Path, tmp_path: Path
+) -> None:
+    """`claude` re-pointed from versions/2.1.112 to versions/2.1.332 re-renders."""
+    versions = tmp_path / "versions"
+    versions.mkdir()
+    for version in ("2.1.112", "2.1.332"):
+        binary = versions / version
+        binary.write_text(f"#!/bin/sh\necho '{version} (Claude Code)'\n")
+        binary.chmod(0o755)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "claude").symlink_to(versions / "2.1.112")
+    path = f"{bin_dir}:/usr/bin:/bin"
+
+    before = memd(isolated_home, "prompt", cwd=git_repo, PATH=path).stdout
+    (bin_dir / "claude").unlink()
+    (bin_dir / "claude").symlink_to(versions / "2.1.332")
+    after = memd(isolated_home, "prompt", cwd=git_repo, PATH=path).stdout
+
+    assert OLD_SENTENCE in before
+    assert NEW_SENTENCE in after
