@@ -349,6 +349,11 @@ class TestKnownProjects:
         (git_repo / ".claude").mkdir()
         settings = {"autoMemoryDirectory": str(custom)}
         (git_repo / ".claude" / "settings.local.json").write_text(json.dumps(settings))
+        # Under 2.1.332 local settings count only for a trusted workspace.
+        trusted = {str(git_repo.resolve()): {"hasTrustDialogAccepted": True}}
+        (isolated_home.home / ".claude.json").write_text(
+            json.dumps({"projects": trusted})
+        )
         daemon = start_daemon()
         remember_project(str(isolated_home.state / "memd"), str(git_repo))
 
