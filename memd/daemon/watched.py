@@ -17,6 +17,7 @@ import os
 import time
 from dataclasses import dataclass, field
 
+from memd.agent.profile import NEWEST, AgentProfile
 from memd.diagnostics import Severity, count_by_severity
 from memd.lint.engine import LintCache, lint_memdir
 from memd.memory.memdir import ParseCache
@@ -50,6 +51,8 @@ class Rebuild:
     store: SnapshotStore
     emit_loaded: Callable[[Snapshot], None]
     log: FilteringBoundLogger
+    # The agent release to render and lint under (memd.agent.choice.choose_profile).
+    profile: AgentProfile = NEWEST
 
 
 @dataclass(slots=True, eq=False)
@@ -142,6 +145,7 @@ class WatchedDir:
                 lint_cache=self.lint_cache,
                 why_labels=config.why_labels,
                 how_labels=config.how_labels,
+                profile=shared.profile,
             )
             first = first or snapshot
             self._publish(snapshot, shared, flush_later)
@@ -154,6 +158,7 @@ class WatchedDir:
                 cache=self.lint_cache,
                 why_labels=config.why_labels,
                 how_labels=config.how_labels,
+                profile=shared.profile,
             )
         else:
             diagnostics = first.diagnostics
