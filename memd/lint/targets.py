@@ -195,8 +195,10 @@ def lint_targets(
         if profile is None:
             from memd.agent.choice import choose_profile
 
-            chosen = choose_profile(config.agent_version, os.environ, config.cache_dir)
-            profile = chosen.profile
+            in_force = choose_profile(
+                config.agent_version, os.environ, config.cache_dir
+            )
+            profile = in_force.profile
     found: list[Diagnostic] = []
     wanted: dict[str, set[str] | None] = {}  # memory dir -> lone relpaths, or all
     for target in targets:
