@@ -43,9 +43,9 @@ def session_start_warm(
     found = read_record(project_root_of(cwd), env)
     if found is None:
         return None
-    memory_dir, cache_dir, mode = found
+    memory_dir, cache_dir, mode, profile = found
     reader = SnapshotReader(cache_dir)
-    if reader.read_fresh_bytes(memory_dir, mode) is None:
+    if reader.read_fresh_bytes(memory_dir, mode, profile=profile) is None:
         return None
     findings = reader.read_diagnostic_dicts(memory_dir, mode)
     if findings is None:
