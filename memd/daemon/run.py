@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
     from structlog.typing import FilteringBoundLogger
 
+    from memd.agent.choice import ProfileChoice
     from memd.config import Config
     from memd.daemon.watcher import Batch
     from memd.kairos.scheduler import DreamScheduler
@@ -105,6 +106,7 @@ class _Daemon:
         self.native_backoff = NATIVE_RETRY_SECONDS[0]
         self.sweep_catches = 0  # directories a sweep found stale
         self._ignore_own_files()
+        self.choice = self._choose_profile()
 
     # -- the story ---------------------------------------------------------
 
@@ -235,6 +237,7 @@ class _Daemon:
         if full:
             self.next_full_sweep = now + self.config.sweep_seconds
             self._check_watch_health(now)
+            self._check_profile()
         deaf_roots = [str(problem["root"]) for problem in self.deaf]
         self.next_sweep = min(
             self.next_full_sweep, now + DEAF_SWEEP_SECONDS if self.deaf else math.inf
@@ -309,6 +312,7 @@ class _Daemon:
                 env=self.env,
                 known_projects=known_projects,
                 config_file=self.config_file,
+                profile=self.choice.profile,
             )
             self.discovery = discovery
             if not self.watcher.watch(discovery):
@@ -351,9 +355,33 @@ class _Daemon:
         self._ignore_own_files()
         self.log.info("config_reloaded", path=self.config_file)
         if modes_changed:
-            for watched in self.dirs.values():
-                watched.written.clear()
-            self.watcher.request(rescan_all=True)
+            self._rewrite_all()
+        self._check_profile()
+
+    def _choose_profile(self) -> ProfileChoice:
+        from memd.agent.choice import choose_profile
+
+        config = self.config
+        choice = choose_profile(config.agent_version, self.env, config.cache_dir)
+        if choice != getattr(self, "choice", None):  # log the first and each change
+            version, reason = choice.profile.version, choice.reason
+            self.log.info("agent_profile_chosen", version=version, reason=reason)
+        return choice
+
+    def _check_profile(self) -> None:
+        """Re-choose the agent profile (a Claude Code upgrade, a new pin); re-render."""
+        choice = self._choose_profile()
+        changed = choice.profile != self.choice.profile
+        self.choice = choice
+        if changed:
+            self._rewrite_all()
+            self.watcher.request(rediscover=True)
+
+    def _rewrite_all(self) -> None:
+        """Forget every written snapshot, so the next full scan writes them all."""
+        for watched in self.dirs.values():
+            watched.written.clear()
+        self.watcher.request(rescan_all=True)
 
     # -- rebuilding ----------------------------------------------------------
 
@@ -377,6 +405,7 @@ class _Daemon:
             store=self.store,
             emit_loaded=self._emit_loaded,
             log=self.log,
+            profile=self.choice.profile,
         )
         todo: list[WatchedDir] = []
         for path in memory_dirs:
@@ -573,6 +602,10 @@ class _Daemon:
             "sweep_catches": self.sweep_catches,
             "telemetry_dropped": int(getattr(self.sink, "dropped", 0)),
             "watched_roots": self.watcher.watched_roots(),
+            "agent_profile": {
+                "version": self.choice.profile.version,
+                "reason": self.choice.reason,
+            },
             "next_dream": scheduler.get("next_dream"),
             "scheduler": scheduler,
         }

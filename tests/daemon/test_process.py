@@ -287,6 +287,23 @@ class TestStatusCommand:
         assert (False, None) == (stopped["running"], stopped["uptime_seconds"])
         assert str(project) in stopped["dirs"]
 
+    def test_a_new_agent_profile_rerenders_every_snapshot(
+        self, start_daemon: Starter, project: Path, isolated_home: Home
+    ) -> None:
+        """Pinning another Claude Code release (or upgrading) re-renders under it."""
+        daemon = start_daemon()
+        daemon.wait_fresh(project)
+        config = isolated_home.config / "memd" / "config.toml"
+        config.parent.mkdir(parents=True, exist_ok=True)
+        config.write_text('[agent]\nversion = "2.1.112"\n')
+        daemon.proc.send_signal(signal.SIGHUP)
+
+        def profile() -> object:
+            found = daemon.store.read(str(project), "standard")
+            return found is not None and found[0].get("profile")
+
+        wait_for(lambda: profile() == "2.1.112", what="a 2.1.112 snapshot")
+
     def test_next_dream_shown_right_after_start(
         self, start_daemon: Starter, project: Path
     ) -> None:
