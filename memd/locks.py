@@ -296,3 +296,29 @@ def roll_back_lock(lock: ConsolidateLock) -> None:
         pass
     finally:
         os.close(lock.dir_fd)
+
+
+def is_dream_running(memory_dir: str) -> bool:
+    """Return True while a dream holds `memory_dir` (memd's flock or a live lock pid).
+
+    The check takes nothing: a team sync only needs to stay out of a dream's way.
+    """
+    try:
+        dir_fd = os.open(memory_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(dir_fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(dir_fd)  # closing drops a shared lock we may have taken
+    path = os.path.join(memory_dir, CONSOLIDATE_LOCK_NAME)
+    holder = _read_pid(path)
+    if holder is None or holder == os.getpid():
+        return False
+    try:
+        age = time.time() - os.lstat(path).st_mtime
+    except OSError:
+        return False
+    return age < CONSOLIDATE_STALE_SECONDS and _pid_alive(holder)
