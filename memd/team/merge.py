@@ -111,13 +111,21 @@ def merge_index(
     trailer = merged.pop() if merged and merged[-1] == (None, "") else None
     position = {key: at for at, (key, _) in enumerate(merged) if key is not None}
     anchor: int | None = None
-    for key, line in zip(_line_keys(theirs), theirs.split("\n"), strict=True):
+    theirs_keys = _line_keys(theirs)
+    for number, (key, line) in enumerate(
+        zip(theirs_keys, theirs.split("\n"), strict=True)
+    ):
         if key is None or (key[0] == "link" and key[1] in deleted):
             continue
         if key in position:
             anchor = position[key]
             continue
-        at = len(merged) if anchor is None else anchor + 1
+        if anchor is None:
+            # Before any shared line: go before the first one that follows in theirs.
+            later = (position.get(k) for k in theirs_keys[number + 1 :] if k)
+            at = next((found for found in later if found is not None), len(merged))
+        else:
+            at = anchor + 1
         merged.insert(at, (key, line))
         position = {k: i for i, (k, _) in enumerate(merged) if k is not None}
         anchor = at
