@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import stat
 
-from memd.team.merge import is_conflict_copy
+from memd.lint.checks_files import is_conflict_copy
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -11,6 +11,7 @@
   index links it after ours.
 - A file deleted on one side and changed on the other keeps the change.
 
+Lint's rule T001 (`memd.lint.checks_files.is_conflict_copy`) reports such copies.
 Nothing here truncates: a merged index over the agent's limits is reported
 by lint like any other.
 """
@@ -24,8 +25,6 @@ from memd.memory.index import normalize_target, parse_index
 from memd.memory.memfile import parse_memory_file
 
 INDEX_NAME = "MEMORY.md"
-# <stem>.from-<author>[-N].md : the copy a sync wrote for a person to merge.
-_COPY = re.compile(r"\.from-[a-z0-9]+(?:-[a-z0-9]+){0,20}\.md\Z")
 _SLUG_RUN = re.compile(r"[a-z0-9]+")
 MAX_AUTHOR_SLUG = 40
 
@@ -34,11 +33,6 @@ def author_slug(author: str) -> str:
     """Return `author` as a file-name-safe slug (``Ana María`` -> ``ana-mar-a``)."""
     slug = "-".join(_SLUG_RUN.findall(author.lower()))[:MAX_AUTHOR_SLUG].strip("-")
     return slug or "them"
-
-
-def is_conflict_copy(relpath: str) -> bool:
-    """Return True when `relpath` is a copy a sync wrote for a both-sides change."""
-    return _COPY.search(posixpath.basename(relpath)) is not None
 
 
 def conflict_copy_path(relpath: str, author: str, taken: frozenset[str]) -> str:

@@ -71,7 +71,9 @@ class Member:
         )
         return env
 
-    def memd(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    def memd(
+        self, *args: str, timeout: float = 120
+    ) -> subprocess.CompletedProcess[str]:
         """Run `memd ARGS` as this member and return the finished process."""
         return subprocess.run(
             [memd_script(), *args],
@@ -103,7 +105,9 @@ class Member:
         ).stdout
 
     def init(self, remote: str) -> subprocess.CompletedProcess[str]:
-        return self.memd("team", "init", "--remote", remote, "--project", str(self.project))
+        return self.memd(
+            "team", "init", "--remote", remote, "--project", str(self.project)
+        )
 
     def sync(self) -> subprocess.CompletedProcess[str]:
         return self.memd("team", "sync", "--project", str(self.project))

@@ -21,7 +21,7 @@ def synced(member: Member) -> None:
 
 class TestSetup:
     def test_init_pushes_existing_files_then_clones_them(self, tmp_path: Path) -> None:
-        """The first member's files reach the remote; the next member's init fetches them."""
+        """The first member's files reach the remote; the next init fetches them."""
         team = make_team(tmp_path, 2)
         ana, bob = team.members
         assert ana.init(team.url).returncode == 0
@@ -77,7 +77,10 @@ class TestConcurrentEdits:
         """Three members sync at once; after one more round everyone has every file."""
         for member in team.members:
             member.write(f"{member.name}.md", topic_text(member.name))
-        running = [member.popen("team", "sync", "--project", str(member.project)) for member in team.members]
+        running = [
+            member.popen("team", "sync", "--project", str(member.project))
+            for member in team.members
+        ]
         outputs = [process.communicate(timeout=120) for process in running]
         codes = [process.returncode for process in running]
         for member in team.members:
@@ -92,7 +95,7 @@ class TestConcurrentEdits:
             assert expected <= {p.name for p in member.team.iterdir()}
 
     def test_same_file_keeps_ours_and_writes_theirs_beside_it(self, team: Team) -> None:
-        """Both change rules.md: the second keeps its own, gets bob's as a copy, linked."""
+        """Both change rules.md: ana keeps hers and gets bob's as a linked copy."""
         ana, bob, _ = team.members
         ana.write("rules.md", topic_text("rules", "Original."))
         ana.write("MEMORY.md", "# Team\n- [Rules](rules.md) — the rules\n")
@@ -112,7 +115,10 @@ class TestConcurrentEdits:
             "- [rules.md from bob](rules.from-bob.md) — both sides changed rules.md;"
             " merge into it, then delete this\n"
         ) == ana.read("MEMORY.md")
-        assert "  conflict: theirs written as rules.from-bob.md" in done.stdout.splitlines()
+        assert (
+            "  conflict: theirs written as rules.from-bob.md"
+            in done.stdout.splitlines()
+        )
         status = ana.memd("team", "status", "--project", str(ana.project)).stdout
         assert "  conflicts waiting: 1" in status.splitlines()
         lint = ana.memd("lint", str(ana.team))
@@ -132,7 +138,8 @@ class TestConcurrentEdits:
         synced(ana)
 
         assert (
-            '---\nname: "x (from bob)"\ndescription: "Their x.md, kept by a team sync"\n'
+            '---\nname: "x (from bob)"\n'
+            'description: "Their x.md, kept by a team sync"\n'
             "type: project\n---\nno frontmatter here\n"
         ) == ana.read("x.from-bob.md")
 
@@ -157,7 +164,7 @@ class TestConcurrentEdits:
         assert "  kept notes.md (deleted on one side)" in done.stdout.splitlines()
 
     def test_a_deletion_alone_travels(self, team: Team) -> None:
-        """Deleting a file nobody else touched deletes it for everyone, entry included."""
+        """A file nobody else touched, once deleted, goes for everyone, entry too."""
         ana, bob, _ = team.members
         ana.write("old.md", topic_text("old"))
         ana.write("MEMORY.md", "- [Old](old.md) — old\n")
@@ -177,7 +184,7 @@ class TestConcurrentEdits:
 
 class TestIndexUnion:
     def test_union_past_200_lines_is_reported_never_truncated(self, team: Team) -> None:
-        """Three members add 110 entries each: all 330 survive; lint says over budget."""
+        """Three members add 110 entries each: all 330 stay; lint says over budget."""
         import json
 
         for member in team.members:
@@ -202,7 +209,9 @@ class TestIndexUnion:
                 assert [
                     f"- [{name} {n}]({name}-{n}.md) — note {n}" for n in range(110)
                 ] == mine
-        lint = team.members[0].memd("lint", "--format", "json", str(team.members[0].team))
+        lint = team.members[0].memd(
+            "lint", "--format", "json", str(team.members[0].team)
+        )
         found = json.loads(lint.stdout)["diagnostics"]
         assert 1 == lint.returncode
         assert [("index-too-many-lines", "error")] == [
@@ -247,7 +256,7 @@ class TestSafety:
     def test_incoming_change_to_a_file_held_back_is_written_beside_it(
         self, team: Team
     ) -> None:
-        """Ana's broken local edit is not overwritten by bob's change; bob's is a copy."""
+        """Ana's broken local edit is not overwritten; bob's change is a copy."""
         ana, bob, _ = team.members
         ana.write("f.md", topic_text("f"))
         synced(ana)
@@ -275,7 +284,9 @@ class TestSafety:
 
         assert 0 == done.returncode
         assert {"ok.md"} == set(team.remote_files())
-        assert "  left out link.md: symlink (never committed)" in done.stdout.splitlines()
+        assert (
+            "  left out link.md: symlink (never committed)" in done.stdout.splitlines()
+        )
         assert "  left out notes.txt: not a Markdown file" in done.stdout.splitlines()
 
     def test_a_token_in_the_url_is_never_logged_or_stored_by_memd(
@@ -283,10 +294,12 @@ class TestSafety:
     ) -> None:
         """An https URL with a token: logs, output, state and config never show it."""
         (member,) = make_team(tmp_path, 1).members
-        token = "ghp_SuperSecretToken1234567890"
+        token = "ghp_SuperSecretToken1234567890"  # noqa: S105 -- the fake token
         url = f"https://ci:{token}@127.0.0.1:9/team/memory.git"
 
-        init = member.memd("team", "init", "--remote", url, "--project", str(member.project))
+        init = member.memd(
+            "team", "init", "--remote", url, "--project", str(member.project)
+        )
         sync = member.sync()
         status = member.memd("team", "status", "--project", str(member.project))
 
@@ -303,7 +316,7 @@ class TestSafety:
 
 class TestRemoteAway:
     def test_unreachable_remote_is_shown_then_recovers(self, team: Team) -> None:
-        """The remote disappears: sync says offline, keeps the commit, pushes it later."""
+        """The remote goes away: offline, the commit is kept and pushed later."""
         ana, bob, _ = team.members
         away = team.remote.with_name("away.git")
         team.remote.rename(away)
@@ -318,7 +331,8 @@ class TestRemoteAway:
         assert 1 == down.returncode
         assert "offline" in down.stdout.splitlines()[0]
         assert any(
-            line.startswith("  remote unreachable:") for line in status.stdout.splitlines()
+            line.startswith("  remote unreachable:")
+            for line in status.stdout.splitlines()
         )
         assert 0 == up.returncode, up.stderr
         assert topic_text("while away") == bob.read("while-away.md")
@@ -345,7 +359,7 @@ class TestKilledSync:
         import random
 
         ana, bob, cy = team.members
-        rng = random.Random(17)
+        rng = random.Random(17)  # noqa: S311 -- kill points, not secrets
         expected: dict[str, str] = {}
         for round_number in range(12):
             for member in (ana, bob):
