@@ -80,3 +80,23 @@ def sync_teams(
             )
         results.append(result)
     return tuple(results)
+
+
+def team_summary(state_dir: str) -> dict[str, dict[str, object]]:
+    """Return each synced team dir's last result and the conflicts still waiting.
+
+    For `memd status`: state, last sync, error, failures, next attempt, the
+    files left out of the last commit and the conflict copies that still exist.
+    """
+    from memd.state import read_state
+    from memd.team.conflicts import pending_conflicts
+
+    summary: dict[str, dict[str, object]] = {}
+    for team_dir, record in read_state(state_dir, "team").items():
+        if not isinstance(record, dict) or not is_team_repo(team_dir):
+            continue
+        keep = ("state", "last_sync", "error", "failures", "next_attempt", "left_out")
+        entry: dict[str, object] = {key: record.get(key) for key in keep}
+        entry["conflicts"] = list(pending_conflicts(team_dir))
+        summary[team_dir] = entry
+    return summary

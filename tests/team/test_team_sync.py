@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from typing import TYPE_CHECKING
@@ -121,8 +122,15 @@ class TestConcurrentEdits:
         )
         status = ana.memd("team", "status", "--project", str(ana.project)).stdout
         assert "  conflicts waiting: 1" in status.splitlines()
-        lint = ana.memd("lint", str(ana.team))
+        lint = ana.memd("lint", "--format", "json", str(ana.team))
         assert 0 == lint.returncode, lint.stdout  # the copy has valid frontmatter
+        assert [("T001", str(ana.team / "rules.from-bob.md"))] == [
+            (d["code"], d["path"])
+            for d in json.loads(lint.stdout)["diagnostics"]
+            if d["code"] == "T001"
+        ]
+        overall = ana.memd("status").stdout.splitlines()
+        assert "    conflict waiting: team/rules.from-bob.md" in overall
 
     def test_a_broken_copy_of_theirs_gets_frontmatter(self, team: Team) -> None:
         """Theirs pushed with plain git without frontmatter: the copy still lints."""
@@ -185,8 +193,6 @@ class TestConcurrentEdits:
 class TestIndexUnion:
     def test_union_past_200_lines_is_reported_never_truncated(self, team: Team) -> None:
         """Three members add 110 entries each: all 330 stay; lint says over budget."""
-        import json
-
         for member in team.members:
             synced(member)
         for member in team.members:
@@ -324,6 +330,7 @@ class TestRemoteAway:
 
         down = ana.sync()
         status = ana.memd("team", "status", "--project", str(ana.project))
+        overall = ana.memd("status").stdout
         away.rename(team.remote)
         up = ana.sync()
         synced(bob)
@@ -334,13 +341,15 @@ class TestRemoteAway:
             line.startswith("  remote unreachable:")
             for line in status.stdout.splitlines()
         )
+        assert any(
+            line.startswith("    remote unreachable (1 failure(s)):")
+            for line in overall.splitlines()
+        )
         assert 0 == up.returncode, up.stderr
         assert topic_text("while away") == bob.read("while-away.md")
 
     def test_backoff_grows_with_each_failure(self, team: Team) -> None:
         """Each failed attempt pushes the next one further out."""
-        import json
-
         ana = team.members[0]
         team.remote.rename(team.remote.with_name("gone.git"))
         waits = []
