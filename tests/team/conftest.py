@@ -143,7 +143,15 @@ class Team:
         return str(self.remote)
 
     def remote_files(self, branch: str = "main") -> dict[str, str]:
-        """Return relpath -> text of every file on the remote branch."""
+        """Return relpath -> text of every file on the remote branch ({} if none)."""
+        has_branch = subprocess.run(
+            ["git", "rev-parse", "--verify", "--quiet", branch],
+            cwd=self.remote,
+            capture_output=True,
+            check=False,
+        )
+        if has_branch.returncode != 0:
+            return {}
         names = git("ls-tree", "-r", "--name-only", branch, cwd=self.remote).split("\n")
         return {
             name: git("show", f"{branch}:{name}", cwd=self.remote)
