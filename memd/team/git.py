@@ -13,7 +13,9 @@ memd prints, logs or stores, including git's own error output.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 from dataclasses import dataclass
 
@@ -67,6 +69,9 @@ class Git:
 
     work_tree: str
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+    # The sync lock's descriptor, handed to every git child: a git process that
+    # outlives a killed memd keeps the lock, so no new sync starts under it.
+    lock_fd: int | None = None
 
     @property
     def git_dir(self) -> str:
@@ -102,24 +107,32 @@ class Git:
             *args,
         ]
         try:
-            done = subprocess.run(
+            process = subprocess.Popen(
                 command,
-                input=input_bytes,
-                stdin=None if input_bytes is not None else subprocess.DEVNULL,
-                capture_output=True,
+                stdin=subprocess.PIPE
+                if input_bytes is not None
+                else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
                 env=env,
                 cwd=self.work_tree,
-                timeout=self.timeout_seconds,
                 start_new_session=True,  # no terminal: ssh cannot prompt either
-                check=False,
+                pass_fds=(self.lock_fd,) if self.lock_fd is not None else (),
             )
         except FileNotFoundError:
             raise GitError("git is not installed (no `git` on PATH)") from None
+        try:
+            stdout, stderr = process.communicate(input_bytes, self.timeout_seconds)
         except subprocess.TimeoutExpired:
+            # The whole group: git's ssh or remote helper must not linger either.
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
             raise GitError(
                 f"git {args[0]} timed out after {self.timeout_seconds:g} s",
                 is_network=is_network,
             ) from None
+        done = subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
         if check and done.returncode != 0:
             detail = _last_lines(done.stderr) or f"exit status {done.returncode}"
             lowered = detail.lower()

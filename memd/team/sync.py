@@ -189,12 +189,12 @@ def sync_team(
         return SyncResult(
             team_dir=team_dir, state="skipped", error="a dream is running"
         )
-    git = Git(team_dir, timeout_seconds)
-    lock_fd = _try_lock(os.path.join(git.git_dir, MEMD_DIR, "sync.lock"))
+    lock_fd = _try_lock(os.path.join(team_dir, ".git", MEMD_DIR, "sync.lock"))
     if lock_fd is None:
         return SyncResult(
             team_dir=team_dir, state="skipped", error="another sync is running"
         )
+    git = Git(team_dir, timeout_seconds, lock_fd=lock_fd)
     try:
         return _sync_locked(git, branch, log, lint_errors or default_lint)
     finally:
@@ -236,9 +236,11 @@ def _sync_locked(
             log.info("team_push_rejected", team_dir=team_dir, attempt=attempt + 1)
         else:
             raise GitError(f"push still rejected after {PUSH_ATTEMPTS} merges")
-    except GitError as error:
-        state = "offline" if error.is_network else "failed"
-        log.warning(f"team_sync_{state}", team_dir=team_dir, error=str(error))
+    except (GitError, MemdError, OSError) as error:
+        is_network = isinstance(error, GitError) and error.is_network
+        state = "offline" if is_network else "failed"
+        event = "team_sync_offline" if is_network else "team_sync_failed"
+        log.warning(event, team_dir=team_dir, error=redact(str(error)))
         return SyncResult(
             team_dir=team_dir,
             state=state,
@@ -246,7 +248,7 @@ def _sync_locked(
             left_out=left_out,
             conflicts=tuple(merged.conflicts),
             kept=tuple(merged.kept),
-            error=str(error),
+            error=redact(str(error)),
         )
     result = SyncResult(
         team_dir=team_dir,
