@@ -7,7 +7,7 @@ import os
 import subprocess
 from typing import TYPE_CHECKING
 
-from tests.team.conftest import git, make_team, topic_text
+from tests.team.conftest import git, make_team, memd_script, topic_text
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -131,6 +131,21 @@ class TestConcurrentEdits:
         ]
         overall = ana.memd("status").stdout.splitlines()
         assert "    conflict waiting: team/rules.from-bob.md" in overall
+        hook = subprocess.run(
+            [memd_script(), "hook", "session-start"],
+            input=json.dumps(
+                {"hook_event_name": "SessionStart", "cwd": str(ana.project)}
+            ),
+            env=ana.env(),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        context = json.loads(hook.stdout)["hookSpecificOutput"]["additionalContext"]
+        assert (
+            "team/rules.from-bob.md [T001 team-conflict-copy] both sides of a team "
+            "sync changed team/rules.md"
+        ) in context
 
     def test_a_broken_copy_of_theirs_gets_frontmatter(self, team: Team) -> None:
         """Theirs pushed with plain git without frontmatter: the copy still lints."""
