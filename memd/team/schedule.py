@@ -33,6 +33,20 @@ def team_dirs(memory_dirs: Iterable[str]) -> tuple[str, ...]:
     return tuple(team_dir for team_dir in found if is_team_repo(team_dir))
 
 
+def is_team_change(relpath: str) -> bool:
+    """Return True for a change (relpath in a memory dir) a team sync should follow.
+
+    Files under ``team/`` count; git's own writes (``team/.git/...``) and other
+    hidden files do not, so a sync never triggers the next one.
+    """
+    parts = relpath.split("/")
+    return (
+        len(parts) > 1
+        and parts[0] == "team"
+        and not any(part.startswith(".") for part in parts[1:])
+    )
+
+
 def should_sync(record: dict[str, object], now: float, reason: str) -> bool:
     """Return True when a sync is due at `now` given the last `record`."""
     due = record.get("next_attempt")

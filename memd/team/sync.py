@@ -325,6 +325,8 @@ def _why_left_out(team_dir: str, relpath: str, errors: Mapping[str, str]) -> str
     parts = relpath.split("/")
     if any(part.startswith(".") for part in parts):
         return "hidden file"
+    if "\n" in relpath or "\r" in relpath:
+        return "line break in the file name"
     if not relpath.endswith(".md"):
         return "not a Markdown file"
     try:
@@ -650,6 +652,8 @@ def _worktree_blobs(git: Git, relpaths: list[str]) -> dict[str, str]:
     """Return relpath -> blob id of the regular files among `relpaths` in the tree."""
     present = []
     for relpath in relpaths:
+        if "\n" in relpath or "\r" in relpath:
+            continue  # --stdin-paths is line-based; such a file is never written
         with contextlib.suppress(OSError):
             if stat.S_ISREG(os.lstat(os.path.join(git.work_tree, relpath)).st_mode):
                 present.append(relpath)

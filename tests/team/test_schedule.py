@@ -13,7 +13,7 @@ from structlog.testing import capture_logs
 from memd.config import load_config
 from memd.kairos.scheduler import DreamScheduler
 from memd.logconfig import get_logger
-from memd.team.schedule import should_sync, sync_teams, team_dirs
+from memd.team.schedule import is_team_change, should_sync, sync_teams, team_dirs
 from memd.team.sync import backoff_seconds
 
 if TYPE_CHECKING:
@@ -47,6 +47,22 @@ class TestDue:
             backoff_seconds(3, 300),
             backoff_seconds(20, 300),
             backoff_seconds(20, 7200),
+        ]
+
+
+class TestTeamChange:
+    def test_only_files_under_team_count(self) -> None:
+        """team/x.md counts; git's own files, hidden files and private files do not."""
+        assert [True, True, False, False, False, False] == [
+            is_team_change(path)
+            for path in (
+                "team/x.md",
+                "team/sub/y.md",
+                "team/.git/index",
+                "team/.memd-tmp-1-x.md",
+                "MEMORY.md",
+                "team",
+            )
         ]
 
 

@@ -385,11 +385,16 @@ class TestKilledSync:
         ana, bob, cy = team.members
         rng = random.Random(17)  # noqa: S311 -- kill points, not secrets
         expected: dict[str, str] = {}
+        shared_versions: dict[str, str] = {}  # member -> their latest version
         for round_number in range(12):
             for member in (ana, bob):
                 name = f"{member.name}-{round_number}.md"
                 member.write(name, topic_text(f"{member.name} {round_number}"))
                 expected[name] = topic_text(f"{member.name} {round_number}")
+                # Both edit one file too: each one's latest version must survive.
+                version = f"{member.name} wrote shared.md in round {round_number}."
+                member.write("shared.md", topic_text("shared", version))
+                shared_versions[member.name] = version
             synced(bob)
             process = ana.popen("team", "sync", "--project", str(ana.project))
             try:
@@ -401,7 +406,13 @@ class TestKilledSync:
         synced(bob)
         synced(cy)
 
-        assert expected == team.remote_files()
+        remote = team.remote_files()
+        assert expected == {k: v for k, v in remote.items() if k in expected}
+        everything = "".join(remote.values())
+        assert [] == [v for v in shared_versions.values() if v not in everything]
+        assert set(remote) - set(expected) <= {"shared.md", "MEMORY.md"} | {
+            name for name in remote if name.startswith("shared.from-")
+        }
         for member in team.members:
             assert "" == git("status", "--porcelain", cwd=member.team)
             head = git("rev-parse", "HEAD", cwd=member.team)
