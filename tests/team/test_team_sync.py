@@ -59,6 +59,31 @@ class TestSetup:
         assert 0 == done.returncode, done.stderr
         assert team.url == git("config", "remote.origin.url", cwd=member.team).strip()
 
+    def test_sync_before_init_is_one_line_and_exit_2(self, tmp_path: Path) -> None:
+        """A project whose team dir is not shared: a usage error, no traceback."""
+        (member,) = make_team(tmp_path, 1).members
+
+        done = member.sync()
+
+        assert 2 == done.returncode
+        assert 1 == len(done.stderr.splitlines())
+        assert done.stderr.endswith("not a team repository (run `memd team init`)\n")
+
+    def test_memd_config_never_prints_a_token(self, tmp_path: Path) -> None:
+        """[team.remotes] with a token in a URL: `memd config` shows it redacted."""
+        (member,) = make_team(tmp_path, 1).members
+        config = member.root / "config" / "memd" / "config.toml"
+        config.parent.mkdir(parents=True)
+        config.write_text(
+            f'[team.remotes]\n"{member.project}" = "https://x:tok3n@example.org/m.git"\n'
+        )
+
+        done = member.memd("config")
+
+        assert 0 == done.returncode, done.stderr
+        assert "tok3n" not in done.stdout
+        assert "https://***@example.org/m.git" in done.stdout
+
     def test_status_shows_remote_branch_and_counts(self, team: Team) -> None:
         """`memd team status` names the remote, the branch and ahead/behind."""
         ana = team.members[0]
