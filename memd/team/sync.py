@@ -55,6 +55,7 @@ ZERO_OID = "0" * 40
 REMOTE = "origin"
 MEMD_DIR = "memd"  # inside .git: marker, lock, journal, private index
 PUSH_ATTEMPTS = 5
+MAX_LOCAL_INDEX_BYTES = 4 * 1024 * 1024  # read cap for a held-back MEMORY.md
 MAX_BACKOFF_SECONDS = 3600.0
 STATE_FILE = "team"
 # What git says when a push lost the race to another member's push.
@@ -616,9 +617,18 @@ def _apply(
             continue  # someone pushed a symlink with plain git: never made here
         if is_clean and relpath not in dirty:
             _write_or_remove(git.work_tree, relpath, _blob(git, want) if want else None)
-        elif (
-            new_entry is not None and relpath.endswith(".md") and relpath != INDEX_NAME
-        ):
+        elif relpath == INDEX_NAME and new_entry is not None and have is not None:
+            # A held-back local index (say, over budget) takes the incoming
+            # entries in: the union loses neither side's lines.
+            local = (_read_local(git.work_tree, relpath) or b"").decode(
+                "utf-8", "replace"
+            )
+            incoming = _blob(git, new_entry[1]).decode("utf-8", "replace")
+            gone = frozenset(p for p in before if p not in after)
+            union = merge_index(local, incoming, deleted=gone).encode("utf-8")
+            if union != local.encode("utf-8"):
+                _write_or_remove(git.work_tree, relpath, union)
+        elif new_entry is not None and relpath.endswith(".md"):
             author = _author_of(git, new, relpath)
             copy = conflict_copy_path(relpath, author, taken)
             taken |= {copy}
@@ -646,6 +656,21 @@ def _apply(
     git.run("reset", "-q", "--mixed")
     with contextlib.suppress(FileNotFoundError):
         os.unlink(journal)
+
+
+def _read_local(team_dir: str, relpath: str) -> bytes | None:
+    """Return a regular file's bytes (never through a symlink), or None."""
+    try:
+        fd = os.open(
+            os.path.join(team_dir, relpath),
+            os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+        )
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            return None
+        return handle.read(MAX_LOCAL_INDEX_BYTES)
 
 
 def _worktree_blobs(git: Git, relpaths: list[str]) -> dict[str, str]:

@@ -264,6 +264,30 @@ class TestIndexUnion:
             (d["name"], d["severity"]) for d in found if d["severity"] == "error"
         ]
 
+    def test_a_held_back_index_takes_incoming_entries_in(self, team: Team) -> None:
+        """Ana's over-budget index stays home, yet bob's new entry joins it."""
+        ana, bob, _ = team.members
+        ana.write("MEMORY.md", "- [Start](start.md) — start\n")
+        synced(ana)
+        synced(bob)
+        bob.write("MEMORY.md", "- [Start](start.md) — start\n- [Bob](bob.md) — bob\n")
+        synced(bob)
+        mine = [f"- [Ana {n}](ana-{n}.md) — note {n}" for n in range(210)]
+        ana.write("MEMORY.md", "- [Start](start.md) — start\n" + "\n".join(mine) + "\n")
+
+        done = ana.sync()
+
+        assert 0 == done.returncode, done.stderr
+        assert any(
+            line.startswith("  left out MEMORY.md: lint error:")
+            for line in done.stdout.splitlines()
+        )
+        assert (
+            "- [Start](start.md) — start\n- [Bob](bob.md) — bob\n"
+            + "\n".join(mine)
+            + "\n"
+        ) == ana.read("MEMORY.md")
+
     def test_same_entry_added_on_both_sides_is_listed_once(self, team: Team) -> None:
         """Both add an entry for shared.md with different hooks: ours is kept, once."""
         ana, bob, _ = team.members
