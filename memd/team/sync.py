@@ -283,12 +283,7 @@ def _recover(git: Git, ref: str, merged: _Merged) -> None:
     """Finish a merge a killed sync was writing, then make git's index match HEAD."""
     with contextlib.suppress(FileNotFoundError):
         os.unlink(os.path.join(git.git_dir, "index.lock"))
-    for name in (
-        "commit-index",
-        "merge-index",
-        "commit-index.lock",
-        "merge-index.lock",
-    ):
+    for name in ("commit-index", "commit-index.lock"):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(os.path.join(git.git_dir, MEMD_DIR, name))
     try:
@@ -358,22 +353,13 @@ def _commit_local(
     if not chosen:
         return (), tuple(left_out)
     head = git.rev(ref)
-    index = os.path.join(git.git_dir, MEMD_DIR, "commit-index")
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(index)
-    git.run("read-tree", head or EMPTY_TREE, index_file=index)
     paths = "".join(relpath + "\0" for _, relpath in chosen)
-    git.run(
-        "update-index",
-        "--add",
-        "--remove",
-        "-z",
-        "--stdin",
-        input_bytes=paths.encode("utf-8", "surrogateescape"),
-        index_file=index,
+    tree = _write_tree(
+        git,
+        head or EMPTY_TREE,
+        ("--add", "--remove", "-z", "--stdin"),
+        paths.encode("utf-8", "surrogateescape"),
     )
-    tree = git.text("write-tree", index_file=index)
-    os.unlink(index)
     if head is not None and tree == git.text("rev-parse", f"{head}^{{tree}}"):
         return (), tuple(left_out)
     lines = "\n".join(f"- {_verb(code)} {relpath}" for code, relpath in chosen)
@@ -383,6 +369,22 @@ def _commit_local(
     git.run("update-ref", ref, commit, head or ZERO_OID)
     git.run("reset", "-q", "--mixed")
     return tuple(relpath for _, relpath in chosen), tuple(left_out)
+
+
+def _write_tree(git: Git, start: str, update: tuple[str, ...], data: bytes) -> str:
+    """Return the tree of `start` after ``git update-index UPDATE`` fed `data`.
+
+    A private index file is used, so git's own index (and whatever a person
+    staged in it) plays no part.
+    """
+    index = os.path.join(git.git_dir, MEMD_DIR, "commit-index")
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(index)
+    git.run("read-tree", start, index_file=index)
+    git.run("update-index", *update, input_bytes=data, index_file=index)
+    tree = git.text("write-tree", index_file=index)
+    os.unlink(index)
+    return tree
 
 
 def _verb(code: str) -> str:
@@ -520,20 +522,13 @@ def _merge_commit(git: Git, ours: str, theirs: str, merged: _Merged) -> str:
         merged.conflicts.append(copy)
         notes.append(f"- both changed {relpath}: theirs is {copy}")
     _merge_the_index(git, base, mine, other, result, merged)
-    index = os.path.join(git.git_dir, MEMD_DIR, "merge-index")
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(index)
     entries = "".join(f"{mode} {oid}\t{p}\0" for p, (mode, oid) in result.items())
-    git.run(
-        "update-index",
-        "--add",
-        "-z",
-        "--index-info",
-        input_bytes=entries.encode("utf-8", "surrogateescape"),
-        index_file=index,
+    tree = _write_tree(
+        git,
+        EMPTY_TREE,
+        ("--add", "-z", "--index-info"),
+        entries.encode("utf-8", "surrogateescape"),
     )
-    tree = git.text("write-tree", index_file=index)
-    os.unlink(index)
     message = f"memd team sync: merge {theirs[:12]}\n\n" + "\n".join(notes) + "\n"
     return git.text(
         *_identity(git), "commit-tree", tree, "-p", ours, "-p", theirs, "-m", message

@@ -96,10 +96,21 @@ class TestSyncTeams:
         assert () == team_dirs([str(tmp_path / "m")])
 
 
+def _scheduler(sync: object, interval: float, settle: float = 10.0) -> DreamScheduler:
+    """A real DreamScheduler with no memory dirs and `sync` as its team job."""
+    return DreamScheduler(
+        load_config(),
+        memory_dirs=lambda: (),
+        log=get_logger(),
+        team_sync=sync,  # type: ignore[arg-type]
+        team_interval_seconds=interval,
+        team_settle_seconds=settle,
+    )
+
+
 class TestSchedulerJobs:
     def test_interval_and_settled_triggers_call_the_sync(self, tmp_path: Path) -> None:
         """Real APScheduler: the interval job fires, and a settled change fires once."""
-        config = load_config()
         calls: list[str] = []
         fired = threading.Event()
 
@@ -108,14 +119,7 @@ class TestSchedulerJobs:
             if "settled" in calls:
                 fired.set()
 
-        scheduler = DreamScheduler(
-            config,
-            memory_dirs=lambda: (),
-            log=get_logger(),
-            team_sync=sync,
-            team_interval_seconds=0.2,
-            team_settle_seconds=0.3,
-        )
+        scheduler = _scheduler(sync, 0.2, 0.3)
         scheduler.start()
         try:
             for _ in range(5):  # a burst of changes: one settled sync
@@ -131,20 +135,13 @@ class TestSchedulerJobs:
 
     def test_a_crashing_sync_is_logged_and_the_scheduler_goes_on(self) -> None:
         """One guard per pass: an exception is logged, the next pass still runs."""
-        config = load_config()
         calls: list[str] = []
 
         def sync(reason: str) -> None:
             calls.append(reason)
             raise RuntimeError("boom")
 
-        scheduler = DreamScheduler(
-            config,
-            memory_dirs=lambda: (),
-            log=get_logger(),
-            team_sync=sync,
-            team_interval_seconds=0.1,
-        )
+        scheduler = _scheduler(sync, 0.1)
         with capture_logs() as logs:
             scheduler.start()
             try:
