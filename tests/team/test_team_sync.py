@@ -7,6 +7,7 @@ import os
 import subprocess
 from typing import TYPE_CHECKING
 
+from memd.agent.paths import sanitize_path
 from tests.team.conftest import git, make_team, memd_script, topic_text
 
 if TYPE_CHECKING:
@@ -34,6 +35,26 @@ class TestSetup:
         assert 0 == done.returncode
         assert topic_text("style") == bob.read("style.md")
         assert {"style.md"} == set(team.remote_files())
+
+    def test_init_over_existing_files_merges_unrelated_histories(
+        self, tmp_path: Path
+    ) -> None:
+        """Bob already has his own x.md when he joins: both versions are kept."""
+        team = make_team(tmp_path, 2)
+        ana, bob = team.members
+        assert ana.init(team.url).returncode == 0
+        ana.write("x.md", topic_text("x", "Ana's x."))
+        synced(ana)
+        projects = bob.root / "home" / ".claude" / "projects"
+        before = projects / sanitize_path(os.path.realpath(bob.project)) / "memory"
+        (before / "team").mkdir(parents=True)
+        (before / "team" / "x.md").write_text(topic_text("x", "Bob's own x."))
+
+        done = bob.init(team.url)
+
+        assert 0 == done.returncode, done.stderr
+        assert topic_text("x", "Bob's own x.") == bob.read("x.md")
+        assert topic_text("x", "Ana's x.") == bob.read("x.from-ana.md")
 
     def test_init_without_a_remote_is_one_line_and_exit_2(self, tmp_path: Path) -> None:
         """No --remote and nothing in config.toml: a usage error, no traceback."""
