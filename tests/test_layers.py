@@ -63,7 +63,7 @@ FOLDERS = {
     "snapshot": {"agent", "memory", "lint"},
     "kairos": {"agent", "memory", "lint", "snapshot"},
     "hooks": {"agent", "memory", "lint", "snapshot"},
-    "daemon": {"agent", "memory", "lint", "snapshot", "kairos"},
+    "daemon": {"agent", "memory", "lint", "snapshot", "kairos", "team"},
     "service": set(),
     "team": {"agent", "memory", "lint"},
     "cli": {
