@@ -75,6 +75,16 @@ class TestMergeIndex:
         assert sorted(set(ours_files) | set(theirs_files)) == sorted(targets)
         assert ours_files == [t for t in targets if t in ours_files]
 
+    @given(st.text(max_size=400), st.text(max_size=400))
+    def test_never_raises_and_keeps_every_line_of_ours(
+        self, ours: str, theirs: str
+    ) -> None:
+        """On any text: no exception, and ours' lines are all there, in order."""
+        merged = merge_index(ours, theirs).split("\n")
+
+        remaining = iter(merged)
+        assert all(line in remaining for line in ours.split("\n"))
+
 
 class TestConflictCopies:
     def test_copy_name_uses_the_author_slug(self) -> None:
