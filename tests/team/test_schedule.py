@@ -8,6 +8,7 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
+import pytest
 from structlog.testing import capture_logs
 
 from memd.config import load_config
@@ -132,6 +133,33 @@ class TestSchedulerJobs:
 
         assert 1 == calls.count("settled")
         assert calls.count("interval") >= 2
+
+    def test_a_settled_change_reaches_the_remote_through_the_scheduler(
+        self, team: Team, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The wiring the daemon uses: scheduler + sync_teams push a saved file."""
+        ana = team.members[0]
+        for name, value in ana.env().items():
+            monkeypatch.setenv(name, value)
+        config = load_config()
+        ana.write(
+            "fresh.md", "---\nname: F\ndescription: a new thing\ntype: user\n---\nx\n"
+        )
+        done = threading.Event()
+
+        def sync(reason: str) -> None:
+            sync_teams([str(ana.memory_dir)], config, log=get_logger(), reason=reason)
+            done.set()
+
+        scheduler = _scheduler(sync, 3600.0, 0.1)
+        scheduler.start()
+        try:
+            scheduler.team_dir_settled()
+            assert done.wait(60)
+        finally:
+            scheduler.shutdown()
+
+        assert {"fresh.md"} == set(team.remote_files())
 
     def test_a_crashing_sync_is_logged_and_the_scheduler_goes_on(self) -> None:
         """One guard per pass: an exception is logged, the next pass still runs."""
