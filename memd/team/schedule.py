@@ -13,7 +13,8 @@ import os
 import time
 
 from memd.team.conflicts import lint_errors
-from memd.team.sync import is_team_repo, record_result, sync_record, sync_team
+from memd.team.state import record_result, sync_record
+from memd.team.sync import is_team_repo, sync_team
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -104,9 +105,10 @@ def team_summary(state_dir: str) -> dict[str, dict[str, object]]:
     """
     from memd.state import read_state
     from memd.team.conflicts import pending_conflicts
+    from memd.team.state import STATE_FILE
 
     summary: dict[str, dict[str, object]] = {}
-    for team_dir, record in read_state(state_dir, "team").items():
+    for team_dir, record in read_state(state_dir, STATE_FILE).items():
         if not isinstance(record, dict) or not is_team_repo(team_dir):
             continue
         keep = ("state", "last_sync", "error", "failures", "next_attempt", "left_out")

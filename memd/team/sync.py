@@ -30,7 +30,6 @@ import errno
 import fcntl
 import os
 import stat
-import time
 from dataclasses import dataclass, field
 
 from memd.atomic import write_atomic
@@ -56,8 +55,6 @@ REMOTE = "origin"
 MEMD_DIR = "memd"  # inside .git: marker, lock, journal, private index
 PUSH_ATTEMPTS = 5
 MAX_LOCAL_INDEX_BYTES = 4 * 1024 * 1024  # read cap for a held-back MEMORY.md
-MAX_BACKOFF_SECONDS = 3600.0
-STATE_FILE = "team"
 # What git says when a push lost the race to another member's push.
 _REJECTED = ("[rejected]", "non-fast-forward", "fetch first", "failed to update ref")
 
@@ -750,57 +747,7 @@ def _push(git: Git, branch: str, ref: str) -> bool:
     return True
 
 
-# -- state: the last result and the backoff -------------------------------------------
-
-
-def record_result(
-    state_dir: str, result: SyncResult, *, now: float, interval_seconds: float
-) -> dict[str, object]:
-    """Store `result` and the next attempt in team.json; return the stored record."""
-    from memd.state import read_state, write_state
-
-    data = read_state(state_dir, STATE_FILE)
-    previous = data.get(result.team_dir)
-    failures = previous.get("failures", 0) if isinstance(previous, dict) else 0
-    if not isinstance(failures, int):
-        failures = 0
-    record: dict[str, object] = dict(previous) if isinstance(previous, dict) else {}
-    record.update(result.to_dict())
-    record["last_attempt"] = now
-    if result.state == "synced":
-        record["last_sync"] = now
-        record["failures"] = 0
-        record["next_attempt"] = now + interval_seconds
-    elif result.state in ("offline", "failed"):
-        failures += 1
-        record["failures"] = failures
-        record["next_attempt"] = now + backoff_seconds(failures, interval_seconds)
-    data[result.team_dir] = record
-    write_state(state_dir, STATE_FILE, data)
-    return record
-
-
-def backoff_seconds(failures: int, interval_seconds: float) -> float:
-    """Return the wait before retry number `failures`: 30 s, doubling, capped.
-
-    The cap is an hour, or the interval when that is longer.
-    """
-    cap = max(MAX_BACKOFF_SECONDS, interval_seconds)
-    return float(min(cap, 30.0 * 2 ** max(0, failures - 1)))
-
-
-def sync_record(state_dir: str, team_dir: str) -> dict[str, object]:
-    """Return the stored record of `team_dir`'s last sync ({} before the first)."""
-    from memd.state import read_state
-
-    record = read_state(state_dir, STATE_FILE).get(team_dir)
-    return record if isinstance(record, dict) else {}
-
-
-def is_due(state_dir: str, team_dir: str, now: float) -> bool:
-    """Return True when `team_dir`'s next attempt (after backoff) has come."""
-    due = sync_record(state_dir, team_dir).get("next_attempt")
-    return not isinstance(due, int | float) or now >= due
+# -- queries for status ------------------------------------------------------------
 
 
 def ahead_behind(
@@ -826,7 +773,3 @@ def remote_url(team_dir: str, timeout_seconds: float) -> str | None:
         "config", "--get", f"remote.{REMOTE}.url", check=False
     )
     return redact(url) if url else None
-
-
-def now_seconds() -> float:
-    return time.time()

@@ -15,7 +15,7 @@ from memd.config import load_config
 from memd.kairos.scheduler import DreamScheduler
 from memd.logconfig import get_logger
 from memd.team.schedule import is_team_change, should_sync, sync_teams, team_dirs
-from memd.team.sync import backoff_seconds
+from memd.team.state import backoff_seconds
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -97,7 +97,8 @@ def _sync(config: Config, project: str) -> int:
     import time
 
     from memd.logconfig import get_logger
-    from memd.team.sync import record_result, sync_team
+    from memd.team.state import record_result
+    from memd.team.sync import sync_team
 
     team_dir = team_dir_of(project)
     log = get_logger(component="team")
@@ -155,7 +156,8 @@ def status_lines(config: Config, team_dir: str) -> tuple[str, ...]:
 
     from memd.team.conflicts import conflict_messages
     from memd.team.git import GitError
-    from memd.team.sync import ahead_behind, is_team_repo, remote_url, sync_record
+    from memd.team.state import sync_record
+    from memd.team.sync import ahead_behind, is_team_repo, remote_url
 
     if not is_team_repo(team_dir):
         return (f"{team_dir}: not shared (run `memd team init --remote URL`)",)
