@@ -61,6 +61,11 @@ class Config:
     log_format: str = "auto"
     log_level: str = "info"
     agent_version: str = "auto"  # or a release memd has a profile for: "2.1.112"
+    team_remotes: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+    team_branch: str = "main"
+    team_interval_seconds: float = 300.0
+    team_settle_seconds: float = 10.0
+    team_git_timeout_seconds: float = 60.0
     sources: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
 
 
@@ -232,8 +237,19 @@ def describe_config(config: Config) -> tuple[tuple[str, str, object, str], ...]:
         (
             key.toml,
             key.env,
-            getattr(config, key.field),
+            _shown(key.field, getattr(config, key.field)),
             config.sources.get(key.field, "default"),
         )
         for key in KEYS
     )
+
+
+def _shown(field_name: str, value: object) -> object:
+    """Return `value` as `memd config` may print it: remote URLs without credentials."""
+    from collections.abc import Mapping
+
+    if field_name == "team_remotes" and isinstance(value, Mapping):
+        from memd.config_keys import redact_credentials
+
+        return {k: redact_credentials(str(v)) for k, v in value.items()}
+    return value

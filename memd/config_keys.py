@@ -191,6 +191,57 @@ def _agent_version(value: object) -> object:
     raise BadValue(f"expected one of {', '.join(choices)}, {_got(value)}")
 
 
+# scheme://userinfo@ : the userinfo may hold a password or a bare token.
+_USERINFO = r"([A-Za-z][A-Za-z0-9+.\-]{0,31}://)[^/@\s]{1,2048}@"
+
+
+def redact_credentials(text: str) -> str:
+    """Return `text` with the userinfo of every URL in it replaced by ``***``."""
+    import re
+
+    return re.sub(_USERINFO, r"\1***@", text)
+
+
+def _remotes(value: object) -> object:
+    """A table of project directory -> git remote URL (``[team.remotes]``)."""
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and k and isinstance(v, str) and v.strip()
+        for k, v in value.items()
+    ):
+        shown = dict.fromkeys(value, "...") if isinstance(value, dict) else value
+        raise BadValue(f"expected a table of project = remote URL, {_got(shown)}")
+    projects = {}
+    for project, url in value.items():
+        expanded = os.path.expanduser(project)
+        if not os.path.isabs(expanded):
+            raise BadValue(f"expected absolute project paths, got {project!r}")
+        projects[os.path.normpath(expanded)] = url.strip()
+    return MappingProxyType(projects)
+
+
+def _env_remotes(text: str) -> object:
+    table: dict[str, str] = {}
+    for item in text.split(";"):
+        project, sep, url = item.strip().partition("=")
+        if item.strip() and not sep:
+            raise BadValue("expected DIR=URL[;DIR=URL...], got an item without '='")
+        if sep:
+            table[project.strip()] = url
+    return table
+
+
+def _branch(value: object) -> object:
+    if (
+        isinstance(value, str)
+        and value.strip()
+        and not value.startswith(("-", "/", "."))
+        and not any(c in value for c in " ~^:?*[\\\x7f")
+        and ".." not in value
+    ):
+        return value.strip()
+    raise BadValue(f"expected a branch name, {_got(value)}")
+
+
 def _env_list(text: str) -> list[str]:
     return [item.strip() for item in text.split(",") if item.strip()]
 
@@ -251,6 +302,12 @@ KEYS: tuple[Key, ...] = (
     Key("cache_dir", "paths.cache_dir", _string, is_path=True),
     Key("state_dir", "paths.state_dir", _string, is_path=True),
     Key("agent_version", "agent.version", _agent_version),
+    Key("team_remotes", "team.remotes", _remotes, _env_remotes),
+    Key("team_branch", "team.branch", _branch),
+    Key("team_interval_seconds", "team.interval_seconds", _float(1.0)),
+    Key("team_settle_seconds", "team.settle_seconds", _float(0.0)),
+    Key("team_git_timeout_seconds", "team.git_timeout_seconds",
+        _float(0.0, strict=True)),
 )
 # fmt: on
 BY_TOML = MappingProxyType({key.toml: key for key in KEYS})

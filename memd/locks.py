@@ -188,19 +188,22 @@ def read_lock_pid(directory: str) -> int | None:
 
 def is_lock_held(directory: str) -> bool:
     """Return True if some process holds the lock in `directory` right now."""
+    return _is_flocked(lock_path(directory), os.O_RDONLY | os.O_NOFOLLOW)
+
+
+def _is_flocked(path: str, flags: int) -> bool:
+    """Return True when another descriptor holds an exclusive flock on `path`."""
     try:
-        fd = os.open(lock_path(directory), os.O_RDONLY | os.O_NOFOLLOW)
+        fd = os.open(path, flags)
     except OSError:
         return False
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except OSError:
         return True
-    else:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return False
     finally:
-        os.close(fd)
+        os.close(fd)  # closing drops the shared lock we may have taken
+    return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,3 +299,21 @@ def roll_back_lock(lock: ConsolidateLock) -> None:
         pass
     finally:
         os.close(lock.dir_fd)
+
+
+def is_dream_running(memory_dir: str) -> bool:
+    """Return True while a dream holds `memory_dir` (memd's flock or a live lock pid).
+
+    The check takes nothing: a team sync only needs to stay out of a dream's way.
+    """
+    if _is_flocked(memory_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC):
+        return True
+    path = os.path.join(memory_dir, CONSOLIDATE_LOCK_NAME)
+    holder = _read_pid(path)
+    if holder is None or holder == os.getpid():
+        return False
+    try:
+        age = time.time() - os.lstat(path).st_mtime
+    except OSError:
+        return False
+    return age < CONSOLIDATE_STALE_SECONDS and _pid_alive(holder)

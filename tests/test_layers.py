@@ -53,6 +53,8 @@ LAYERS = {
     "memd.hooks.settings": CORE,  # settings in, settings out; feedback.py does the I/O
     "memd.hooks.wording": CORE,  # what the hooks say, from findings as plain dicts
     "memd.cli.*": WIRING,
+    "memd.team.*": EDGE,  # git, the sync and its state
+    "memd.team.merge": CORE,  # the conflict rules, on contents
 }
 # folder -> the folders it may import (the shared top-level modules are open to all).
 FOLDERS = {
@@ -62,8 +64,9 @@ FOLDERS = {
     "snapshot": {"agent", "memory", "lint"},
     "kairos": {"agent", "memory", "lint", "snapshot"},
     "hooks": {"agent", "memory", "lint", "snapshot"},
-    "daemon": {"agent", "memory", "lint", "snapshot", "kairos"},
+    "daemon": {"agent", "memory", "lint", "snapshot", "kairos", "team"},
     "service": set(),
+    "team": {"agent", "memory", "lint"},
     "cli": {
         "agent",
         "memory",
@@ -73,6 +76,7 @@ FOLDERS = {
         "hooks",
         "daemon",
         "service",
+        "team",
     },
 }
 RANK = {CORE: 0, EDGE: 1, WIRING: 2}

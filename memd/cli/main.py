@@ -46,6 +46,10 @@ COMMANDS = {
         "memd.cli.commands.service",
         "install, remove or inspect the systemd/launchd user service",
     ),
+    "team": (
+        "memd.cli.commands.team",
+        "share team memory through a git remote: init, status, sync",
+    ),
     "hook": (
         "memd.cli.commands.hook",
         "agent hooks: session-start and post-tool-use feedback, and their install",

@@ -170,6 +170,7 @@ class _Daemon:
         self._maybe_reload_config(batch)
         dirs, changed = self._dirs_to_rebuild(batch)
         self._rebuild_all(dirs, changed)
+        self._follow_team_changes(batch)
         self._report()
         waits = [
             w.recheck_at - time.monotonic()
@@ -179,6 +180,15 @@ class _Daemon:
         waits.append(STATUS_HEARTBEAT_SECONDS)
         waits.append(self.next_sweep - time.monotonic())
         return max(0.0, min(waits))
+
+    def _follow_team_changes(self, batch: Batch) -> None:
+        """A save under a team/ dir: have the scheduler sync once it settles."""
+        from memd.team.schedule import is_team_change
+
+        if self.scheduler is not None and any(
+            is_team_change(change.relpath) for change in batch.changes
+        ):
+            self.scheduler.team_dir_settled()
 
     def _maybe_reload_config(self, batch: Batch) -> None:
         config_stat = _stat_key(self.config_file)
@@ -526,11 +536,24 @@ class _Daemon:
         def memory_dirs() -> tuple[str, ...]:
             return self.discovery.memory_dirs if self.discovery else ()
 
+        def team_sync(reason: str) -> object:
+            from memd.team.schedule import sync_teams
+
+            log = self.log.bind(component="team")
+            return sync_teams(memory_dirs(), self.config, log=log, reason=reason)
+
         try:
             scheduler = DreamScheduler(
-                self.config, memory_dirs=memory_dirs, log=self.log, telemetry=self.sink
+                self.config,
+                memory_dirs=memory_dirs,
+                log=self.log,
+                telemetry=self.sink,
+                team_sync=team_sync,
+                team_interval_seconds=self.config.team_interval_seconds,
+                team_settle_seconds=self.config.team_settle_seconds,
             )
             scheduler.start()
+            scheduler.team_dir_settled()  # one sync soon after start-up
         except Exception:  # a broken scheduler must not stop lint
             self.log.exception("scheduler_failed")
             return

@@ -24,7 +24,7 @@ MAX_FINDINGS = 12
 INDEX = "MEMORY.md"
 # Index findings the model must hear about at session start: entries silently
 # not loaded, links to nothing, and memories that will not be recalled.
-SESSION_START_CODES = frozenset({"I002", "I003", "I005"})
+SESSION_START_CODES = frozenset({"I002", "I003", "I005", "T001"})  # T001: team
 # Index errors and the measure that tells whether a change made them worse.
 INDEX_MEASURES = {"I002": 0, "I003": 1}  # index into (line count, UTF-16 units)
 

@@ -92,6 +92,9 @@ class DreamScheduler:
         clock_check_seconds: float = CLOCK_CHECK_SECONDS,
         telemetry: object | None = None,
         dream_second: int = 0,
+        team_sync: Callable[[str], object] | None = None,
+        team_interval_seconds: float = 300.0,
+        team_settle_seconds: float = 10.0,
     ):
         parse_dream_time(config.dream_time)  # fail at construction, not at 03:30
         self._config = config
@@ -112,6 +115,11 @@ class DreamScheduler:
         self.catch_up_runs = 0
         self.dream_job_fires = 0
         self.startup_finished = threading.Event()
+        # team_sync(reason) syncs the due team dirs (memd.team.schedule.sync_teams).
+        self._team_sync = team_sync
+        self._team_interval_seconds = team_interval_seconds
+        self._team_settle_seconds = team_settle_seconds
+        self.team_sync_runs = 0
 
     def start(self) -> None:
         """Start the background scheduler and queue the start-up catch-up check."""
@@ -149,12 +157,65 @@ class DreamScheduler:
             misfire_grace_time=None,
             **common,
         )
+        if self._team_sync is not None:
+            scheduler.add_job(
+                self._team_job,
+                IntervalTrigger(
+                    seconds=self._team_interval_seconds, timezone=self._zone
+                ),
+                args=("interval",),
+                id="team-sync",
+                misfire_grace_time=None,
+                **common,
+            )
         # Runs once, right away, on the scheduler's thread: start() never blocks.
         scheduler.add_job(self._startup_job, id="startup", **common)
         self._last_clock = (time.time(), time.monotonic())
         scheduler.start()
         self._scheduler = scheduler
         self._log.info("dream_scheduler_started", next_dream=self._next_iso())
+
+    def team_dir_settled(self) -> None:
+        """Sync team memory `team_settle_seconds` from now; later calls push it back.
+
+        The daemon calls this for every settled batch with a change under a
+        ``team/`` folder, so a burst of saves ends in one sync.
+        """
+        import datetime as _dt
+
+        scheduler = self._scheduler
+        if scheduler is None or self._team_sync is None:
+            return
+        run_at = _dt.datetime.now(self._zone) + _dt.timedelta(
+            seconds=self._team_settle_seconds
+        )
+        scheduler.add_job(  # type: ignore[attr-defined]
+            self._team_job,
+            "date",
+            run_date=run_at,
+            args=("settled",),
+            id="team-sync-settled",
+            replace_existing=True,
+            misfire_grace_time=None,
+        )
+
+    def _team_job(self, reason: str) -> None:
+        if self._team_sync is None:
+            return
+        # A dream and a team sync never run at once: skip while a dream pass runs
+        # (the next trigger syncs); the sync also checks each directory's
+        # .consolidate-lock, for dreams run by other processes. A dream that
+        # finds a sync running is caught up by the clock job's slot check.
+        if not self._run_lock.acquire(blocking=False):
+            self._log.info("team_sync_skipped", reason=reason, why="dream_running")
+            return
+        try:
+            self._team_sync(reason)
+        except Exception:  # noqa: BLE001 -- one guard per unit of work (a sync pass)
+            self._log.exception("team_sync_crashed", reason=reason)
+        finally:
+            self._run_lock.release()
+        self.team_sync_runs += 1
 
     def shutdown(self) -> None:
         """Stop the scheduler, waiting for a running dream to finish its writes."""

@@ -108,3 +108,25 @@ def check_log_paths(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
                 "move it to logs/<year>/<month>/<year>-<month>-<day>.md, "
                 "or out of logs/",
             )
+
+
+# <stem>.from-<author>[-N].md : the copy a team sync wrote (memd.team.merge).
+_CONFLICT_COPY = re.compile(r"\.from-[a-z0-9]+(?:-[a-z0-9]+){0,20}\.md\Z")
+
+
+def is_conflict_copy(relpath: str) -> bool:
+    """Return True when `relpath` is a copy a team sync wrote for a person to merge."""
+    return _CONFLICT_COPY.search(relpath.rpartition("/")[2]) is not None
+
+
+def check_conflict_copies(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
+    """A team sync's conflict copy: two people changed one file; a person must merge."""
+    for f in ctx.files:
+        if is_conflict_copy(f.relpath):
+            head, _, name = f.relpath.rpartition("/")
+            original = (head + "/" if head else "") + name.split(".from-", 1)[0] + ".md"
+            yield rule.diag(
+                f.relpath,
+                f"both sides of a team sync changed {original}; this is their version",
+                f"merge what matters into {original}, then delete {f.relpath}",
+            )

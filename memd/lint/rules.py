@@ -260,6 +260,14 @@ RULES: tuple[RuleSpec, ...] = (
         "(a warning for a flat logs/YYYY-MM-DD.md)",
         files.check_log_paths,
     ),
+    # Team memory (memd.team).
+    RuleSpec(
+        "T001",
+        "team-conflict-copy",
+        W,
+        "a team sync kept both sides of a file; merge the copy by hand",
+        files.check_conflict_copies,
+    ),
 )
 
 RULES_BY_KEY: Mapping[str, RuleSpec] = MappingProxyType(

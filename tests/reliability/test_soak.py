@@ -26,3 +26,24 @@ class TestSoakScript:
         assert 0 == result.returncode, result.stdout + result.stderr
         assert "missed updates: 0" in result.stdout
         assert "p99" in result.stdout
+
+    def test_hostile_soak_misses_nothing_and_leaks_nothing(self) -> None:
+        """FIFOs, a symlinked logs/, quadratic bait, a deep chain, a rename storm."""
+        result = subprocess.run(
+            [
+                sys.executable,
+                str(SOAK),
+                "--seconds",
+                "8",
+                "--projects",
+                "10",
+                "--hostile",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+
+        assert 0 == result.returncode, result.stdout + result.stderr
+        assert "missed updates: 0" in result.stdout
+        assert "outside canary in cache or state: 0 files" in result.stdout

@@ -70,7 +70,14 @@ def collect_status(now: float | None = None) -> dict[str, object]:
         "next_dream": saved.get("next_dream"),
         "agent_profile": choice.profile.version,
         "agent_profile_reason": choice.reason,
+        "team": _team_status(config.state_dir),
     }
+
+
+def _team_status(state_dir: str) -> dict[str, object]:
+    from memd.team.schedule import team_summary
+
+    return dict(team_summary(state_dir))
 
 
 def _dream_status(state_dir: str) -> dict[str, object]:
@@ -138,7 +145,38 @@ def format_text(status: dict[str, object]) -> str:
             )
         elif isinstance(dream, dict) and dream:
             lines.append("    last dream: never")
+    lines.extend(_team_lines(status.get("team")))
     return "\n".join(lines)
+
+
+def _team_lines(team: object) -> list[str]:
+    """Lines for each shared team dir: last sync, an unreachable remote, conflicts."""
+    import datetime
+
+    if not isinstance(team, dict) or not team:
+        return []
+    lines = [f"shared team memory: {len(team)}"]
+    for team_dir, entry in team.items():
+        stamp = entry.get("last_sync")
+        when = (
+            datetime.datetime.fromtimestamp(stamp)
+            .astimezone()
+            .isoformat("T", "seconds")
+            if isinstance(stamp, int | float)
+            else "never"
+        )
+        conflicts = entry.get("conflicts") or []
+        lines.append(
+            f"  {team_dir}  {entry.get('state')}  last sync {when}"
+            f"  conflicts {len(conflicts)}"
+        )
+        if entry.get("state") == "offline":
+            lines.append(
+                f"    remote unreachable ({entry.get('failures')} failure(s)):"
+                f" {entry.get('error')}"
+            )
+        lines.extend(f"    conflict waiting: team/{copy}" for copy in conflicts)
+    return lines
 
 
 def _dream_result(result: object) -> str:

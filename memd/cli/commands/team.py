@@ -1,0 +1,206 @@
+"""`memd team`: share a project's team memory through a git remote.
+
+``init --remote URL`` makes `memory/team/` a working tree of the remote and
+syncs once; ``sync`` commits what lints, merges and pushes; ``status`` shows
+the remote, the branch, ahead/behind, the last sync and waiting conflicts.
+A sync that cannot reach the remote exits 1 with one line; usage errors exit 2.
+"""
+
+from __future__ import annotations
+
+from memd.cli.commands._options import add_project_argument, project_dir
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+
+    from memd.config import Config
+    from memd.team.sync import SyncResult
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="team_command", metavar="ACTION", required=True)
+    init = sub.add_parser(
+        "init", help="make the team dir a working tree of a remote, then sync"
+    )
+    init.add_argument(
+        "--remote",
+        metavar="URL",
+        default=None,
+        help="git remote (default: [team.remotes] in config.toml for the project)",
+    )
+    add_project_argument(init, "whose team memory to share")
+    status = sub.add_parser("status", help="show remote, branch, last sync, conflicts")
+    add_project_argument(status, "whose team memory to show")
+    sync = sub.add_parser("sync", help="commit, fetch, merge and push now")
+    add_project_argument(sync, "whose team memory to sync")
+
+
+def run(args: argparse.Namespace) -> int:
+    from memd.config import load_config
+    from memd.logconfig import configure_logging
+
+    config = load_config()
+    configure_logging(config.log_format, config.log_level)
+    project = project_dir(args)
+    if args.team_command == "init":
+        return _init(args, config, project)
+    if args.team_command == "sync":
+        return _sync(config, project)
+    return _status(config, project)
+
+
+def team_dir_of(project: str) -> str:
+    """Return the team directory of the project at `project`."""
+    import os
+
+    from memd.agent.paths import auto_mem_path, project_root_of
+
+    return os.path.join(auto_mem_path(project_root_of(project)), "team")
+
+
+def _configured_remote(config: Config, project: str) -> str | None:
+    import os
+
+    from memd.agent.gitroot import find_canonical_git_root
+    from memd.agent.paths import project_root_of
+
+    root = project_root_of(project)
+    for candidate in (os.path.abspath(project), root, find_canonical_git_root(root)):
+        if candidate and candidate in config.team_remotes:
+            return config.team_remotes[candidate]
+    return None
+
+
+def _init(args: argparse.Namespace, config: Config, project: str) -> int:
+    from memd.errors import UsageError
+    from memd.logconfig import get_logger
+    from memd.team.sync import init_team
+
+    remote = args.remote or _configured_remote(config, project)
+    if not remote:
+        raise UsageError(
+            "no remote: pass --remote URL or set [team.remotes] for this project"
+        )
+    team_dir = team_dir_of(project)
+    init_team(
+        team_dir,
+        remote,
+        branch=config.team_branch,
+        timeout_seconds=config.team_git_timeout_seconds,
+        log=get_logger(component="team"),
+    )
+    return _sync(config, project)
+
+
+def _sync(config: Config, project: str) -> int:
+    import time
+
+    from memd.logconfig import get_logger
+    from memd.team.state import record_result
+    from memd.team.sync import sync_team
+
+    team_dir = team_dir_of(project)
+    log = get_logger(component="team")
+    from memd.team.conflicts import lint_errors
+
+    result = sync_team(
+        team_dir,
+        branch=config.team_branch,
+        timeout_seconds=config.team_git_timeout_seconds,
+        log=log,
+        lint_errors=lambda path: lint_errors(
+            path,
+            severities=config.lint_severities,
+            max_file_bytes=config.max_topic_file_bytes,
+        ),
+    )
+    record_result(
+        config.state_dir,
+        result,
+        now=time.time(),
+        interval_seconds=config.team_interval_seconds,
+    )
+    for line in describe_result(result):
+        print(line)
+    return 0 if result.ok else 1
+
+
+def describe_result(result: SyncResult) -> tuple[str, ...]:
+    """Return the lines `memd team sync` prints for `result`."""
+    lines = [f"{result.team_dir}: {result.state}" + _detail(result)]
+    lines += [f"  committed {path}" for path in result.committed]
+    lines += [f"  left out {path}: {why}" for path, why in result.left_out]
+    lines += [f"  conflict: theirs written as {copy}" for copy in result.conflicts]
+    lines += [f"  kept {path} (deleted on one side)" for path in result.kept]
+    return tuple(lines)
+
+
+def _detail(result: SyncResult) -> str:
+    if result.error:
+        return f" ({result.error})"
+    if result.push_retries:
+        return f" (pushed after {result.push_retries} re-merge(s))"
+    return ""
+
+
+def _status(config: Config, project: str) -> int:
+    for line in status_lines(config, team_dir_of(project)):
+        print(line)
+    return 0
+
+
+def status_lines(config: Config, team_dir: str) -> tuple[str, ...]:
+    """Return the lines describing one team dir's sync (for `memd status` too)."""
+    import datetime
+
+    from memd.team.conflicts import conflict_messages
+    from memd.team.git import GitError
+    from memd.team.state import sync_record
+    from memd.team.sync import ahead_behind, is_team_repo, remote_url
+
+    if not is_team_repo(team_dir):
+        return (f"{team_dir}: not shared (run `memd team init --remote URL`)",)
+    timeout = config.team_git_timeout_seconds
+    record = sync_record(config.state_dir, team_dir)
+    try:
+        counts = ahead_behind(team_dir, config.team_branch, timeout)
+        url = remote_url(team_dir, timeout)
+    except GitError as error:
+        counts, url = None, f"unknown ({error})"
+    lines = [
+        f"{team_dir}:",
+        f"  remote: {url or 'none'}",
+        f"  branch: {config.team_branch}",
+        "  ahead/behind: "
+        + (f"{counts[0]}/{counts[1]}" if counts else "unknown (not synced yet)"),
+    ]
+
+    def when(key: str) -> str:
+        stamp = record.get(key)
+        if not isinstance(stamp, int | float):
+            return "never"
+        return (
+            datetime.datetime.fromtimestamp(stamp)
+            .astimezone()
+            .isoformat(timespec="seconds")
+        )
+
+    lines.append(f"  last sync: {when('last_sync')}")
+    state = record.get("state")
+    if state in ("offline", "failed"):
+        lines.append(
+            f"  remote unreachable: {record.get('error')} "
+            f"({record.get('failures')} failure(s); next try {when('next_attempt')})"
+            if state == "offline"
+            else f"  last sync failed: {record.get('error')}"
+        )
+    left_out = record.get("left_out")
+    if isinstance(left_out, list):
+        lines += [
+            f"  left out: {item[0]}: {item[1]}" for item in left_out if len(item) == 2
+        ]
+    conflicts = conflict_messages(team_dir)
+    lines.append(f"  conflicts waiting: {len(conflicts)}")
+    lines += [f"    {message}" for message in conflicts]
+    return tuple(lines)

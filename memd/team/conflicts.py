@@ -1,0 +1,90 @@
+"""What a team sync leaves for a person: conflict copies, and the files lint stops.
+
+`pending_conflicts` is the call `memd status`, lint and the SessionStart hook
+make: a conflict waits for as long as its ``<stem>.from-<author>.md`` copy
+exists, so the answer needs no state and is right after any crash.
+`lint_errors` is what `memd.team.sync` keeps out of a commit.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from memd.lint.checks_files import is_conflict_copy
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+MAX_SCAN_ENTRIES = 10_000  # a team dir is small; a huge one is not scanned whole
+
+
+def pending_conflicts(team_dir: str) -> tuple[str, ...]:
+    """Return the relpaths of conflict copies waiting in `team_dir`, sorted.
+
+    Symlinks and hidden folders (``.git``) are not followed.
+    """
+    found: list[str] = []
+    seen = 0
+    stack = [""]
+    while stack and seen < MAX_SCAN_ENTRIES:
+        relative = stack.pop()
+        try:
+            entries = os.scandir(os.path.join(team_dir, relative))
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                seen += 1
+                if entry.name.startswith("."):
+                    continue
+                relpath = f"{relative}/{entry.name}" if relative else entry.name
+                try:
+                    mode = entry.stat(follow_symlinks=False).st_mode
+                except OSError:
+                    continue
+                if stat.S_ISDIR(mode):
+                    stack.append(relpath)
+                elif stat.S_ISREG(mode) and is_conflict_copy(relpath):
+                    found.append(relpath)
+    return tuple(sorted(found))
+
+
+def conflict_messages(team_dir: str) -> tuple[str, ...]:
+    """Return one line per waiting conflict, for status output and hooks."""
+    return tuple(
+        f"team/{copy}: both sides changed {_original(copy)}; merge the copy into it "
+        "and delete the copy"
+        for copy in pending_conflicts(team_dir)
+    )
+
+
+def _original(copy: str) -> str:
+    head, _, name = copy.rpartition("/")
+    stem = name.split(".from-", 1)[0]
+    return f"team/{head}/{stem}.md" if head else f"team/{stem}.md"
+
+
+def lint_errors(
+    team_dir: str,
+    *,
+    severities: Mapping[str, str] | None = None,
+    max_file_bytes: int | None = None,
+) -> dict[str, str]:
+    """Return relpath -> first error message for each file in `team_dir` with errors."""
+    from memd.lint.engine import lint_memdir
+    from memd.memory.reader import load_memdir
+
+    memdir = (
+        load_memdir(team_dir)
+        if max_file_bytes is None
+        else load_memdir(team_dir, max_file_bytes=max_file_bytes)
+    )
+    errors: dict[str, str] = {}
+    for diagnostic in lint_memdir(memdir, severities=severities):
+        if str(diagnostic.severity) == "error":
+            errors.setdefault(
+                diagnostic.path, f"{diagnostic.code} {diagnostic.message}"
+            )
+    return errors

@@ -1,0 +1,775 @@
+"""One team sync: commit what lints, fetch, merge by memd's rules, push, retry.
+
+The live working tree is only ever changed by `write_atomic` (or an unlink),
+one file at a time, and git's own index and refs only by git's lock-and-rename,
+so a sync killed at any instant leaves every file old or new, never torn:
+
+1. **Recover.** A journal (``.git/memd/apply``) names the merge being
+   written into the tree; if it is there, finish it first. Reset git's index
+   to HEAD (the tree is left alone) and drop a stale ``index.lock``: memd
+   holds ``.git/memd/sync.lock``, so no other sync is writing.
+2. **Commit.** Each changed path is a candidate. Symlinks, non-regular files,
+   hidden files, non-Markdown files and files with lint errors are left out
+   and reported; the rest go into one commit (built in a private index) whose
+   message lists them.
+3. **Fetch and merge.** A file-level three-way merge of HEAD and the remote
+   branch (`memd.team.merge` decides conflicts), written as a merge commit
+   from objects only; then the journal, then the tree, then the branch ref.
+   A file whose local edit was left out of the commit is never overwritten:
+   the incoming version is written beside it as a conflict copy.
+4. **Push**, and after a rejected push fetch, merge and push again.
+
+An unreachable remote is a result (``offline``), never a crash: the local
+commit is kept and the next attempt is put off with exponential backoff.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import stat
+from dataclasses import dataclass, field
+
+from memd.atomic import write_atomic
+from memd.errors import MemdError, UsageError
+from memd.team.git import Git, GitError, redact
+from memd.team.merge import (
+    INDEX_NAME,
+    conflict_copy_path,
+    conflict_copy_text,
+    link_copies,
+    merge_index,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+    from structlog.typing import FilteringBoundLogger
+
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+ZERO_OID = "0" * 40
+REMOTE = "origin"
+MEMD_DIR = "memd"  # inside .git: marker, lock, journal, private index
+PUSH_ATTEMPTS = 5
+MAX_LOCAL_INDEX_BYTES = 4 * 1024 * 1024  # read cap for a held-back MEMORY.md
+# What git says when a push lost the race to another member's push.
+_REJECTED = ("[rejected]", "non-fast-forward", "fetch first", "failed to update ref")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SyncResult:
+    """What one sync did; `state` is synced, offline, skipped or failed."""
+
+    team_dir: str
+    state: str
+    committed: tuple[str, ...] = ()
+    left_out: tuple[tuple[str, str], ...] = ()  # (relpath, why)
+    conflicts: tuple[str, ...] = ()  # conflict copies written by this sync
+    kept: tuple[str, ...] = ()  # delete/modify: the changed side was kept
+    pushed: bool = False
+    push_retries: int = 0
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.state in ("synced", "skipped")
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "state": self.state,
+            "committed": list(self.committed),
+            "left_out": [list(item) for item in self.left_out],
+            "conflicts": list(self.conflicts),
+            "kept": list(self.kept),
+            "pushed": self.pushed,
+            "push_retries": self.push_retries,
+            "error": self.error,
+        }
+
+
+@dataclass(slots=True)
+class _Merged:
+    """What merging the remote into HEAD changed (accumulated across push retries)."""
+
+    conflicts: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+
+
+def is_team_repo(team_dir: str) -> bool:
+    """Return True when `team_dir` is a working tree `memd team init` made."""
+    git_dir = os.path.join(team_dir, ".git")
+    try:
+        is_dir = stat.S_ISDIR(os.lstat(git_dir).st_mode)
+    except OSError:
+        return False
+    return is_dir and os.path.isdir(os.path.join(git_dir, MEMD_DIR))
+
+
+# -- setup -----------------------------------------------------------------------
+
+
+def init_team(
+    team_dir: str,
+    remote_url: str,
+    *,
+    branch: str,
+    timeout_seconds: float,
+    log: FilteringBoundLogger,
+) -> None:
+    """Make `team_dir` a working tree of `remote_url` (idempotent for the same URL).
+
+    The first `sync_team` then clones (the remote has history) or pushes
+    (it has none): both are a merge with an empty side.
+
+    Raises:
+        UsageError: `team_dir` already belongs to another repository, or its
+            `.git` is not a plain directory.
+        GitError: git failed.
+    """
+    git = Git(team_dir, timeout_seconds)
+    git_dir = git.git_dir
+    if os.path.lexists(git_dir):
+        if not is_team_repo(team_dir):
+            raise UsageError(
+                f"{team_dir}: already has a .git that memd did not make; "
+                "move it away or use that repository directly"
+            )
+        current = git.text("config", "--get", f"remote.{REMOTE}.url", check=False)
+        if current != remote_url:
+            raise UsageError(
+                f"{team_dir}: already syncs with {redact(current)}; "
+                "remove its .git to change the remote"
+            )
+        return
+    os.makedirs(team_dir, mode=0o700, exist_ok=True)
+    git.run("init", "-q", f"--initial-branch={branch}")
+    git.run("remote", "add", REMOTE, remote_url)
+    with open(os.path.join(git_dir, "info", "exclude"), "a", encoding="utf-8") as f:
+        f.write(".memd-tmp-*\n.consolidate-lock\n")  # write_atomic's temp files
+    os.makedirs(os.path.join(git_dir, MEMD_DIR), mode=0o700, exist_ok=True)
+    log.info("team_initialised", team_dir=team_dir, remote=redact(remote_url))
+
+
+# -- the sync --------------------------------------------------------------------
+
+
+def sync_team(
+    team_dir: str,
+    *,
+    branch: str,
+    timeout_seconds: float,
+    log: FilteringBoundLogger,
+    lint_errors: Callable[[str], Mapping[str, str]] | None = None,
+    is_dream_running: Callable[[str], bool] | None = None,
+) -> SyncResult:
+    """Run one sync of `team_dir` and return what happened; never raises for git.
+
+    `lint_errors(team_dir)` maps each relpath with lint errors to its first
+    message; those files stay out of the commit (default:
+    `memd.team.conflicts.lint_errors` with the default severities).
+    `is_dream_running(memory_dir)` (default: `memd.locks.is_dream_running`)
+    makes the sync step aside while a dream holds the directory.
+
+    Raises:
+        UsageError: `team_dir` is not a memd team repository.
+    """
+    if not is_team_repo(team_dir):
+        raise UsageError(f"{team_dir}: not a team repository (run `memd team init`)")
+    from memd.locks import is_dream_running as dream_holds
+    from memd.team.conflicts import lint_errors as default_lint
+
+    memory_dir = os.path.dirname(os.path.normpath(team_dir))
+    if (is_dream_running or dream_holds)(memory_dir):
+        log.info("team_sync_skipped", team_dir=team_dir, why="dream_running")
+        return SyncResult(
+            team_dir=team_dir, state="skipped", error="a dream is running"
+        )
+    lock_fd = _try_lock(os.path.join(team_dir, ".git", MEMD_DIR, "sync.lock"))
+    if lock_fd is None:
+        return SyncResult(
+            team_dir=team_dir, state="skipped", error="another sync is running"
+        )
+    git = Git(team_dir, timeout_seconds, lock_fd=lock_fd)
+    try:
+        return _sync_locked(git, branch, log, lint_errors or default_lint)
+    finally:
+        os.close(lock_fd)
+
+
+def _try_lock(path: str) -> int | None:
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _sync_locked(
+    git: Git,
+    branch: str,
+    log: FilteringBoundLogger,
+    lint_errors: Callable[[str], Mapping[str, str]],
+) -> SyncResult:
+    team_dir = git.work_tree
+    ref = f"refs/heads/{branch}"
+    merged = _Merged()
+    committed: tuple[str, ...] = ()
+    left_out: tuple[tuple[str, str], ...] = ()
+    retries = 0
+    try:
+        _recover(git, ref, merged)
+        committed, left_out = _commit_local(git, ref, lint_errors(team_dir))
+        for attempt in range(PUSH_ATTEMPTS):
+            retries = attempt
+            _fetch_and_merge(
+                git, branch, ref, merged, frozenset(p for p, _ in left_out)
+            )
+            if _push(git, branch, ref):
+                break
+            log.info("team_push_rejected", team_dir=team_dir, attempt=attempt + 1)
+        else:
+            raise GitError(f"push still rejected after {PUSH_ATTEMPTS} merges")
+    except (GitError, MemdError, OSError) as error:
+        is_network = isinstance(error, GitError) and error.is_network
+        state = "offline" if is_network else "failed"
+        event = "team_sync_offline" if is_network else "team_sync_failed"
+        log.warning(event, team_dir=team_dir, error=redact(str(error)))
+        return SyncResult(
+            team_dir=team_dir,
+            state=state,
+            committed=committed,
+            left_out=left_out,
+            conflicts=tuple(merged.conflicts),
+            kept=tuple(merged.kept),
+            error=redact(str(error)),
+        )
+    result = SyncResult(
+        team_dir=team_dir,
+        state="synced",
+        committed=committed,
+        left_out=left_out,
+        conflicts=tuple(merged.conflicts),
+        kept=tuple(merged.kept),
+        pushed=True,
+        push_retries=retries,
+    )
+    log.info(
+        "team_synced",
+        team_dir=team_dir,
+        committed=len(committed),
+        left_out=[p for p, _ in left_out],
+        conflicts=list(merged.conflicts),
+        push_retries=retries,
+    )
+    return result
+
+
+# -- 1. recover ------------------------------------------------------------------
+
+
+def _journal_path(git: Git) -> str:
+    return os.path.join(git.git_dir, MEMD_DIR, "apply")
+
+
+def _recover(git: Git, ref: str, merged: _Merged) -> None:
+    """Finish a merge a killed sync was writing, then make git's index match HEAD."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(os.path.join(git.git_dir, "index.lock"))
+    for name in ("commit-index", "commit-index.lock"):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(os.path.join(git.git_dir, MEMD_DIR, name))
+    try:
+        with open(_journal_path(git), encoding="ascii") as handle:
+            old, new = handle.read().split()[:2]
+    except (FileNotFoundError, ValueError):
+        pass
+    else:
+        head = git.rev(ref) or ZERO_OID
+        if head == old:
+            _apply(git, old, new, ref, merged, frozenset())
+        elif head == new:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(_journal_path(git))
+    if git.rev(ref) is not None:
+        git.run("reset", "-q", "--mixed")  # index = HEAD; the tree is untouched
+
+
+# -- 2. commit -------------------------------------------------------------------
+
+
+def _changed_paths(git: Git) -> list[tuple[str, str]]:
+    """Return (status, relpath) for each path that differs from HEAD."""
+    out = git.run(
+        "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"
+    ).stdout.decode("utf-8", "surrogateescape")
+    changes = []
+    for record in out.split("\0"):
+        if len(record) > 3:
+            changes.append((record[:2], record[3:]))
+    return changes
+
+
+def _why_left_out(team_dir: str, relpath: str, errors: Mapping[str, str]) -> str | None:
+    parts = relpath.split("/")
+    if any(part.startswith(".") for part in parts):
+        return "hidden file"
+    if "\n" in relpath or "\r" in relpath:
+        return "line break in the file name"
+    if not relpath.endswith(".md"):
+        return "not a Markdown file"
+    try:
+        st = os.lstat(os.path.join(team_dir, relpath))
+    except FileNotFoundError:
+        return None  # a deletion
+    if stat.S_ISLNK(st.st_mode):
+        return "symlink (never committed)"
+    if not stat.S_ISREG(st.st_mode):
+        return "not a regular file"
+    if relpath in errors:
+        return f"lint error: {errors[relpath]}"
+    return None
+
+
+def _commit_local(
+    git: Git, ref: str, errors: Mapping[str, str]
+) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """Commit every changed path that may travel; return (committed, left out)."""
+    chosen: list[tuple[str, str]] = []
+    left_out: list[tuple[str, str]] = []
+    for code, relpath in _changed_paths(git):
+        why = _why_left_out(git.work_tree, relpath, errors)
+        if why is None:
+            chosen.append((code, relpath))
+        else:
+            left_out.append((relpath, why))
+    if not chosen:
+        return (), tuple(left_out)
+    head = git.rev(ref)
+    paths = "".join(relpath + "\0" for _, relpath in chosen)
+    tree = _write_tree(
+        git,
+        head or EMPTY_TREE,
+        ("--add", "--remove", "-z", "--stdin"),
+        paths.encode("utf-8", "surrogateescape"),
+    )
+    if head is not None and tree == git.text("rev-parse", f"{head}^{{tree}}"):
+        return (), tuple(left_out)
+    lines = "\n".join(f"- {_verb(code)} {relpath}" for code, relpath in chosen)
+    message = f"memd team sync: {len(chosen)} file(s)\n\n{lines}\n"
+    parents = ("-p", head) if head else ()
+    commit = git.text(*_identity(git), "commit-tree", tree, *parents, "-m", message)
+    git.run("update-ref", ref, commit, head or ZERO_OID)
+    git.run("reset", "-q", "--mixed")
+    return tuple(relpath for _, relpath in chosen), tuple(left_out)
+
+
+def _write_tree(git: Git, start: str, update: tuple[str, ...], data: bytes) -> str:
+    """Return the tree of `start` after ``git update-index UPDATE`` fed `data`.
+
+    A private index file is used, so git's own index (and whatever a person
+    staged in it) plays no part.
+    """
+    index = os.path.join(git.git_dir, MEMD_DIR, "commit-index")
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(index)
+    git.run("read-tree", start, index_file=index)
+    git.run("update-index", *update, input_bytes=data, index_file=index)
+    tree = git.text("write-tree", index_file=index)
+    os.unlink(index)
+    return tree
+
+
+def _verb(code: str) -> str:
+    if "D" in code:
+        return "deleted"
+    return "added" if code == "??" or "A" in code else "changed"
+
+
+def _identity(git: Git) -> tuple[str, ...]:
+    """Return `-c user.*` options when git has no identity (a fresh machine)."""
+    if git.run("config", "user.name", check=False).returncode == 0 or os.environ.get(
+        "GIT_AUTHOR_NAME"
+    ):
+        return ()
+    import getpass
+    import socket
+
+    user = getpass.getuser()
+    return (
+        "-c",
+        f"user.name={user}",
+        "-c",
+        f"user.email={user}@{socket.gethostname()}",
+    )
+
+
+# -- 3. fetch and merge ------------------------------------------------------------
+
+
+def _fetch_and_merge(
+    git: Git, branch: str, ref: str, merged: _Merged, dirty: frozenset[str]
+) -> None:
+    tracking = f"refs/remotes/{REMOTE}/{branch}"
+    done = git.run(
+        "fetch",
+        "--no-tags",
+        "--quiet",
+        REMOTE,
+        f"+refs/heads/{branch}:{tracking}",
+        check=False,
+        is_network=True,
+    )
+    if done.returncode != 0:
+        detail = done.stderr.decode("utf-8", "replace")
+        if "couldn't find remote ref" in detail.lower():
+            return  # an empty remote: the push creates the branch
+        git.run("fetch", "--no-tags", "--quiet", REMOTE, is_network=True)  # raises
+        return
+    theirs = git.rev(tracking)
+    ours = git.rev(ref)
+    if theirs is None or theirs == ours:
+        return
+    if ours is not None and _is_ancestor(git, theirs, ours):
+        return
+    if ours is None or _is_ancestor(git, ours, theirs):
+        _apply(git, ours or ZERO_OID, theirs, ref, merged, dirty)
+        return
+    commit = _merge_commit(git, ours, theirs, merged)
+    _apply(git, ours, commit, ref, merged, dirty)
+
+
+def _is_ancestor(git: Git, older: str, newer: str) -> bool:
+    return (
+        git.run("merge-base", "--is-ancestor", older, newer, check=False).returncode
+        == 0
+    )
+
+
+def _tree_of(git: Git, commit: str | None) -> dict[str, tuple[str, str]]:
+    """Return relpath -> (mode, blob) for every file in `commit` (empty for None)."""
+    if commit is None:
+        return {}
+    out = git.run("ls-tree", "-r", "-z", "--full-tree", commit).stdout
+    files: dict[str, tuple[str, str]] = {}
+    for record in out.decode("utf-8", "surrogateescape").split("\0"):
+        if record:
+            meta, _, relpath = record.partition("\t")
+            mode, _kind, oid = meta.split(" ")
+            files[relpath] = (mode, oid)
+    return files
+
+
+def _blob(git: Git, oid: str) -> bytes:
+    return git.run("cat-file", "blob", oid).stdout
+
+
+def _store(git: Git, data: bytes) -> str:
+    return git.text("hash-object", "-w", "--stdin", input_bytes=data)
+
+
+def _author_of(git: Git, commit: str, relpath: str) -> str:
+    name = git.text("log", "-1", "--format=%an", commit, "--", relpath, check=False)
+    return name or "them"
+
+
+def _merge_commit(git: Git, ours: str, theirs: str, merged: _Merged) -> str:
+    """Write the merge of `theirs` into `ours` as a commit (objects only)."""
+    base_done = git.run("merge-base", ours, theirs, check=False)
+    base_oid = base_done.stdout.decode().strip() if base_done.returncode == 0 else None
+    base, mine, other = (
+        _tree_of(git, base_oid),
+        _tree_of(git, ours),
+        _tree_of(git, theirs),
+    )
+    result = dict(mine)
+    notes: list[str] = []
+    for relpath in sorted(set(base) | set(mine) | set(other)):
+        b, o, t = base.get(relpath), mine.get(relpath), other.get(relpath)
+        if o == t or t == b:
+            continue  # same on both sides, or only we changed it
+        if o == b:
+            if t is None:
+                result.pop(relpath, None)
+            else:
+                result[relpath] = t
+            continue
+        # Both sides changed it, and differently.
+        if o is None or t is None:
+            kept = t if t is not None else o
+            if kept is not None:
+                result[relpath] = kept
+            merged.kept.append(relpath)
+            notes.append(
+                f"- kept {relpath} (deleted on one side, changed on the other)"
+            )
+            continue
+        if relpath == INDEX_NAME:
+            continue  # merged below, once the deletions are known
+        author = _author_of(git, theirs, relpath)
+        copy = conflict_copy_path(relpath, author, frozenset(result) | frozenset(other))
+        result[copy] = (
+            "100644",
+            _store(git, conflict_copy_text(relpath, _blob(git, t[1]), author)),
+        )
+        merged.conflicts.append(copy)
+        notes.append(f"- both changed {relpath}: theirs is {copy}")
+    _merge_the_index(git, base, mine, other, result, merged)
+    entries = "".join(f"{mode} {oid}\t{p}\0" for p, (mode, oid) in result.items())
+    tree = _write_tree(
+        git,
+        EMPTY_TREE,
+        ("--add", "-z", "--index-info"),
+        entries.encode("utf-8", "surrogateescape"),
+    )
+    message = f"memd team sync: merge {theirs[:12]}\n\n" + "\n".join(notes) + "\n"
+    return git.text(
+        *_identity(git), "commit-tree", tree, "-p", ours, "-p", theirs, "-m", message
+    )
+
+
+def _merge_the_index(
+    git: Git,
+    base: dict[str, tuple[str, str]],
+    mine: dict[str, tuple[str, str]],
+    other: dict[str, tuple[str, str]],
+    result: dict[str, tuple[str, str]],
+    merged: _Merged,
+) -> None:
+    """Union MEMORY.md when both sides changed it, and link this merge's copies."""
+    b, o, t = base.get(INDEX_NAME), mine.get(INDEX_NAME), other.get(INDEX_NAME)
+    text = (
+        _blob(git, result[INDEX_NAME][1]).decode("utf-8", "replace")
+        if INDEX_NAME in result
+        else ""
+    )
+    if o is not None and t is not None and o != t and b not in (o, t):
+        deleted = frozenset(p for p in base if p not in result)
+        text = merge_index(
+            _blob(git, o[1]).decode("utf-8", "replace"),
+            _blob(git, t[1]).decode("utf-8", "replace"),
+            deleted=deleted,
+        )
+    copies = tuple(
+        (_original_of(copy), copy, _author_in(copy))
+        for copy in merged.conflicts
+        if copy in result
+    )
+    if copies:
+        text = link_copies(text, copies)
+    if copies or (o is not None and t is not None and o != t and b not in (o, t)):
+        result[INDEX_NAME] = ("100644", _store(git, text.encode("utf-8")))
+
+
+def _original_of(copy: str) -> str:
+    head, _, name = copy.rpartition("/")
+    stem = name.split(".from-", 1)[0]
+    return f"{head}/{stem}.md" if head else f"{stem}.md"
+
+
+def _author_in(copy: str) -> str:
+    return copy.rsplit(".from-", 1)[1].removesuffix(".md")
+
+
+# -- writing a commit into the tree --------------------------------------------------
+
+
+def _apply(
+    git: Git, old: str, new: str, ref: str, merged: _Merged, dirty: frozenset[str]
+) -> None:
+    """Write `new`'s files over `old`'s in the tree, then move `ref` to `new`.
+
+    Idempotent, so a killed run is finished by `_recover`: a file already
+    equal to `new`'s version is left as it is. A file whose content is
+    neither `old`'s nor `new`'s holds a local edit that was not committed;
+    it stays, and the incoming version goes beside it as a conflict copy.
+    """
+    journal = _journal_path(git)
+    write_atomic(journal, f"{old} {new}\n".encode("ascii"))
+    before = _tree_of(git, None if old == ZERO_OID else old)
+    after = _tree_of(git, new)
+    changed = sorted(
+        p for p in set(before) | set(after) if before.get(p) != after.get(p)
+    )
+    current = _worktree_blobs(git, changed)
+    copies: list[tuple[str, str, str]] = []
+    taken = frozenset(after) | frozenset(current)
+    for relpath in changed:
+        old_entry, new_entry = before.get(relpath), after.get(relpath)
+        have = current.get(relpath)
+        want = new_entry[1] if new_entry else None
+        if have == want:
+            continue
+        is_clean = have == (old_entry[1] if old_entry else None)
+        if new_entry is not None and new_entry[0] == "120000":
+            continue  # someone pushed a symlink with plain git: never made here
+        if is_clean and relpath not in dirty:
+            _write_or_remove(git.work_tree, relpath, _blob(git, want) if want else None)
+        elif relpath == INDEX_NAME and new_entry is not None and have is not None:
+            # A held-back local index (say, over budget) takes the incoming
+            # entries in: the union loses neither side's lines.
+            local = (_read_local(git.work_tree, relpath) or b"").decode(
+                "utf-8", "replace"
+            )
+            incoming = _blob(git, new_entry[1]).decode("utf-8", "replace")
+            gone = frozenset(p for p in before if p not in after)
+            union = merge_index(local, incoming, deleted=gone).encode("utf-8")
+            if union != local.encode("utf-8"):
+                _write_or_remove(git.work_tree, relpath, union)
+        elif new_entry is not None and relpath.endswith(".md"):
+            author = _author_of(git, new, relpath)
+            copy = conflict_copy_path(relpath, author, taken)
+            taken |= {copy}
+            data = conflict_copy_text(relpath, _blob(git, new_entry[1]), author)
+            _write_or_remove(git.work_tree, copy, data)
+            copies.append((relpath, copy, author))
+            merged.conflicts.append(copy)
+    if copies:
+        index_entry = after.get(INDEX_NAME)
+        if INDEX_NAME not in dirty and current.get(INDEX_NAME) in (
+            (before.get(INDEX_NAME) or ("", None))[1],
+            index_entry[1] if index_entry else None,
+        ):
+            text = (
+                _blob(git, index_entry[1]).decode("utf-8", "replace")
+                if index_entry
+                else ""
+            )
+            _write_or_remove(
+                git.work_tree,
+                INDEX_NAME,
+                link_copies(text, tuple(copies)).encode("utf-8"),
+            )
+    git.run("update-ref", ref, new, old)
+    git.run("reset", "-q", "--mixed")
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(journal)
+
+
+def _read_local(team_dir: str, relpath: str) -> bytes | None:
+    """Return a regular file's bytes (never through a symlink), or None."""
+    try:
+        fd = os.open(
+            os.path.join(team_dir, relpath),
+            os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+        )
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            return None
+        return handle.read(MAX_LOCAL_INDEX_BYTES)
+
+
+def _worktree_blobs(git: Git, relpaths: list[str]) -> dict[str, str]:
+    """Return relpath -> blob id of the regular files among `relpaths` in the tree."""
+    present = []
+    for relpath in relpaths:
+        if "\n" in relpath or "\r" in relpath:
+            continue  # --stdin-paths is line-based; such a file is never written
+        with contextlib.suppress(OSError):
+            if stat.S_ISREG(os.lstat(os.path.join(git.work_tree, relpath)).st_mode):
+                present.append(relpath)
+    if not present:
+        return {}
+    out = git.text(
+        "hash-object",
+        "--no-filters",
+        "--stdin-paths",
+        input_bytes="".join(p + "\n" for p in present).encode(
+            "utf-8", "surrogateescape"
+        ),
+    )
+    return dict(zip(present, out.split("\n"), strict=True))
+
+
+def _write_or_remove(team_dir: str, relpath: str, data: bytes | None) -> None:
+    """Replace (or delete) one file, refusing any path through a symlink."""
+    parts = relpath.split("/")
+    directory = team_dir
+    for part in parts[:-1]:
+        directory = os.path.join(directory, part)
+        try:
+            if not stat.S_ISDIR(os.lstat(directory).st_mode):
+                raise MemdError(f"{relpath}: a parent is not a directory; not written")
+        except FileNotFoundError:
+            if data is None:
+                return
+            os.mkdir(directory, 0o755)
+    path = os.path.join(team_dir, relpath)
+    if data is None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+        _prune_empty(team_dir, os.path.dirname(path))
+        return
+    with contextlib.suppress(FileNotFoundError):
+        if stat.S_ISLNK(os.lstat(path).st_mode):
+            os.unlink(path)  # write_atomic replaces the link itself, never its target
+    write_atomic(path, data)
+
+
+def _prune_empty(team_dir: str, directory: str) -> None:
+    while os.path.normpath(directory) != os.path.normpath(team_dir):
+        try:
+            os.rmdir(directory)
+        except OSError as error:
+            if error.errno in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOENT):
+                return
+            raise
+        directory = os.path.dirname(directory)
+
+
+# -- 4. push -------------------------------------------------------------------------
+
+
+def _push(git: Git, branch: str, ref: str) -> bool:
+    """Push the branch; return False when the remote moved on (merge, push again)."""
+    if git.rev(ref) is None:
+        return True  # nothing here yet, nothing to push
+    done = git.run(
+        "push",
+        "--porcelain",
+        REMOTE,
+        f"{ref}:refs/heads/{branch}",
+        check=False,
+        is_network=True,
+    )
+    if done.returncode == 0:
+        return True
+    detail = (done.stdout + done.stderr).decode("utf-8", "replace")
+    if any(marker in detail for marker in _REJECTED):
+        return False
+    git.run("push", REMOTE, f"{ref}:refs/heads/{branch}", is_network=True)  # raises
+    return True
+
+
+# -- queries for status ------------------------------------------------------------
+
+
+def ahead_behind(
+    team_dir: str, branch: str, timeout_seconds: float
+) -> tuple[int, int] | None:
+    """Return (ahead, behind) against the last fetched remote branch, or None."""
+    git = Git(team_dir, timeout_seconds)
+    ref, tracking = f"refs/heads/{branch}", f"refs/remotes/{REMOTE}/{branch}"
+    ours = git.rev(ref)
+    if ours is None:
+        return None
+    if git.rev(tracking) is None:
+        count = git.text("rev-list", "--count", ref)
+        return int(count or 0), 0
+    out = git.text("rev-list", "--left-right", "--count", f"{ref}...{tracking}")
+    ahead, behind = out.split()
+    return int(ahead), int(behind)
+
+
+def remote_url(team_dir: str, timeout_seconds: float) -> str | None:
+    """Return the remote's URL, redacted, or None when it is not set."""
+    url = Git(team_dir, timeout_seconds).text(
+        "config", "--get", f"remote.{REMOTE}.url", check=False
+    )
+    return redact(url) if url else None
