@@ -22,7 +22,7 @@ _write_points = 0
 
 
 def crash_point() -> None:
-    """Count a write point; SIGKILL this process at the one `MEMD_TEST_CRASH_AT` names."""
+    """Count a write point; SIGKILL this process at the `MEMD_TEST_CRASH_AT`-th."""
     global _write_points
     target = os.environ.get(CRASH_ENV)
     if not target:

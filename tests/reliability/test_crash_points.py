@@ -1,4 +1,4 @@
-"""Crash at every write point: a real process SIGKILLed, then rerun, ends as if unkilled.
+"""Crash at every write point: a real process SIGKILLed and rerun ends as if unkilled.
 
 `MEMD_TEST_CRASH_AT=n` (memd/atomic.py) makes the process kill itself at its
 n-th write point: four inside every `write_atomic` (temp written, temp
@@ -97,7 +97,7 @@ def _memory_files(world: World) -> dict[str, bytes]:
 
 
 def _lock_state(world: World, since_ns: int) -> str:
-    """The dream lock as the agent sees it: absent, held, or released after `since_ns`."""
+    """The dream lock as the agent sees it: absent, held, or released (when)."""
     lock = world.memory / ".consolidate-lock"
     if not lock.exists():
         return "absent"
@@ -175,7 +175,10 @@ def _rotation_argv(world: World) -> list[str]:
 
 def _seed_fix(world: World) -> None:
     _reset(world)
-    topic = "---\nname: {0}\ndescription: The {0} memory for the crash test\ntype: user\n---\nFact.\n"
+    topic = (
+        "---\nname: {0}\ndescription: The {0} memory for the crash test\n"
+        "type: user\n---\nFact.\n"
+    )
     (world.memory / "crlf.md").write_bytes(
         topic.format("Crlf").replace("\n", "\r\n").encode()
     )
@@ -297,7 +300,7 @@ def test_kill_at_every_write_point(
         if _run(world, scenario, point) == 0:
             break
         killed += 1
-        temps = [p for p in world.memory.rglob(f"{TEMP_PREFIX}*")]
+        temps = list(world.memory.rglob(f"{TEMP_PREFIX}*"))
         left_temp += bool(temps)
         middle = _memory_files(world)
         # Nothing torn: every memory file is whole, either as seeded or as finished
