@@ -165,17 +165,24 @@ class Starter:
     started: list[Daemon]
     tmp: Path
 
-    def __call__(self, *, wait_ready: bool = True, **extra_env: str) -> Daemon:
+    def __call__(
+        self,
+        *,
+        wait_ready: bool = True,
+        settle: str | None = "0.05",
+        wrapper: tuple[str, ...] = (),
+        **extra_env: str,
+    ) -> Daemon:
+        """Start `memd run` (behind `wrapper`, e.g. faketime); settle None: default."""
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         name = f"memd-test-{os.getpid()}-{os.urandom(6).hex()}"
         sock.bind("\0" + name)
         log_path = self.tmp / f"memd-run-{len(self.started)}.log"
-        env = self.home.env(
-            NOTIFY_SOCKET="@" + name, MEMD_SETTLE_SECONDS="0.05", **extra_env
-        )
+        settings = {} if settle is None else {"MEMD_SETTLE_SECONDS": settle}
+        env = self.home.env(NOTIFY_SOCKET="@" + name, **settings, **extra_env)
         with open(log_path, "wb") as log:
             proc = subprocess.Popen(
-                [*MEMD, "run"],
+                [*wrapper, *MEMD, "run"],
                 env=env,
                 stdout=log,
                 stderr=subprocess.STDOUT,
