@@ -17,6 +17,8 @@ from __future__ import annotations
 import datetime as dt
 import glob
 import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -26,8 +28,9 @@ from memd.kairos.daily_log import append_entry
 from tests.conftest import Home
 from tests.daemon.conftest import Daemon, Starter, backdate, topic, wait_for
 
-LEAD_SECONDS = 8.0  # fake start before the instant: 5x a slow 1.5 s start-up
+LEAD_SECONDS = 20.0  # fake start before the instant: 5x a 4 s start-up under load
 HEADROOM = 5.0
+NEW_YORK = "America/New_York"
 
 
 def _memory(home: Home) -> Path:
@@ -55,21 +58,24 @@ def libfaketime() -> str:
     return found[0]
 
 
+def _faked(instant: dt.datetime, tz: str) -> dict[str, str]:
+    """The environment that puts a process's wall clock at `instant`, zone `tz`."""
+    return {
+        "LD_PRELOAD": libfaketime(),
+        "FAKETIME": f"{instant.timestamp() - time.time():+.3f}",
+        "FAKETIME_DONT_FAKE_MONOTONIC": "1",
+        "TZ": tz,
+    }
+
+
 def _start_at(start_daemon: Starter, instant: dt.datetime, tz: str) -> Daemon:
     """Start `memd run` with its wall clock at `instant` (aware), zone `tz`.
 
     LD_PRELOAD directly, not the `faketime` wrapper: the wrapper forks, so a
     SIGTERM would stop it and leave the daemon running.
     """
-    library = libfaketime()
-    offset = instant.timestamp() - time.time()
     launched = time.monotonic()
-    daemon = start_daemon(
-        LD_PRELOAD=library,
-        FAKETIME=f"{offset:+.3f}",
-        FAKETIME_DONT_FAKE_MONOTONIC="1",
-        TZ=tz,
-    )
+    daemon = start_daemon(**_faked(instant, tz))
     startup = time.monotonic() - launched
     if startup >= LEAD_SECONDS - 1:
         pytest.fail(f"memd run took {startup:.1f} s to be READY; the test needs less")
@@ -170,20 +176,23 @@ class TestDaylightSaving:
         second = dt.datetime(2026, 11, 1, 6, 30, tzinfo=dt.UTC)  # 01:30 EST
 
         lead = dt.timedelta(seconds=LEAD_SECONDS)
-        daemon = _start_at(start_daemon, first - lead, "America/New_York")
-        wait_for(
-            lambda: _dreams(daemon),
-            timeout=_wait_past(first, first - lead),
-            what="the 01:30 EDT dream",
+        # The first 01:30 is dreamed by `memd dream` on the same fake clock.
+        done = subprocess.run(
+            [sys.executable, "-m", "memd", "dream", "--all"],
+            env=isolated_home.env(**_faked(first + dt.timedelta(minutes=1), NEW_YORK)),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
         )
-        assert _last_run(isolated_home).startswith("2026-11-01T01:30:0")
+        assert 0 == done.returncode, done.stderr
+        assert _last_run(isolated_home).startswith("2026-11-01T01:31:0")
         assert _last_run(isolated_home).endswith("-04:00")
-        assert 0 == daemon.stop()
 
         append_entry(
             str(memory), "#second a second rule", now=dt.datetime(2026, 11, 1, 1)
         )
-        daemon = _start_at(start_daemon, second - lead, "America/New_York")
+        daemon = _start_at(start_daemon, second - lead, NEW_YORK)
         # APScheduler fires the cron job again at 01:30 EST; the slot is done.
         assert "2026-11-02T01:30:00-05:00" == wait_for(
             lambda: (
@@ -201,14 +210,14 @@ class TestDaylightSaving:
     def test_spring_forward_dreams_once(
         self, isolated_home: Home, start_daemon: Starter
     ) -> None:
-        """New York, 14 Mar 2027: 02:00 never happens; the 02:00 dream runs at 03:00 EDT."""
+        """New York, 14 Mar 2027: 02:00 never happens; that dream runs at 03:00 EDT."""
         memory = _memory(isolated_home)
         _config(isolated_home, "02:00")
         append_entry(str(memory), "#spring a rule", now=dt.datetime(2027, 3, 13, 9))
         backdate(memory)
         jump = dt.datetime(2027, 3, 14, 7, 0, tzinfo=dt.UTC)  # 02:00 EST = 03:00 EDT
         start = jump - dt.timedelta(seconds=LEAD_SECONDS)
-        daemon = _start_at(start_daemon, start, "America/New_York")
+        daemon = _start_at(start_daemon, start, NEW_YORK)
         assert [] == _dreams(daemon)
         wait_for(
             lambda: _dreams(daemon),
