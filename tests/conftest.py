@@ -182,3 +182,14 @@ def as_nobody(*argv: str) -> list[str]:
         "--clear-groups",
         *argv,
     ]
+
+
+def sanitized_by_hand(path: str) -> str:
+    """REFERENCE.md §2's sanitizePath for a short ASCII path, the oracle for tests.
+
+    Every character that is not ASCII `[A-Za-z0-9]` becomes `-`; nothing else
+    happens below 200 units, the only case this oracle accepts.
+    """
+    assert path.isascii(), path
+    assert len(path) <= 200, path
+    return "".join(c if c.isalnum() else "-" for c in path)

@@ -110,13 +110,56 @@ class Daemon:
             return False
         return data == encode_prompt(load_and_build(str(memory), mode).text)
 
-    def wait_fresh(self, memory: Path, mode: str = "standard") -> None:
-        """Wait until the daemon's snapshot of `memory` matches a fresh render."""
+    def wait_fresh(
+        self, memory: Path, mode: str = "standard", *, config_text: str | None = None
+    ) -> None:
+        """Wait until the daemon's snapshot of `memory` matches a fresh render.
+
+        Then check it against an independent render too: a `memd prompt`
+        subprocess with an empty cache and state of its own, so the daemon
+        is compared with the CLI's cold path, not with the library call
+        `is_fresh` makes in this process. `config_text`: the config the daemon
+        still runs with when the file on disk is not it (a rejected reload).
+        """
         self.assert_alive()
         wait_for(
             lambda: self.is_fresh(memory, mode), what=f"fresh snapshot of {memory}"
         )
+        found = self.store.read(str(memory), mode)
+        assert found is not None
+        cold = self.cold_prompt(memory, mode, config_text=config_text)
+        assert cold == found[1], f"{memory} ({mode})"
         self.assert_alive()
+
+    def cold_prompt(
+        self, memory: Path, mode: str = "standard", *, config_text: str | None = None
+    ) -> bytes:
+        """The prompt a fresh `memd prompt` process renders for `memory`, no cache."""
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="memd-cold-") as scratch:
+            env = {
+                **self.env,
+                "CLAUDE_COWORK_MEMORY_PATH_OVERRIDE": str(memory),
+                "XDG_CACHE_HOME": os.path.join(scratch, "cache"),
+                "XDG_STATE_HOME": os.path.join(scratch, "state"),
+            }
+            env.pop("NOTIFY_SOCKET", None)
+            if config_text is not None:
+                config = Path(scratch, "config", "memd")
+                config.mkdir(parents=True)
+                (config / "config.toml").write_text(config_text)
+                env["XDG_CONFIG_HOME"] = str(config.parent)
+            done = subprocess.run(
+                [*MEMD, "prompt", "--mode", mode],
+                env=env,
+                cwd=scratch,
+                capture_output=True,
+                timeout=TIMEOUT,
+                check=False,
+            )
+        assert 0 == done.returncode, done.stderr.decode(errors="replace")
+        return done.stdout
 
     def assert_alive(self) -> None:
         if self.proc.poll() is not None:

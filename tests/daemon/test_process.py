@@ -181,7 +181,7 @@ class TestReload:
         )
         (project / "MEMORY.md").write_text("- [Role](user_role.md) — still served\n")
 
-        daemon.wait_fresh(project)
+        daemon.wait_fresh(project, config_text="")  # the config still in force
         assert "prompt.modes" in str(failures[0]["error"])  # type: ignore[index]
 
     def test_config_saved_without_signal(
