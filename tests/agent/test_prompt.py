@@ -98,9 +98,14 @@ class TestRenderPrompt:
 
         assert text.endswith("## MEMORY.md\n\n" + INDEX)
         # By hand: the trimmed index is one line of 72 UTF-16 units, not cut.
-        assert EntrypointTruncation(INDEX.rstrip("\n"), 1, 72, False, False) == (
-            truncation
+        expected = EntrypointTruncation(
+            content=INDEX.rstrip("\n"),
+            line_count=1,
+            byte_count=72,
+            was_line_truncated=False,
+            was_byte_truncated=False,
         )
+        assert expected == truncation
 
     def test_truncated_index_warns(self) -> None:
         """An index over 200 lines is cut with the reference's warning."""
