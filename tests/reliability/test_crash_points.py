@@ -148,6 +148,27 @@ def _seed_dream(retention: str | None) -> Callable[[World], None]:
     return seed
 
 
+# An external dream command: files each entry's text once, whatever it is given.
+EXTERNAL = """
+import json, os, sys
+path = os.path.join(os.environ["MEMD_MEMORY_DIR"], "external.md")
+old = open(path).read().splitlines() if os.path.exists(path) else []
+new = [json.loads(line)["text"] for line in sys.stdin]
+with open(path + ".part", "w") as out:
+    out.write("".join(f"{t}\\n" for t in sorted(set(old) | set(new))))
+os.replace(path + ".part", path)
+"""
+
+
+def _seed_external(world: World) -> None:
+    _seed_dream(None)(world)
+    command = json.dumps([sys.executable, "-c", EXTERNAL])
+    (world.home.config / "memd").mkdir(parents=True, exist_ok=True)
+    (world.home.config / "memd" / "config.toml").write_text(
+        f"[dream]\ncommand = {command}\n"
+    )
+
+
 def _dream_argv(world: World) -> list[str]:
     return [MEMD, "dream", "--now", "--project", str(world.project)]
 
@@ -240,9 +261,10 @@ def _snapshot_state(world: World) -> dict[str, object]:
 
 
 SCENARIOS = (
-    Scenario("dream", _seed_dream(None), _dream_argv, _dream_state),
+    # The plain dream's write points are the first ones of dream+archive's.
     Scenario("dream+archive", _seed_dream("archive"), _dream_argv, _dream_state),
     Scenario("dream+remove", _seed_dream("remove"), _dream_argv, _dream_state),
+    Scenario("dream+command", _seed_external, _dream_argv, _dream_state),
     Scenario("rotation", _seed_rotation, _rotation_argv, _dream_state),
     Scenario("fix", _seed_fix, _fix_argv, _fix_state),
     Scenario("snapshot", _seed_snapshot, _prompt_argv, _snapshot_state),
