@@ -189,6 +189,14 @@ class Daemon:
             self.proc.wait()
             pytest.fail(f"memd run ignored signal {signum}:\n{self.log_text()}")
 
+    def status(self) -> dict[str, object]:
+        """`memd status --format json`, parsed."""
+        done = self.memd("status", "--format", "json")
+        assert 0 == done.returncode, done.stderr
+        status = json.loads(done.stdout)
+        assert isinstance(status, dict)
+        return status
+
     def memd(self, *args: str) -> subprocess.CompletedProcess[str]:
         """Run another memd command in the same environment."""
         return subprocess.run(

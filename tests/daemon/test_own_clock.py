@@ -92,26 +92,11 @@ def _last_run(home: Home) -> str:
     return str(record["last_run"])
 
 
-def _status(daemon: Daemon) -> dict[str, object]:
-    done = daemon.memd("status", "--format", "json")
-    assert 0 == done.returncode, done.stderr
-    status = json.loads(done.stdout)
-    assert isinstance(status, dict)
-    return status
-
-
 def _next_dream(daemon: Daemon) -> str:
-    def found() -> str | None:
-        text = json.dumps(_status(daemon))
-        marker = '"next_dream": "'
-        at = text.find(marker)
-        return (
-            text[at + len(marker) : text.index('"', at + len(marker))]
-            if at >= 0
-            else None
-        )
-
-    value = wait_for(found, what="next_dream in memd status")
+    """The next dream `memd status` reports, once there is one."""
+    value = wait_for(
+        lambda: daemon.status().get("next_dream"), what="next_dream in memd status"
+    )
     return str(value)
 
 

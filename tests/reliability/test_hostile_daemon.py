@@ -42,11 +42,7 @@ def _diagnosed(daemon: Daemon, memory: Path, relpath: str) -> list[str]:
 
 
 def _status(daemon: Daemon) -> dict[str, object]:
-    result = daemon.memd("status", "--format", "json")
-    assert 0 == result.returncode, result.stderr
-    status = json.loads(result.stdout)
-    assert isinstance(status, dict)
-    return status
+    return daemon.status()
 
 
 def _dir_status(daemon: Daemon, memory: Path, pid: int) -> dict[str, object] | None:
