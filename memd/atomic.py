@@ -4,6 +4,11 @@ The temp file lives in the target's directory so the final `rename` never
 crosses a filesystem; fsync of the file before the rename and of the directory
 after it makes the replacement survive a power cut. On any failure (ENOSPC,
 EDQUOT, EFBIG) the temp file is removed and the old file is left untouched.
+
+Test hook: with ``MEMD_TEST_CRASH_AT=n`` the process SIGKILLs itself at its
+n-th write point (`crash_point`): four inside `write_atomic` (temp written,
+temp fsynced, renamed, directory fsynced) and the ones other writers mark, so
+the crash tests can kill a real process at every one of them.
 """
 
 from __future__ import annotations
@@ -12,6 +17,21 @@ import contextlib
 import os
 
 TEMP_PREFIX = ".memd-tmp-"
+CRASH_ENV = "MEMD_TEST_CRASH_AT"
+_write_points = 0
+
+
+def crash_point() -> None:
+    """Count a write point; SIGKILL this process at the `MEMD_TEST_CRASH_AT`-th."""
+    global _write_points
+    target = os.environ.get(CRASH_ENV)
+    if not target:
+        return
+    _write_points += 1
+    if str(_write_points) == target:
+        import signal
+
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def write_atomic(
@@ -41,8 +61,10 @@ def write_atomic(
             while view:
                 written = os.write(fd, view)
                 view = view[written:]
+            crash_point()
             if durable:
                 os.fsync(fd)
+            crash_point()
         finally:
             os.close(fd)
         os.replace(temp, path)
@@ -50,8 +72,10 @@ def write_atomic(
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temp)
         raise
+    crash_point()
     if durable:
         fsync_directory(directory)
+    crash_point()
 
 
 def fsync_directory(directory: str) -> None:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+from tests.ci_skips import pytest_runtest_makereport  # noqa: F401  (the hook)
 
 settings.register_profile(
     "ci", max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -159,3 +162,34 @@ def _stub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def recorded(log: Path) -> list[str]:
     """The command lines the service stubs recorded, in order."""
     return [line.replace("\t", " ") for line in log.read_text().splitlines()]
+
+
+NOBODY = 65534  # the throwaway user root drops to where permission bits must apply
+
+
+def as_nobody(*argv: str) -> list[str]:
+    """Prefix `argv` with setpriv so it runs as nobody (for root, which reads anything).
+
+    A missing setpriv is a skip, which CI turns into a failure.
+    """
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("setpriv (util-linux) is not installed")
+    return [
+        setpriv,
+        f"--reuid={NOBODY}",
+        f"--regid={NOBODY}",
+        "--clear-groups",
+        *argv,
+    ]
+
+
+def sanitized_by_hand(path: str) -> str:
+    """REFERENCE.md §2's sanitizePath for a short ASCII path, the oracle for tests.
+
+    Every character that is not ASCII `[A-Za-z0-9]` becomes `-`; nothing else
+    happens below 200 units, the only case this oracle accepts.
+    """
+    assert path.isascii(), path
+    assert len(path) <= 200, path
+    return "".join(c if c.isalnum() else "-" for c in path)

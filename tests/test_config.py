@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from memd.cli.commands import config as config_command
 from memd.config import (
     Config,
     config_path,
@@ -356,31 +357,32 @@ class TestDescribe:
         assert ("prompt.kairos", "MEMD_KAIROS", True, "env:MEMD_KAIROS") in rows
 
 
-def main(argv: list[str]) -> int:
-    """Run `memd config` as memd.cli does: ConfigError is one line and exit 2."""
-    import argparse
-    import sys
+MEMD = os.path.join(os.path.dirname(sys.executable), "memd")
 
-    parser = argparse.ArgumentParser(prog="memd config")
-    config_command.add_arguments(parser)
-    try:
-        return config_command.run(parser.parse_args(argv[1:]))
-    except ConfigError as error:
-        print(f"memd: {error}", file=sys.stderr)
-        return error.exit_code
+
+def memd_config(*args: str) -> subprocess.CompletedProcess[str]:
+    """Run the real `memd config` in a subprocess, in the test's environment."""
+    return subprocess.run(
+        [MEMD, "config", *args],
+        env=dict(os.environ),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
 
 
 class TestConfigCommand:
     def test_text_output_is_valid_toml_that_loads_back(
-        self, isolated_home: Home, capsys: pytest.CaptureFixture[str]
+        self, isolated_home: Home
     ) -> None:
         """`memd config` prints TOML that, saved as config.toml, loads the same."""
         import tomllib
 
         write_config(isolated_home, '[dream]\ntime = "05:00"\n')
 
-        code = main(["config"])
-        out = capsys.readouterr().out
+        done = memd_config()
+        code, out = done.returncode, done.stdout
         before = load_config()
         write_config(isolated_home, out)
         after = load_config()
@@ -393,15 +395,15 @@ class TestConfigCommand:
         ]
 
     def test_json_output_has_value_and_source(
-        self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+        self, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         """`memd config --format json` gives each key's value, source and variable."""
         import json
 
         monkeypatch.setenv("MEMD_MODES", "standard,team")
 
-        code = main(["config", "--format", "json"])
-        data = json.loads(capsys.readouterr().out)
+        done = memd_config("--format", "json")
+        code, data = done.returncode, json.loads(done.stdout)
 
         assert 0 == code
         assert {
@@ -411,14 +413,12 @@ class TestConfigCommand:
         } == data["keys"]["prompt.modes"]
         assert data["config_file_exists"] is False
 
-    def test_bad_config_is_one_line_and_exit_2(
-        self, isolated_home: Home, capsys: pytest.CaptureFixture[str]
-    ) -> None:
+    def test_bad_config_is_one_line_and_exit_2(self, isolated_home: Home) -> None:
         """A broken config.toml prints one line naming file and key, and exits 2."""
         path = write_config(isolated_home, '[dream]\ntime = "25:00"\n')
 
-        code = main(["config"])
-        err = capsys.readouterr().err
+        done = memd_config()
 
-        assert 2 == code
-        assert f"memd: {path}:dream.time: expected HH:MM, got '25:00'\n" == err
+        assert 2 == done.returncode
+        assert "" == done.stdout
+        assert f"memd: {path}:dream.time: expected HH:MM, got '25:00'\n" == done.stderr

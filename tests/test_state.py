@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -16,6 +20,18 @@ from memd.state import (
     remember_project,
     write_state,
 )
+from tests.conftest import as_nobody
+
+UNPRIVILEGED_WRITER = """
+import sys
+from memd.state import write_state
+try:
+    write_state(sys.argv[1], "daemon", {"new": True})
+except OSError as error:
+    print(type(error).__name__)
+else:
+    print("written")
+"""
 
 
 class TestReadWrite:
@@ -64,21 +80,31 @@ class TestReadWrite:
         with pytest.raises(ValueError, match="not a state file name"):
             write_state(str(tmp_path), name, {})
 
-    def test_unwritable_directory_raises_and_keeps_old_state(
-        self, tmp_path: Path
-    ) -> None:
-        """A failed write raises OSError and the previous file is intact."""
-        if os.geteuid() == 0:
-            pytest.skip("root writes anywhere")
-        write_state(str(tmp_path), "daemon", {"old": True})
-        tmp_path.chmod(0o500)
-        try:
-            with pytest.raises(PermissionError):
-                write_state(str(tmp_path), "daemon", {"new": True})
-        finally:
-            tmp_path.chmod(0o700)
+    def test_unwritable_directory_raises_and_keeps_old_state(self) -> None:
+        """A failed write raises PermissionError and the previous file is intact.
 
-        assert {"old": True} == read_state(str(tmp_path), "daemon")
+        The writer is a subprocess; as root (CI) it drops to nobody first, since
+        root writes anywhere.
+        """
+        base = Path(tempfile.mkdtemp(prefix="memd-state-"))
+        try:
+            write_state(str(base), "daemon", {"old": True})
+            base.chmod(0o555)  # nobody and the owner may list, not create
+            argv = [sys.executable, "-c", UNPRIVILEGED_WRITER, str(base)]
+            done = subprocess.run(
+                as_nobody(*argv) if os.geteuid() == 0 else argv,
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+            )
+            assert "PermissionError" == done.stdout.strip(), done.stderr
+            assert [] == [p.name for p in base.iterdir() if p.name != "daemon.json"]
+            base.chmod(0o700)
+            assert {"old": True} == read_state(str(base), "daemon")
+        finally:
+            base.chmod(0o700)
+            shutil.rmtree(base)
 
     def test_state_dir_that_is_a_file_raises(self, tmp_path: Path) -> None:
         """A state dir path taken by a regular file is an OSError, not silent loss."""

@@ -24,6 +24,7 @@ import os
 from dataclasses import dataclass
 
 from memd.agent.paths import daily_log_path
+from memd.atomic import crash_point
 from memd.errors import UsageError
 from memd.kairos.consolidate import parse_log_entries
 
@@ -118,6 +119,7 @@ def _append(memory_dir: str, day: datetime.date, entry: bytes) -> str:
     finally:
         os.close(dir_fd)
     try:
+        crash_point()  # created, still empty
         fcntl.flock(fd, fcntl.LOCK_EX)
         size = os.fstat(fd).st_size
         prefix = b""
@@ -132,6 +134,7 @@ def _append(memory_dir: str, day: datetime.date, entry: bytes) -> str:
             )  # one write: never interleaved with another appender
             if written != len(data):
                 raise OSError(f"short write to {path}: {written} of {len(data)} bytes")
+            crash_point()
     finally:
         os.close(fd)  # closing releases the flock
     return path
@@ -282,8 +285,10 @@ def apply_retention(
             continue
         if watermarks.get(rel) != size:
             continue
+        crash_point()
         if action == "remove":
             os.unlink(full)
+            crash_point()
             done.append(RetentionAction(rel, "remove", None))
             continue
         _, year, month, name = rel.split("/")
@@ -292,7 +297,9 @@ def apply_retention(
         )
         os.close(dir_fd)
         destination = f"logs/archive/{year}/{month}/{name}"
+        crash_point()  # archive folders made, log not moved yet
         os.rename(full, os.path.join(memory_dir, destination))
+        crash_point()
         done.append(RetentionAction(rel, "archive", destination))
     return tuple(done)
 

@@ -201,6 +201,8 @@ def run_dream(
                 duration_seconds=time.monotonic() - started,
             )
             _record(config, directory, now, result, marks, writer)
+            # A dream killed during retention left nothing new: finish its retention.
+            _retain(directory, config, marks, now, log)
             return result
         written: tuple[str, ...] = ()
         already = 0

@@ -17,6 +17,7 @@ import json
 import os
 import shutil
 
+from memd.atomic import crash_point
 from memd.errors import SnapshotError
 from memd.snapshot.store import (
     META_FILE,
@@ -129,9 +130,13 @@ def publish(store: SnapshotReader, snapshot: Snapshot) -> Published:
         os.mkdir(version_dir, 0o755)
         for filename, data in files:
             _write_new(os.path.join(version_dir, filename), data)
+            crash_point()
         _sync_version(version_dir)
+        crash_point()
         os.symlink(name, link_temp)
+        crash_point()
         os.replace(link_temp, os.path.join(key_dir, mode))
+        crash_point()
     except OSError as error:
         shutil.rmtree(version_dir, ignore_errors=True)
         with contextlib.suppress(OSError):
@@ -168,6 +173,7 @@ def flush(published: Published) -> None:
                 os.replace(temp, link)
                 shutil.rmtree(version_dir, ignore_errors=True)
         raise SnapshotError(error.strerror or str(error), path=version_dir) from error
+    crash_point()
     _remove_old_versions(key_dir, mode, keep=name, now_ns=published.built_ns)
 
 

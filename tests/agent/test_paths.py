@@ -23,7 +23,7 @@ from memd.agent.paths import (
     sanitize_path,
     validate_memory_path,
 )
-from tests.conftest import Home
+from tests.conftest import Home, sanitized_by_hand
 from tests.strategies import any_text, path_text
 
 # 201 'a's then a tail chosen so that the x31 hash is exactly -2**31.
@@ -38,7 +38,8 @@ def write_json(path: Path, data: object) -> Path:
 
 
 def expected_default(home: Home, root: Path) -> str:
-    return f"{home.claude}/projects/{sanitize_path(str(root))}/memory/"
+    """The default memory dir, with the root sanitized by the reference's rule."""
+    return f"{home.claude}/projects/{sanitized_by_hand(str(root))}/memory/"
 
 
 class TestSanitizePath:

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from memd.agent.prompt import MODES, render_prompt, strip_index_markup
-from memd.agent.truncation import truncate_entrypoint
+from memd.agent.truncation import EntrypointTruncation
 
 INDEX = "- [Testing](feedback_testing.md) — integration tests use a real database\n"
 
@@ -97,7 +97,15 @@ class TestRenderPrompt:
         )
 
         assert text.endswith("## MEMORY.md\n\n" + INDEX)
-        assert truncation == truncate_entrypoint(INDEX)
+        # By hand: the trimmed index is one line of 72 UTF-16 units, not cut.
+        expected = EntrypointTruncation(
+            content=INDEX.rstrip("\n"),
+            line_count=1,
+            byte_count=72,
+            was_line_truncated=False,
+            was_byte_truncated=False,
+        )
+        assert expected == truncation
 
     def test_truncated_index_warns(self) -> None:
         """An index over 200 lines is cut with the reference's warning."""

@@ -110,13 +110,56 @@ class Daemon:
             return False
         return data == encode_prompt(load_and_build(str(memory), mode).text)
 
-    def wait_fresh(self, memory: Path, mode: str = "standard") -> None:
-        """Wait until the daemon's snapshot of `memory` matches a fresh render."""
+    def wait_fresh(
+        self, memory: Path, mode: str = "standard", *, config_text: str | None = None
+    ) -> None:
+        """Wait until the daemon's snapshot of `memory` matches a fresh render.
+
+        Then check it against an independent render too: a `memd prompt`
+        subprocess with an empty cache and state of its own, so the daemon
+        is compared with the CLI's cold path, not with the library call
+        `is_fresh` makes in this process. `config_text`: the config the daemon
+        still runs with when the file on disk is not it (a rejected reload).
+        """
         self.assert_alive()
         wait_for(
             lambda: self.is_fresh(memory, mode), what=f"fresh snapshot of {memory}"
         )
+        found = self.store.read(str(memory), mode)
+        assert found is not None
+        cold = self.cold_prompt(memory, mode, config_text=config_text)
+        assert cold == found[1], f"{memory} ({mode})"
         self.assert_alive()
+
+    def cold_prompt(
+        self, memory: Path, mode: str = "standard", *, config_text: str | None = None
+    ) -> bytes:
+        """The prompt a fresh `memd prompt` process renders for `memory`, no cache."""
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="memd-cold-") as scratch:
+            env = {
+                **self.env,
+                "CLAUDE_COWORK_MEMORY_PATH_OVERRIDE": str(memory),
+                "XDG_CACHE_HOME": os.path.join(scratch, "cache"),
+                "XDG_STATE_HOME": os.path.join(scratch, "state"),
+            }
+            env.pop("NOTIFY_SOCKET", None)
+            if config_text is not None:
+                config = Path(scratch, "config", "memd")
+                config.mkdir(parents=True)
+                (config / "config.toml").write_text(config_text)
+                env["XDG_CONFIG_HOME"] = str(config.parent)
+            done = subprocess.run(
+                [*MEMD, "prompt", "--mode", mode],
+                env=env,
+                cwd=scratch,
+                capture_output=True,
+                timeout=TIMEOUT,
+                check=False,
+            )
+        assert 0 == done.returncode, done.stderr.decode(errors="replace")
+        return done.stdout
 
     def assert_alive(self) -> None:
         if self.proc.poll() is not None:
@@ -146,6 +189,14 @@ class Daemon:
             self.proc.wait()
             pytest.fail(f"memd run ignored signal {signum}:\n{self.log_text()}")
 
+    def status(self) -> dict[str, object]:
+        """`memd status --format json`, parsed."""
+        done = self.memd("status", "--format", "json")
+        assert 0 == done.returncode, done.stderr
+        status = json.loads(done.stdout)
+        assert isinstance(status, dict)
+        return status
+
     def memd(self, *args: str) -> subprocess.CompletedProcess[str]:
         """Run another memd command in the same environment."""
         return subprocess.run(
@@ -165,17 +216,24 @@ class Starter:
     started: list[Daemon]
     tmp: Path
 
-    def __call__(self, *, wait_ready: bool = True, **extra_env: str) -> Daemon:
+    def __call__(
+        self,
+        *,
+        wait_ready: bool = True,
+        settle: str | None = "0.05",
+        wrapper: tuple[str, ...] = (),
+        **extra_env: str,
+    ) -> Daemon:
+        """Start `memd run` (behind `wrapper`, e.g. faketime); settle None: default."""
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         name = f"memd-test-{os.getpid()}-{os.urandom(6).hex()}"
         sock.bind("\0" + name)
         log_path = self.tmp / f"memd-run-{len(self.started)}.log"
-        env = self.home.env(
-            NOTIFY_SOCKET="@" + name, MEMD_SETTLE_SECONDS="0.05", **extra_env
-        )
+        settings = {} if settle is None else {"MEMD_SETTLE_SECONDS": settle}
+        env = self.home.env(NOTIFY_SOCKET="@" + name, **settings, **extra_env)
         with open(log_path, "wb") as log:
             proc = subprocess.Popen(
-                [*MEMD, "run"],
+                [*wrapper, *MEMD, "run"],
                 env=env,
                 stdout=log,
                 stderr=subprocess.STDOUT,

@@ -7,10 +7,10 @@ import json
 import os
 from pathlib import Path
 
-from memd.agent.paths import auto_mem_path
 from memd.config import load_config
 from memd.daemon.discovery import WatchRoot, discover, memory_dir_of, plan_watch_roots
 from memd.state import remember_project
+from tests.conftest import sanitized_by_hand
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -106,7 +106,8 @@ class TestDiscover:
 
         found = discover(config, known_projects=known_projects)
 
-        expected = os.path.normpath(auto_mem_path(str(git_repo)))
+        sanitized = sanitized_by_hand(str(git_repo.resolve()))
+        expected = f"{isolated_home.claude}/projects/{sanitized}/memory"
         assert (expected,) == found.memory_dirs
         assert "state:projects" == found.sources[expected]
 

@@ -148,3 +148,26 @@ class TestDirectories:
         os.rename(staged, target)
 
         daemon.wait_fresh(target / "memory")
+
+
+class TestDefaultSettle:
+    def test_saves_reach_the_snapshot_with_the_default_settle(
+        self, start_daemon: Starter, project: Path
+    ) -> None:
+        """With no settle override the daemon runs its default and stays fresh."""
+        import json
+
+        daemon = start_daemon(settle=None)
+        assert "MEMD_SETTLE_SECONDS" not in daemon.env
+        shown = daemon.memd("config", "--format", "json")
+        settle = json.loads(shown.stdout)["keys"]["watch.settle_seconds"]
+        assert "default" == settle["source"]
+        daemon.wait_fresh(project)
+
+        temp = project / ".MEMORY.md.swp"
+        temp.write_text("- [Role](user_role.md) — saved by an editor\n")
+        os.replace(temp, project / "MEMORY.md")
+        (project / "feedback_x.md").write_text(topic("feedback_x"))
+
+        daemon.wait_fresh(project)
+        assert 0 == daemon.stop()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from memd.hooks.settings import (
@@ -14,6 +16,28 @@ from memd.hooks.settings import (
 )
 
 MEMD = "/home/u/.local/bin/memd"
+# Claude Code's built-in tools, and the ones that can change a memory file.
+BUILT_IN_TOOLS = (
+    "Agent", "Bash", "BashOutput", "Edit", "ExitPlanMode", "Glob", "Grep",
+    "KillShell", "NotebookEdit", "PowerShell", "Read", "Task", "TodoWrite",
+    "WebFetch", "WebSearch", "Write", "mcp__fs__Write", "mcp__fs__edit_file",
+)  # fmt: skip
+FILE_CHANGING_TOOLS = {"Bash", "Edit", "NotebookEdit", "PowerShell", "Write"}
+
+
+def covered_tools(matcher: str) -> set[str]:
+    """The built-in tools a PostToolUse matcher fires for, as Claude Code matches.
+
+    Empty or `*` matches all; letters, digits, `_`, `-`, spaces, `,` and `|`
+    only are a list of exact names; anything else is an unanchored regex.
+    """
+    if matcher in ("", "*"):
+        return set(BUILT_IN_TOOLS)
+    if re.fullmatch(r"[A-Za-z0-9_ ,|-]+", matcher):
+        names = {name.strip() for name in re.split(r"[|,]", matcher)}
+        return {tool for tool in BUILT_IN_TOOLS if tool in names}
+    return {tool for tool in BUILT_IN_TOOLS if re.search(matcher, tool)}
+
 
 USER_SETTINGS = {
     "model": "opus",
@@ -40,9 +64,7 @@ class TestWithMemdHooks:
         post = merged["hooks"]["PostToolUse"]
         assert "prettier --write" == post[0]["hooks"][0]["command"]
         assert f"{MEMD} hook post-tool-use" == post[1]["hooks"][0]["command"]
-        assert {"Write", "Edit", "NotebookEdit", "Bash", "PowerShell"} == set(
-            post[1]["matcher"].split("|")
-        )
+        assert FILE_CHANGING_TOOLS == covered_tools(post[1]["matcher"])
         start = merged["hooks"]["SessionStart"]
         assert "matcher" not in start[0]  # every source, fork included
         assert [f"{MEMD} hook session-start"] == [

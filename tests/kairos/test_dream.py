@@ -295,16 +295,36 @@ class TestExternalCommand:
         script = (
             "import subprocess, sys, time; "
             "p = subprocess.Popen("
-            "[sys.executable, '-c', 'import time; time.sleep(9)']); "
+            "[sys.executable, '-c', 'import time; time.sleep(60)']); "
             f"open({str(pid_file)!r}, 'w').write(str(p.pid)); time.sleep(60)"
         )
-        config = self._config(setup, script, timeout=1.0)
+        # The timeout must cover two Python start-ups and the pid file: 5x what
+        # that takes on this machine right now, measured, and at least 1 s.
+        timeout = max(1.0, 5 * _time_to_start_a_child_and_grandchild())
+        config = self._config(setup, script, timeout=timeout)
 
         result = run_dream(str(setup.memory), config, now=NOW, log=LOG)
         grandchild = int(pid_file.read_text())
 
         assert "failed" == result.status
         assert not _alive(grandchild)
+
+
+def _time_to_start_a_child_and_grandchild() -> float:
+    """Seconds for a Python that starts a Python, as the timeout test's command does."""
+    import subprocess
+    import time
+
+    started = time.monotonic()
+    subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import subprocess, sys; subprocess.run([sys.executable, '-c', 'pass'])",
+        ],
+        check=True,
+    )
+    return time.monotonic() - started
 
 
 def _alive(pid: int) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -88,13 +88,22 @@ class TestDreamZone:
 
 class TestCronJob:
     def test_job_seconds_ahead_fires(self, tmp_path: Path, cleanup: list[Rig]) -> None:
-        """The real BackgroundScheduler fires the cron job set two seconds ahead."""
-        target = datetime.now(UTC) + timedelta(seconds=2)
-        rig = _rig(tmp_path, f"{target:%H:%M}")
+        """The real BackgroundScheduler fires the cron job set seconds ahead.
+
+        APScheduler is imported first and the target taken just before
+        start(), so a slow import never pushes the job to tomorrow.
+        """
+        import apscheduler.schedulers.background
+        import apscheduler.triggers.cron  # noqa: F401
+
+        rig = _rig(tmp_path, "00:00")
         cleanup.append(rig)
+        target = datetime.now(UTC) + timedelta(seconds=3)
+        rig.config = replace(rig.config, dream_time=f"{target:%H:%M}")
         scheduler = rig.scheduler(dream_second=target.second)
 
         scheduler.start()
+        assert target.replace(microsecond=0) == scheduler.next_dream_time()
         fired = _wait_for(lambda: scheduler.dream_job_fires >= 1)
         scheduler.shutdown()
 

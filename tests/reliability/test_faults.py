@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import json
 import os
 import random
 import shutil
@@ -75,11 +74,7 @@ def _left_by(cache: Path, pids: set[int]) -> list[str]:
 
 
 def _status(daemon: Daemon) -> dict[str, object]:
-    result = daemon.memd("status", "--format", "json")
-    assert 0 == result.returncode, result.stderr
-    status = json.loads(result.stdout)
-    assert isinstance(status, dict)
-    return status
+    return daemon.status()
 
 
 def _dir_entry(daemon: Daemon, memory: Path) -> dict[str, object]:

@@ -18,7 +18,7 @@ import pytest
 
 from memd.agent.paths import resolve_memory_location
 from memd.state import remember_project
-from tests.conftest import Home
+from tests.conftest import NOBODY, Home, as_nobody
 from tests.daemon.conftest import MEMD, Daemon, Starter, topic, wait_for
 from tests.reliability.conftest import scale
 
@@ -42,11 +42,7 @@ def _diagnosed(daemon: Daemon, memory: Path, relpath: str) -> list[str]:
 
 
 def _status(daemon: Daemon) -> dict[str, object]:
-    result = daemon.memd("status", "--format", "json")
-    assert 0 == result.returncode, result.stderr
-    status = json.loads(result.stdout)
-    assert isinstance(status, dict)
-    return status
+    return daemon.status()
 
 
 def _dir_status(daemon: Daemon, memory: Path, pid: int) -> dict[str, object] | None:
@@ -304,19 +300,6 @@ class TestDeletedWhileReading:
         ]
 
 
-NOBODY = 65534
-
-
-def _as_nobody(*argv: str) -> list[str]:
-    return [
-        "setpriv",
-        f"--reuid={NOBODY}",
-        f"--regid={NOBODY}",
-        "--clear-groups",
-        *argv,
-    ]
-
-
 class TestUnreadable:
     def test_chmod_000_file_and_directory(
         self, isolated_home: Home, tmp_path: Path
@@ -324,8 +307,6 @@ class TestUnreadable:
         """Unreadable files and dirs are F005 findings for a daemon that is not root."""
         if os.geteuid() != 0 and os.geteuid() != NOBODY:
             pytest.skip("needs root to drop to nobody (root itself reads chmod 000)")
-        if shutil.which("setpriv") is None:
-            pytest.skip("setpriv (util-linux) is not installed")
         base = Path(tempfile.mkdtemp(prefix="memd-nobody-"))
         try:
             self._run(isolated_home, base, tmp_path)
@@ -377,7 +358,7 @@ class TestUnreadable:
         log_path = tmp_path / "memd-nobody.log"
         with open(log_path, "wb") as log:
             proc = subprocess.Popen(
-                _as_nobody(*MEMD, "run"),
+                as_nobody(*MEMD, "run"),
                 env=env,
                 cwd=base,
                 stdout=log,
@@ -388,7 +369,7 @@ class TestUnreadable:
         try:
             daemon.wait_notify("READY=1")
             render = subprocess.run(
-                _as_nobody(sys.executable, "-c", RENDER, str(memory)),
+                as_nobody(sys.executable, "-c", RENDER, str(memory)),
                 env=env,
                 cwd=base,
                 capture_output=True,

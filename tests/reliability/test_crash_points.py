@@ -1,0 +1,369 @@
+"""Crash at every write point: a real process SIGKILLed and rerun ends as if unkilled.
+
+`MEMD_TEST_CRASH_AT=n` (memd/atomic.py) makes the process kill itself at its
+n-th write point: four inside every `write_atomic` (temp written, temp
+fsynced, renamed, directory fsynced), each file a snapshot version writes,
+its link swap, each retention unlink or rename, and the creation and heading
+of a daily log. For n = 1, 2, ... until a run finishes unkilled, the harness
+seeds a fresh state, kills the process at point n, checks that nothing is
+torn, reruns it without the hook, and compares the final state with the one
+an unkilled run reached: the same topic files, index, logs, lock state and
+watermarks. A temp file a kill leaves is the only thing allowed to differ,
+and so does the watermark of a log retention already retired (it is never
+read again; a rerun after a kill between two retirements drops it early).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from memd.agent.paths import resolve_memory_location
+from memd.atomic import CRASH_ENV, TEMP_PREFIX
+from memd.kairos.daily_log import append_entry
+from tests.conftest import Home
+
+MEMD = os.path.join(os.path.dirname(sys.executable), "memd")
+MAX_POINTS = 200  # far above any scenario: a loop that never ends is a failure
+ROUNDS_FILE_ENV = "CRASH_ROUNDS_FILE"  # docs/reliability.md: append the counts here
+
+EXISTING = (
+    b"---\nname: Existing\ndescription: A file the user wrote\ntype: project\n---\n"
+    b"Mine.\n"
+)
+INDEX = b"# Index\n\n- [Existing](existing.md) \xe2\x80\x94 A file the user wrote\n"
+ENTRIES = (
+    (datetime(2026, 11, 20, 9, 0), "[feedback] #testing use a real database"),
+    (datetime(2026, 11, 20, 9, 5), "untagged note"),
+    (datetime(2026, 11, 21, 10, 0), "#testing second rule"),
+    (datetime(2026, 11, 21, 10, 1), "[user] #role senior Go developer"),
+)
+
+
+@dataclass(frozen=True)
+class World:
+    """The paths one scenario works on."""
+
+    home: Home
+    project: Path
+    memory: Path
+
+    @property
+    def state_dir(self) -> Path:
+        return self.home.state / "memd"
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.home.cache / "memd"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One command to kill: how to seed it, run it, and read what it left."""
+
+    name: str
+    seed: Callable[[World], None]
+    argv: Callable[[World], list[str]]
+    state: Callable[[World], dict[str, object]]
+
+
+def _reset(world: World) -> None:
+    for path in (world.memory, world.state_dir, world.cache_dir, world.home.config):
+        subprocess.run(["rm", "-rf", str(path)], check=True)
+    world.memory.mkdir(parents=True)
+    world.home.config.mkdir(parents=True)
+
+
+def _memory_files(world: World) -> dict[str, bytes]:
+    """Every regular file of the memory dir but the lock and kill-left temp files."""
+    return {
+        str(p.relative_to(world.memory)): p.read_bytes()
+        for p in sorted(world.memory.rglob("*"))
+        if p.is_file()
+        and not p.is_symlink()
+        and p.name != ".consolidate-lock"
+        and not p.name.startswith(TEMP_PREFIX)
+    }
+
+
+def _lock_state(world: World, since_ns: int) -> str:
+    """The dream lock as the agent sees it: absent, held, or released (when)."""
+    lock = world.memory / ".consolidate-lock"
+    if not lock.exists():
+        return "absent"
+    body = lock.read_bytes()
+    if body.strip():
+        return "held"
+    return "released now" if lock.stat().st_mtime_ns >= since_ns else "released before"
+
+
+def _dream_record(world: World) -> dict[str, object]:
+    """What a dream must persist: watermarks, closed logs, a success. Not timings."""
+    path = world.state_dir / "dreams.json"
+    if not path.exists():
+        return {}
+    data = json.loads(path.read_text())
+    records = [r for r in data.values() if isinstance(r, dict)]
+    assert len(records) <= 1, data
+    record = records[0] if records else {}
+    marks = record.get("watermark")
+    live = (
+        {rel: size for rel, size in marks.items() if (world.memory / rel).is_file()}
+        if isinstance(marks, dict)
+        else marks
+    )
+    return {
+        "watermark": live,
+        "closed_logs": record.get("closed_logs"),
+        "succeeded": "last_success" in record,
+    }
+
+
+# --- the scenarios ---------------------------------------------------------
+
+
+def _seed_dream(retention: str | None) -> Callable[[World], None]:
+    def seed(world: World) -> None:
+        _reset(world)
+        (world.memory / "existing.md").write_bytes(EXISTING)
+        (world.memory / "MEMORY.md").write_bytes(INDEX)
+        for when, text in ENTRIES:
+            append_entry(str(world.memory), text, now=when)
+        if retention is not None:
+            (world.home.config / "memd").mkdir(parents=True, exist_ok=True)
+            (world.home.config / "memd" / "config.toml").write_text(
+                f'[logs]\nretention_days = 1\nretention_action = "{retention}"\n'
+            )
+
+    return seed
+
+
+# An external dream command: files each entry's text once, whatever it is given.
+EXTERNAL = """
+import json, os, sys
+path = os.path.join(os.environ["MEMD_MEMORY_DIR"], "external.md")
+old = open(path).read().splitlines() if os.path.exists(path) else []
+new = [json.loads(line)["text"] for line in sys.stdin]
+with open(path + ".part", "w") as out:
+    out.write("".join(f"{t}\\n" for t in sorted(set(old) | set(new))))
+os.replace(path + ".part", path)
+"""
+
+
+def _seed_external(world: World) -> None:
+    _seed_dream(None)(world)
+    command = json.dumps([sys.executable, "-c", EXTERNAL])
+    (world.home.config / "memd").mkdir(parents=True, exist_ok=True)
+    (world.home.config / "memd" / "config.toml").write_text(
+        f"[dream]\ncommand = {command}\n"
+    )
+
+
+def _dream_argv(world: World) -> list[str]:
+    return [MEMD, "dream", "--now", "--project", str(world.project)]
+
+
+def _dream_state(world: World) -> dict[str, object]:
+    return {"files": _memory_files(world), "dream": _dream_record(world)}
+
+
+def _seed_rotation(world: World) -> None:
+    _reset(world)
+    (world.memory / "MEMORY.md").write_bytes(INDEX)
+    for when, text in ENTRIES:
+        append_entry(str(world.memory), text, now=when)
+
+
+def _rotation_argv(world: World) -> list[str]:
+    # The daemon's midnight job, in a process of its own so it can be killed.
+    code = (
+        "import datetime, sys\n"
+        "from memd.kairos.daily_log import rotate\n"
+        "rotate(sys.argv[1], sys.argv[2], today=datetime.date(2026, 11, 22))\n"
+    )
+    return [sys.executable, "-c", code, str(world.memory), str(world.state_dir)]
+
+
+def _seed_fix(world: World) -> None:
+    _reset(world)
+    topic = (
+        "---\nname: {0}\ndescription: The {0} memory for the crash test\n"
+        "type: user\n---\nFact.\n"
+    )
+    (world.memory / "crlf.md").write_bytes(
+        topic.format("Crlf").replace("\n", "\r\n").encode()
+    )
+    (world.memory / "bom.md").write_bytes(
+        b"\xef\xbb\xbf" + topic.format("Bom").encode()
+    )
+    (world.memory / "orphan_a.md").write_text(topic.format("Orphan A"))
+    (world.memory / "orphan_b.md").write_text(topic.format("Orphan B"))
+    (world.memory / "MEMORY.md").write_bytes(
+        b"- [Crlf](crlf.md) \xe2\x80\x94 line endings\r\n"
+        b"- [Bom](bom.md) \xe2\x80\x94 a byte order mark\r\n"
+        b"- [Gone](gone.md) \xe2\x80\x94 a file that is not there\r\n"
+        b"- [Bom again](bom.md) \xe2\x80\x94 a duplicate\r\n"
+    )
+
+
+def _fix_argv(world: World) -> list[str]:
+    return [MEMD, "fix", str(world.memory)]
+
+
+def _fix_state(world: World) -> dict[str, object]:
+    return {"files": _memory_files(world)}
+
+
+def _seed_snapshot(world: World) -> None:
+    _reset(world)
+    (world.memory / "existing.md").write_bytes(EXISTING)
+    (world.memory / "MEMORY.md").write_bytes(INDEX)
+    old = datetime(2026, 11, 1).timestamp()  # fixed, and not racily clean
+    for path in (*world.memory.iterdir(), world.memory):
+        os.utime(path, (old, old))
+
+
+def _prompt_argv(world: World) -> list[str]:
+    return [MEMD, "prompt", "--project", str(world.project), "--path"]
+
+
+def _snapshot_state(world: World) -> dict[str, object]:
+    """The published snapshot's content files, whatever its version is called."""
+    from memd.snapshot.publish import SnapshotStore
+
+    store = SnapshotStore(str(world.cache_dir))
+    found = store.read(str(world.memory), "standard")
+    if found is None:
+        return {"published": None}
+    meta, _ = found
+    inputs = meta["inputs"]
+    assert isinstance(inputs, list)
+    version_dir = Path(str(meta["version_dir"]))
+    return {
+        "published": {
+            p.name: p.read_bytes()
+            for p in sorted(version_dir.iterdir())
+            if p.name not in ("meta.txt", "meta.json")  # version name, build time
+        },
+        # Inputs by size, mtime and path: every seed makes new inodes.
+        "inputs": [(size, mtime, path) for size, mtime, _, path in inputs],
+    }
+
+
+SCENARIOS = (
+    # The plain dream's write points are the first ones of dream+archive's.
+    Scenario("dream+archive", _seed_dream("archive"), _dream_argv, _dream_state),
+    Scenario("dream+remove", _seed_dream("remove"), _dream_argv, _dream_state),
+    Scenario("dream+command", _seed_external, _dream_argv, _dream_state),
+    Scenario("rotation", _seed_rotation, _rotation_argv, _dream_state),
+    Scenario("fix", _seed_fix, _fix_argv, _fix_state),
+    Scenario("snapshot", _seed_snapshot, _prompt_argv, _snapshot_state),
+)
+
+
+# --- the harness -----------------------------------------------------------
+
+
+def _run(world: World, scenario: Scenario, crash_at: int | None) -> int:
+    extra = {} if crash_at is None else {CRASH_ENV: str(crash_at)}
+    done = subprocess.run(
+        scenario.argv(world),
+        env=world.home.env(**extra),
+        cwd=world.project,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode in (0, -signal.SIGKILL), (
+        scenario.name,
+        crash_at,
+        done.returncode,
+        done.stderr.decode(errors="replace"),
+    )
+    return done.returncode
+
+
+def _full_state(world: World, scenario: Scenario, since_ns: int) -> dict[str, object]:
+    return {**scenario.state(world), "lock": _lock_state(world, since_ns)}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.name for s in SCENARIOS])
+def test_kill_at_every_write_point(
+    scenario: Scenario, git_repo: Path, isolated_home: Home
+) -> None:
+    """Killed at write point n for every n, a rerun reaches the unkilled final state."""
+    world = World(
+        isolated_home, git_repo, Path(resolve_memory_location(str(git_repo)).memory_dir)
+    )
+    scenario.seed(world)
+    before = _memory_files(world)
+    started = time.time_ns()
+    assert 0 == _run(world, scenario, None)
+    expected = _full_state(world, scenario, started)
+    if scenario.name != "snapshot":
+        assert before != expected["files"], "the scenario must write memory files"
+
+    killed = 0
+    left_temp = 0
+    for point in range(1, MAX_POINTS + 1):
+        scenario.seed(world)
+        started = time.time_ns()
+        if _run(world, scenario, point) == 0:
+            break
+        killed += 1
+        temps = list(world.memory.rglob(f"{TEMP_PREFIX}*"))
+        left_temp += bool(temps)
+        middle = _memory_files(world)
+        # Nothing torn: every memory file is whole, either as seeded or as finished
+        # (a daily log may also exist empty: created, its heading not yet written).
+        finished = _expected_files(expected)
+        for relpath, data in middle.items():
+            allowed = {before.get(relpath), finished.get(relpath)}
+            if relpath.startswith("logs/"):
+                allowed.add(b"")
+            assert data in allowed, (scenario.name, point, relpath)
+        if "published" in expected:  # a reader sees no snapshot or the whole one
+            assert scenario.state(world)["published"] in (None, expected["published"])
+        assert 0 == _run(world, scenario, None), point
+        final = _full_state(world, scenario, started)
+        assert expected == final, (scenario.name, point, _diff(expected, final))
+    else:
+        pytest.fail(f"{scenario.name}: still killed after {MAX_POINTS} write points")
+
+    assert killed >= 4, f"{scenario.name}: only {killed} write points were hit"
+    rounds_file = os.environ.get(ROUNDS_FILE_ENV)
+    if rounds_file:
+        with open(rounds_file, "a") as out:
+            out.write(f"{scenario.name}\t{killed}\t{left_temp}\n")
+
+
+def _expected_files(expected: dict[str, object]) -> dict[str, bytes]:
+    files = expected.get("files")
+    return files if isinstance(files, dict) else {}
+
+
+def _diff(expected: dict[str, object], final: dict[str, object]) -> list[str]:
+    """Name the keys (one level down) where two states differ, for the message."""
+    names = []
+    for key in sorted(set(expected) | set(final)):
+        a, b = expected.get(key), final.get(key)
+        if a == b:
+            continue
+        if isinstance(a, dict) and isinstance(b, dict):
+            names += [
+                f"{key}/{k}" for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)
+            ]
+        else:
+            names.append(key)
+    return names
