@@ -53,6 +53,12 @@ LAYERS = {
     "memd.hooks.settings": CORE,  # settings in, settings out; feedback.py does the I/O
     "memd.hooks.wording": CORE,  # what the hooks say, from findings as plain dicts
     "memd.cli.*": WIRING,
+    "memd.recall.*": EDGE,  # the FTS5 database; text.py is pure
+    "memd.recall.text": CORE,
+    "memd.mcp_server.*": EDGE,  # the tools do the project's I/O
+    "memd.mcp_server.writing": CORE,  # plan a memory_write: bytes in, bytes out
+    "memd.mcp_server.install": CORE,  # config in, config out
+    "memd.mcp_server.server": WIRING,  # the one `mcp` SDK owner
 }
 # folder -> the folders it may import (the shared top-level modules are open to all).
 FOLDERS = {
@@ -62,8 +68,10 @@ FOLDERS = {
     "snapshot": {"agent", "memory", "lint"},
     "kairos": {"agent", "memory", "lint", "snapshot"},
     "hooks": {"agent", "memory", "lint", "snapshot"},
-    "daemon": {"agent", "memory", "lint", "snapshot", "kairos"},
+    "daemon": {"agent", "memory", "lint", "snapshot", "kairos", "recall"},
     "service": set(),
+    "recall": {"agent", "memory", "snapshot"},
+    "mcp_server": {"agent", "memory", "lint", "snapshot", "kairos", "recall"},
     "cli": {
         "agent",
         "memory",
@@ -73,6 +81,8 @@ FOLDERS = {
         "hooks",
         "daemon",
         "service",
+        "recall",
+        "mcp_server",
     },
 }
 RANK = {CORE: 0, EDGE: 1, WIRING: 2}
@@ -86,6 +96,7 @@ THIRD_PARTY_OWNERS = {
     "tzlocal": (
         "memd.kairos.scheduler",
     ),  # APScheduler 3's own dependency: the local zone
+    "mcp": ("memd.mcp_server.server",),  # pydantic, starlette: `memd mcp` only
 }
 WIRING_THIRD_PARTY = frozenset({"structlog"})
 HEAVY = ("watchdog", "apscheduler", "structlog")
