@@ -470,17 +470,39 @@ class RecallIndex:
         ).fetchone()
         return None if row is None else (row[0], row[1])
 
+    def dir_records(self) -> dict[str, tuple[str | None, int | None]]:
+        """Every directory's (signature, owner pid), in one query."""
+        return self._guard(
+            lambda: {
+                r[0]: (r[1], r[2])
+                for r in self.conn.execute(
+                    "SELECT path, signature, owner_pid FROM dirs"
+                )
+            },
+            dict,
+        )
+
     def refresh(
-        self, memory_dir: str, *, max_file_bytes: int | None = None, force: bool = False
+        self,
+        memory_dir: str,
+        *,
+        max_file_bytes: int | None = None,
+        force: bool = False,
+        records: dict[str, tuple[str | None, int | None]] | None = None,
     ) -> bool:
         """Re-read `memory_dir` if its stat signature changed; return True if it did.
 
         A directory a live daemon owns is trusted (the daemon updates it on
         every batch) unless `force`. A missing directory is forgotten.
+        `records`, from `dir_records`, saves a query per directory.
         """
-        record = self._guard(
-            lambda: self._dir_record(memory_dir), lambda: self._dir_record(memory_dir)
-        )
+        if records is not None:
+            record = records.get(memory_dir)
+        else:
+            record = self._guard(
+                lambda: self._dir_record(memory_dir),
+                lambda: self._dir_record(memory_dir),
+            )
         if not force and record is not None and _is_alive(record[1]):
             return False
         taken_ns = time.time_ns()
@@ -677,8 +699,12 @@ def recall(
     its directory through a forced re-read and the search runs again.
     """
     memory_dirs = tuple(_normal(d) for d in memory_dirs)
+    records = index.dir_records() if len(memory_dirs) > 1 else None
+    generation = index.generation
     for memory_dir in memory_dirs:
-        index.refresh(memory_dir, max_file_bytes=max_file_bytes)
+        if index.generation != generation:  # rebuilt meanwhile: records are stale
+            records, generation = index.dir_records(), index.generation
+        index.refresh(memory_dir, max_file_bytes=max_file_bytes, records=records)
     hits = index.search(query, memory_dirs=memory_dirs, limit=limit, type=type)
     stale = {h.memory_dir for h in hits if not _still_there(h)}
     if not stale:
