@@ -55,6 +55,12 @@ LAYERS = {
     "memd.cli.*": WIRING,
     "memd.team.*": EDGE,  # git, the sync and its state
     "memd.team.merge": CORE,  # the conflict rules, on contents
+    "memd.recall.*": EDGE,  # the FTS5 database; text.py is pure
+    "memd.recall.text": CORE,
+    "memd.mcp_server.*": EDGE,  # the tools do the project's I/O
+    "memd.mcp_server.writing": CORE,  # plan a memory_write: bytes in, bytes out
+    "memd.mcp_server.install": CORE,  # config in, config out
+    "memd.mcp_server.server": WIRING,  # the one `mcp` SDK owner
 }
 # folder -> the folders it may import (the shared top-level modules are open to all).
 FOLDERS = {
@@ -64,9 +70,11 @@ FOLDERS = {
     "snapshot": {"agent", "memory", "lint"},
     "kairos": {"agent", "memory", "lint", "snapshot"},
     "hooks": {"agent", "memory", "lint", "snapshot"},
-    "daemon": {"agent", "memory", "lint", "snapshot", "kairos", "team"},
+    "daemon": {"agent", "memory", "lint", "snapshot", "kairos", "team", "recall"},
     "service": set(),
     "team": {"agent", "memory", "lint"},
+    "recall": {"agent", "memory", "snapshot"},
+    "mcp_server": {"agent", "memory", "lint", "snapshot", "kairos", "recall"},
     "cli": {
         "agent",
         "memory",
@@ -77,6 +85,8 @@ FOLDERS = {
         "daemon",
         "service",
         "team",
+        "recall",
+        "mcp_server",
     },
 }
 RANK = {CORE: 0, EDGE: 1, WIRING: 2}
@@ -90,6 +100,7 @@ THIRD_PARTY_OWNERS = {
     "tzlocal": (
         "memd.kairos.scheduler",
     ),  # APScheduler 3's own dependency: the local zone
+    "mcp": ("memd.mcp_server.server",),  # pydantic, starlette: `memd mcp` only
 }
 WIRING_THIRD_PARTY = frozenset({"structlog"})
 HEAVY = ("watchdog", "apscheduler", "structlog")

@@ -311,7 +311,8 @@ def read_regular_file(path: str, *, shared_lock: bool = False) -> bytes | None:
     import stat as stat_mod
 
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        # O_NONBLOCK: opening a FIFO planted under the name must not hang.
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return None
     except OSError as error:

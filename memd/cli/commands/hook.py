@@ -167,6 +167,9 @@ def memd_executable() -> str:
     found = shutil.which("memd")
     if found:
         return os.path.abspath(found)
+    beside = os.path.join(os.path.dirname(sys.executable), "memd")  # a venv's bin/
+    if os.access(beside, os.X_OK):
+        return beside
     return os.path.abspath(sys.argv[0]) if sys.argv[0].endswith("memd") else "memd"
 
 

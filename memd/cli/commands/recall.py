@@ -1,0 +1,248 @@
+"""`memd recall QUERY`: the memories that answer a question, ranked offline.
+
+`memd/cli/main.py` builds only this command's parser, and a project whose
+resolution record (`memd.snapshot.serve`) is fresh is answered without
+reading settings or config: this command is timed against a bare `python -c`.
+Directories no live daemon keeps current are refreshed by `stat` first
+(`memd.recall.store.recall`).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from memd.cli.commands._options import add_project_argument
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Mapping
+
+    from memd.recall.store import Hit
+
+TYPES = ("user", "feedback", "project", "reference")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("query", nargs="+", metavar="QUERY", help="what to recall")
+    where = parser.add_mutually_exclusive_group()
+    add_project_argument(where, "whose memory to search")
+    where.add_argument(
+        "--all", action="store_true", help="search every project's memory"
+    )
+    parser.add_argument(
+        "--limit", type=_positive, default=5, metavar="N", help="results (default: 5)"
+    )
+    parser.add_argument("--type", choices=TYPES, default=None, help="only this type")
+    parser.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="output format (default: text)",
+    )
+
+
+_VALUE_OPTIONS = {"--project": "project", "--limit": "limit", "--type": "type"}
+
+
+def parse_simple(argv: list[str]) -> object | None:
+    """Parse the plain argv shapes without argparse; None sends them to argparse.
+
+    Plain means: words, `--all`, and `--project`, `--limit`, `--type`, `--format`
+    each with a valid value. Help, unknown options and every mistake go the
+    long way, so their messages and exit codes are argparse's.
+    """
+    import types
+
+    values: dict[str, object] = {
+        "query": [],
+        "all": False,
+        "project": None,
+        "limit": 5,
+        "type": None,
+        "format": "text",
+        "command": "recall",
+        "_module": "memd.cli.commands.recall",
+        "debug": False,
+    }
+    words: list[str] = []
+    rest = iter(argv)
+    for arg in rest:
+        if arg == "--all":
+            values["all"] = True
+        elif arg in _VALUE_OPTIONS or arg == "--format":
+            value = next(rest, None)
+            if value is None or value.startswith("-"):
+                return None
+            values[_VALUE_OPTIONS.get(arg, "format")] = value
+        elif arg == "--":
+            words.extend(rest)
+        elif arg.startswith("-"):
+            return None
+        else:
+            words.append(arg)
+    limit = str(values["limit"])
+    if (
+        not words
+        or (values["all"] and values["project"] is not None)
+        or not limit.isdigit()
+        or int(limit) < 1
+        or values["type"] not in (None, *TYPES)
+        or values["format"] not in ("text", "json")
+    ):
+        return None
+    values["query"], values["limit"] = words, int(limit)
+    return types.SimpleNamespace(**values)
+
+
+def _positive(text: str) -> int:
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    from memd.recall.store import open_index, recall
+
+    env = os.environ
+    if args.all:
+        cache_dir, max_bytes = _cache_dir(env)
+        index = open_index(cache_dir)
+        memory_dirs = _every_memory_dir(env, index.memory_dirs())
+    else:
+        found = _project_memory_dir(args.project, env)
+        if found is None:
+            return 1
+        memory_dir, cache_dir, max_bytes = found
+        index = open_index(cache_dir)
+        memory_dirs = (memory_dir,)
+    with index:
+        hits = recall(
+            index,
+            " ".join(args.query),
+            memory_dirs,
+            limit=args.limit,
+            type=args.type,
+            max_file_bytes=max_bytes,
+        )
+    if args.format == "json":
+        import json
+
+        print(json.dumps([h.to_dict() for h in hits], ensure_ascii=False, indent=2))
+    else:
+        _print_text(hits, len(memory_dirs) > 1)
+    return 0
+
+
+def _print_text(hits: tuple[Hit, ...], show_dir: bool) -> None:
+    if not hits:
+        print("no matching memories", file=sys.stderr)
+        return
+    lines = []
+    for number, hit in enumerate(hits, start=1):
+        tag = f"[{hit.type}] " if hit.type else ""
+        where = os.path.join(hit.memory_dir, hit.relpath) if show_dir else hit.relpath
+        lines.append(f"{number}. {tag}{hit.name or hit.relpath}  ({where})")
+        if hit.description:
+            lines.append(f"   {hit.description}")
+        if hit.snippet:
+            lines.append(f"   > {hit.snippet}")
+    if not show_dir:
+        lines.append(f"memory dir: {hits[0].memory_dir}")
+    print("\n".join(lines))
+
+
+def _project_memory_dir(
+    project: str | None, env: Mapping[str, str]
+) -> tuple[str, str, int | None] | None:
+    """Return (memory dir, cache dir, topic-file cap) for the project, or None if off.
+
+    The resolution record `memd prompt` keeps answers without reading any
+    settings; otherwise the project is resolved as the agent does, and the
+    record written so the next call is fast.
+    """
+    from memd.agent.paths import project_root_of
+    from memd.errors import UsageError
+    from memd.snapshot.serve import read_record
+
+    start = project if project is not None else os.getcwd()
+    if not os.path.isdir(start):
+        raise UsageError(f"--project {start}: not a directory")
+    root = project_root_of(start)
+    record = read_record(root, env)
+    if record is not None:
+        return record[0], record[1], None
+    import time
+
+    from memd.agent.paths import resolve_memory_location
+    from memd.config import load_config
+    from memd.snapshot.serve import write_record
+
+    resolved_ns = time.time_ns()
+    config = load_config(env)
+    location = resolve_memory_location(root, env)
+    if not location.enablement.enabled:
+        print(
+            f"memd: auto memory is disabled for {location.project_root} "
+            f"({location.enablement.reason}); nothing to recall",
+            file=sys.stderr,
+        )
+        return None
+    import contextlib
+
+    with contextlib.suppress(OSError):  # a read-only cache only costs speed
+        write_record(location, config=config, built_ns=resolved_ns, env=env)
+    return location.memory_dir, config.cache_dir, config.max_topic_file_bytes
+
+
+_CONFIG_VARIABLES = ("MEMD_CONFIG", "MEMD_CACHE_DIR", "MEMD_MAX_TOPIC_FILE_BYTES")
+
+
+def _cache_dir(env: Mapping[str, str]) -> tuple[str, int | None]:
+    """memd's cache dir and topic-file cap (None: the default), as config gives them.
+
+    With no config.toml and none of the variables that set these, both are
+    the defaults, and `memd.config` (which costs more to import than this
+    whole command) is not needed.
+    """
+    from memd.snapshot.serve import default_cache_dir
+
+    xdg = env.get("XDG_CONFIG_HOME", "")
+    base = xdg if os.path.isabs(xdg) else os.path.join(_home(env), ".config")
+    config_file = os.path.join(base, "memd", "config.toml")
+    if os.path.exists(config_file) or any(env.get(v) for v in _CONFIG_VARIABLES):
+        from memd.config import load_config
+
+        config = load_config(env)
+        return config.cache_dir, config.max_topic_file_bytes
+    return default_cache_dir(env), None
+
+
+def _home(env: Mapping[str, str]) -> str:
+    return env.get("HOME") or os.path.expanduser("~")
+
+
+def _every_memory_dir(
+    env: Mapping[str, str], indexed: tuple[str, ...]
+) -> tuple[str, ...]:
+    """Every `<base>/projects/*/memory` plus every directory the index holds."""
+    from memd.agent.paths import memory_base_dir
+
+    projects = os.path.join(memory_base_dir(env), "projects")
+    found = set(indexed)
+    try:
+        with os.scandir(projects) as listing:
+            for entry in listing:
+                candidate = os.path.join(entry.path, "memory")
+                if entry.is_dir(follow_symlinks=False) and os.path.isdir(candidate):
+                    found.add(candidate)
+    except OSError:
+        pass
+    return tuple(sorted(found))

@@ -1,0 +1,318 @@
+"""What each MCP tool does, as plain functions of a `Project` and the tool's arguments.
+
+The project is fixed when the server starts (its working directory resolved
+as the agent resolves it, or `--project`); no argument ever names a path.
+`memory_read` accepts a memory's `name`, or a relpath that must be one of the
+topic files the directory reader found (it never follows a link out of the
+memory directory) or `MEMORY.md`: `../`, absolute paths, and symlinks leading
+outside are refused. `memory_write` writes only a file name it made itself
+(`memd.mcp_server.writing`). Every failure is a `ToolFailedError` with a
+sentence the model can act on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import posixpath
+import stat
+
+from memd.errors import MemdError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping
+
+    from memd.agent.paths import MemoryLocation
+    from memd.config import Config
+    from memd.memory.memdir import MemDir
+
+MAX_READ_BYTES = 256 * 1024
+MAX_LOG_CHARS = 4000
+LOCK_WAIT_SECONDS = 5.0
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+class ToolFailedError(MemdError):
+    """A tool could not do what the model asked; the message says why."""
+
+
+class Project:
+    """The one project a server serves: where its memory is, and memd's config."""
+
+    __slots__ = ("config", "env", "location")
+
+    def __init__(
+        self, location: MemoryLocation, config: Config, env: Mapping[str, str]
+    ) -> None:
+        self.location = location
+        self.config = config
+        self.env = env
+
+    @property
+    def memory_dir(self) -> str:
+        return self.location.memory_dir.rstrip(os.sep) or os.sep
+
+    def require_enabled(self) -> None:
+        if not self.location.enablement.enabled:
+            raise ToolFailedError(
+                f"auto memory is disabled for {self.location.project_root} "
+                f"({self.location.enablement.reason})"
+            )
+
+    def load(self) -> MemDir:
+        from memd.memory.reader import load_memdir
+
+        return load_memdir(
+            self.memory_dir, max_file_bytes=self.config.max_topic_file_bytes
+        )
+
+
+def open_project(project: str | None, env: Mapping[str, str]) -> Project:
+    """Resolve the server's project: `project`, else the working directory."""
+    from memd.agent.paths import project_root_of, resolve_memory_location
+    from memd.config import load_config
+
+    start = project if project is not None else os.getcwd()
+    if not os.path.isdir(start):
+        raise ToolFailedError(f"--project {start}: not a directory")
+    location = resolve_memory_location(project_root_of(start), env)
+    return Project(location, load_config(env), env)
+
+
+# -- memory_recall ---------------------------------------------------------------
+
+
+def recall_memories(
+    project: Project, query: str, limit: int = 5, type: str | None = None
+) -> list[dict[str, object]]:
+    """The memories best matching `query`, as dicts, best first."""
+    from memd.recall.store import open_index, recall
+
+    project.require_enabled()
+    if type is not None and type not in ("user", "feedback", "project", "reference"):
+        raise ToolFailedError(
+            f"type must be user, feedback, project or reference, not {type!r}"
+        )
+    with open_index(project.config.cache_dir) as index:
+        hits = recall(
+            index,
+            query,
+            (project.memory_dir,),
+            limit=max(1, min(limit, 50)),
+            type=type,
+            max_file_bytes=project.config.max_topic_file_bytes,
+        )
+    return [
+        {k: v for k, v in hit.to_dict().items() if k != "memory_dir"} for hit in hits
+    ]
+
+
+# -- memory_read -----------------------------------------------------------------
+
+
+def read_memory(project: Project, name_or_relpath: str) -> str:
+    """The whole text of one memory (or of MEMORY.md), found by name or relpath."""
+    project.require_enabled()
+    memdir = project.load()
+    relpath = _resolve_relpath(memdir, name_or_relpath)
+    data = _read_inside(project.memory_dir, relpath)
+    return data.decode("utf-8", errors="replace")
+
+
+def _resolve_relpath(memdir: MemDir, wanted: str) -> str:
+    key = " ".join(wanted.split()).casefold()
+    for f in memdir.files:
+        if f.name is not None and " ".join(f.name.split()).casefold() == key:
+            return f.relpath
+    text = wanted.strip()
+    if not text or "\0" in text:
+        raise ToolFailedError(
+            "give a memory's name or its path in the memory directory"
+        )
+    if text.startswith(("/", "\\", "~")) or (len(text) > 1 and text[1] == ":"):
+        raise ToolFailedError(f"{text!r}: absolute paths are refused; use a relpath")
+    parts = text.replace("\\", "/").split("/")
+    if ".." in parts:
+        raise ToolFailedError(
+            f"{text!r}: '..' is refused; paths stay in the memory dir"
+        )
+    relpath = posixpath.normpath("/".join(parts))
+    known = {f.relpath for f in memdir.files}
+    if relpath == "MEMORY.md" and memdir.index_text is not None:
+        return relpath
+    if relpath in known:
+        return relpath
+    outside = {d.path for d in memdir.diagnostics if d.code == "F004"}
+    if relpath in outside:
+        raise ToolFailedError(
+            f"{relpath} is a symlink out of the memory directory; it is never read"
+        )
+    raise ToolFailedError(f"no memory named or at {text!r}")
+
+
+def _read_inside(memory_dir: str, relpath: str) -> bytes:
+    """Read a regular file whose real path is inside `memory_dir`, bounded."""
+    root = os.path.realpath(memory_dir)
+    real = os.path.realpath(os.path.join(memory_dir, relpath))
+    if not real.startswith(root + os.sep):
+        raise ToolFailedError(f"{relpath} leads out of the memory directory; refused")
+    try:
+        fd = os.open(real, _READ_FLAGS)
+    except OSError as error:
+        raise ToolFailedError(f"{relpath}: {error.strerror}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ToolFailedError(f"{relpath} is not a regular file")
+        return os.read(fd, MAX_READ_BYTES)
+    finally:
+        os.close(fd)
+
+
+# -- memory_write ----------------------------------------------------------------
+
+
+def write_memory(
+    project: Project, name: str, description: str, type: str, body: str
+) -> dict[str, object]:
+    """Write one memory and its index line atomically; return what was written."""
+    project.require_enabled()
+    root = project.memory_dir
+    os.makedirs(root, exist_ok=True)
+    with _directory_lock(root):
+        return _write_locked(project, root, name, description, type, body)
+
+
+@contextlib.contextmanager
+def _directory_lock(root: str) -> Iterator[None]:
+    """Hold the memory directory's flock, as a dream does, or refuse after a wait.
+
+    Two servers (or a server and a dream) must not both read MEMORY.md, add a
+    line and write it back: the second would drop the first one's entry.
+    """
+    import fcntl
+    import time
+
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        deadline = time.monotonic() + LOCK_WAIT_SECONDS
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise ToolFailedError(
+                        "the memory directory is busy (a dream or another write); "
+                        "try again in a moment"
+                    ) from None
+                time.sleep(0.05)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
+
+
+def _write_locked(
+    project: Project, root: str, name: str, description: str, type: str, body: str
+) -> dict[str, object]:
+    from memd.atomic import write_atomic
+    from memd.mcp_server.writing import WriteRefusedError, plan_write
+
+    index_path = os.path.join(root, "MEMORY.md")
+    if os.path.islink(index_path):
+        raise ToolFailedError("MEMORY.md is a symlink; memd never writes through one")
+    index_bytes = _read_optional(index_path)
+    try:
+        plan = plan_write(
+            project.load(),
+            name=name,
+            description=description,
+            type=type,
+            body=body,
+            index_bytes=index_bytes,
+            severities=project.config.lint_severities,
+        )
+    except WriteRefusedError as error:
+        raise ToolFailedError(str(error)) from None
+    target = os.path.join(root, plan.relpath)
+    if os.path.islink(target):
+        raise ToolFailedError(
+            f"{plan.relpath} is a symlink; memd never writes through one"
+        )
+    old = _read_optional(target)
+    write_atomic(target, plan.data)
+    if plan.index is not None:
+        try:
+            write_atomic(index_path, plan.index)
+        except OSError:
+            _roll_back(target, old)
+            raise
+    return {
+        "relpath": plan.relpath,
+        "replaced": plan.old_data_exists,
+        "index_entry": plan.entry,
+    }
+
+
+def _read_optional(path: str) -> bytes | None:
+    """A regular file's bytes, None if missing; a symlink or FIFO is refused."""
+    from memd.kairos.daily_log import read_regular_file
+
+    try:
+        return read_regular_file(path)
+    except OSError as error:
+        why = error.strerror or str(error)
+        raise ToolFailedError(f"{os.path.basename(path)}: {why}") from None
+
+
+def _roll_back(target: str, old: bytes | None) -> None:
+    from memd.atomic import write_atomic
+
+    if old is None:
+        os.unlink(target)
+    else:
+        write_atomic(target, old)
+
+
+# -- memory_log, memory_lint, the prompt ---------------------------------------
+
+
+def log_memory(project: Project, text: str) -> str:
+    """Append `text` to today's KAIROS log; return the log's relpath."""
+    import datetime
+
+    from memd.kairos.daily_log import append_entry
+
+    project.require_enabled()
+    if not text.strip():
+        raise ToolFailedError("nothing to log: text is empty")
+    if len(text) > MAX_LOG_CHARS:
+        raise ToolFailedError(f"a log entry is at most {MAX_LOG_CHARS} characters")
+    os.makedirs(project.memory_dir, exist_ok=True)
+    now = datetime.datetime.now().astimezone()
+    try:
+        path = append_entry(project.memory_dir, text, now=now)
+    except (MemdError, OSError) as error:
+        raise ToolFailedError(f"not logged: {error}") from None
+    return os.path.relpath(path, project.memory_dir)
+
+
+def lint_memories(project: Project) -> list[dict[str, object]]:
+    """Every lint finding about the project's memory directory."""
+    from memd.lint.engine import lint_memdir
+
+    project.require_enabled()
+    return [
+        d.to_dict()
+        for d in lint_memdir(project.load(), severities=project.config.lint_severities)
+    ]
+
+
+def memory_prompt(project: Project) -> str:
+    """The project's rendered memory prompt (fresh, from its snapshot when warm)."""
+    from memd.snapshot.serve import serve
+
+    served = serve(project.location.project_root, None, project.config, project.env)
+    if not served.enabled:
+        return ""
+    return served.text

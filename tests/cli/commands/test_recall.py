@@ -1,0 +1,221 @@
+"""`memd recall`: ranked memories for a project or all of them, refreshed by stat."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memd.agent.paths import resolve_memory_location
+from memd.cli.main import main
+
+MEMD = os.path.join(os.path.dirname(sys.executable), "memd")
+
+
+def topic(memory: Path, relpath: str, name: str, description: str, kind: str) -> None:
+    memory.mkdir(parents=True, exist_ok=True)
+    (memory / relpath).write_text(
+        f"---\nname: {name}\ndescription: {description}\ntype: {kind}\n---\nBody.\n"
+    )
+
+
+def memory_of(project: Path) -> Path:
+    return Path(resolve_memory_location(str(project)).memory_dir)
+
+
+def recall_json(*argv: str, cwd: Path) -> list[dict[str, object]]:
+    result = subprocess.run(
+        [MEMD, "recall", "--format", "json", *argv],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    found: list[dict[str, object]] = json.loads(result.stdout)
+    return found
+
+
+class TestRecall:
+    def test_text_output(
+        self, git_repo: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Each result shows type, name, relpath, description and a marked snippet."""
+        memory = memory_of(git_repo)
+        topic(
+            memory, "user_go.md", "Go style", "The user wants tabs in Go files", "user"
+        )
+
+        code = main(["recall", "--project", str(git_repo), "tabs", "or", "spaces"])
+
+        assert 0 == code
+        assert (
+            "1. [user] Go style  (user_go.md)\n"
+            "   The user wants tabs in Go files\n"
+            "   > The user wants [tabs] in Go files\n"
+            f"memory dir: {str(memory).rstrip('/')}\n"
+        ) == capsys.readouterr().out
+
+    def test_saved_and_deleted_files_with_the_installed_script(
+        self, git_repo: Path
+    ) -> None:
+        """Without a daemon, a new file is found and a deleted one never returned."""
+        memory = memory_of(git_repo)
+        topic(memory, "user_a.md", "Editor", "The user edits in Helix, not Vim", "user")
+        first = recall_json("which", "editor", cwd=git_repo)
+        topic(
+            memory,
+            "user_b.md",
+            "Shell",
+            "The user's shell is fish, with an editor",
+            "user",
+        )
+        second = recall_json("which", "editor", cwd=git_repo)
+        (memory / "user_a.md").unlink()
+        third = recall_json("which", "editor", cwd=git_repo)
+
+        assert ["user_a.md"] == [h["relpath"] for h in first]
+        assert {"user_a.md", "user_b.md"} == {h["relpath"] for h in second}
+        assert ["user_b.md"] == [h["relpath"] for h in third]
+
+    def test_all_projects_and_type(self, git_repo: Path, tmp_path: Path) -> None:
+        """--all searches every project's memory; --type keeps one type."""
+        other = tmp_path / "other"
+        other.mkdir()
+        topic(
+            memory_of(git_repo),
+            "project_a.md",
+            "Freeze",
+            "Release freeze starts Friday",
+            "project",
+        )
+        topic(
+            memory_of(other),
+            "reference_b.md",
+            "Board",
+            "Release board lives in Linear",
+            "reference",
+        )
+
+        everything = recall_json("--all", "release", cwd=tmp_path)
+        references = recall_json(
+            "--all", "--type", "reference", "release", cwd=tmp_path
+        )
+
+        assert {"project_a.md", "reference_b.md"} == {h["relpath"] for h in everything}
+        assert ["reference_b.md"] == [h["relpath"] for h in references]
+
+    def test_no_match_exits_zero_with_a_note(self, git_repo: Path) -> None:
+        """Nothing found is not an error: exit 0, a note on stderr, no stdout."""
+        result = subprocess.run(
+            [MEMD, "recall", "zebra"],
+            cwd=git_repo,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+
+        assert (0, "", "no matching memories\n") == (
+            result.returncode,
+            result.stdout,
+            result.stderr,
+        )
+
+    @pytest.mark.parametrize(
+        "argv",
+        [
+            ["--limit", "0", "x"],
+            ["--type", "opinion", "x"],
+            ["--all", "--project", ".", "x"],
+            [],
+        ],
+    )
+    def test_usage_errors(self, git_repo: Path, argv: list[str]) -> None:
+        """A usage mistake is exit 2 and no traceback."""
+        result = subprocess.run(
+            [MEMD, "recall", *argv],
+            cwd=git_repo,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+
+        assert 2 == result.returncode
+        assert "Traceback" not in result.stderr
+
+    def test_disabled_memory(self, git_repo: Path) -> None:
+        """With auto memory off, recall says so and exits 1."""
+        env = {**os.environ, "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"}
+        result = subprocess.run(
+            [MEMD, "recall", "x"],
+            cwd=git_repo,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+
+        assert 1 == result.returncode
+        assert "disabled" in result.stderr
+
+    def test_corrupt_index_is_rebuilt(self, git_repo: Path) -> None:
+        """A garbage database in the cache is replaced; recall still answers."""
+        topic(
+            memory_of(git_repo),
+            "user_a.md",
+            "Editor",
+            "The user edits in Helix",
+            "user",
+        )
+        cache = Path(os.environ["XDG_CACHE_HOME"]) / "memd"
+        cache.mkdir(parents=True, exist_ok=True)
+        (cache / "recall.sqlite3").write_bytes(b"\x00garbage" * 1000)
+
+        found = recall_json("helix", cwd=git_repo)
+
+        assert ["user_a.md"] == [h["relpath"] for h in found]
+
+
+class TestParseSimple:
+    @pytest.mark.parametrize(
+        "argv",
+        [
+            ["tabs", "or", "spaces"],
+            ["--all", "--limit", "3", "deploy"],
+            ["--project", "/tmp", "--type", "user", "--format", "json", "who"],
+            ["--", "--all", "literal"],
+        ],
+    )
+    def test_same_namespace_as_argparse(self, argv: list[str]) -> None:
+        """The argparse-free shapes parse exactly as argparse parses them."""
+        import argparse
+
+        from memd.cli.commands import recall as recall_command
+
+        parser = argparse.ArgumentParser(prog="memd recall")
+        recall_command.add_arguments(parser)
+        expected = vars(parser.parse_args(argv))
+        simple = vars(recall_command.parse_simple(argv))
+
+        assert expected == {k: simple[k] for k in expected}
+
+    @pytest.mark.parametrize(
+        "argv",
+        [
+            [],
+            ["-h"],
+            ["--limit", "0", "x"],
+            ["--limit", "x"],
+            ["--type", "opinion", "x"],
+            ["--all", "--project", ".", "x"],
+            ["--format=json", "x"],
+        ],
+    )
+    def test_anything_else_goes_to_argparse(self, argv: list[str]) -> None:
+        """Help, mistakes and unusual spellings are left to argparse."""
+        from memd.cli.commands.recall import parse_simple
+
+        assert None is parse_simple(argv)

@@ -1,0 +1,222 @@
+"""`memd mcp` over stdio, driven by the `mcp` SDK's own client against a subprocess.
+
+No mocked transport: the server is the installed `memd` started in a real git
+repository, as Claude Code starts it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from memd.agent.paths import resolve_memory_location
+from tests.conftest import MemDirMaker
+
+MEMD = os.path.join(os.path.dirname(sys.executable), "memd")
+TOOLS = ["memory_lint", "memory_log", "memory_read", "memory_recall", "memory_write"]
+WHY_HOW = "Never mock the DB.\n\n**Why:** mocks hid a bug.\n**How to apply:** always.\n"
+
+
+def call(project: Path, *steps: tuple[str, dict[str, object]]) -> list[object]:
+    """Start `memd mcp` in `project`, run each (tool, arguments), return the results.
+
+    A step named "list" lists tools; "prompt" reads the prompt resource.
+    """
+
+    async def session() -> list[object]:
+        params = StdioServerParameters(
+            command=MEMD, args=["mcp"], cwd=str(project), env=dict(os.environ)
+        )
+        results: list[object] = []
+        with open(os.devnull, "w") as quiet:
+            async with (
+                stdio_client(params, errlog=quiet) as (read, write),
+                ClientSession(read, write) as client,
+            ):
+                await client.initialize()
+                for name, arguments in steps:
+                    if name == "list":
+                        listed = await client.list_tools()
+                        results.append(sorted(t.name for t in listed.tools))
+                    elif name == "prompt":
+                        read_back = await client.read_resource("memory://prompt")
+                        results.append(read_back.contents[0].text)  # type: ignore[union-attr]
+                    else:
+                        results.append(await client.call_tool(name, arguments))
+        return results
+
+    return anyio.run(session)
+
+
+def text_of(result: object) -> str:
+    return "\n".join(c.text for c in result.content)  # type: ignore[attr-defined]
+
+
+def memory_of(project: Path) -> Path:
+    memory = Path(resolve_memory_location(str(project)).memory_dir)
+    memory.mkdir(parents=True, exist_ok=True)
+    return memory
+
+
+class TestTools:
+    def test_list_write_recall_read_lint(self, git_repo: Path) -> None:
+        """The five tools exist; a written memory is recalled, read, lints clean."""
+        memory = memory_of(git_repo)
+        write = {
+            "name": "Real database in tests",
+            "description": "Integration tests must hit a real Postgres, never mocks",
+            "type": "feedback",
+            "body": WHY_HOW,
+        }
+
+        listed, written, recalled, read, lint, prompt = call(
+            git_repo,
+            ("list", {}),
+            ("memory_write", write),
+            ("memory_recall", {"query": "can I mock postgres in my tests?"}),
+            ("memory_read", {"name_or_relpath": "Real database in tests"}),
+            ("memory_lint", {}),
+            ("prompt", {}),
+        )
+        relpath = "feedback_real-database-in-tests.md"
+
+        assert TOOLS == listed
+        assert {"relpath": relpath, "replaced": False} == {
+            k: v for k, v in json.loads(text_of(written)).items() if k != "index_entry"
+        }
+        assert relpath == json.loads(text_of(recalled))["relpath"]
+        assert (memory / relpath).read_text() == text_of(read)
+        assert (False, "[]") == (lint.is_error, text_of(lint) or "[]")  # type: ignore[attr-defined]
+        assert f"- [Real database in tests]({relpath})" in str(prompt)
+
+    def test_log_appends_to_today(self, git_repo: Path) -> None:
+        """memory_log appends one bullet to today's KAIROS log."""
+        memory = memory_of(git_repo)
+
+        (logged,) = call(git_repo, ("memory_log", {"text": "switched CI to arm64"}))
+        path = memory / text_of(logged)
+
+        assert path.read_text().rstrip().endswith("switched CI to arm64")
+
+    def test_write_refusal_is_a_tool_error(self, git_repo: Path) -> None:
+        """A write that would not lint clean comes back as an error, nothing written."""
+        memory = memory_of(git_repo)
+
+        (refused,) = call(
+            git_repo,
+            (
+                "memory_write",
+                {"name": "x", "description": "vague", "type": "user", "body": "b"},
+            ),
+        )
+
+        assert refused.is_error  # type: ignore[attr-defined]
+        assert "M011" in text_of(refused)
+        assert [] == list(memory.iterdir())
+
+
+class TestPathEscapes:
+    @pytest.mark.parametrize(
+        "path",
+        [
+            "../secret.md",
+            "sub/../../secret.md",
+            "/etc/passwd",
+            "~/secret.md",
+            "..\\secret.md",
+        ],
+    )
+    def test_read_outside_is_refused(self, git_repo: Path, path: str) -> None:
+        """`../`, absolute and home paths never leave the memory directory."""
+        memory = memory_of(git_repo)
+        (memory.parent / "secret.md").write_text("TOP SECRET\n")
+
+        (result,) = call(git_repo, ("memory_read", {"name_or_relpath": path}))
+
+        assert result.is_error  # type: ignore[attr-defined]
+        assert "TOP SECRET" not in text_of(result)
+        assert "root:" not in text_of(result)
+
+    def test_symlink_out_is_refused(self, git_repo: Path, tmp_path: Path) -> None:
+        """A symlink in the memory directory pointing outside is never read."""
+        memory = memory_of(git_repo)
+        secret = tmp_path / "secret.md"
+        secret.write_text("---\nname: leak\n---\nTOP SECRET\n")
+        (memory / "leak.md").symlink_to(secret)
+
+        by_path, by_name, recalled = call(
+            git_repo,
+            ("memory_read", {"name_or_relpath": "leak.md"}),
+            ("memory_read", {"name_or_relpath": "leak"}),
+            ("memory_recall", {"query": "top secret"}),
+        )
+
+        assert (True, True) == (by_path.is_error, by_name.is_error)  # type: ignore[attr-defined]
+        assert "symlink" in text_of(by_path)
+        assert "TOP SECRET" not in text_of(recalled)
+
+    def test_write_names_cannot_place_files(
+        self, git_repo: Path, tmp_path: Path
+    ) -> None:
+        """A name full of path syntax becomes a plain file name inside the directory."""
+        memory = memory_of(git_repo)
+        before = sorted(p.name for p in memory.parent.iterdir())
+
+        (written,) = call(
+            git_repo,
+            (
+                "memory_write",
+                {
+                    "name": "../../../etc/evil",
+                    "description": "An attempt to write outside the memory directory",
+                    "type": "user",
+                    "body": "nope",
+                },
+            ),
+        )
+        relpath = json.loads(text_of(written))["relpath"]
+
+        assert "user_etc-evil.md" == relpath
+        assert (memory / relpath).is_file()
+        assert before == sorted(p.name for p in memory.parent.iterdir())
+
+
+def test_unknown_project_is_a_usage_error(tmp_path: Path) -> None:
+    """`memd mcp --project` of a missing directory: one line, exit 2."""
+    import subprocess
+
+    result = subprocess.run(
+        [MEMD, "mcp", "--project", str(tmp_path / "nope")],
+        capture_output=True,
+        text=True,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+
+    assert (2, 1) == (result.returncode, len(result.stderr.splitlines()))
+    assert "not a directory" in result.stderr
+
+
+def test_other_commands_never_import_mcp(make_memdir: MemDirMaker) -> None:
+    """`memd recall` (and every other command) leaves the mcp SDK unloaded."""
+    import subprocess
+
+    code = (
+        "import sys\n"
+        "from memd.cli.main import main\n"
+        "main(['recall', '--all', 'anything'])\n"
+        "heavy = ('mcp', 'pydantic', 'starlette')\n"
+        "print(','.join(m for m in heavy if m in sys.modules))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+
+    assert "" == result.stdout.strip()

@@ -1,0 +1,339 @@
+"""memd.recall.store: the daemon's incremental update, the CLI's stat refresh, rebuilds.
+
+Tested as snapshots are: real files in temp dirs, a real SQLite database,
+every expected value written by hand.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from memd.memory.reader import load_memdir
+from memd.recall.store import RecallIndex, index_path, open_index, recall
+from tests.conftest import MemDirMaker
+
+
+def relpaths(hits: tuple[object, ...]) -> list[str]:
+    return [h.relpath for h in hits]  # type: ignore[attr-defined]
+
+
+def _index(tmp_path: Path) -> RecallIndex:
+    return open_index(str(tmp_path / "cache"))
+
+
+def _seed(make_memdir: MemDirMaker) -> None:
+    make_memdir.topic(
+        "feedback_db.md",
+        name="Real database in tests",
+        description="Integration tests must hit a real Postgres, never mocks",
+        type="feedback",
+        body="Use the docker Postgres.\n",
+    )
+    make_memdir.topic(
+        "project_deploy.md",
+        name="部署流程",
+        description="生产环境部署前必须先在预发布环境验证",
+        type="project",
+        body="每次发布前先跑冒烟测试。\n",
+    )
+    make_memdir.topic(
+        "user_role.md",
+        name="Role",
+        description="The user is a data scientist new to Rust",
+        type="user",
+    )
+
+
+class TestDaemonPath:
+    def test_update_from_a_read_memdir(
+        self, make_memdir: MemDirMaker, tmp_path: Path
+    ) -> None:
+        """The daemon's MemDir goes in whole; English and Chinese queries find it."""
+        _seed(make_memdir)
+        with _index(tmp_path) as index:
+            written = index.update(load_memdir(str(make_memdir.root)))
+
+            english = index.search("should tests use mocks?")
+            chinese = index.search("怎么部署到生产环境")
+
+        assert 3 == written
+        assert ["feedback_db.md"] == relpaths(english)
+        assert ["project_deploy.md"] == relpaths(chinese)
+
+    def test_changed_relpaths_only(
+        self, make_memdir: MemDirMaker, tmp_path: Path
+    ) -> None:
+        """One saved file rewrites one row; a deleted one is gone from results."""
+        _seed(make_memdir)
+        root = str(make_memdir.root)
+        with _index(tmp_path) as index:
+            first = load_memdir(root)
+            index.update(first, owner_pid=os.getpid())
+            make_memdir.topic(
+                "user_role.md",
+                name="Role",
+                description="The user is a Kubernetes operator",
+                type="user",
+            )
+            (make_memdir.root / "feedback_db.md").unlink()
+            changed = frozenset({"user_role.md", "feedback_db.md"})
+            second = load_memdir(root, previous=first, changed=changed)
+
+            written = index.update(second, changed=changed, owner_pid=os.getpid())
+            kubernetes = index.search("kubernetes")
+            mocks = index.search("mocks")
+
+        assert 2 == written
+        assert ["user_role.md"] == relpaths(kubernetes)
+        assert [] == relpaths(mocks)
+
+    def test_unchanged_directory_writes_nothing(
+        self, make_memdir: MemDirMaker, tmp_path: Path
+    ) -> None:
+        """A pass with nothing new touches no row."""
+        _seed(make_memdir)
+        with _index(tmp_path) as index:
+            index.update(load_memdir(str(make_memdir.root)))
+
+            again = index.update(load_memdir(str(make_memdir.root)))
+
+        assert 0 == again
+
+    def test_type_filter_and_limit(
+        self, make_memdir: MemDirMaker, tmp_path: Path
+    ) -> None:
+        """--type keeps one type; --limit cuts the list."""
+        _seed(make_memdir)
+        with _index(tmp_path) as index:
+            index.update(load_memdir(str(make_memdir.root)))
+
+            typed = index.search("user tests postgres", type="user")
+            limited = index.search("user tests postgres rust", limit=1)
+
+        assert ["user_role.md"] == relpaths(typed)
+        assert 1 == len(limited)
+
+
+class TestCliPath:
+    def test_saved_file_is_found_without_a_daemon(
+        self, make_memdir: MemDirMaker, tmp_path: Path
+    ) -> None:
+        """A file saved after the index was built is found on the next recall."""
+        _seed(make_memdir)
+        root = str(make_memdir.root)
+        with _index(tmp_path) as index:
+            before = recall(index, "kafka", (root,))
+            make_memdir.topic(
+                "reference_kafka.md",
+                name="Kafka dashboards",
+                description="Consumer lag for the kafka cluster lives in Grafana",
+                type="reference",
+            )
+            after = recall(index, "kafka", (root,))
+
+        assert [] == relpaths(before)
+        assert ["reference_kafka.md"] == relpaths(after)
+
+    def test_deleted_file_never_returns(
+        self, make_memdir: MemDirMaker, tmp_path: Path
+    ) -> None:
+        """A deleted file is dropped on the next recall, even with a racy stat."""
+        _seed(make_memdir)
+        root = str(make_memdir.root)
+        with _index(tmp_path) as index:
+            first = recall(index, "postgres", (root,))
+            (make_memdir.root / "feedback_db.md").unlink()
+            second = recall(index, "postgres", (root,))
+
+        assert ["feedback_db.md"] == relpaths(first)
+        assert [] == relpaths(second)
+
+    def test_in_place_edit_within_one_tick(
+        self, make_memdir: MemDirMaker, tmp_path: Path
+    ) -> None:
+        """Rewriting a file in place, same size and mtime, is still seen (racy rule)."""
+        path = make_memdir.topic(
+            "user_x.md", name="X", description="likes tea in the morning", type="user"
+        )
+        root = str(make_memdir.root)
+        with _index(tmp_path) as index:
+            recall(index, "tea", (root,))
+            st = path.stat()
+            path.write_text(path.read_text().replace("tea", "jam"))
+            os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+            found = recall(index, "jam", (root,))
+
+        assert ["user_x.md"] == relpaths(found)
+
+    def test_deleted_directory_is_forgotten(
+        self, make_memdir: MemDirMaker, tmp_path: Path
+    ) -> None:
+        """A memory directory removed since is dropped from the index."""
+        _seed(make_memdir)
+        root = str(make_memdir.root)
+        with _index(tmp_path) as index:
+            recall(index, "postgres", (root,))
+            for child in make_memdir.root.iterdir():
+                child.unlink()
+            make_memdir.root.rmdir()
+            found = recall(index, "postgres", (root,))
+            dirs = index.memory_dirs()
+
+        assert ([], ()) == (relpaths(found), dirs)
+
+    def test_live_daemon_rows_are_trusted_but_checked(
+        self, make_memdir: MemDirMaker, tmp_path: Path
+    ) -> None:
+        """A daemon-owned directory is not re-read, yet a vanished hit is re-checked."""
+        _seed(make_memdir)
+        root = str(make_memdir.root)
+        with _index(tmp_path) as index:
+            index.update(load_memdir(root), owner_pid=os.getpid())
+            (make_memdir.root / "feedback_db.md").unlink()  # the daemon lags behind
+
+            found = recall(index, "postgres", (root,))
+
+        assert [] == relpaths(found)
+
+
+class TestRebuilds:
+    def test_corrupt_database_is_rebuilt(
+        self, make_memdir: MemDirMaker, tmp_path: Path
+    ) -> None:
+        """Garbage in the database file is thrown away and the index built again."""
+        _seed(make_memdir)
+        cache = tmp_path / "cache"
+        cache.mkdir()
+        Path(index_path(str(cache))).write_bytes(b"not a database" * 500)
+
+        with open_index(str(cache)) as index:
+            found = recall(index, "postgres", (str(make_memdir.root),))
+            rebuilds = index.rebuilds
+
+        assert ["feedback_db.md"] == relpaths(found)
+        assert 1 == rebuilds
+
+    def test_database_deleted_under_an_open_index(
+        self, make_memdir: MemDirMaker, tmp_path: Path
+    ) -> None:
+        """The daemon's connection notices its file is gone and starts a new one."""
+        _seed(make_memdir)
+        root = str(make_memdir.root)
+        cache = str(tmp_path / "cache")
+        with open_index(cache) as daemon:
+            daemon.update(load_memdir(root))
+            for suffix in ("", "-wal", "-shm"):
+                Path(index_path(cache) + suffix).unlink(missing_ok=True)
+            daemon.update(load_memdir(root))
+        with open_index(cache) as cli:
+            rows = cli.conn.execute("SELECT count(*) FROM files").fetchone()[0]
+
+        assert 3 == rows
+
+    def test_foreign_schema_is_replaced(self, tmp_path: Path) -> None:
+        """A database of another layout (an older memd) is rebuilt, not used."""
+        cache = tmp_path / "cache"
+        cache.mkdir()
+        conn = sqlite3.connect(index_path(str(cache)))
+        conn.execute("CREATE TABLE meta(key TEXT, value TEXT)")
+        conn.execute("INSERT INTO meta VALUES ('schema', '0')")
+        conn.commit()
+        conn.close()
+
+        with open_index(str(cache)) as index:
+            tables = {
+                r[0] for r in index.conn.execute("SELECT name FROM sqlite_master")
+            }
+
+        assert {"dirs", "files", "docs"} <= tables
+
+    def test_wal_reader_during_a_write(
+        self, make_memdir: MemDirMaker, tmp_path: Path
+    ) -> None:
+        """A search runs while another connection holds a write transaction."""
+        _seed(make_memdir)
+        root = str(make_memdir.root)
+        cache = str(tmp_path / "cache")
+        with open_index(cache) as writer, open_index(cache) as reader:
+            writer.update(load_memdir(root))
+            writer.conn.execute("BEGIN IMMEDIATE")
+            writer.conn.execute("DELETE FROM files")
+            started = time.monotonic()
+            found: list[list[str]] = []
+            thread = threading.Thread(
+                target=lambda: found.append(relpaths(reader.search("postgres")))
+            )
+            thread.start()
+            thread.join(timeout=10)
+            writer.conn.execute("ROLLBACK")
+            mode = reader.conn.execute("PRAGMA journal_mode").fetchone()[0]
+
+        assert [["feedback_db.md"]] == found
+        assert "wal" == mode
+        assert time.monotonic() - started < 10
+
+
+def test_unknown_tokenizer_is_refused(tmp_path: Path) -> None:
+    """Only the two measured tokenizers exist."""
+    with pytest.raises(ValueError, match="unknown tokenizer"):
+        RecallIndex(str(tmp_path / "x.sqlite3"), tokenizer="porter")
+
+
+class TestRecallUpdater:
+    def test_daemon_pass_sequence(
+        self, make_memdir: MemDirMaker, tmp_path: Path
+    ) -> None:
+        """First pass full, then changed relpaths; a deleted database is rebuilt."""
+        from memd.recall.store import RecallUpdater
+
+        _seed(make_memdir)
+        root = str(make_memdir.root)
+        cache = str(tmp_path / "cache")
+        updater = RecallUpdater(cache)
+        first = load_memdir(root)
+        errors = [updater.update(first, frozenset({"user_role.md"}))]
+        make_memdir.topic(
+            "reference_kafka.md",
+            name="Kafka",
+            description="Kafka consumer lag dashboards live in Grafana",
+            type="reference",
+        )
+        changed = frozenset({"reference_kafka.md"})
+        errors.append(
+            updater.update(load_memdir(root, previous=first, changed=changed), changed)
+        )
+        for suffix in ("", "-wal", "-shm"):
+            Path(index_path(cache) + suffix).unlink(missing_ok=True)
+        (make_memdir.root / "user_role.md").unlink()
+        changed = frozenset({"user_role.md"})
+        errors.append(updater.update(load_memdir(root), changed))
+        updater.close()
+        with open_index(cache) as index:
+            rows = sorted(r[0] for r in index.conn.execute("SELECT relpath FROM files"))
+            owners = {r[0] for r in index.conn.execute("SELECT owner_pid FROM dirs")}
+
+        assert [None, None, None] == errors
+        assert ["feedback_db.md", "project_deploy.md", "reference_kafka.md"] == rows
+        assert {os.getpid()} == owners
+
+    def test_failure_is_returned_not_raised(
+        self, make_memdir: MemDirMaker, tmp_path: Path
+    ) -> None:
+        """An unwritable cache gives a message for the log; the daemon goes on."""
+        from memd.recall.store import RecallUpdater
+
+        _seed(make_memdir)
+        blocker = tmp_path / "not-a-dir"
+        blocker.write_text("")
+        updater = RecallUpdater(str(blocker / "cache"))
+
+        message = updater.update(load_memdir(str(make_memdir.root)), None)
+
+        assert message is not None
+        assert "Error" in message
