@@ -548,6 +548,9 @@ class _Daemon:
                 memory_dirs=memory_dirs,
                 log=self.log,
                 telemetry=self.sink,
+                # After a job, daemon.json must show the next dream, not the last.
+                on_dream=lambda result: self.watcher.wake_in(0.0),
+                on_rotate=lambda memory_dir, closed: self.watcher.wake_in(0.0),
                 team_sync=team_sync,
                 team_interval_seconds=self.config.team_interval_seconds,
                 team_settle_seconds=self.config.team_settle_seconds,
