@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from memd.config import Config
     from memd.daemon.watcher import Batch
     from memd.kairos.scheduler import DreamScheduler
+    from memd.memory.memdir import MemDir
     from memd.snapshot.build import Snapshot
     from memd.snapshot.publish import Published
     from memd.snapshot.telemetry_sink import TelemetrySink
@@ -107,6 +108,7 @@ class _Daemon:
         self.sweep_catches = 0  # directories a sweep found stale
         self._ignore_own_files()
         self.choice = self._choose_profile()
+        self.recall = _RecallFeed(config.cache_dir, log)
 
     # -- the story ---------------------------------------------------------
 
@@ -142,6 +144,7 @@ class _Daemon:
             self._stop_scheduler()
             if self.sink is not None:
                 self.sink.close()
+            self.recall.close()
             self._write_status(force=True, running=False)
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
@@ -214,6 +217,7 @@ class _Daemon:
             dirs |= now_dirs - before
             for gone in before - now_dirs:
                 self.dirs.pop(gone, None)
+                self.recall.forget(gone)
             if batch.rescan_all or added_watch:
                 if self.ready.is_set():
                     self.rescans += 1
@@ -366,6 +370,10 @@ class _Daemon:
         self.log.info("config_reloaded", path=self.config_file)
         if modes_changed:
             self._rewrite_all()
+        if self.recall.cache_dir != config.cache_dir:
+            self.recall.close()
+            self.recall = _RecallFeed(config.cache_dir, self.log)
+            self._rewrite_all()
         self._check_profile()
 
     def _choose_profile(self) -> ProfileChoice:
@@ -416,6 +424,7 @@ class _Daemon:
             emit_loaded=self._emit_loaded,
             log=self.log,
             profile=self.choice.profile,
+            on_read=self.recall.update,
         )
         todo: list[WatchedDir] = []
         for path in memory_dirs:
@@ -666,3 +675,36 @@ def _under_any(path: str, roots: list[str]) -> bool:
         if a.startswith(b) or b.startswith(a):
             return True
     return False
+
+
+class _RecallFeed:
+    """Feeds every directory the daemon reads into the recall index, one at a time.
+
+    Rebuilds run on worker threads, and the index holds one SQLite connection,
+    so updates take turns under a lock. A failure is logged, never raised: the
+    snapshots matter more, and that directory is compared in full next time.
+    """
+
+    def __init__(self, cache_dir: str, log: FilteringBoundLogger) -> None:
+        from memd.recall.store import RecallUpdater
+
+        self.cache_dir = cache_dir
+        self.log = log
+        self.updater = RecallUpdater(cache_dir)
+        self.lock = threading.Lock()
+
+    def update(self, memdir: MemDir, changed: frozenset[str] | None) -> None:
+        with self.lock:
+            error = self.updater.update(memdir, changed)
+        if error is not None:
+            self.log.warning(
+                "recall_index_update_failed", memory_dir=memdir.path, error=error
+            )
+
+    def forget(self, memory_dir: str) -> None:
+        with self.lock:
+            self.updater.forget(memory_dir)
+
+    def close(self) -> None:
+        with self.lock:
+            self.updater.close()

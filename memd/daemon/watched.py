@@ -51,6 +51,10 @@ class Rebuild:
     store: SnapshotStore
     emit_loaded: Callable[[Snapshot], None]
     log: FilteringBoundLogger
+    # Told of every directory read, with the relpaths it re-read (the recall index).
+    on_read: Callable[[MemDir, frozenset[str] | None], None] = lambda memdir, changed: (
+        None
+    )
     # The agent release to render and lint under (memd.agent.choice.choose_profile).
     profile: AgentProfile = NEWEST
 
@@ -133,6 +137,7 @@ class WatchedDir:
             return
         started_ns = time.time_ns()  # before reading: the racy-input rule needs it
         memdir = self._read(changed, config.max_topic_file_bytes)
+        shared.on_read(memdir, changed)
         first: Snapshot | None = None
         built: dict[str, float] = {}
         for mode in config.modes:
