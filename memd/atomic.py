@@ -16,7 +16,11 @@ from __future__ import annotations
 import contextlib
 import os
 
+from memd.fsread import list_names, open_dir
+
 TEMP_PREFIX = ".memd-tmp-"
+TEMP_GRACE_SECONDS = 600.0  # a live writer holds its temp file for milliseconds
+_MAX_SWEEP_DEPTH = 32
 CRASH_ENV = "MEMD_TEST_CRASH_AT"
 _write_points = 0
 
@@ -50,10 +54,9 @@ def write_atomic(
             mode = os.stat(path).st_mode & 0o7777
         except FileNotFoundError:
             mode = 0o644
-    temp = os.path.join(
-        directory,
-        f"{TEMP_PREFIX}{os.getpid()}-{os.urandom(4).hex()}-{os.path.basename(path)}",
-    )
+    # Short and fixed-length: a 243-byte target name must not push the temp
+    # name past NAME_MAX (255).
+    temp = os.path.join(directory, f"{TEMP_PREFIX}{os.urandom(8).hex()}")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
     try:
         try:
@@ -81,7 +84,7 @@ def write_atomic(
 def fsync_directory(directory: str) -> None:
     """Flush a directory entry change (rename, create) to disk; best effort."""
     try:
-        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+        fd = open_dir(directory, follow=True)
     except OSError:
         return
     try:
@@ -103,7 +106,7 @@ def remove_stale_temp_files(directory: str, *, older_than_seconds: float = 60.0)
     cutoff = time.time() - older_than_seconds
     removed = 0
     try:
-        names = os.listdir(directory)
+        names = list_names(directory)
     except OSError:
         return 0
     for name in names:
@@ -115,4 +118,53 @@ def remove_stale_temp_files(directory: str, *, older_than_seconds: float = 60.0)
                     removed += 1
             except OSError:
                 pass
+    return removed
+
+
+def remove_stale_temp_files_tree(
+    root: str,
+    *,
+    older_than_seconds: float = TEMP_GRACE_SECONDS,
+    now: float | None = None,
+) -> int:
+    """Delete stale `.memd-tmp-*` files anywhere under a memory directory.
+
+    A SIGKILLed dream or fix leaves its temp file behind. The walk holds a
+    directory descriptor per level and never enters a symlink, so nothing
+    outside `root` is touched; only regular files older than the grace period
+    go. Returns how many were removed; an unreadable directory is skipped.
+    """
+    import stat
+    import time
+
+    from memd.fsread import list_dir
+
+    cutoff = (time.time() if now is None else now) - older_than_seconds
+    try:
+        root_fd = open_dir(root, follow=True)
+    except OSError:
+        return 0
+    removed = 0
+    pending = [(root_fd, 0)]
+    while pending:
+        fd, depth = pending.pop()
+        try:
+            entries = list_dir(fd)
+        except OSError:
+            entries = []
+        for entry in entries:
+            try:
+                st = entry.stat(follow_symlinks=False)
+                if stat.S_ISDIR(st.st_mode) and depth < _MAX_SWEEP_DEPTH:
+                    pending.append((open_dir(entry.name, dir_fd=fd), depth + 1))
+                elif (
+                    entry.name.startswith(TEMP_PREFIX)
+                    and stat.S_ISREG(st.st_mode)
+                    and st.st_mtime < cutoff
+                ):
+                    os.unlink(entry.name, dir_fd=fd)
+                    removed += 1
+            except OSError:
+                continue
+        os.close(fd)
     return removed

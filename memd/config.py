@@ -23,6 +23,8 @@ from memd.config_keys import BY_TOML, KEYS, BadValue
 from memd.errors import ConfigError
 from memd.lint.context import DEFAULT_HOW_LABELS, DEFAULT_WHY_LABELS
 
+_MAX_CONFIG_BYTES = 1024 * 1024  # a config.toml is a few lines
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -158,8 +160,10 @@ def _flatten(data: Mapping[str, object], path: str) -> dict[str, object]:
 
 
 def _read_file(path: str, *, must_exist: bool) -> dict[str, object]:
+    from memd.fsread import read_bytes
+
     try:
-        handle = open(path, "rb")  # noqa: SIM115 -- closed below, after tomllib loads
+        data = read_bytes(path, _MAX_CONFIG_BYTES, follow=True)
     except FileNotFoundError:
         if must_exist:
             raise ConfigError("no such file (set by MEMD_CONFIG)", path=path) from None
@@ -171,17 +175,12 @@ def _read_file(path: str, *, must_exist: bool) -> dict[str, object]:
     # Only with a file to parse: tomllib costs more than a hook's whole fast path.
     import tomllib
 
-    with handle:
-        try:
-            return tomllib.load(handle)
-        except tomllib.TOMLDecodeError as error:
-            raise ConfigError(f"invalid TOML: {error}", path=path) from None
-        except UnicodeDecodeError:
-            raise ConfigError("invalid TOML: not UTF-8", path=path) from None
-        except OSError as error:
-            raise ConfigError(
-                f"cannot read: {error.strerror or error}", path=path
-            ) from None
+    try:
+        return tomllib.loads(data.decode())
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"invalid TOML: {error}", path=path) from None
+    except UnicodeDecodeError:
+        raise ConfigError("invalid TOML: not UTF-8", path=path) from None
 
 
 def _finish(key: Key, value: object, env: Mapping[str, str]) -> object:

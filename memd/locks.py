@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 from memd.atomic import write_atomic
 from memd.errors import LockHeldError
+from memd.fsread import open_dir, open_regular, read_fd
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -110,7 +111,7 @@ def acquire_instance_lock(
 def _acquire_file_lock(directory: str) -> InstanceLock:
     os.makedirs(directory, mode=0o700, exist_ok=True)
     path = lock_path(directory)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    fd = open_regular(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError as error:
@@ -178,12 +179,7 @@ def _holder_pid(name: str) -> int | None:
 
 def read_lock_pid(directory: str) -> int | None:
     """Return the pid recorded in the lock file, or None if missing or garbled."""
-    try:
-        with open(lock_path(directory), "rb") as handle:
-            text = handle.read(64).decode("ascii", "replace").strip()
-    except OSError:
-        return None
-    return int(text) if text.isdigit() else None
+    return _read_pid(lock_path(directory))
 
 
 def is_lock_held(directory: str) -> bool:
@@ -194,7 +190,11 @@ def is_lock_held(directory: str) -> bool:
 def _is_flocked(path: str, flags: int) -> bool:
     """Return True when another descriptor holds an exclusive flock on `path`."""
     try:
-        fd = os.open(path, flags)
+        fd = (
+            open_dir(path, follow=True)
+            if flags & os.O_DIRECTORY
+            else open_regular(path, flags)
+        )
     except OSError:
         return False
     try:
@@ -227,12 +227,15 @@ def _pid_alive(pid: int) -> bool:
 
 
 def _read_pid(path: str) -> int | None:
+    """Return the pid a lock file holds; None if missing, garbled or not a file."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = open_regular(path)
     except OSError:
         return None
     try:
-        body = os.read(fd, 64).decode("ascii", errors="replace").strip()
+        body = read_fd(fd, 64).decode("ascii", errors="replace").strip()
+    except OSError:
+        return None
     finally:
         os.close(fd)
     return int(body) if body.isdigit() else None
@@ -240,7 +243,7 @@ def _read_pid(path: str) -> int | None:
 
 def acquire_consolidate_lock(memory_dir: str, writer: LockWriter) -> ConsolidateLock:
     """Take `.consolidate-lock`, breaking a stale one; raise `LockHeldError` if live."""
-    dir_fd = os.open(memory_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    dir_fd = open_dir(memory_dir, follow=True)
     try:
         fcntl.flock(dir_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:

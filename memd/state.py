@@ -31,9 +31,10 @@ def read_state(state_dir: str, name: str) -> dict[str, object]:
     """Return the JSON object stored as `name`; {} if it is missing or corrupt."""
     import json  # not at the top: `memd prompt` imports this module on its warm path
 
+    from memd.fsread import read_bytes
+
     try:
-        with open(_state_path(state_dir, name), "rb") as handle:
-            data = json.loads(handle.read())
+        data = json.loads(read_bytes(_state_path(state_dir, name)))
     except (OSError, ValueError):  # missing, unreadable, not UTF-8, not JSON
         return {}
     return data if isinstance(data, dict) else {}

@@ -100,11 +100,11 @@ def _read_text(path: str) -> str:
     Non-blocking open and a regular-file check, so a hostile repository's FIFO
     cannot hang the daemon; anything but a regular file reads as an error.
     """
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    from memd.fsread import open_regular, read_fd
+
+    fd = open_regular(path, follow=True)  # `.git` may be a link, as git allows
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise IsADirectoryError(path)
-        data = os.read(fd, _MAX_READ_BYTES)
+        data = read_fd(fd, _MAX_READ_BYTES)
     finally:
         os.close(fd)
     return data.decode("utf-8", errors="replace")

@@ -10,7 +10,6 @@ invalid one is skipped with an `S001 settings-invalid` warning, never a crash.
 from __future__ import annotations
 
 import os
-import stat
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -131,22 +130,18 @@ def read_settings_file(source: str, path: str) -> SettingsLayer:
 def read_regular_file(path: str, limit: int) -> bytes | None:
     """Return up to `limit` bytes of a regular file, or None for anything else.
 
-    Opened non-blocking: a checked-in symlink to a FIFO or a tty must not
-    hang the daemon.
+    Through the bounded reader: a checked-in symlink to a FIFO or a tty must
+    not hang the daemon. The agent follows a symlinked settings file, so memd
+    does too; the target must still be a regular file.
     """
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    from memd.fsread import UnsafeFileError, open_regular, read_fd
+
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        chunks: list[bytes] = []
-        size = 0
-        while size < limit:
-            chunk = os.read(fd, limit - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        return b"".join(chunks)
+        fd = open_regular(path, follow=True)
+    except UnsafeFileError:
+        return None
+    try:
+        return read_fd(fd, limit, os.fstat(fd).st_size)
     finally:
         os.close(fd)
 

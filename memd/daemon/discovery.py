@@ -19,6 +19,7 @@ import os
 from dataclasses import dataclass
 
 from memd.diagnostics import Diagnostic
+from memd.fsread import list_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -201,7 +202,7 @@ def memory_dir_of(path: str, memory_dirs: frozenset[str]) -> str | None:
 def _project_memory_dirs(projects_root: str) -> list[str]:
     """List `<projects>/*/memory` directories (real directories, not symlinks)."""
     try:
-        entries = list(os.scandir(projects_root))
+        entries = list_dir(projects_root)
     except OSError:
         return []
     found = []

@@ -6,7 +6,9 @@ writes without `write_atomic`: many processes append to the same file, so
 each entry is a single `write(2)` on an `O_APPEND` descriptor while holding
 `flock(LOCK_EX)`; POSIX makes an `O_APPEND` write land at the end as a unit,
 and the lock keeps the "does the file need a heading" check and the write
-together. Every directory on the way is opened with `O_NOFOLLOW` relative to
+together. An append is all or nothing: after a short write (a full disk)
+the file is truncated back to its old length before the lock is released.
+Every directory on the way is opened with `O_NOFOLLOW` relative to
 its parent, so a symlinked `logs/` can never redirect a write out of the
 memory directory.
 
@@ -26,21 +28,24 @@ from dataclasses import dataclass
 from memd.agent.paths import daily_log_path
 from memd.atomic import crash_point
 from memd.errors import UsageError
+from memd.fsread import (
+    UnsafeFileError,
+    list_dir,
+    open_dir,
+    open_regular,
+    read_bytes,
+)
 from memd.kairos.consolidate import parse_log_entries
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import datetime
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Iterator, Mapping
 
     from memd.kairos.consolidate import LogEntry
 
 DREAMS_STATE = "dreams.json"
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
-
-
-class UnsafeFileError(OSError):
-    """A file memd would read or write is a symlink or not a regular file."""
+MAX_LOG_BYTES = 16 * 1024 * 1024  # a day's log; a bigger one fails its dream clearly
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,49 +78,61 @@ def heading(day: datetime.date) -> bytes:
 
 
 def _open_log_dir(memory_dir: str, parts: tuple[str, ...], *, create: bool) -> int:
-    """Open `memory_dir/parts…` as a directory fd, refusing symlinks at every step."""
+    """Open `memory_dir/parts…` as a directory fd, refusing symlinks at every step.
+
+    Raises `UsageError` when a part is a symlink or not a directory.
+    """
     try:
-        fd = os.open(memory_dir, os.O_RDONLY | os.O_DIRECTORY)
+        fd = open_dir(memory_dir, follow=True)
     except FileNotFoundError:
         if not create:
             raise
         os.makedirs(memory_dir, exist_ok=True)
-        fd = os.open(memory_dir, os.O_RDONLY | os.O_DIRECTORY)
+        fd = open_dir(memory_dir, follow=True)
     for part in parts:
         try:
             if create:
                 with contextlib.suppress(FileExistsError):
                     os.mkdir(part, 0o755, dir_fd=fd)
-            child = os.open(part, _DIR_FLAGS, dir_fd=fd)
-        except OSError as error:
+            child = open_dir(part, dir_fd=fd)
+        except UnsafeFileError:
             os.close(fd)
-            if error.errno in (errno.ELOOP, errno.ENOTDIR):
-                raise UsageError(
-                    f"refusing to write the daily log: {part!r} in {memory_dir} "
-                    "is a symlink or not a directory"
-                ) from None
+            raise UsageError(
+                f"refusing to use the daily log: {part!r} in {memory_dir} "
+                "is a symlink or not a directory"
+            ) from None
+        except OSError:
+            os.close(fd)
             raise
         os.close(fd)
         fd = child
     return fd
 
 
+def _log_parts(relpath: str) -> tuple[tuple[str, ...], str]:
+    """Split `logs/YYYY/MM/name` into its directory parts and its name."""
+    *parts, name = relpath.split("/")
+    return tuple(parts), name
+
+
 def _append(memory_dir: str, day: datetime.date, entry: bytes) -> str:
-    """Append `entry` (maybe empty) to `day`'s log under flock; return the log path."""
+    """Append `entry` (maybe empty) to `day`'s log under flock; return the log path.
+
+    All or nothing: after a short or failed write the file is truncated back
+    to its old length under the same lock, so no half entry is ever left for
+    the dream to file.
+    """
     path = daily_log_path(memory_dir, day)
-    _directory, name = os.path.split(path)
-    parts = ("logs", str(day.year), f"{day.month:02}")
+    parts, name = _log_parts(log_relpath(day))
     dir_fd = _open_log_dir(memory_dir, parts, create=True)
     try:
-        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT
         try:
-            fd = os.open(name, flags, 0o644, dir_fd=dir_fd)
-        except OSError as error:
-            if error.errno == errno.ELOOP:
-                raise UsageError(
-                    f"refusing to write the daily log: {path} is a symlink"
-                ) from None
-            raise
+            fd = open_regular(name, flags, 0o644, dir_fd=dir_fd)
+        except UnsafeFileError as error:
+            raise UsageError(
+                f"refusing to write the daily log: {path} {error.strerror}"
+            ) from None
     finally:
         os.close(dir_fd)
     try:
@@ -129,15 +146,33 @@ def _append(memory_dir: str, day: datetime.date, entry: bytes) -> str:
             prefix = b"\n"  # someone left a partial line; never glue onto it
         data = prefix + entry
         if data:
-            written = os.write(
-                fd, data
-            )  # one write: never interleaved with another appender
-            if written != len(data):
-                raise OSError(f"short write to {path}: {written} of {len(data)} bytes")
+            _write_whole(fd, data, size, path)
             crash_point()
     finally:
         os.close(fd)  # closing releases the flock
     return path
+
+
+def _write_whole(fd: int, data: bytes, size: int, path: str) -> None:
+    """Write `data` in one `write(2)`, or truncate back to `size` and raise."""
+    try:
+        written = os.write(fd, data)  # one write: never interleaved with another
+    except OSError:
+        written = -1
+        _truncate_back(fd, size)
+        raise
+    if written != len(data):
+        _truncate_back(fd, size)
+        raise OSError(
+            errno.ENOSPC,
+            f"short write ({written} of {len(data)} bytes); the entry was not logged",
+            path,
+        )
+
+
+def _truncate_back(fd: int, size: int) -> None:
+    with contextlib.suppress(OSError):
+        os.ftruncate(fd, size)
 
 
 def append_entry(memory_dir: str, text: str, *, now: datetime.datetime) -> str:
@@ -159,36 +194,52 @@ def ensure_today(memory_dir: str, today: datetime.date) -> bool:
 def list_logs(memory_dir: str) -> tuple[str, ...]:
     """Return the relpath of every `logs/YYYY/MM/YYYY-MM-DD.md` file, oldest first.
 
-    Symlinks and oddly named files are skipped (lint reports them).
+    Walked with directory descriptors: a symlinked `logs/`, year or month dir,
+    a symlinked log and anything not a regular file are skipped (lint reports
+    them), so nothing outside the memory directory is ever listed.
     """
     found: list[str] = []
-    logs = os.path.join(memory_dir, "logs")
-    for year in _subdirs(logs):
-        if not (year.isdigit() and len(year) == 4):
-            continue
-        for month in _subdirs(os.path.join(logs, year)):
-            if not (month.isdigit() and len(month) == 2):
-                continue
-            month_dir = os.path.join(logs, year, month)
+    try:
+        logs_fd = _open_log_dir(memory_dir, ("logs",), create=False)
+    except (OSError, UsageError):
+        return ()
+    try:
+        for year, year_fd in _subdirs(logs_fd, 4):
             try:
-                names = os.listdir(month_dir)
-            except OSError:
-                continue
-            for name in names:
-                if not _is_log_name(name, year, month):
-                    continue
-                full = os.path.join(month_dir, name)
-                if os.path.isfile(full) and not os.path.islink(full):
-                    found.append(f"logs/{year}/{month}/{name}")
+                for month, month_fd in _subdirs(year_fd, 2):
+                    try:
+                        for entry in _entries(month_fd):
+                            if _is_log_name(entry.name, year, month) and entry.is_file(
+                                follow_symlinks=False
+                            ):
+                                found.append(f"logs/{year}/{month}/{entry.name}")
+                    finally:
+                        os.close(month_fd)
+            finally:
+                os.close(year_fd)
+    finally:
+        os.close(logs_fd)
     return tuple(sorted(found))
 
 
-def _subdirs(path: str) -> list[str]:
+def _entries(fd: int) -> list[os.DirEntry[str]]:
     try:
-        entries = list(os.scandir(path))
+        return list_dir(fd)
     except OSError:
         return []
-    return sorted(e.name for e in entries if e.is_dir(follow_symlinks=False))
+
+
+def _subdirs(fd: int, digits: int) -> Iterator[tuple[str, int]]:
+    """Yield (name, fd) of each all-digit, `digits`-long real subdirectory."""
+    for entry in sorted(_entries(fd), key=lambda e: e.name):
+        name = entry.name
+        if not (name.isdigit() and len(name) == digits):
+            continue
+        try:
+            child = open_dir(name, dir_fd=fd)
+        except OSError:
+            continue  # a symlink or a file: skipped, lint reports it
+        yield name, child
 
 
 def _is_log_name(name: str, year: str, month: str) -> bool:
@@ -219,7 +270,7 @@ def update_dream_record(
     from memd.state import read_state, write_state
 
     os.makedirs(state_dir, exist_ok=True)
-    lock_fd = os.open(
+    lock_fd = open_regular(
         os.path.join(state_dir, ".dreams.lock"), os.O_RDWR | os.O_CREAT, 0o600
     )
     try:
@@ -273,65 +324,61 @@ def apply_retention(
 
     A log counts as consolidated when its watermark equals its size.
     Archived logs move to `logs/archive/YYYY/MM/` (a rename: never a copy).
+    Every unlink and rename is relative to a descriptor of the log's own
+    month directory, reached without following a symlink.
     """
     done: list[RetentionAction] = []
     for rel in list_logs(memory_dir):
         if (today - log_date(rel)).days <= days:
             continue
-        full = os.path.join(memory_dir, rel)
+        parts, name = _log_parts(rel)
+        month_fd = _open_log_dir(memory_dir, parts, create=False)
         try:
-            size = os.lstat(full).st_size
-        except FileNotFoundError:
-            continue
-        if watermarks.get(rel) != size:
-            continue
-        crash_point()
-        if action == "remove":
-            os.unlink(full)
+            try:
+                size = os.stat(name, dir_fd=month_fd, follow_symlinks=False).st_size
+            except FileNotFoundError:
+                continue
+            if watermarks.get(rel) != size:
+                continue
             crash_point()
-            done.append(RetentionAction(rel, "remove", None))
-            continue
-        _, year, month, name = rel.split("/")
-        dir_fd = _open_log_dir(
-            memory_dir, ("logs", "archive", year, month), create=True
-        )
-        os.close(dir_fd)
-        destination = f"logs/archive/{year}/{month}/{name}"
-        crash_point()  # archive folders made, log not moved yet
-        os.rename(full, os.path.join(memory_dir, destination))
-        crash_point()
-        done.append(RetentionAction(rel, "archive", destination))
+            if action == "remove":
+                os.unlink(name, dir_fd=month_fd)
+                crash_point()
+                done.append(RetentionAction(rel, "remove", None))
+                continue
+            _, year, month = parts
+            archive_fd = _open_log_dir(
+                memory_dir, ("logs", "archive", year, month), create=True
+            )
+            try:
+                crash_point()  # archive folders made, log not moved yet
+                os.rename(name, name, src_dir_fd=month_fd, dst_dir_fd=archive_fd)
+            finally:
+                os.close(archive_fd)
+            crash_point()
+            done.append(
+                RetentionAction(rel, "archive", f"logs/archive/{year}/{month}/{name}")
+            )
+        finally:
+            os.close(month_fd)
     return tuple(done)
 
 
-def read_regular_file(path: str, *, shared_lock: bool = False) -> bytes | None:
-    """Return a regular file's bytes (None if missing); refuse symlinks."""
-    import errno
-    import fcntl
-    import stat as stat_mod
-
+def read_log(memory_dir: str, relpath: str) -> bytes | None:
+    """Return a log's bytes under a shared lock (None if gone); never via a symlink."""
+    parts, name = _log_parts(relpath)
     try:
-        # O_NONBLOCK: opening a FIFO planted under the name must not hang.
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        dir_fd = _open_log_dir(memory_dir, parts, create=False)
     except FileNotFoundError:
         return None
-    except OSError as error:
-        if error.errno == errno.ELOOP:
-            raise UnsafeFileError(
-                f"{path} is a symlink; the dream never follows one"
-            ) from None
-        raise
+    except UsageError as error:
+        raise UnsafeFileError(errno.ELOOP, str(error), relpath) from None
     try:
-        if not stat_mod.S_ISREG(os.fstat(fd).st_mode):
-            raise UnsafeFileError(f"{path} is not a regular file")
-        if shared_lock:
-            fcntl.flock(fd, fcntl.LOCK_SH)  # never read half of an append
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
+        return read_bytes(name, MAX_LOG_BYTES, dir_fd=dir_fd, shared_lock=True)
+    except FileNotFoundError:
+        return None
     finally:
-        os.close(fd)
+        os.close(dir_fd)
 
 
 def collect_entries(
@@ -341,7 +388,7 @@ def collect_entries(
     entries: list[LogEntry] = []
     marks: dict[str, int] = {}
     for rel in list_logs(memory_dir):
-        data = read_regular_file(os.path.join(memory_dir, rel), shared_lock=True)
+        data = read_log(memory_dir, rel)
         if data is None:
             continue
         start = watermark.get(rel, 0)

@@ -24,13 +24,13 @@ from dataclasses import dataclass, field
 
 from memd.atomic import write_atomic
 from memd.errors import LockHeldError
+from memd.fsread import read_bytes_or_none
 from memd.kairos.consolidate import plan_consolidation, render_diff, route
 from memd.kairos.daily_log import (
     DREAMS_STATE,
     apply_retention,
     collect_entries,
     memory_key,
-    read_regular_file,
     update_dream_record,
 )
 from memd.kairos.external import DreamCommandFailed, run_dream_command
@@ -111,8 +111,8 @@ class _Writer:
 def plan_builtin(memory_dir: str, entries: tuple[LogEntry, ...]) -> ConsolidationPlan:
     """Read the files the entries route to and plan the built-in consolidation."""
     targets = sorted({route(entry).relpath for entry in entries})
-    files = {rel: read_regular_file(os.path.join(memory_dir, rel)) for rel in targets}
-    index = read_regular_file(os.path.join(memory_dir, "MEMORY.md"))
+    files = {rel: read_bytes_or_none(os.path.join(memory_dir, rel)) for rel in targets}
+    index = read_bytes_or_none(os.path.join(memory_dir, "MEMORY.md"))
     return plan_consolidation(entries, files, index)
 
 

@@ -12,6 +12,7 @@ import os
 
 from memd.agent.profile import ProfileSpec, get_profile
 from memd.diagnostics import Diagnostic, Severity
+from memd.fsread import read_prefix
 from memd.lint import checks_files, checks_index, checks_profile
 from memd.lint import checks_frontmatter as fm
 from memd.lint.context import LintContext
@@ -102,8 +103,7 @@ def lint_file(
     files: tuple[MemoryFile, ...] = ()
     found: list[Diagnostic] = []
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(max_file_bytes + 1)
+        data = read_prefix(path, max_file_bytes + 1)
     except OSError as error:
         found.append(
             _reader_diag(

@@ -11,6 +11,8 @@ import os
 import stat
 from dataclasses import dataclass
 
+from memd.fsread import list_names
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -85,7 +87,7 @@ def discover_targets(env: Mapping[str, str] | None = None) -> tuple[Target, ...]
 
     projects = os.path.join(memory_base_dir(env), "projects")
     try:
-        names = sorted(os.listdir(projects))
+        names = list_names(projects)
     except FileNotFoundError:
         return ()
     except OSError as error:
@@ -135,7 +137,7 @@ def _memory_dir_for(raw: str, path: str, env: Mapping[str, str] | None) -> str:
 
 def _listdir(path: str) -> list[str]:
     try:
-        return os.listdir(path)
+        return list_names(path)
     except OSError:
         return []
 

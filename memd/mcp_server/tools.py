@@ -256,10 +256,10 @@ def _write_locked(
 
 def _read_optional(path: str) -> bytes | None:
     """A regular file's bytes, None if missing; a symlink or FIFO is refused."""
-    from memd.kairos.daily_log import read_regular_file
+    from memd.fsread import read_bytes_or_none
 
     try:
-        return read_regular_file(path)
+        return read_bytes_or_none(path)
     except OSError as error:
         why = error.strerror or str(error)
         raise ToolFailedError(f"{os.path.basename(path)}: {why}") from None

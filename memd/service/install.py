@@ -234,9 +234,10 @@ def dropin_dir(env: Mapping[str, str], home: str) -> str:
 
 def _differs(path: str, content: bytes) -> bool:
     """Return True when `path` exists with other bytes (a changing reinstall)."""
+    from memd.fsread import read_bytes
+
     try:
-        with open(path, "rb") as existing:
-            return existing.read() != content
+        return read_bytes(path, follow=True) != content
     except FileNotFoundError:
         return False
 

@@ -19,6 +19,7 @@ import shutil
 
 from memd.atomic import crash_point
 from memd.errors import SnapshotError
+from memd.fsread import list_names, read_bytes
 from memd.snapshot.store import (
     META_FILE,
     META_MAGIC,
@@ -84,9 +85,8 @@ def matches(store: SnapshotReader, snapshot: Snapshot) -> bool:
     version_dir = str(meta["version_dir"])
     for filename, expected in _content_files(snapshot):
         try:
-            with open(os.path.join(version_dir, filename), "rb") as f:
-                if f.read() != expected:
-                    return False
+            if read_bytes(os.path.join(version_dir, filename)) != expected:
+                return False
         except OSError:
             return False
     return True
@@ -185,7 +185,7 @@ def sweep_versions(cache_dir: str, *, now_ns: int) -> None:
     """
     root = os.path.join(cache_dir, "snapshots")
     try:
-        key_dirs = os.listdir(root)
+        key_dirs = list_names(root)
     except OSError:
         return
     for key in key_dirs:
@@ -318,7 +318,7 @@ def _json_bytes(data: object) -> bytes:
 def _remove_old_versions(key_dir: str, mode: str, *, keep: str, now_ns: int) -> None:
     """Remove unpublished versions of `mode` past the grace period; best effort."""
     try:
-        names = os.listdir(key_dir)
+        names = list_names(key_dir)
     except OSError:
         return
     try:

@@ -72,15 +72,14 @@ def read_record(
     project_root: str, env: Mapping[str, str]
 ) -> tuple[str, str, str, str] | None:
     """Return (memory_dir, cache_dir, default_mode, profile) if the record is fresh."""
+    from memd.fsread import read_bytes
     from memd.snapshot.store import inputs_unchanged, parse_meta
 
     try:
-        with open(
-            record_path(project_root, env), encoding="utf-8", errors="surrogateescape"
-        ) as f:
-            text = f.read()
+        raw = read_bytes(record_path(project_root, env))
     except OSError:
         return None
+    text = raw.decode("utf-8", "surrogateescape")
     record = parse_meta(text.replace(RECORD_MAGIC, "memd-snapshot 1", 1))
     if record is None:
         return None

@@ -34,6 +34,7 @@ import os
 
 from memd.agent.jscompat import js_trim
 from memd.agent.paths import sanitize_path
+from memd.fsread import read_bytes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -181,16 +182,11 @@ class SnapshotReader:
         if version_dir is None:
             return None
         try:
-            with open(
-                os.path.join(version_dir, META_FILE),
-                encoding="utf-8",
-                errors="surrogateescape",
-            ) as f:
-                meta = parse_meta(f.read())
+            meta_bytes = read_bytes(os.path.join(version_dir, META_FILE))
+            meta = parse_meta(meta_bytes.decode("utf-8", "surrogateescape"))
             if meta is None:
                 return None
-            with open(os.path.join(version_dir, PROMPT_FILE), "rb") as f:
-                data = f.read()
+            data = read_bytes(os.path.join(version_dir, PROMPT_FILE))
         except OSError:  # a version removed under us: treat as no snapshot
             return None
         if len(data) != meta["prompt_bytes"] or meta.get("memory_dir") != _with_sep(
@@ -251,8 +247,7 @@ class SnapshotReader:
         if version_dir is None:
             return None
         try:
-            with open(os.path.join(version_dir, "meta.json"), encoding="utf-8") as f:
-                data = json.load(f)
+            data = json.loads(read_bytes(os.path.join(version_dir, "meta.json")))
         except (OSError, ValueError):
             return None
         return data if isinstance(data, dict) else None
@@ -277,10 +272,7 @@ class SnapshotReader:
         if version_dir is None:
             return None
         try:
-            with open(
-                os.path.join(version_dir, "diagnostics.json"), encoding="utf-8"
-            ) as f:
-                data = json.load(f)
+            data = json.loads(read_bytes(os.path.join(version_dir, "diagnostics.json")))
         except (OSError, ValueError):
             return None
         items = data.get("diagnostics", data) if isinstance(data, dict) else data

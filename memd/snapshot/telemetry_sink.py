@@ -21,6 +21,8 @@ import queue
 import threading
 from collections.abc import Iterator, Mapping
 
+from memd.fsread import open_regular, read_text
+
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 DEFAULT_QUEUE_SIZE = 1024
 DEFAULT_KEEP = 3
@@ -128,11 +130,13 @@ class TelemetrySink:
         ).encode("utf-8", "replace")
         try:
             os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
-            lock_fd = os.open(self.path + ".lock", os.O_WRONLY | os.O_CREAT, 0o600)
+            lock_fd = open_regular(self.path + ".lock", os.O_WRONLY | os.O_CREAT, 0o600)
             try:
                 fcntl.flock(lock_fd, fcntl.LOCK_EX)
                 self._rotate_if_full()
-                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+                fd = open_regular(
+                    self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600
+                )
                 try:
                     os.write(fd, data)
                 finally:
@@ -168,8 +172,7 @@ def read_events(path: str, *, keep: int = DEFAULT_KEEP) -> Iterator[dict[str, ob
     """Yield every event in the sink's files, oldest first; torn lines are skipped."""
     for file_path in rotated_paths(path, keep=keep):
         try:
-            with open(file_path, encoding="utf-8", errors="replace") as f:
-                lines = f.readlines()
+            lines = read_text(file_path).splitlines()
         except OSError:
             continue
         for line in lines:

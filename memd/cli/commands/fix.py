@@ -55,13 +55,24 @@ def run(args: argparse.Namespace) -> int:
             path = os.path.join(root, edit.relpath)
             if args.dry_run:
                 sys.stdout.write(unified_diff(path, edit))
-            elif apply_edit(path, edit):
+                continue
+            try:
+                wrote = apply_edit(path, edit)
+            except (
+                OSError,
+                UnicodeError,
+            ) as error:  # one bad file never stops the rest
+                skipped += 1
+                why = getattr(error, "strerror", None) or str(error)
+                print(f"memd: skipped {shown(path)}: {why}", file=sys.stderr)
+                continue
+            if wrote:
                 changed += 1
-                print(f"fixed {path}: {edit.reason}")
+                print(f"fixed {shown(path)}: {edit.reason}")
             else:
                 skipped += 1
                 print(
-                    f"memd: skipped {path}: it changed while fixing; "
+                    f"memd: skipped {shown(path)}: it changed while fixing; "
                     "run memd fix again",
                     file=sys.stderr,
                 )
@@ -109,15 +120,19 @@ def plan_single_file(path: str) -> tuple[FileEdit, ...]:
     )
 
 
+def shown(path: str) -> str:
+    """Return `path` printable on any terminal: undecodable bytes as `\\xNN`."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
 def _read(path: str, limit: int) -> bytes | None:
-    """Return the file's bytes; None if missing, a symlink, unreadable or too big."""
+    """Return the file's bytes; None if missing, not a regular file or too big."""
+    from memd.fsread import read_bytes
+
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        return read_bytes(path, limit)
     except OSError:
         return None
-    with os.fdopen(fd, "rb") as handle:
-        data = handle.read(limit + 1)
-    return data if len(data) <= limit else None
 
 
 def apply_edit(path: str, edit: FileEdit) -> bool:
@@ -150,9 +165,11 @@ def unified_diff(path: str, edit: FileEdit) -> str:
 
     from memd.lint.engine import display_path
 
-    shown = display_path("", path)
+    shown_path = shown(display_path("", path))
     old_name, new_name = (
-        (shown, shown) if os.path.isabs(shown) else (f"a/{shown}", f"b/{shown}")
+        (shown_path, shown_path)
+        if os.path.isabs(shown_path)
+        else (f"a/{shown_path}", f"b/{shown_path}")
     )
     if edit.old is None:
         old_name = "/dev/null"

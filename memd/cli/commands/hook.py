@@ -232,12 +232,14 @@ def _edit_summary(
 def _read_text(path: str) -> str | None:
     """A settings file's text, or None when it does not exist."""
     from memd.errors import UsageError
+    from memd.fsread import read_prefix
 
     try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_SETTINGS_BYTES + 1)
+        data = read_prefix(path, MAX_SETTINGS_BYTES + 1, follow=True)
     except FileNotFoundError:
         return None
+    except OSError as error:
+        raise UsageError(f"{path}: cannot read ({error}); left untouched") from None
     if len(data) > MAX_SETTINGS_BYTES:
         raise UsageError(f"{path}: larger than 4 MiB; left untouched")
     try:
