@@ -83,9 +83,18 @@ def open_dir(path: str, *, dir_fd: int | None = None, follow: bool = False) -> i
     try:
         return os.open(path, flags, dir_fd=dir_fd)
     except OSError as error:
-        if error.errno == errno.ENOTDIR:
+        if error.errno == errno.ENOTDIR and not follow and _is_link(path, dir_fd):
+            error = OSError(errno.ELOOP, "symlink")  # O_DIRECTORY says ENOTDIR
+        elif error.errno == errno.ENOTDIR:
             raise UnsafeFileError(errno.ENOTDIR, "is not a directory", path) from None
         raise _refusal(path, error) from None
+
+
+def _is_link(path: str, dir_fd: int | None) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(path, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
 
 
 def read_fd(fd: int, limit: int, size_hint: int = _READ_CHUNK) -> bytes:

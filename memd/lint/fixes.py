@@ -40,6 +40,15 @@ class FileEdit:
     reason: str
 
 
+def is_utf8_name(relpath: str) -> bool:
+    """Return False for a name with undecodable bytes: no index line can link it."""
+    try:
+        relpath.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def plan_fixes(
     memdir: MemDir, raw: Mapping[str, bytes], *, dialect: str | None = None
 ) -> tuple[FileEdit, ...]:
@@ -147,7 +156,10 @@ def _plan_index(memdir: MemDir, data: bytes | None) -> FileEdit | None:
     orphans = [
         f
         for f in memdir.files
-        if f.relpath not in linked and is_safe_to_rewrite(f) and f.dialect
+        if f.relpath not in linked
+        and is_safe_to_rewrite(f)
+        and f.dialect
+        and is_utf8_name(f.relpath)
     ]
     # An entry that would not parse as one (a file name with a line break), or
     # that lands in an unclosed ``` fence or <!-- comment, would be appended

@@ -34,9 +34,9 @@ from typing import TypeVar
 from memd.agent.recall import is_reserved_folder
 from memd.agent.truncation import format_file_size
 from memd.diagnostics import Diagnostic, Severity, one_line
+from memd.fsread import list_dir, open_dir, open_regular, read_fd
 from memd.memory.memdir import (
     DEFAULT_MAX_FILE_BYTES,
-    DIR_FLAGS,
     INDEX_NAME,
     LOGS_DIR,
     InputStat,
@@ -52,10 +52,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
 
 MAX_DEPTH = 64  # one open descriptor per level; real trees are two or three deep
-_READ_CHUNK = 1 << 20
-_MIN_READ = 4096
-NOFOLLOW_DIR_FLAGS = DIR_FLAGS | os.O_NOFOLLOW
-FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
 def _key(st: os.stat_result, max_file_bytes: int) -> tuple[int, int, int, int, int]:
@@ -96,25 +92,6 @@ def _trim_partial_utf8(data: bytes) -> bytes:
     return data
 
 
-def _read_bounded(fd: int, limit: int, size_hint: int = _READ_CHUNK) -> bytes:
-    """Read up to `limit` bytes; requests are sized by `size_hint` (the fstat size).
-
-    os.read allocates its whole request up front: asking for 256 KiB to read a
-    2 KiB file costs more than the read itself. A file that grew is still read
-    to its end, in `size_hint`-sized steps.
-    """
-    request = min(max(size_hint + 1, _MIN_READ), _READ_CHUNK)
-    chunks: list[bytes] = []
-    remaining = limit
-    while remaining > 0:
-        chunk = os.read(fd, min(remaining, request))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        remaining -= len(chunk)
-    return b"".join(chunks)
-
-
 class Walk:
     """The state of one `load_memdir` call; never outlives it.
 
@@ -147,8 +124,7 @@ class Walk:
         here = os.path.join(self.root, prefix) if prefix else self.root
         self.positions[prefix] = len(self.inputs)
         self.inputs.append(input_stat(here.rstrip(os.sep) or os.sep, os.fstat(fd)))
-        with os.scandir(fd) as listing:
-            entries = sorted(listing, key=lambda e: e.name)
+        entries = sorted(list_dir(fd), key=lambda e: e.name)
         for entry in entries:
             if not prefix:
                 self._count(entry)
@@ -214,7 +190,7 @@ class Walk:
                 unreadable_diagnostic(rel, f"nested deeper than {MAX_DEPTH} levels")
             )
             return
-        child = os.open(name, NOFOLLOW_DIR_FLAGS, dir_fd=fd)
+        child = open_dir(name, dir_fd=fd)
         try:
             self.scan(child, rel + "/", depth + 1, in_logs)
         finally:
@@ -240,13 +216,11 @@ class Walk:
 
     def _regular(self, fd: int, entry: os.DirEntry[str], rel: str) -> None:
         if rel == INDEX_NAME:
-            self.read_index(lambda: os.open(entry.name, FILE_FLAGS, dir_fd=fd))
+            self.read_index(lambda: open_regular(entry.name, dir_fd=fd))
         elif entry.name.endswith(".md") and entry.name != INDEX_NAME:
             # The pre-read lstat only keys the cache; without one, fstat suffices.
             lst = entry.stat(follow_symlinks=False) if self.cache is not None else None
-            self.read_topic(
-                rel, lambda: os.open(entry.name, FILE_FLAGS, dir_fd=fd), lst
-            )
+            self.read_topic(rel, lambda: open_regular(entry.name, dir_fd=fd), lst)
 
     def _symlink(self, rel: str, name: str, in_logs: bool) -> None:
         link = os.path.join(self.root, rel)
@@ -294,9 +268,9 @@ class Walk:
         current = self.root_fd
         try:
             for part in parts[:-1]:
-                current = os.open(part, NOFOLLOW_DIR_FLAGS, dir_fd=current)
+                current = open_dir(part, dir_fd=current)
                 opened.append(current)
-            return os.open(parts[-1], FILE_FLAGS, dir_fd=current)
+            return open_regular(parts[-1], dir_fd=current)
         finally:
             for fd in opened:
                 os.close(fd)
@@ -312,7 +286,7 @@ class Walk:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
                 raise OSError(0, "not a regular file (never read)")
-            return _read_bounded(fd, self.max_file_bytes + 1, st.st_size), st
+            return read_fd(fd, self.max_file_bytes + 1, st.st_size), st
         finally:
             os.close(fd)
 
@@ -426,7 +400,7 @@ def reload_memdir(
     logs = frozenset(previous.log_files)
     hidden_counted = dict(previous.hidden_counted)
     try:
-        walk.root_fd = os.open(previous.path, DIR_FLAGS)
+        walk.root_fd = open_dir(previous.path, follow=True)
     except OSError:
         return None
     try:
@@ -460,7 +434,7 @@ def reload_memdir(
                 name = parts[-1]
 
                 def opener(fd: int = fd, name: str = name) -> int:
-                    return os.open(name, FILE_FLAGS, dir_fd=fd)
+                    return open_regular(name, dir_fd=fd)
 
                 if rel == INDEX_NAME:
                     walk.read_index(opener)
@@ -506,7 +480,7 @@ def _open_dir(root_fd: int, parts: list[str]) -> int:
     fd = os.dup(root_fd)
     for part in parts:
         try:
-            child = os.open(part, NOFOLLOW_DIR_FLAGS, dir_fd=fd)
+            child = open_dir(part, dir_fd=fd)
         finally:
             os.close(fd)
         fd = child
@@ -582,7 +556,7 @@ def load_memdir(
     index_path = os.path.join(root, INDEX_NAME)
     try:
         # The root itself may be a symlink: the user or the agent chose it.
-        fd = os.open(root, DIR_FLAGS)
+        fd = open_dir(root, follow=True)
     except (FileNotFoundError, NotADirectoryError):
         return MemDir(
             path=root, inputs=(missing_input(root), missing_input(index_path))

@@ -85,10 +85,17 @@ def plan_directory(
     memory_dir: str, *, max_file_bytes: int = 256 * 1024, dialect: str | None = None
 ) -> tuple[FileEdit, ...]:
     """Load `memory_dir`, read its index and topic files, and plan the safe fixes."""
-    from memd.lint.fixes import plan_fixes
+    from memd.lint.fixes import is_utf8_name, plan_fixes
     from memd.memory.reader import load_memdir
 
     memdir = load_memdir(memory_dir, max_file_bytes=max_file_bytes)
+    for f in memdir.files:
+        if not is_utf8_name(f.relpath):
+            print(
+                f"memd: not indexing {shown(os.path.join(memory_dir, f.relpath))}: "
+                "its name is not valid UTF-8; rename it",
+                file=sys.stderr,
+            )
     raw: dict[str, bytes] = {}
     for relpath in ("MEMORY.md", *(f.relpath for f in memdir.files)):
         data = _read(os.path.join(memdir.path, relpath), max_file_bytes)

@@ -1,0 +1,145 @@
+"""The one bounded reader (memd.fsread): its refusals, and that nothing bypasses it."""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import threading
+from pathlib import Path
+
+import pytest
+
+from memd.fsread import (
+    FileTooLargeError,
+    UnsafeFileError,
+    list_names,
+    open_dir,
+    open_regular,
+    read_bytes,
+    read_prefix,
+)
+
+PACKAGE = Path(__file__).resolve().parent.parent / "memd"
+
+# Opens outside memd.fsread, each with why it is not a read of a user path.
+ALLOWED_OPENS = {
+    ("memd/atomic.py", "os.open"),  # creates memd's own O_EXCL-like temp file
+    ("memd/snapshot/publish.py", "os.open"),  # memd's own cache: new files, fsync
+    ("memd/cli/main.py", "open"),  # /dev/null for stdout after a broken pipe
+    ("memd/cli/commands/prompt.py", "os.open"),  # /dev/null, same reason
+    ("memd/daemon/run.py", "os.walk"),  # memd's own cache tree (lead's module)
+}
+_CALL = re.compile(r"\b(os\.open|os\.fdopen|os\.scandir|os\.listdir|os\.walk|open)\(")
+
+
+def _calls(path: Path) -> list[tuple[int, str]]:
+    """Return (line, callee) of every open/listing call in `path`, by AST."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Name) and func.id == "open":
+            found.append((node.lineno, "open"))
+        elif (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id == "os"
+            and func.attr in ("open", "fdopen", "scandir", "listdir", "walk")
+        ):
+            found.append((node.lineno, f"os.{func.attr}"))
+    return found
+
+
+def test_every_open_and_listing_goes_through_fsread() -> None:
+    """No module but memd.fsread opens a file or lists a directory itself."""
+    stray = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE.parent).as_posix()
+        if rel == "memd/fsread.py":
+            continue
+        for line, callee in _calls(path):
+            if (rel, callee) not in ALLOWED_OPENS:
+                stray.append(f"{rel}:{line}: {callee}(")
+    assert [] == stray
+
+
+def test_the_grep_itself_finds_a_call(tmp_path: Path) -> None:
+    """The scan is not vacuous: it sees a plain open( and an os.listdir(."""
+    sample = tmp_path / "sample.py"
+    sample.write_text("import os\nopen('x')\nos.listdir('.')\n")
+    assert [(2, "open"), (3, "os.listdir")] == _calls(sample)
+    assert _CALL.search("with open(path) as f:")
+
+
+def test_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
+    """A FIFO with no writer is refused at once, for reading and for appending."""
+    fifo = tmp_path / "MEMORY.md"
+    os.mkfifo(fifo)
+    outcome: list[BaseException] = []
+
+    def attempt() -> None:
+        for flags in (os.O_RDONLY, os.O_RDWR | os.O_APPEND):
+            try:
+                os.close(open_regular(str(fifo), flags))
+            except UnsafeFileError as error:
+                outcome.append(error)
+
+    thread = threading.Thread(target=attempt, daemon=True)
+    thread.start()
+    thread.join(timeout=5)
+    assert not thread.is_alive(), "open_regular blocked on a FIFO"
+    assert 2 == len(outcome)
+    assert "not a regular file" in str(outcome[0])
+
+
+def test_symlink_is_refused_unless_followed(tmp_path: Path) -> None:
+    """A symlinked file is refused; follow=True reads its regular target."""
+    target = tmp_path / "target.md"
+    target.write_bytes(b"secret")
+    link = tmp_path / "link.md"
+    link.symlink_to(target)
+    with pytest.raises(UnsafeFileError, match="symlink"):
+        read_bytes(str(link))
+    assert b"secret" == read_bytes(str(link), follow=True)
+
+
+def test_symlinked_directory_is_refused(tmp_path: Path) -> None:
+    """open_dir refuses a symlink to a directory and a regular file."""
+    (tmp_path / "real").mkdir()
+    (tmp_path / "logs").symlink_to(tmp_path / "real")
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(UnsafeFileError, match="symlink"):
+        open_dir("logs", dir_fd=open_dir(str(tmp_path)))
+    with pytest.raises(UnsafeFileError, match="not a directory"):
+        open_dir(str(tmp_path / "file"))
+
+
+def test_cap_is_enforced(tmp_path: Path) -> None:
+    """read_bytes raises past its cap; read_prefix returns only the first bytes."""
+    big = tmp_path / "big.md"
+    big.write_bytes(b"a" * 10_000)
+    with pytest.raises(FileTooLargeError):
+        read_bytes(str(big), 9_999)
+    assert b"a" * 10_000 == read_bytes(str(big), 10_000)
+    assert b"a" * 100 == read_prefix(str(big), 100)
+
+
+def test_directory_is_not_a_file(tmp_path: Path) -> None:
+    """A directory where a file is expected is refused, never read."""
+    (tmp_path / "MEMORY.md").mkdir()
+    with pytest.raises(UnsafeFileError):
+        read_bytes(str(tmp_path / "MEMORY.md"))
+
+
+def test_list_names_by_path_and_descriptor(tmp_path: Path) -> None:
+    """list_names lists a path and an open directory descriptor alike, sorted."""
+    for name in ("b.md", "a.md"):
+        (tmp_path / name).write_text("x")
+    fd = open_dir(str(tmp_path))
+    try:
+        assert ["a.md", "b.md"] == list_names(fd)
+    finally:
+        os.close(fd)
+    assert ["a.md", "b.md"] == list_names(str(tmp_path))
