@@ -25,7 +25,7 @@ LAYERS = {
     "memd.errors": CORE,
     "memd.diagnostics": CORE,
     "memd.config_keys": CORE,  # the key table and value parsers; config.py reads files
-    "memd.fsread": CORE,  # the one bounded reader; reads, never writes (the agent reads via it)
+    "memd.fsread": CORE,  # the one bounded reader (the agent reads through it)
     "memd.config": EDGE,
     "memd.atomic": EDGE,
     "memd.locks": EDGE,

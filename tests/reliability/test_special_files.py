@@ -114,7 +114,7 @@ class TestDreamWithFifo:
 
 class TestLogIntoFifo:
     def test_log_fails_clearly(self, git_repo: Path, memory: Path) -> None:
-        """`memd log` into a FIFO: exit 2, one line naming the file, nothing lost silently."""
+        """`memd log` into a FIFO: exit 2 and one line naming the file."""
         _today_log(memory).parent.mkdir(parents=True)
         os.mkfifo(_today_log(memory))
 
