@@ -29,7 +29,6 @@ MODES = ("standard", "team", "kairos")
 
 # The reference's frontmatter pattern: the closing fence may carry trailing blanks.
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(?:[\s\S]*?\n)?---[ \t]*(?:\r?\n|\Z)")
-_HTML_COMMENT = re.compile(r"<!--[\s\S]*?-->")
 _FENCE = re.compile(r"^ {0,3}(```|~~~)", re.MULTILINE)
 
 
@@ -53,7 +52,26 @@ def strip_index_markup(text: str) -> str:
                 in_code = False
             out.append(part)
         else:
-            out.append(part if in_code else _HTML_COMMENT.sub("", part))
+            out.append(part if in_code else strip_html_comments(part))
+    return "".join(out)
+
+
+def strip_html_comments(text: str) -> str:
+    r"""Remove every `<!-- … -->`, as the reference's `/<!--[\s\S]*?-->/g` does.
+
+    With `str.find`, not that regex: on many unclosed `<!--` the regex rescans
+    the rest of the text from each one, which is quadratic. An unclosed
+    comment (and everything after it) is kept, as the regex keeps it.
+    """
+    out: list[str] = []
+    pos = 0
+    while (start := text.find("<!--", pos)) >= 0:
+        end = text.find("-->", start + 4)
+        if end < 0:
+            break
+        out.append(text[pos:start])
+        pos = end + 3
+    out.append(text[pos:])
     return "".join(out)
 
 

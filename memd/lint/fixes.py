@@ -107,9 +107,11 @@ def normalise_bytes(data: bytes) -> bytes:
     A run of CRs before an LF goes with it (`\\r\\r\\n` -> `\\n`), so the
     result has no CRLF left and a second pass changes nothing.
     """
-    import re
 
-    return re.sub(rb"\r+\n", b"\n", data.removeprefix(_BOM))
+    # Line by line, not `\r+\n`: that regex rescans a long run of lone CRs
+    # from each one. CRs before a newline go; CRs at the very end stay.
+    *lines, last = data.removeprefix(_BOM).split(b"\n")
+    return b"\n".join([*(line.rstrip(b"\r") for line in lines), last])
 
 
 def _normalise(f: MemoryFile, data: bytes | None) -> FileEdit | None:
