@@ -1,4 +1,4 @@
-"""No quadratic parsing: adversarial repetitions cost linear time in parse, lint, render.
+"""No quadratic parsing: adversarial repetitions cost linear time everywhere.
 
 Each payload is one short unit repeated to 16 KB and to 64 KB and put in every
 place memd parses user text: MEMORY.md, a topic file's body and frontmatter,
@@ -55,7 +55,7 @@ HEAD = "---\nname: t\ndescription: a description long enough\ntype: feedback\n--
 
 
 def _pipeline(root: Path, body: str) -> float:
-    """Time reading, linting and rendering a directory made of `body`, and a dream plan."""
+    """Time reading, linting, rendering and dream-planning `body` in every place."""
     (root / "MEMORY.md").write_text(body)
     (root / "body.md").write_text(HEAD + body)
     (root / "front.md").write_text(
@@ -99,6 +99,6 @@ _ALPHABET = "<!->[]()*`#:\\ \n\r\t_~|\"'yw"
 )
 @given(unit=st.text(alphabet=_ALPHABET, min_size=1, max_size=6))
 def test_random_repetition_is_linear(tmp_path: Path, unit: str) -> None:
-    """Hypothesis searches short units of Markdown and YAML punctuation for a slow one."""
+    """Hypothesis searches short Markdown and YAML punctuation units for a slow one."""
     ratio, large = _ratio(tmp_path, unit)
     assert ratio < MAX_RATIO, f"{unit!r}: 64 KB took {large:.3f} s, {ratio:.1f}x 16 KB"
