@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from memd.agent.jscompat import js_trim, utf16_len
 from memd.agent.truncation import MAX_ENTRYPOINT_LINES, MAX_ENTRYPOINT_UNITS
 from memd.lint.fixes import FileEdit
+from memd.memory.memfile import parse_memory_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -191,12 +192,18 @@ def _description(route_: Route) -> str:
 
 
 def new_topic_text(route_: Route) -> str:
-    """Return the frontmatter and preamble of a topic file memd creates."""
+    """Return the frontmatter and preamble of a topic file memd creates.
+
+    The frontmatter comes from a YAML emitter, never string formatting: a
+    name such as `Null` or `Yes`, or a description with ` #` or `: `, must
+    read back as the same string.
+    """
+    from memd.memory.yaml_safe import dump_yaml
+
+    head = dump_yaml(intended_frontmatter(route_))
     lines = [
         "---",
-        f"name: {_title(route_.topic)}",
-        f"description: {_description(route_)}",
-        f"type: {route_.type}",
+        head.rstrip("\n"),
         "---",
         "Notes gathered from the KAIROS daily logs, newest last.",
     ]
@@ -207,6 +214,15 @@ def new_topic_text(route_: Route) -> str:
             "**How to apply:** read the dated notes below; verify one before use.",
         ]
     return "\n".join(lines) + "\n"
+
+
+def intended_frontmatter(route_: Route) -> dict[str, object]:
+    """Return the name, description and type a new topic file for `route_` gets."""
+    return {
+        "name": _title(route_.topic),
+        "description": _description(route_),
+        "type": route_.type,
+    }
 
 
 def _bullet(entry: LogEntry, text: str) -> str:
@@ -282,19 +298,6 @@ def _is_linked(index_text: str, relpath: str) -> bool:
     return re.search(pattern, index_text) is not None
 
 
-def _frontmatter_value(text: str, key: str) -> str | None:
-    head = text.split("\n", 31)[:31]
-    if not head or head[0].strip() != "---":
-        return None
-    for line in head[1:]:
-        if line.strip() == "---":
-            return None
-        if line.startswith(f"{key}:"):
-            value = line[len(key) + 1 :].strip().strip("'\"")
-            return value or None
-    return None
-
-
 def fits_index(text: str) -> bool:
     """Return True when MEMORY.md text loads whole (200 lines, 25,000 units)."""
     trimmed = js_trim(text)
@@ -317,8 +320,9 @@ def _plan_index(
     for relpath, route_ in routes.items():
         if _is_linked(text, relpath):
             continue
-        name = _frontmatter_value(texts[relpath], "name") or _title(route_.topic)
-        hook = _frontmatter_value(texts[relpath], "description") or _description(route_)
+        parsed = parse_memory_file(relpath, texts[relpath].encode("utf-8", "replace"))
+        name = parsed.name or _title(route_.topic)
+        hook = parsed.description or _description(route_)
         line = f"- [{name}]({relpath}) — {hook}"
         candidate = (text.rstrip("\n") + "\n" if text.strip() else "") + line + "\n"
         if fits_index(candidate):

@@ -44,14 +44,20 @@ if TYPE_CHECKING:
     from structlog.typing import FilteringBoundLogger
 
     from memd.config import Config
+    from memd.diagnostics import Diagnostic
     from memd.kairos.consolidate import ConsolidationPlan, LogEntry
+    from memd.memory.memdir import MemDir
 
 CRASH_HOOK_ENV = "MEMD_DREAM_CRASH_AFTER_WRITES"
+INDEX = "MEMORY.md"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DreamResult:
-    """What one dream did; `status` is ok, nothing, dry-run, locked or failed."""
+    """What one dream did; `status` is ok, nothing, dry-run, locked, failed or error.
+
+    `error`: the planned result had lint errors, so nothing was written.
+    """
 
     memory_dir: str
     status: str
@@ -114,6 +120,53 @@ def plan_builtin(memory_dir: str, entries: tuple[LogEntry, ...]) -> Consolidatio
     files = {rel: read_bytes_or_none(os.path.join(memory_dir, rel)) for rel in targets}
     index = read_bytes_or_none(os.path.join(memory_dir, "MEMORY.md"))
     return plan_consolidation(entries, files, index)
+
+
+def planned_lint_errors(
+    memory_dir: str, plan: ConsolidationPlan, config: Config
+) -> tuple[Diagnostic, ...]:
+    """Return the lint errors the plan would add to the files it writes.
+
+    The directory is linted as it is and as it would be after the plan; an
+    error already there (the user's own) never blocks a dream.
+    """
+    import dataclasses
+
+    from memd.diagnostics import Severity
+    from memd.lint.engine import lint_memdir
+    from memd.memory.memfile import parse_memory_file
+    from memd.memory.reader import load_memdir, too_large_diagnostic
+
+    limit = config.max_topic_file_bytes
+    before = load_memdir(memory_dir, max_file_bytes=limit)
+    new = {edit.relpath: edit.new for edit in plan.edits}
+    files = [f for f in before.files if f.relpath not in new]
+    files += [
+        parse_memory_file(rel, data[:limit], was_truncated=len(data) > limit)
+        for rel, data in new.items()
+        if rel != INDEX
+    ]
+    index = new.get(INDEX)
+    after = dataclasses.replace(
+        before,
+        files=tuple(sorted(files, key=lambda f: f.relpath)),
+        index_text=index.decode("utf-8", "replace") if index else before.index_text,
+        diagnostics=(
+            *(d for d in before.diagnostics if d.path not in new),
+            *(
+                too_large_diagnostic(rel, len(data), limit)
+                for rel, data in new.items()
+                if rel != INDEX and len(data) > limit
+            ),
+        ),
+    )
+
+    def errors(memdir: MemDir) -> list[Diagnostic]:
+        found = lint_memdir(memdir, severities=config.lint_severities)
+        return [d for d in found if d.severity is Severity.ERROR and d.path in new]
+
+    old = {(d.code, d.path, d.message) for d in errors(before)}
+    return tuple(d for d in errors(after) if (d.code, d.path, d.message) not in old)
 
 
 def _lint_and_render(
@@ -211,6 +264,22 @@ def run_dream(
             run_dream_command(directory, config, entries, log_files, log)
         else:
             plan = plan_builtin(directory, entries)
+            introduced = planned_lint_errors(directory, plan, config)
+            if introduced:
+                roll_back_lock(lock)
+                first = introduced[0]
+                return _finish_failed(
+                    directory,
+                    config,
+                    now,
+                    started,
+                    f"the result would not lint ({len(introduced)} error(s), first "
+                    f"{first.code} in {first.path}: {first.message}); nothing written",
+                    log,
+                    telemetry,
+                    len(entries),
+                    status="error",
+                )
             for edit in plan.edits:
                 writer.write(os.path.join(directory, edit.relpath), edit.new)
             written = tuple(edit.relpath for edit in plan.edits)
@@ -324,10 +393,12 @@ def _finish_failed(
     log: FilteringBoundLogger,
     telemetry: object | None,
     entries: int = 0,
+    *,
+    status: str = "failed",
 ) -> DreamResult:
     result = DreamResult(
         memory_dir=directory,
-        status="failed",
+        status=status,
         entries=entries,
         message=message,
         duration_seconds=time.monotonic() - started,

@@ -92,6 +92,19 @@ def _trim_partial_utf8(data: bytes) -> bytes:
     return data
 
 
+def too_large_diagnostic(rel: str, size: int, max_file_bytes: int) -> Diagnostic:
+    """Return F003 for a topic file of `size` bytes over `max_file_bytes`."""
+    return _diag(
+        "F003",
+        "file-too-large",
+        Severity.WARNING,
+        rel,
+        f"{rel} is {format_file_size(size)}, over the "
+        f"{format_file_size(max_file_bytes)} limit; only its start was read",
+        "split it into smaller topic files; keep each memory short",
+    )
+
+
 class Walk:
     """The state of one `load_memdir` call; never outlives it.
 
@@ -324,15 +337,7 @@ class Walk:
         self.inputs.append(input_stat(path, st))
 
     def _too_large(self, rel: str, size: int) -> Diagnostic:
-        return _diag(
-            "F003",
-            "file-too-large",
-            Severity.WARNING,
-            rel,
-            f"{rel} is {format_file_size(size)}, over the "
-            f"{format_file_size(self.max_file_bytes)} limit; only its start was read",
-            "split it into smaller topic files; keep each memory short",
-        )
+        return too_large_diagnostic(rel, size, self.max_file_bytes)
 
     def read_index(self, opener: Callable[[], int], *, path: str | None = None) -> None:
         """Read MEMORY.md through `opener` into `index_text`, `inputs`, `diags`."""
