@@ -114,6 +114,9 @@ class DreamScheduler:
         self.clock_jumps = 0
         self.catch_up_runs = 0
         self.dream_job_fires = 0
+        # memory dir -> failed rotations and dreams: one bad directory is
+        # logged and counted here, and the job goes on to the next one.
+        self.failures: dict[str, int] = {}
         self.startup_finished = threading.Event()
         # team_sync(reason) syncs the due team dirs (memd.team.schedule.sync_teams).
         self._team_sync = team_sync
@@ -252,6 +255,7 @@ class DreamScheduler:
             "running": self._scheduler is not None,
             "clock_jumps": self.clock_jumps,
             "catch_up_runs": self.catch_up_runs,
+            "failures": dict(self.failures),
             "last_results": dream_status(self._config.state_dir),
         }
 
@@ -284,8 +288,11 @@ class DreamScheduler:
                     )
                 except Exception:
                     log.exception("dream_crashed")
+                    self._count_failure(memory_dir)
                     continue
                 ran += 1
+                if not result.ok and result.status != "locked":
+                    self._count_failure(memory_dir)
                 self._last_results[result.memory_dir] = result.to_dict()
                 if self._on_dream is not None:
                     self._on_dream(result)
@@ -301,21 +308,26 @@ class DreamScheduler:
 
         today = today or dt.datetime.now(self._zone).date()
         for memory_dir in self._dirs():
-            if not (
-                self._config.kairos or os.path.isdir(os.path.join(memory_dir, "logs"))
-            ):
-                continue
             try:
+                if not (
+                    self._config.kairos
+                    or os.path.lexists(os.path.join(memory_dir, "logs"))
+                ):
+                    continue
                 queued = rotate(memory_dir, self._config.state_dir, today=today)
-            except (OSError, ValueError) as error:
+            except Exception as error:  # noqa: BLE001 -- one directory never stops the rest
                 self._log.warning(
                     "log_rotation_failed", memory_dir=memory_dir, error=str(error)
                 )
+                self._count_failure(memory_dir)
                 continue
             if queued:
                 self._log.info("logs_closed", memory_dir=memory_dir, logs=queued)
             if self._on_rotate is not None:
                 self._on_rotate(memory_dir, queued)
+
+    def _count_failure(self, memory_dir: str) -> None:
+        self.failures[memory_dir] = self.failures.get(memory_dir, 0) + 1
 
     def _dirs(self) -> tuple[str, ...]:
         return tuple(self._memory_dirs())
@@ -329,8 +341,10 @@ class DreamScheduler:
 
     def _startup_job(self) -> None:
         try:
-            self.rotate_all()
-            self.run_due(reason="startup")
+            try:
+                self.rotate_all()
+            finally:  # a rotation that failed outright still leaves the dreams
+                self.run_due(reason="startup")
         finally:
             self.startup_finished.set()
 
