@@ -221,7 +221,7 @@ RULES: tuple[RuleSpec, ...] = (
         "a [[name]] link names no memory yet",
         index.check_wiki_dangling,
     ),
-    # Files. F003-F005 come from the directory reader (memd.memory.memdir),
+    # Files. F003-F005 and F009 come from the directory reader (memd.memory.memdir),
     # F001/F002/F006/F007 from the parser.
     RuleSpec("F001", "file-not-utf8", E, "file is not valid UTF-8", files.surface),
     RuleSpec("F002", "file-binary", E, "file is binary", files.surface),
@@ -259,6 +259,13 @@ RULES: tuple[RuleSpec, ...] = (
         "file in logs/ is not at logs/YYYY/MM/YYYY-MM-DD.md "
         "(a warning for a flat logs/YYYY-MM-DD.md)",
         files.check_log_paths,
+    ),
+    RuleSpec(
+        "F009",
+        "log-dir-symlink",
+        E,
+        "logs/ or a directory under it is a symlink (never followed)",
+        files.surface,
     ),
     # Team memory (memd.team).
     RuleSpec(

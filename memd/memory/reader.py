@@ -92,6 +92,19 @@ def _trim_partial_utf8(data: bytes) -> bytes:
     return data
 
 
+def log_dir_symlink_diagnostic(rel: str, target: str) -> Diagnostic:
+    """Return F009: `logs/` or a directory under it is a symlink."""
+    return _diag(
+        "F009",
+        "log-dir-symlink",
+        Severity.ERROR,
+        rel,
+        f"{rel} is a symlink to {target}; the daily log, the dream and retention "
+        "never follow it, so its logs are never written or consolidated",
+        "replace the symlink with a real directory inside the memory directory",
+    )
+
+
 def too_large_diagnostic(rel: str, size: int, max_file_bytes: int) -> Diagnostic:
     """Return F003 for a topic file of `size` bytes over `max_file_bytes`."""
     return _diag(
@@ -238,6 +251,8 @@ class Walk:
     def _symlink(self, rel: str, name: str, in_logs: bool) -> None:
         link = os.path.join(self.root, rel)
         target = os.path.realpath(link)
+        if (rel == LOGS_DIR or in_logs) and os.path.isdir(target):
+            self.diags.append(log_dir_symlink_diagnostic(rel, os.readlink(link)))
         if target != self.root_real and not target.startswith(self.root_real + os.sep):
             self.diags.append(
                 _diag(

@@ -37,8 +37,15 @@ def _unreadable(root: Path) -> None:
     os.mkfifo(root / "pipe.md")
 
 
+def _log_dir_symlink(root: Path) -> None:
+    # A symlinked year directory, pointing inside the memory directory even.
+    (root / "logs").mkdir(exist_ok=True)
+    (root / "logs" / "2026").symlink_to(root / "elsewhere")
+
+
 # Bad cases that cannot live in git as plain files are finished at test time.
 SETUP: dict[str, Callable[[Path], None]] = {
+    "F009": _log_dir_symlink,
     "F003": _large_file,
     "F004": _symlink_out,
     "F005": _unreadable,
@@ -73,7 +80,7 @@ class TestRuleTable:
         """Errors are exactly the rules SPEC §4 says stop memory loading as meant."""
         expected = {
             "M001", "M002", "M003", "M004", "M005", "M006", "M007", "M008",
-            "I002", "I003", "F001", "F002", "F004", "F005", "F008",
+            "I002", "I003", "F001", "F002", "F004", "F005", "F008", "F009",
         }  # fmt: skip
         actual = {r.code for r in RULES if r.default_severity is Severity.ERROR}
 
