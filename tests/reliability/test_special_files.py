@@ -173,3 +173,59 @@ class TestFixSkipsWhatItCannotHandle:
         no_traceback(result)
         assert FIXED_TOPIC == (memory / "crlf.md").read_bytes()
         assert (memory / "MEMORY.md").is_dir()
+
+
+class TestAllOrNothingAppend:
+    def test_full_disk_leaves_the_log_as_it_was(
+        self, git_repo: Path, memory: Path
+    ) -> None:
+        """A short write (file size limit hit mid-entry): exit 2, not a byte left."""
+        import resource
+        import signal
+
+        assert 0 == memd("log", "--project", str(git_repo), "first").returncode
+        log = _today_log(memory)
+        before = log.read_bytes()
+        limit = len(before) + 100  # room for 100 bytes of an 8 KB entry
+
+        def limited() -> None:
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG, not a kill
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+        result = subprocess.run(
+            [MEMD, "log", "--project", str(git_repo), "x" * 8192],
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+            preexec_fn=limited,
+        )
+
+        assert 2 == result.returncode, result.stderr
+        assert "not logged" in result.stderr or "short write" in result.stderr
+        assert before == log.read_bytes()
+
+
+def test_stale_temp_files_are_removed(memory: Path, tmp_path: Path) -> None:
+    """Old `.memd-tmp-*` files go, fresh ones and everything outside stay."""
+    from memd.atomic import remove_stale_temp_files_tree
+
+    (memory / "sub").mkdir()
+    old = [memory / ".memd-tmp-0123456789abcdef", memory / "sub" / ".memd-tmp-aa"]
+    fresh = memory / ".memd-tmp-fresh"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / ".memd-tmp-outside").write_text("keep")
+    (memory / "linked").symlink_to(outside)
+    for path in (*old, fresh):
+        path.write_text("partial")
+    for path in (*old, outside / ".memd-tmp-outside"):
+        os.utime(path, (1_000_000, 1_000_000))
+
+    removed = remove_stale_temp_files_tree(str(memory), older_than_seconds=600)
+
+    assert 2 == removed
+    assert not any(p.exists() for p in old)
+    assert fresh.exists()
+    assert (outside / ".memd-tmp-outside").exists()
+    assert FIXED_TOPIC != (memory / "crlf.md").read_bytes()  # untouched
