@@ -91,9 +91,12 @@ def _link_at_every_level(root: Path, out: Path) -> dict[str, tuple[Path, Path]]:
             (memory / "secret.md").symlink_to(out / "secret.md")
         elif level == "index":
             (memory / "MEMORY.md").symlink_to(out / "MEMORY.md")
-        else:  # FIFOs where memd reads: the index, a topic, the dream lock
+        else:  # FIFOs where memd reads: the index, a topic, the lock, today's log
             for name in ("MEMORY.md", "pipe.md", ".consolidate-lock"):
                 os.mkfifo(memory / name)
+            month = logs / f"{TODAY.year}" / f"{TODAY.month:02}"
+            month.mkdir(parents=True)
+            os.mkfifo(month / f"{TODAY:%Y-%m-%d}.md")
     return projects
 
 
