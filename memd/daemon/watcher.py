@@ -52,6 +52,7 @@ from watchdog.observers.polling import PollingObserver
 
 from memd.daemon.discovery import Discovery, WatchRoot, memory_dir_of
 from memd.daemon.settle import Batch, Change, Settler
+from memd.fsread import list_dir
 
 __all__ = ["Batch", "Change", "Watcher"]
 
@@ -435,8 +436,8 @@ def bounded_subdirectories(root: str, max_depth: int) -> tuple[list[str], bool]:
         path, depth = stack.pop()
         found.append(path)
         try:
-            with os.scandir(path) as entries:
-                children = [e.path for e in entries if e.is_dir(follow_symlinks=False)]
+            entries = list_dir(path)
+            children = [e.path for e in entries if e.is_dir(follow_symlinks=False)]
         except OSError:
             continue
         if children and depth >= max_depth:
