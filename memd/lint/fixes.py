@@ -50,14 +50,19 @@ def is_utf8_name(relpath: str) -> bool:
 
 
 def plan_fixes(
-    memdir: MemDir, raw: Mapping[str, bytes], *, dialect: str | None = None
+    memdir: MemDir,
+    raw: Mapping[str, bytes],
+    *,
+    dialect: str | None = None,
+    index: bool = True,
 ) -> tuple[FileEdit, ...]:
     """Return the safe edits for `memdir`, given its files' current bytes by relpath.
 
     A file missing from `raw` is left alone (it vanished, or the caller chose
     not to read it); MEMORY.md missing from `raw` is created when topic files exist.
     With `dialect` ("classic" or "nested"), topic files are also rewritten into
-    that frontmatter dialect where that can be done faithfully.
+    that frontmatter dialect where that can be done faithfully. With
+    `index=False` (MEMORY.md is a directory or a FIFO) the index is left alone.
     """
     edits = []
     for f in memdir.files:
@@ -66,7 +71,7 @@ def plan_fixes(
             edit = _convert(f, raw.get(f.relpath), edit, dialect)
         if edit is not None:
             edits.append(edit)
-    index_edit = _plan_index(memdir, raw.get(INDEX))
+    index_edit = _plan_index(memdir, raw.get(INDEX)) if index else None
     if index_edit is not None:
         edits.append(index_edit)
     return tuple(sorted(edits, key=lambda e: e.relpath))

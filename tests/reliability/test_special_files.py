@@ -57,6 +57,7 @@ class TestFixWithFifo:
 
         no_traceback(result)
         assert 0 == result.returncode, result.stderr
+        assert f"{name}: " in result.stderr  # reported as skipped
         assert FIXED_TOPIC == (memory / "crlf.md").read_bytes()
 
     def test_dry_run_finishes(self, memory: Path, name: str) -> None:
@@ -150,6 +151,7 @@ class TestFixSkipsWhatItCannotHandle:
         result = memd("fix", str(memory))
 
         no_traceback(result)
+        assert "not valid UTF-8" in result.stderr
         assert FIXED_TOPIC == (memory / "crlf.md").read_bytes()
 
     def test_243_byte_name(self, memory: Path) -> None:
@@ -171,6 +173,8 @@ class TestFixSkipsWhatItCannotHandle:
         result = memd("fix", str(memory))
 
         no_traceback(result)
+        assert 0 == result.returncode, result.stderr
+        assert "MEMORY.md: not a regular file" in result.stderr
         assert FIXED_TOPIC == (memory / "crlf.md").read_bytes()
         assert (memory / "MEMORY.md").is_dir()
 

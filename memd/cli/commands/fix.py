@@ -89,6 +89,12 @@ def plan_directory(
     from memd.memory.reader import load_memdir
 
     memdir = load_memdir(memory_dir, max_file_bytes=max_file_bytes)
+    for relpath in memdir.unreadable_paths:  # FIFOs, directories, unreadable files
+        print(
+            f"memd: skipped {shown(os.path.join(memory_dir, relpath))}: "
+            "it cannot be read as a file (see memd lint)",
+            file=sys.stderr,
+        )
     for f in memdir.files:
         if not is_utf8_name(f.relpath):
             print(
@@ -97,11 +103,20 @@ def plan_directory(
                 file=sys.stderr,
             )
     raw: dict[str, bytes] = {}
+    index_is_file = True
     for relpath in ("MEMORY.md", *(f.relpath for f in memdir.files)):
-        data = _read(os.path.join(memdir.path, relpath), max_file_bytes)
+        path = os.path.join(memdir.path, relpath)
+        data = _read(path, max_file_bytes)
         if data is not None:
             raw[relpath] = data
-    return plan_fixes(memdir, raw, dialect=dialect)
+        elif relpath == "MEMORY.md" and os.path.lexists(path):
+            print(
+                f"memd: skipped {shown(path)}: not a regular file; the index is "
+                "left alone",
+                file=sys.stderr,
+            )
+            index_is_file = False
+    return plan_fixes(memdir, raw, dialect=dialect, index=index_is_file)
 
 
 def plan_single_file(path: str) -> tuple[FileEdit, ...]:
