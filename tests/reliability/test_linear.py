@@ -9,6 +9,7 @@ sizes are timed in the same run (best of three), and a ratio under 8 passes.
 
 from __future__ import annotations
 
+import gc
 import time
 from pathlib import Path
 
@@ -62,14 +63,21 @@ def _pipeline(root: Path, body: str) -> float:
         "---\nname: f\ndescription: " + body.replace("\n", " ") + "\ntype: user\n---\n"
     )
     log = ("# 2026-01-01\n\n- 10:00 " + body).encode()
-    started = time.perf_counter()
-    memdir = load_memdir(str(root), max_file_bytes=1 << 20)
-    lint_memdir(memdir)
-    build_snapshot(memdir, "standard")
-    normalise_bytes(body.encode())
-    entries, _ = parse_log_entries("logs/2026/01/2026-01-01.md", log)
-    plan_consolidation(entries, {}, body.encode())
-    return time.perf_counter() - started
+    # The cyclic GC's full collections cost more as the heap grows: noise
+    # here, not the parsing this measures.
+    gc.collect()
+    gc.disable()
+    try:
+        started = time.perf_counter()
+        memdir = load_memdir(str(root), max_file_bytes=1 << 20)
+        lint_memdir(memdir)
+        build_snapshot(memdir, "standard")
+        normalise_bytes(body.encode())
+        entries, _ = parse_log_entries("logs/2026/01/2026-01-01.md", log)
+        plan_consolidation(entries, {}, body.encode())
+        return time.perf_counter() - started
+    finally:
+        gc.enable()
 
 
 def _ratio(tmp: Path, unit: str) -> tuple[float, float]:
