@@ -39,9 +39,8 @@ class FileTooLargeError(UnsafeFileError):
 
 def _refusal(path: str, error: OSError) -> OSError:
     if error.errno == errno.ELOOP:
-        return UnsafeFileError(
-            errno.ELOOP, "is a symlink; memd never follows one", path
-        )
+        why = f"{os.strerror(errno.ELOOP)} (a symlink; memd never follows one)"
+        return UnsafeFileError(errno.ELOOP, why, path)
     if error.errno == errno.ENXIO:  # O_NONBLOCK write-open of a FIFO with no reader
         return UnsafeFileError(errno.ENXIO, "is not a regular file", path)
     return error

@@ -146,8 +146,9 @@ def rotate_log_file(fd: int, path: str, max_bytes: int) -> bool:
         if os.fstat(fd).st_size <= max_bytes or not _same_file(fd, path):
             return False
         os.replace(path, path + ".1")
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-        fresh = os.open(path, flags, 0o600)
+        from memd.fsread import open_regular
+
+        fresh = open_regular(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     except OSError:  # a read-only or vanished file: keep writing where we are
         return False
     try:

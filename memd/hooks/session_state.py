@@ -33,7 +33,8 @@ imported at the top; no config, argparse, logging or `dataclasses`.
 from __future__ import annotations
 
 import os
-import stat  # already loaded by os: free on the hot path
+
+from memd.fsread import list_dir, read_bytes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -111,20 +112,20 @@ def scan(memory_dir: str) -> Entries:
     while pending and len(entries) < MAX_ENTRIES:
         prefix, directory, depth = pending.pop()
         try:
-            with os.scandir(directory) as listing:
-                for item in listing:
-                    try:
-                        st = item.stat(follow_symlinks=False)
-                    except OSError:
-                        continue
-                    relpath = prefix + item.name
-                    entries[relpath] = (st.st_size, st.st_mtime_ns, st.st_ino)
-                    if depth < MAX_DEPTH and item.is_dir(follow_symlinks=False):
-                        pending.append((relpath + "/", item.path, depth + 1))
-                    if len(entries) >= MAX_ENTRIES:
-                        break
+            listing = list_dir(directory)
         except OSError:
             continue
+        for item in listing:
+            try:
+                st = item.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            relpath = prefix + item.name
+            entries[relpath] = (st.st_size, st.st_mtime_ns, st.st_ino)
+            if depth < MAX_DEPTH and item.is_dir(follow_symlinks=False):
+                pending.append((relpath + "/", item.path, depth + 1))
+            if len(entries) >= MAX_ENTRIES:
+                break
     return entries
 
 
@@ -176,18 +177,9 @@ def read_state(path: str) -> SessionState | None:
 def _read_regular(path: str, max_bytes: int) -> bytes | None:
     """Return a regular file's bytes (no link, no FIFO), None if absent or too big."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
+        return read_bytes(path, max_bytes)
+    except OSError:  # missing, a link, a FIFO, unreadable or too big
         return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        data = os.read(fd, max_bytes + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    return data if len(data) <= max_bytes else None
 
 
 def parse_state(text: str) -> SessionState | None:

@@ -371,14 +371,11 @@ def read_log_tail(path: str, lines: int, max_bytes: int = 64 * 1024) -> list[str
     Raises:
         OSError: the file is missing, a link, not a regular file or unreadable.
     """
-    import errno
-    import stat
+    from memd.fsread import open_regular
 
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    fd = open_regular(path)
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", path)
         start = max(0, info.st_size - max_bytes)
         data = os.pread(fd, max_bytes, start)
     finally:
