@@ -121,11 +121,13 @@ def _probe(binary: str) -> str | None:
 
 
 def _read_cache(path: str, key: str) -> str | None:
+    from memd.fsread import read_prefix
+
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            lines = f.read(_MAX_OUTPUT_BYTES * 2).split("\n")
+        data = read_prefix(path, _MAX_OUTPUT_BYTES * 2)
     except OSError:
         return None
+    lines = data.decode("utf-8", "replace").split("\n")
     if len(lines) >= 3 and lines[0] == _CACHE_MAGIC and lines[1] == key:
         return lines[2]
     return None
