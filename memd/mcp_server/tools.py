@@ -13,9 +13,9 @@ sentence the model can act on.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import posixpath
-import stat
 
 from memd.errors import MemdError
 
@@ -157,16 +157,16 @@ def _read_inside(memory_dir: str, relpath: str) -> bytes:
     real = os.path.realpath(os.path.join(memory_dir, relpath))
     if not real.startswith(root + os.sep):
         raise ToolFailedError(f"{relpath} leads out of the memory directory; refused")
+    from memd.fsread import UnsafeFileError, read_prefix
+
     try:
-        fd = os.open(real, _READ_FLAGS)
+        return read_prefix(real, MAX_READ_BYTES)
+    except UnsafeFileError as error:
+        if error.errno == errno.ELOOP:
+            raise ToolFailedError(f"{relpath}: {error.strerror}") from None
+        raise ToolFailedError(f"{relpath} is not a regular file") from None
     except OSError as error:
         raise ToolFailedError(f"{relpath}: {error.strerror}") from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ToolFailedError(f"{relpath} is not a regular file")
-        return os.read(fd, MAX_READ_BYTES)
-    finally:
-        os.close(fd)
 
 
 # -- memory_write ----------------------------------------------------------------
@@ -193,7 +193,9 @@ def _directory_lock(root: str) -> Iterator[None]:
     import fcntl
     import time
 
-    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    from memd.fsread import open_dir
+
+    fd = open_dir(root, follow=True)
     try:
         deadline = time.monotonic() + LOCK_WAIT_SECONDS
         while True:

@@ -32,6 +32,7 @@ import time
 import zlib
 
 from memd.errors import MemdError
+from memd.fsread import list_dir
 from memd.recall.text import (
     DEFAULT_TOKENIZER,
     TOKENIZERS,
@@ -735,35 +736,34 @@ def stat_signature(memory_dir: str) -> tuple[str, int] | None:
     while pending:
         path, prefix, depth = pending.pop()
         try:
-            listing = os.scandir(path)
+            listing = list_dir(path)
         except OSError:
             seen.append(("!" + prefix, 0, 0, 0, 0))
             continue
-        with listing:
-            for entry in listing:
-                name = entry.name
-                if name[0] == ".":
-                    continue
-                try:
-                    is_dir = entry.is_dir(follow_symlinks=False)
-                    if is_dir:
-                        if (not prefix and name == "logs") or depth >= MAX_DEPTH:
-                            continue
-                        pending.append((entry.path, prefix + name + "/", depth + 1))
-                    elif not name.endswith(".md") or name == "MEMORY.md":
+        for entry in listing:
+            name = entry.name
+            if name[0] == ".":
+                continue
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+                if is_dir:
+                    if (not prefix and name == "logs") or depth >= MAX_DEPTH:
                         continue
-                    st = entry.stat(follow_symlinks=False)
-                except OSError:
+                    pending.append((entry.path, prefix + name + "/", depth + 1))
+                elif not name.endswith(".md") or name == "MEMORY.md":
                     continue
-                seen.append(
-                    (
-                        prefix + name,
-                        -1 if is_dir else st.st_size,
-                        st.st_mtime_ns,
-                        st.st_ctime_ns,
-                        st.st_ino,
-                    )
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            seen.append(
+                (
+                    prefix + name,
+                    -1 if is_dir else st.st_size,
+                    st.st_mtime_ns,
+                    st.st_ctime_ns,
+                    st.st_ino,
                 )
+            )
     seen.sort()
     crc = zlib.crc32(repr(seen).encode("utf-8", "surrogateescape"))
     newest = max((max(s[2], s[3]) for s in seen), default=0)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import stat
 
+from memd.fsread import list_dir
 from memd.lint.checks_files import is_conflict_copy
 
 TYPE_CHECKING = False
@@ -31,23 +32,22 @@ def pending_conflicts(team_dir: str) -> tuple[str, ...]:
     while stack and seen < MAX_SCAN_ENTRIES:
         relative = stack.pop()
         try:
-            entries = os.scandir(os.path.join(team_dir, relative))
+            entries = list_dir(os.path.join(team_dir, relative))
         except OSError:
             continue
-        with entries:
-            for entry in entries:
-                seen += 1
-                if entry.name.startswith("."):
-                    continue
-                relpath = f"{relative}/{entry.name}" if relative else entry.name
-                try:
-                    mode = entry.stat(follow_symlinks=False).st_mode
-                except OSError:
-                    continue
-                if stat.S_ISDIR(mode):
-                    stack.append(relpath)
-                elif stat.S_ISREG(mode) and is_conflict_copy(relpath):
-                    found.append(relpath)
+        for entry in entries:
+            seen += 1
+            if entry.name.startswith("."):
+                continue
+            relpath = f"{relative}/{entry.name}" if relative else entry.name
+            try:
+                mode = entry.stat(follow_symlinks=False).st_mode
+            except OSError:
+                continue
+            if stat.S_ISDIR(mode):
+                stack.append(relpath)
+            elif stat.S_ISREG(mode) and is_conflict_copy(relpath):
+                found.append(relpath)
     return tuple(sorted(found))
 
 

@@ -200,7 +200,9 @@ def sync_team(
 
 
 def _try_lock(path: str) -> int | None:
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    from memd.fsread import open_regular
+
+    fd = open_regular(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -284,8 +286,9 @@ def _recover(git: Git, ref: str, merged: _Merged) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(os.path.join(git.git_dir, MEMD_DIR, name))
     try:
-        with open(_journal_path(git), encoding="ascii") as handle:
-            old, new = handle.read().split()[:2]
+        from memd.fsread import read_bytes
+
+        old, new = read_bytes(_journal_path(git), 4096).decode("ascii").split()[:2]
     except (FileNotFoundError, ValueError):
         pass
     else:
@@ -652,17 +655,12 @@ def _apply(
 
 def _read_local(team_dir: str, relpath: str) -> bytes | None:
     """Return a regular file's bytes (never through a symlink), or None."""
+    from memd.fsread import read_prefix
+
     try:
-        fd = os.open(
-            os.path.join(team_dir, relpath),
-            os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
-        )
-    except OSError:
+        return read_prefix(os.path.join(team_dir, relpath), MAX_LOCAL_INDEX_BYTES)
+    except OSError:  # missing, a symlink, a FIFO, unreadable
         return None
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            return None
-        return handle.read(MAX_LOCAL_INDEX_BYTES)
 
 
 def _worktree_blobs(git: Git, relpaths: list[str]) -> dict[str, str]:

@@ -85,13 +85,15 @@ def _merge_into(path: str, executable: str, *, dry_run: bool) -> int:
 
     from memd.atomic import write_atomic
     from memd.errors import UsageError
+    from memd.fsread import read_bytes
     from memd.mcp_server.install import with_memd_server
 
     try:
-        with open(path, encoding="utf-8") as handle:
-            old_text: str | None = handle.read()
+        old_text: str | None = read_bytes(path, follow=True).decode("utf-8")
     except FileNotFoundError:
         old_text = None
+    except (OSError, UnicodeDecodeError) as error:
+        raise UsageError(f"{path}: cannot read ({error}); left untouched") from None
     try:
         config = json.loads(old_text) if old_text and old_text.strip() else {}
         if not isinstance(config, dict):

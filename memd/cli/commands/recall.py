@@ -237,12 +237,13 @@ def _every_memory_dir(
 
     projects = os.path.join(memory_base_dir(env), "projects")
     found = set(indexed)
+    from memd.fsread import list_dir
+
     try:
-        with os.scandir(projects) as listing:
-            for entry in listing:
-                candidate = os.path.join(entry.path, "memory")
-                if entry.is_dir(follow_symlinks=False) and os.path.isdir(candidate):
-                    found.add(candidate)
+        for entry in list_dir(projects):
+            candidate = os.path.join(entry.path, "memory")
+            if entry.is_dir(follow_symlinks=False) and os.path.isdir(candidate):
+                found.add(candidate)
     except OSError:
         pass
     return tuple(sorted(found))
