@@ -243,8 +243,10 @@ class DreamScheduler:
         from memd.kairos.dream import dream_status
 
         fire = self.next_dream_time()
-        if fire is None:
-            now = dt.datetime.now(self._zone)
+        now = dt.datetime.now(self._zone)
+        # While the dream job runs, APScheduler may not have moved the job's
+        # next run past the slot that just fired: never report a past time.
+        if fire is None or fire <= now:
             fire = next_dream_time(now, self._config.dream_time, self._zone).astimezone(
                 self._zone
             )
