@@ -229,6 +229,8 @@ class _Daemon:
                 dirs |= now_dirs
                 changed.clear()  # a rescan reads everything
         now = time.monotonic()
+        if not self.ready.is_set():
+            self._remove_stale_memory_temp_files()  # what killed dreams left
         if now >= self.next_sweep and self.ready.is_set():
             for stale in self._sweep(now):
                 dirs.add(stale)
@@ -252,6 +254,7 @@ class _Daemon:
             self.next_full_sweep = now + self.config.sweep_seconds
             self._check_watch_health(now)
             self._check_profile()
+            self._remove_stale_memory_temp_files()
         deaf_roots = [str(problem["root"]) for problem in self.deaf]
         self.next_sweep = min(
             self.next_full_sweep, now + DEAF_SWEEP_SECONDS if self.deaf else math.inf
@@ -267,6 +270,17 @@ class _Daemon:
             self.sweep_catches += len(stale)
             self.log.info("sweep_found_stale", dirs=len(stale))
         return stale
+
+    def _remove_stale_memory_temp_files(self) -> None:
+        """Remove `.memd-tmp-*` files a killed dream or fix left in memory dirs."""
+        from memd.atomic import remove_stale_temp_files_tree
+
+        for memory_dir in sorted(self._known()):
+            removed = remove_stale_temp_files_tree(memory_dir)
+            if removed:
+                self.log.info(
+                    "stale_temp_files_removed", memory_dir=memory_dir, count=removed
+                )
 
     def _check_watch_health(self, now: float) -> None:
         """Find deaf watches, log each once, and retry native watching with backoff."""
