@@ -708,8 +708,11 @@ class _RecallFeed:
         self.lock = threading.Lock()
 
     def update(self, memdir: MemDir, changed: frozenset[str] | None) -> None:
-        with self.lock:
-            error = self.updater.update(memdir, changed)
+        try:
+            with self.lock:
+                error = self.updater.update(memdir, changed)
+        except Exception as failure:  # noqa: BLE001 -- recall must never cost a snapshot
+            error = f"{type(failure).__name__}: {failure}"
         if error is not None:
             self.log.warning(
                 "recall_index_update_failed", memory_dir=memdir.path, error=error

@@ -359,6 +359,8 @@ class RecallIndex:
             consider = only
         written = 0
         for relpath in consider:
+            if not _storable(relpath):
+                continue  # an undecodable name: SQLite text must be valid UTF-8
             old = known.get(relpath)
             parsed = present.get(relpath)
             if parsed is None:
@@ -672,6 +674,15 @@ class RecallUpdater:
         if self._index is not None:
             self._index.close()
             self._index = None
+
+
+def _storable(text: str) -> bool:
+    """Whether `text` is valid UTF-8 once encoded (no lone surrogates from a name)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def open_index(cache_dir: str, *, tokenizer: str = DEFAULT_TOKENIZER) -> RecallIndex:

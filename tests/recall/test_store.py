@@ -337,3 +337,23 @@ class TestRecallUpdater:
 
         assert message is not None
         assert "Error" in message
+
+
+class TestUndecodableNames:
+    def test_a_name_that_is_not_utf8_is_left_out_and_the_rest_indexed(
+        self, make_memdir: MemDirMaker, tmp_path: Path
+    ) -> None:
+        """SQLite text must be UTF-8: an undecodable file name never fails the pass."""
+        from memd.recall.store import RecallUpdater
+
+        _seed(make_memdir)
+        odd = make_memdir.root / os.fsdecode(b"odd\x01\x7fname\xff.md")
+        odd.write_text("---\nname: Odd\ndescription: odd name\ntype: user\n---\nx\n")
+        updater = RecallUpdater(str(tmp_path / "cache"))
+        error = updater.update(load_memdir(str(make_memdir.root)), None)
+        updater.close()
+        with open_index(str(tmp_path / "cache")) as index:
+            rows = sorted(r[0] for r in index.conn.execute("SELECT relpath FROM files"))
+
+        assert None is error
+        assert ["feedback_db.md", "project_deploy.md", "user_role.md"] == rows
