@@ -10,15 +10,13 @@ dreams.json. A kill between any two leaves every file whole, and the rerun
 re-collects the entries past the old watermark, recognises the ones already
 filed by their markers and finishes the rest.
 
-Test hook: ``MEMD_DREAM_CRASH_AFTER_WRITES=k`` makes the process SIGKILL
-itself right after its k-th write (the lock counts as the first), so tests
-can kill a real dream at every write point.
+The crash harness (tests/reliability/test_crash_points.py) kills a real
+dream at every write point through `memd.atomic.crash_point`.
 """
 
 from __future__ import annotations
 
 import os
-import signal
 import time
 from dataclasses import dataclass, field
 
@@ -48,7 +46,6 @@ if TYPE_CHECKING:
     from memd.kairos.consolidate import ConsolidationPlan, LogEntry
     from memd.memory.memdir import MemDir
 
-CRASH_HOOK_ENV = "MEMD_DREAM_CRASH_AFTER_WRITES"
 INDEX = "MEMORY.md"
 
 
@@ -97,11 +94,9 @@ class _DreamFailed(Exception):
 
 
 class _Writer:
-    """Counts the dream's writes and honours the crash test hook."""
+    """Counts the dream's writes (the lock counts as the first)."""
 
-    def __init__(self, env: Mapping[str, str]):
-        raw = env.get(CRASH_HOOK_ENV, "")
-        self.crash_after = int(raw) if raw.isdigit() else 0
+    def __init__(self) -> None:
         self.count = 0
 
     def write(self, path: str, data: bytes) -> None:
@@ -110,8 +105,6 @@ class _Writer:
 
     def tick(self) -> None:
         self.count += 1
-        if self.crash_after and self.count >= self.crash_after:
-            os.kill(os.getpid(), signal.SIGKILL)
 
 
 def plan_builtin(memory_dir: str, entries: tuple[LogEntry, ...]) -> ConsolidationPlan:
@@ -220,7 +213,6 @@ def run_dream(
     dry_run: bool = False,
     log: FilteringBoundLogger,
     telemetry: object | None = None,
-    env: Mapping[str, str] | None = None,
 ) -> DreamResult:
     """Consolidate one memory directory's new log entries; a failure is a result.
 
@@ -229,7 +221,7 @@ def run_dream(
     """
     started = time.monotonic()
     directory = memory_key(memory_dir)
-    writer = _Writer(os.environ if env is None else env)
+    writer = _Writer()
     if dry_run:
         return _dry_run(directory, config, _watermark(config, directory), started)
     try:
