@@ -93,9 +93,8 @@ class WatchedDir:
         """
         if self.status.get("missing"):
             return os.path.isdir(self.path)
-        return any(
-            store.read_fresh_bytes(self.path, mode, extra_guidelines=extra) is None
-            for mode in modes
+        return not all(
+            store.is_fresh(self.path, mode, extra_guidelines=extra) for mode in modes
         )
 
     def forget_reads(self) -> None:
@@ -218,12 +217,10 @@ class WatchedDir:
                 self.written[mode] = fingerprint
                 shared.emit_loaded(snapshot)
                 return
-        elif previous == fingerprint:  # a racy re-stamp, or the cache was wiped
-            fresh = store.read_fresh(
-                self.path, mode, extra_guidelines=shared.extra_guidelines
-            )
-            if fresh is not None:
-                return
+        elif previous == fingerprint and store.is_fresh(
+            self.path, mode, extra_guidelines=shared.extra_guidelines
+        ):
+            return  # a racy re-stamp of what is there (else the cache was wiped)
         published = store.publish(snapshot)
         if flush_later is None:
             store.flush(published)

@@ -33,7 +33,7 @@ def session_start_warm(
     import time
 
     from memd.agent.paths import project_root_of
-    from memd.snapshot.serve import read_record
+    from memd.snapshot.serve import EXTRA_GUIDELINES_ENV, read_record
     from memd.snapshot.store import SnapshotReader
 
     recorded_ns = time.time_ns()
@@ -45,7 +45,10 @@ def session_start_warm(
         return None
     memory_dir, cache_dir, mode, profile = found
     reader = SnapshotReader(cache_dir)
-    if reader.read_fresh_bytes(memory_dir, mode, profile=profile) is None:
+    guidelines = env.get(EXTRA_GUIDELINES_ENV)
+    if not reader.is_fresh(
+        memory_dir, mode, extra_guidelines=guidelines, profile=profile
+    ):
         return None
     findings = reader.read_diagnostic_dicts(memory_dir, mode)
     if findings is None:

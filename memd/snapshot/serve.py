@@ -151,11 +151,12 @@ def default_mode(config: Config) -> str:
 
 
 def serve_warm(
-    project: str | None, mode: str | None, env: Mapping[str, str]
-) -> tuple[bytes, str] | None:
-    """Return (prompt bytes, prompt path) when record and snapshot stat fresh.
+    project: str | None, mode: str | None, env: Mapping[str, str], *, path: bool = False
+) -> bytes | None:
+    """Return the prompt bytes (or, with `path`, its file's path and a newline).
 
-    None means "take the long way": no record, a stale one, or a stale snapshot.
+    Only when record and snapshot stat fresh; None means "take the long way":
+    no record, a stale one, or a stale snapshot.
     """
     from memd.agent.paths import project_root_of
     from memd.snapshot.store import SnapshotReader
@@ -173,9 +174,11 @@ def serve_warm(
         extra_guidelines=env.get(EXTRA_GUIDELINES_ENV),
         profile=profile,
     )
-    if data is None:
-        return None
-    return data, store.prompt_path(memory_dir, mode)
+    if data is None or not path:
+        return data
+    return (store.prompt_path(memory_dir, mode) + "\n").encode(
+        "utf-8", "surrogateescape"
+    )
 
 
 class Served:

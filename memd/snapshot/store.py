@@ -174,27 +174,33 @@ class SnapshotReader:
             return None  # not a link this store wrote
         return os.path.join(key_dir, target)
 
-    def read(
-        self, memory_dir: str, mode: str
-    ) -> tuple[dict[str, object], bytes] | None:
-        """Return (meta.txt fields, prompt bytes) from one version, or None."""
+    def _meta(self, memory_dir: str, mode: str) -> dict[str, object] | None:
+        """Return the published version's meta.txt fields and `version_dir`, or None."""
         version_dir = self._version_dir(memory_dir, mode)
         if version_dir is None:
             return None
         try:
             meta_bytes = read_bytes(os.path.join(version_dir, META_FILE))
-            meta = parse_meta(meta_bytes.decode("utf-8", "surrogateescape"))
-            if meta is None:
-                return None
-            data = read_bytes(os.path.join(version_dir, PROMPT_FILE))
         except OSError:  # a version removed under us: treat as no snapshot
             return None
-        if len(data) != meta["prompt_bytes"] or meta.get("memory_dir") != _with_sep(
-            memory_dir
-        ):
+        meta = parse_meta(meta_bytes.decode("utf-8", "surrogateescape"))
+        if meta is None or meta.get("memory_dir") != _with_sep(memory_dir):
             return None
         meta["version_dir"] = version_dir
-        return meta, data
+        return meta
+
+    def read(
+        self, memory_dir: str, mode: str
+    ) -> tuple[dict[str, object], bytes] | None:
+        """Return (meta.txt fields, prompt bytes) from one version, or None."""
+        meta = self._meta(memory_dir, mode)
+        if meta is None:
+            return None
+        try:
+            data = read_bytes(os.path.join(str(meta["version_dir"]), PROMPT_FILE))
+        except OSError:
+            return None
+        return (meta, data) if len(data) == meta["prompt_bytes"] else None
 
     def read_fresh_bytes(
         self,
@@ -213,17 +219,32 @@ class SnapshotReader:
         if found is None:
             return None
         meta, data = found
-        if (
-            meta.get("mode") != mode
-            or meta.get("env") != guidelines_fingerprint(extra_guidelines)
-            or (profile is not None and meta.get("profile") != profile)
-        ):
-            return None
-        inputs = meta["inputs"]
-        built_ns = meta["built_ns"]
-        if not isinstance(inputs, list) or not isinstance(built_ns, int):
-            return None
-        return data if inputs_unchanged(inputs, built_ns) else None
+        return data if _is_current(meta, mode, extra_guidelines, profile) else None
+
+    def is_fresh(
+        self,
+        memory_dir: str,
+        mode: str,
+        *,
+        extra_guidelines: str | None = None,
+        profile: str | None = None,
+    ) -> bool:
+        """Whether `read_fresh_bytes` would serve the snapshot, without reading it.
+
+        The prompt file is only stat'ed for its recorded size: the daemon's
+        sweep and the SessionStart fast path need the answer, not the bytes.
+        """
+        meta = self._meta(memory_dir, mode)
+        if meta is None:
+            return False
+        prompt = os.path.join(str(meta["version_dir"]), PROMPT_FILE)
+        try:
+            size = os.stat(prompt, follow_symlinks=False).st_size
+        except OSError:
+            return False
+        return size == meta["prompt_bytes"] and _is_current(
+            meta, mode, extra_guidelines, profile
+        )
 
     def read_fresh(
         self,
@@ -279,6 +300,25 @@ class SnapshotReader:
         if not isinstance(items, list):
             return None
         return [item for item in items if isinstance(item, dict)]
+
+
+def _is_current(
+    meta: dict[str, object],
+    mode: str,
+    extra_guidelines: str | None,
+    profile: str | None,
+) -> bool:
+    """Whether a snapshot's meta matches this request and its inputs still stat so."""
+    if (
+        meta.get("mode") != mode
+        or meta.get("env") != guidelines_fingerprint(extra_guidelines)
+        or (profile is not None and meta.get("profile") != profile)
+    ):
+        return False
+    inputs, built_ns = meta["inputs"], meta["built_ns"]
+    if not isinstance(inputs, list) or not isinstance(built_ns, int):
+        return False
+    return inputs_unchanged(inputs, built_ns)
 
 
 def _with_sep(memory_dir: str) -> str:

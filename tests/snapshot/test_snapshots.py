@@ -189,6 +189,26 @@ class TestReadFresh:
 
         assert "prompt\n" == fx.store.read_fresh(str(fx.memory), "standard")
 
+    def test_is_fresh_answers_as_read_fresh_does_without_the_prompt(
+        self, fx: Fixture
+    ) -> None:
+        """Fresh, torn, stale, other mode: `is_fresh` agrees with `read_fresh`."""
+        store, memory = fx.store, str(fx.memory)
+        store.write(make_snapshot(fx.memory, "prompt\n", inputs=(fx.index,)))
+        answers = [(store.is_fresh(memory, "standard"), "fresh")]
+        answers.append((store.is_fresh(memory, "team"), "never written"))
+        prompt = Path(store.prompt_path(memory, "standard"))
+        prompt.write_bytes(b"prom")  # torn: shorter than meta.txt records
+        answers.append((store.is_fresh(memory, "standard"), "torn"))
+        store.write(make_snapshot(fx.memory, "prompt\n", inputs=(fx.index,)))
+        fx.index.write_text("- [B](b.md) — b, longer\n")
+        _age(fx.index)
+        answers.append((store.is_fresh(memory, "standard"), "stale"))
+
+        expected = [(True, "fresh"), (False, "never written"), (False, "torn")]
+        assert [*expected, (False, "stale")] == answers
+        assert None is store.read_fresh(memory, "standard")
+
     def test_edit_makes_stale(self, fx: Fixture) -> None:
         """Editing an input makes the snapshot stale."""
         fx.store.write(make_snapshot(fx.memory, "prompt\n", inputs=(fx.index,)))

@@ -62,14 +62,11 @@ def serve_warm(argv: list[str]) -> int | None:
     from memd.snapshot.serve import serve_warm as serve_fresh_snapshot
 
     try:
-        served = serve_fresh_snapshot(project, mode, os.environ)
+        data = serve_fresh_snapshot(project, mode, os.environ, path=want_path)
     except (OSError, ValueError):  # anything odd: let the full path decide and report
         return None
-    if served is None:
+    if data is None:
         return None
-    data, prompt_path = served
-    if want_path:
-        data = (prompt_path + "\n").encode("utf-8", "surrogateescape")
     _write_stdout(data)
     return 0
 
