@@ -107,7 +107,7 @@ class _Daemon:
         self.native_backoff = NATIVE_RETRY_SECONDS[0]
         self.sweep_catches = 0  # directories a sweep found stale
         self._ignore_own_files()
-        self.choice = self._choose_profile()
+        self.choice = self._choose_profile(None)
         self.recall = _RecallFeed(config.cache_dir, log)
 
     # -- the story ---------------------------------------------------------
@@ -390,19 +390,20 @@ class _Daemon:
             self._rewrite_all()
         self._check_profile()
 
-    def _choose_profile(self) -> ProfileChoice:
+    def _choose_profile(self, previous: ProfileChoice | None) -> ProfileChoice:
+        """Choose the agent profile in force; log the first choice and each change."""
         from memd.agent.choice import choose_profile
 
         config = self.config
         choice = choose_profile(config.agent_version, self.env, config.cache_dir)
-        if choice != getattr(self, "choice", None):  # log the first and each change
+        if choice != previous:
             version, reason = choice.profile.version, choice.reason
             self.log.info("agent_profile_chosen", version=version, reason=reason)
         return choice
 
     def _check_profile(self) -> None:
         """Re-choose the agent profile (a Claude Code upgrade, a new pin); re-render."""
-        choice = self._choose_profile()
+        choice = self._choose_profile(self.choice)
         changed = choice.profile != self.choice.profile
         self.choice = choice
         if changed:

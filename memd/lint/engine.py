@@ -12,13 +12,11 @@ import os
 
 from memd.agent.profile import ProfileSpec, get_profile
 from memd.diagnostics import Diagnostic, Severity
-from memd.fsread import read_prefix
 from memd.lint import checks_files, checks_index, checks_profile
 from memd.lint import checks_frontmatter as fm
 from memd.lint.context import LintContext
 from memd.lint.rules import RULES, RULES_BY_KEY
 from memd.memory.index import classify_target, parse_index
-from memd.memory.memfile import parse_memory_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -90,49 +88,6 @@ def _labels(
     if how_labels is not None:
         labels["how_labels"] = tuple(label.lower() for label in how_labels)
     return labels
-
-
-def lint_file(
-    path: str,
-    *,
-    severities: Mapping[str, str] | None = None,
-    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
-    profile: ProfileSpec = None,
-) -> tuple[Diagnostic, ...]:
-    """Return the findings about one topic file alone (no index rules)."""
-    files: tuple[MemoryFile, ...] = ()
-    found: list[Diagnostic] = []
-    try:
-        data = read_prefix(path, max_file_bytes + 1)
-    except OSError as error:
-        found.append(
-            _reader_diag(
-                "F005", path, f"cannot read the file: {error.strerror or error}"
-            )
-        )
-    else:
-        if len(data) > max_file_bytes:
-            found.append(
-                _reader_diag(
-                    "F003",
-                    path,
-                    f"file is larger than {max_file_bytes:,} bytes; "
-                    "memd does not read it",
-                )
-            )
-        else:
-            files = (parse_memory_file(path, data),)
-    ctx = LintContext(
-        files=files,
-        index_text=None,
-        entries=(),
-        log_files=(),
-        dir_diagnostics=tuple(found),
-        known_paths=frozenset({path}),
-        is_memdir=False,
-        profile=get_profile(profile),
-    )
-    return run_rules(ctx, severities=severities)
 
 
 def _reader_diag(code: str, path: str, message: str) -> Diagnostic:

@@ -5,11 +5,14 @@ from __future__ import annotations
 import os
 import tempfile
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memd.lint.engine import LEVELS, lint_file, lint_memdir
+from memd.errors import UsageError
+from memd.lint.engine import LEVELS, lint_memdir
 from memd.lint.rules import RULES
+from memd.lint.targets import lint_targets, resolve_targets
 from memd.memory.memdir import MemDir
 from memd.memory.memfile import decode_text, parse_memory_file
 from memd.memory.reader import load_memdir
@@ -111,24 +114,23 @@ class TestLintMemdirFuzz:
 class TestLintFileFuzz:
     @given(topic_bytes, st.text(alphabet=alphabet, max_size=3))
     def test_lone_file(self, data: bytes, suffix: str) -> None:
-        """lint_file on any file raises nothing; every finding names that file."""
+        """A lone file: no exception, only findings about it, the same as its dir's."""
         name = "t" + "".join(c for c in suffix if c.isalnum()) + ".md"
         with tempfile.TemporaryDirectory() as root:
             path = os.path.join(root, name)
             with open(path, "wb") as handle:
                 handle.write(data)
-            found = lint_file(path)
-        assert_well_formed(found, line_counts={path: line_count(data)})
-        assert {path} >= {d.path for d in found}
-        assert [] == [d for d in found if d.code.startswith("I")]
+            found = lint_targets(resolve_targets([path]), cwd=root)
+            whole = lint_targets(resolve_targets([root]), cwd=root)
+        assert_well_formed(found, line_counts={name: line_count(data)})
+        assert {name} >= {d.path for d in found}
+        assert [d for d in whole if d.path == name] == list(found)
 
     @given(st.binary(max_size=50))
     def test_missing_file(self, data: bytes) -> None:
-        """lint_file on a path that does not exist reports F005, not an exception."""
-        with tempfile.TemporaryDirectory() as root:
-            found = lint_file(os.path.join(root, f"gone-{data.hex()}.md"))
-        assert ["F005"] == [d.code for d in found]
-        assert_well_formed(found)
+        """A path that does not exist is one usage error, never another exception."""
+        with tempfile.TemporaryDirectory() as root, pytest.raises(UsageError):
+            resolve_targets([os.path.join(root, f"gone-{data.hex()}.md")])
 
 
 class TestOneLineRegressions:

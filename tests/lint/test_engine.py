@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from memd.diagnostics import Severity
-from memd.lint.engine import apply_severities, display_path, lint_file, lint_memdir
+from memd.errors import UsageError
+from memd.lint.engine import apply_severities, display_path, lint_memdir
+from memd.lint.targets import lint_targets, resolve_targets
 from memd.memory.reader import load_memdir
 
 TOPIC = (
@@ -144,17 +148,16 @@ class TestLintFile:
             "---\nname: Note\ndescription: Short\ntype: feedbak\n---\nBody.\n"
         )
 
-        diagnostics = lint_file(str(path))
+        diagnostics = lint_targets(resolve_targets([str(path)]), cwd=str(tmp_path))
 
-        assert {("M008", str(path)), ("M011", str(path))} == {
+        assert {("M008", "note.md"), ("M011", "note.md")} == {
             (d.code, d.path) for d in diagnostics
         }
 
-    def test_missing_file_is_unreadable(self, tmp_path: Path) -> None:
-        """A path that cannot be read is an F005 error, not an exception."""
-        diagnostics = lint_file(str(tmp_path / "nope.md"))
-
-        assert ["F005"] == [d.code for d in diagnostics]
+    def test_missing_file_is_a_usage_error(self, tmp_path: Path) -> None:
+        """A path that does not exist is one clear usage error, not an exception."""
+        with pytest.raises(UsageError, match="no such file"):
+            resolve_targets([str(tmp_path / "nope.md")])
 
 
 class TestDisplayPath:
