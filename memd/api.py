@@ -83,10 +83,11 @@ def append_log(
     """
     import datetime as _datetime
 
-    from memd.agent.paths import resolve_memory_location
+    from memd.agent.choice import resolve_in_force
+    from memd.config import load_config
     from memd.kairos.daily_log import append_entry
 
-    location = resolve_memory_location(os.fspath(project_root))
+    location = resolve_in_force(os.fspath(project_root), load_config())
     if not location.enablement.enabled:
         return None
     when = now or _datetime.datetime.now().astimezone()

@@ -25,6 +25,11 @@ from memd.agent.profile import (
     profile_for_version,
 )
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memd.agent.paths import MemoryLocation
+    from memd.config import Config
+
 PROBE_TIMEOUT_SECONDS = 5.0
 CACHE_NAME = "agent-version.txt"
 _CACHE_MAGIC = "memd-agent-version 1"
@@ -79,6 +84,22 @@ def choose_profile(
     return ProfileChoice(
         profile=profile, reason=reason, binary=binary, launcher=launcher
     )
+
+
+def in_force(config: Config, env: Mapping[str, str] | None = None) -> ProfileChoice:
+    """The profile `config` puts in force: its `[agent] version` pin, or the probe."""
+    environ = os.environ if env is None else env
+    return choose_profile(config.agent_version, environ, config.cache_dir)
+
+
+def resolve_in_force(
+    project_root: str, config: Config, env: Mapping[str, str] | None = None
+) -> MemoryLocation:
+    """Resolve `project_root`'s memory as the agent release in force would."""
+    from memd.agent.paths import resolve_memory_location
+
+    profile = in_force(config, env).profile
+    return resolve_memory_location(project_root, env, profile=profile)
 
 
 def binary_key(binary: str) -> str | None:

@@ -392,10 +392,9 @@ class _Daemon:
 
     def _choose_profile(self, previous: ProfileChoice | None) -> ProfileChoice:
         """Choose the agent profile in force; log the first choice and each change."""
-        from memd.agent.choice import choose_profile
+        from memd.agent.choice import in_force
 
-        config = self.config
-        choice = choose_profile(config.agent_version, self.env, config.cache_dir)
+        choice = in_force(self.config, self.env)
         if choice != previous:
             version, reason = choice.profile.version, choice.reason
             self.log.info("agent_profile_chosen", version=version, reason=reason)

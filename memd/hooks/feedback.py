@@ -166,7 +166,7 @@ def post_tool_use(
     if state is not None:
         memory_dir = state.memory_dir
     else:
-        memory_dir = _session_memory_dir(payload.get("cwd"), env)
+        memory_dir = _session_memory_dir(payload.get("cwd"), config, env)
     reasons: list[str] = []
     notices: list[str] = []
     if memory_dir is not None:
@@ -275,13 +275,15 @@ def _other_memory_dirs(
     return found
 
 
-def _session_memory_dir(cwd: object, env: Mapping[str, str]) -> str | None:
+def _session_memory_dir(
+    cwd: object, config: Config, env: Mapping[str, str]
+) -> str | None:
     """The memory directory of the project the session runs in, if memory is on."""
-    from memd.agent.paths import resolve_memory_location
+    from memd.agent.choice import resolve_in_force
 
     if not isinstance(cwd, str) or not os.path.isdir(cwd):
         return None
-    location = resolve_memory_location(cwd, env)
+    location = resolve_in_force(cwd, config, env)
     return location.memory_dir if location.enablement.enabled else None
 
 

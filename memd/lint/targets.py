@@ -195,12 +195,9 @@ def lint_targets(
         severities, max_file_bytes = config.lint_severities, config.max_topic_file_bytes
         why_labels, how_labels = config.why_labels, config.how_labels
         if profile is None:
-            from memd.agent.choice import choose_profile
+            from memd.agent.choice import in_force
 
-            in_force = choose_profile(
-                config.agent_version, os.environ, config.cache_dir
-            )
-            profile = in_force.profile
+            profile = in_force(config).profile
     found: list[Diagnostic] = []
     wanted: dict[str, set[str] | None] = {}  # memory dir -> lone relpaths, or all
     for target in targets:

@@ -268,7 +268,7 @@ def serve(
     """
     import time
 
-    from memd.agent.choice import choose_profile
+    from memd.agent.choice import in_force
     from memd.agent.paths import resolve_memory_location
     from memd.errors import SnapshotError
     from memd.snapshot.publish import SnapshotStore
@@ -277,7 +277,7 @@ def serve(
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
     resolved_ns = time.time_ns()  # before any deciding file is read (racy rule)
-    choice = choose_profile(config.agent_version, env, config.cache_dir)
+    choice = in_force(config, env)
     profile = choice.profile
     location = resolve_memory_location(project_root, env, profile=profile)
     if not location.enablement.enabled:

@@ -52,9 +52,9 @@ def run(args: argparse.Namespace) -> int:
     now = datetime.datetime.now().astimezone()
     failed = False
     if not args.all:
-        from memd.agent.paths import resolve_memory_location
+        from memd.agent.choice import resolve_in_force
 
-        location = resolve_memory_location(project_dir(args))
+        location = resolve_in_force(project_dir(args), config)
         if not location.enablement.enabled:
             return report_memory_off(
                 location, nothing="nothing consolidated", as_json=False
@@ -92,14 +92,16 @@ def _memory_dirs(args: argparse.Namespace, config: Config) -> tuple[str, ...]:
     from memd.errors import UsageError
 
     if args.all:
+        from memd.agent.choice import in_force
         from memd.daemon.discovery import discover
         from memd.state import known_projects
 
-        return discover(config, known_projects=known_projects).memory_dirs
-    from memd.agent.paths import resolve_memory_location
+        profile = in_force(config).profile
+        found = discover(config, known_projects=known_projects, profile=profile)
+        return found.memory_dirs
+    from memd.agent.choice import resolve_in_force
 
-    project = project_dir(args)
-    location = resolve_memory_location(project)
+    location = resolve_in_force(project_dir(args), config)
     if not os.path.isdir(location.memory_dir):
         raise UsageError(f"{location.memory_dir}: no memory directory yet")
     return (location.memory_dir.rstrip(os.sep),)

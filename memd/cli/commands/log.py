@@ -27,12 +27,12 @@ def run(args: argparse.Namespace) -> int:
     import datetime
     import sys
 
-    from memd.agent.paths import resolve_memory_location
+    from memd.agent.choice import resolve_in_force
+    from memd.config import load_config
     from memd.errors import UsageError
     from memd.kairos.daily_log import append_entry
 
-    project = project_dir(args)
-    location = resolve_memory_location(project)
+    location = resolve_in_force(project_dir(args), load_config())
     if not location.enablement.enabled:
         return report_memory_off(location, nothing="nothing logged", as_json=False)
     text = " ".join(args.text) if args.text else sys.stdin.read()

@@ -25,16 +25,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import datetime
-    import os
     import sys
 
-    from memd.agent.choice import choose_profile
+    from memd.agent.choice import in_force
     from memd.agent.paths import daily_log_path, resolve_memory_location
     from memd.config import load_config
 
     project = project_dir(args)
     config = load_config()
-    choice = choose_profile(config.agent_version, os.environ, config.cache_dir)
+    choice = in_force(config)
     location = resolve_memory_location(project, profile=choice.profile)
     today_log = daily_log_path(location.memory_dir, datetime.date.today())
     if args.format == "json":

@@ -29,9 +29,9 @@ def collect_status(now: float | None = None) -> dict[str, object]:
 
     config = load_config()
     now = time.time() if now is None else now
-    from memd.agent.choice import choose_profile
+    from memd.agent.choice import in_force
 
-    choice = choose_profile(config.agent_version, os.environ, config.cache_dir)
+    choice = in_force(config)
     lock_dir = runtime_dir(state_dir=config.state_dir)
     running = is_lock_held(lock_dir)
     saved = read_state(config.state_dir, "daemon.json")

@@ -217,3 +217,36 @@ def test_upgrade_through_a_relinked_launcher(
 
     assert OLD_SENTENCE in before
     assert NEW_SENTENCE in after
+
+
+class TestEveryCommandResolvesUnderTheProfile:
+    """An untrusted project's local settings choose the directory under 2.1.112 only."""
+
+    @pytest.fixture(name="custom")
+    def _custom(self, git_repo: Path, tmp_path: Path) -> Path:
+        custom = tmp_path / "custom-memory"
+        custom.mkdir()
+        (git_repo / ".claude").mkdir()
+        settings = {"autoMemoryDirectory": str(custom)}
+        (git_repo / ".claude" / "settings.local.json").write_text(json.dumps(settings))
+        return custom
+
+    @pytest.mark.parametrize(
+        ("version", "in_custom"), [("2.1.112", True), ("2.1.332", False)]
+    )
+    def test_log_writes_where_the_pinned_release_would(
+        self,
+        isolated_home: Home,
+        git_repo: Path,
+        custom: Path,
+        version: str,
+        in_custom: bool,
+    ) -> None:
+        """`memd log` and `memd.append_log` follow the pin like `memd paths` does."""
+        pin(isolated_home, version)
+        done = memd(isolated_home, "log", "--project", str(git_repo), "x", cwd=git_repo)
+        paths = memd(isolated_home, "paths", "--project", str(git_repo), cwd=git_repo)
+
+        assert 0 == done.returncode, done.stderr
+        assert in_custom == any((custom / "logs").rglob("*.md"))
+        assert in_custom == (f"memory dir:  {custom}{os.sep}" in paths.stdout)
