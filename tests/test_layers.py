@@ -26,6 +26,7 @@ LAYERS = {
     "memd.diagnostics": CORE,
     "memd.config_keys": CORE,  # the key table and value parsers; config.py reads files
     "memd.fsread": CORE,  # the one bounded reader (the agent reads through it)
+    "memd.racy": CORE,  # the racily-clean rule every stat comparison shares
     "memd.config": EDGE,
     "memd.atomic": EDGE,
     "memd.locks": EDGE,

@@ -30,7 +30,7 @@ from memd.daemon.watched import REBUILD_RETRY_SECONDS, Rebuild, WatchedDir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterator, Mapping
 
     from structlog.typing import FilteringBoundLogger
 
@@ -43,6 +43,8 @@ if TYPE_CHECKING:
     from memd.snapshot.publish import Published
     from memd.snapshot.telemetry_sink import TelemetrySink
 
+# Handled on the main thread only (see `_signals_held`).
+HANDLED_SIGNALS = frozenset({signal.SIGTERM, signal.SIGINT, signal.SIGHUP})
 REBUILD_BUDGET_SECONDS = 1.0  # past this a rebuild is slow and runs on alone
 DEAF_SWEEP_SECONDS = 1.0  # how often directories a deaf watch covers are swept
 NATIVE_RETRY_SECONDS = (5.0, 300.0)  # first and longest wait to re-watch natively
@@ -67,8 +69,26 @@ def run(
     for directory in claims:  # claimed by real path: make it exist first
         with contextlib.suppress(OSError):
             os.makedirs(directory, mode=0o700, exist_ok=True)
-    with acquire_instance_lock(lock_dir, claims=claims):
+    with acquire_instance_lock(lock_dir, claims=claims), _signals_held():
         return _Daemon(config, log, environ).serve()
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Block the daemon's signals while it starts threads; restore the mask after.
+
+    Linux gives a process-directed signal to any thread that does not block
+    it, and Python runs handlers only when the main thread wakes. A SIGTERM
+    that lands on a watchdog or scheduler thread would leave the main thread
+    asleep in its wait for good. Every thread started under this block
+    inherits the mask (and so do the threads they start); `_wait_for_stop`
+    unblocks the signals on the main thread alone.
+    """
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, HANDLED_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 class _Daemon:
@@ -154,6 +174,7 @@ class _Daemon:
     def _wait_for_stop(self) -> None:
         """Wait for SIGTERM/SIGINT, pinging the systemd watchdog when it asks."""
         ping = watchdog_interval_seconds(self.env)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, HANDLED_SIGNALS)
         while not self.stopping.is_set():
             self.stopping.wait(ping)
             if ping is not None and not self.stopping.is_set():

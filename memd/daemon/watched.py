@@ -22,8 +22,8 @@ from memd.diagnostics import Severity, count_by_severity
 from memd.lint.engine import LintCache, lint_memdir
 from memd.memory.memdir import ParseCache
 from memd.memory.reader import load_memdir
+from memd.racy import RACY_WINDOW_NS, is_racy
 from memd.snapshot.build import build_snapshot
-from memd.snapshot.store import RACY_WINDOW_NS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -262,9 +262,7 @@ class WatchedDir:
 
 
 def _is_racy(snapshot: Snapshot) -> bool:
-    return any(
-        item.mtime_ns >= snapshot.built_ns - RACY_WINDOW_NS for item in snapshot.inputs
-    )
+    return any(is_racy(item.mtime_ns, snapshot.built_ns) for item in snapshot.inputs)
 
 
 def _relpath(memory_dir: str, path: str) -> str:

@@ -35,13 +35,13 @@ from __future__ import annotations
 import os
 
 from memd.fsread import list_dir, read_bytes
+from memd.racy import is_racy
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
 MAGIC = "memd-hook-session 1"
-RACY_WINDOW_NS = 1_000_000_000
 MAX_ENTRIES = 10_000  # a bigger memory directory is compared by its first entries
 MAX_DEPTH = 3  # logs/YYYY/MM/ is the deepest layout memory uses
 MAX_RECORD_BYTES = 4 * 1024 * 1024
@@ -139,7 +139,6 @@ def changes(
     recording), so a same-tick rewrite cannot be ruled out.
     """
     changed = set(before.keys() ^ after.keys())
-    racy_from = recorded_ns - RACY_WINDOW_NS
     maybe = set()
     for path, now in after.items():
         old = before.get(path)
@@ -147,7 +146,7 @@ def changes(
             continue
         if old != now:
             changed.add(path)
-        elif now[1] >= racy_from:
+        elif is_racy(now[1], recorded_ns):
             maybe.add(path)
     changed.discard("")
     maybe.discard("")

@@ -33,6 +33,7 @@ import zlib
 
 from memd.errors import MemdError
 from memd.fsread import list_dir
+from memd.racy import is_racy
 from memd.recall.text import (
     DEFAULT_TOKENIZER,
     TOKENIZERS,
@@ -42,7 +43,6 @@ from memd.recall.text import (
     recency_factor,
     snippet,
 )
-from memd.snapshot.store import RACY_WINDOW_NS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -509,13 +509,13 @@ class RecallIndex:
         if not force and record is not None and _is_alive(record[1]):
             return False
         taken_ns = time.time_ns()
-        found = stat_signature(memory_dir)
+        found = stat_signature(memory_dir, taken_ns)
         if found is None:
             if record is not None:
                 self.forget(memory_dir)
                 return True
             return False
-        signature, newest_ns = found
+        signature, racy = found
         if record is not None and record[0] == signature and not force:
             return False
         from memd.memory.reader import load_memdir
@@ -526,7 +526,7 @@ class RecallIndex:
             else load_memdir(memory_dir, max_file_bytes=max_file_bytes)
         )
         # Racily clean: a write in the same timestamp tick would look unchanged.
-        keep = signature if newest_ns < taken_ns - RACY_WINDOW_NS else None
+        keep = None if racy else signature
         self.update(memdir, signature=keep)
         return True
 
@@ -726,8 +726,11 @@ def recall(
     return index.search(query, memory_dirs=memory_dirs, limit=limit, type=type)
 
 
-def stat_signature(memory_dir: str) -> tuple[str, int] | None:
-    """Return (signature, newest mtime_ns) of the topic files' `lstat`, or None if gone.
+def stat_signature(memory_dir: str, taken_ns: int) -> tuple[str, bool] | None:
+    """Return (signature, racy) of the topic files' `lstat`, or None if gone.
+
+    Racy: some entry's mtime or ctime is within the racy window of
+    `taken_ns` (memd.racy), so the signature cannot be trusted next time.
 
     The signature covers every topic-file candidate (`*.md` but `MEMORY.md`,
     no hidden entries, nothing under top-level `logs/`) by relpath, size,
@@ -777,10 +780,12 @@ def stat_signature(memory_dir: str) -> tuple[str, int] | None:
             )
     seen.sort()
     crc = zlib.crc32(repr(seen).encode("utf-8", "surrogateescape"))
-    newest = max((max(s[2], s[3]) for s in seen), default=0)
+    racy = is_racy(root.st_mtime_ns, taken_ns) or any(
+        is_racy(s[2], taken_ns) or is_racy(s[3], taken_ns) for s in seen
+    )
     count = sum(1 for s in seen if s[1] >= 0)
     signature = f"{count}:{root.st_mtime_ns}:{root.st_ino}:{crc:08x}"
-    return signature, max(newest, root.st_mtime_ns)
+    return signature, racy
 
 
 def _scope_token(dir_id: int) -> str:

@@ -20,12 +20,12 @@ import shutil
 from memd.atomic import crash_point
 from memd.errors import SnapshotError
 from memd.fsread import list_names, read_bytes
+from memd.racy import is_racy
 from memd.snapshot.store import (
     META_FILE,
     META_MAGIC,
     MODES,
     PROMPT_FILE,
-    RACY_WINDOW_NS,
     VERSION_GRACE_NS,
     SnapshotReader,
     encode_prompt,
@@ -78,7 +78,7 @@ def matches(store: SnapshotReader, snapshot: Snapshot) -> bool:
         or meta.get("sha256") != snapshot.sha256
         or meta["inputs"] != inputs
         or not isinstance(built_ns, int)
-        or any(i[1] >= built_ns - RACY_WINDOW_NS for i in inputs)
+        or any(is_racy(i[1], built_ns) for i in inputs)
         or data != encode_prompt(snapshot.text)
     ):
         return False

@@ -17,11 +17,11 @@ versions). A reader resolves the link once and reads meta and prompt from the
 same version directory, so it never pairs an old prompt with new meta.
 
 Freshness is checked with `stat` only: every recorded input must show the same
-size, mtime_ns and inode. Like git's "racily clean" rule, an input whose mtime
-is within `RACY_WINDOW_NS` of the build start is treated as changed, because a
-write in the same timestamp tick after it was read would leave its stat
-unchanged. One second covers nanosecond filesystems (ext4, XFS, btrfs, APFS, whose
-timestamps advance in clock ticks) and HFS+'s whole seconds.
+size, mtime_ns and inode. Like git's "racily clean" rule (memd.racy), an input
+whose mtime is within `RACY_WINDOW_NS` of the build start is treated as
+changed, because a write in the same timestamp tick after it was read would
+leave its stat unchanged. One second covers nanosecond filesystems (ext4, XFS,
+btrfs, APFS, whose timestamps advance in clock ticks) and HFS+'s whole seconds.
 
 Hot path: the warm `memd prompt` imports this module, so only `os`, `sys` and
 `memd.agent.paths` load at import time; `json` loads inside `read_meta`, and the
@@ -35,6 +35,7 @@ import os
 from memd.agent.jscompat import js_trim
 from memd.agent.paths import sanitize_path
 from memd.fsread import read_bytes
+from memd.racy import RACY_WINDOW_NS, is_racy
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -43,7 +44,6 @@ if TYPE_CHECKING:
     from memd.diagnostics import Diagnostic
     from memd.memory.memdir import InputStat
 
-RACY_WINDOW_NS = 1_000_000_000
 VERSION_GRACE_NS = 5_000_000_000
 META_MAGIC = "memd-snapshot 1"
 MISSING = (-1, 0, 0)  # size, mtime_ns, inode of an input that does not exist
@@ -93,9 +93,8 @@ def stat_input(path: str) -> tuple[int, int, int]:
 
 def inputs_unchanged(inputs: list[tuple[int, int, int, str]], built_ns: int) -> bool:
     """Return True when every (size, mtime_ns, inode, path) stats the same."""
-    racy_from = built_ns - RACY_WINDOW_NS
     for size, mtime_ns, inode, path in inputs:
-        if mtime_ns >= racy_from:
+        if is_racy(mtime_ns, built_ns):
             return False
         if stat_input(path) != (size, mtime_ns, inode):
             return False
@@ -108,7 +107,7 @@ def racy_until_ns(inputs: Iterable[InputStat], built_ns: int) -> int | None:
     A snapshot built within `RACY_WINDOW_NS` of an input's change is never
     served warm; the daemon can re-render once this time has passed.
     """
-    racy = [i.mtime_ns for i in inputs if i.mtime_ns >= built_ns - RACY_WINDOW_NS]
+    racy = [i.mtime_ns for i in inputs if is_racy(i.mtime_ns, built_ns)]
     return max(racy) + RACY_WINDOW_NS + 1 if racy else None
 
 

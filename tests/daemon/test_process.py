@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -89,6 +90,39 @@ class TestLifecycle:
         assert 0 == code
         assert "STOPPING=1" == stopping
         assert [] == daemon.events("batch_failed")
+
+    def test_only_the_main_thread_takes_stop_signals(
+        self, start_daemon: Starter, project: Path
+    ) -> None:
+        """A SIGTERM the kernel hands to a worker thread would never wake the waiter.
+
+        Linux delivers a process-directed signal to any thread not blocking
+        it; Python runs the handler only once the main thread wakes. So every
+        other thread (watchdog's, APScheduler's, the settle and flush
+        threads) must block the signals memd handles, and the main must not.
+        """
+        daemon = start_daemon()
+        handled = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
+
+        def blocked_by_thread() -> dict[int, set[int]]:
+            found: dict[int, set[int]] = {}
+            for task in Path(f"/proc/{daemon.proc.pid}/task").iterdir():
+                with contextlib.suppress(FileNotFoundError):  # a pool thread ended
+                    status = (task / "status").read_text()
+                    mask = int(status.split("SigBlk:")[1].split()[0], 16)
+                    found[int(task.name)] = {s for s in handled if mask >> s - 1 & 1}
+            return found
+
+        # READY comes from the settle thread; the main thread unblocks just after.
+        blocked = wait_for(
+            lambda: (found := blocked_by_thread())[daemon.proc.pid] == set() and found,
+            what="the main thread waiting for signals",
+        )
+        assert isinstance(blocked, dict)
+        blocked.pop(daemon.proc.pid)
+        assert len(blocked) > 3, "watchdog, settle and scheduler threads run"
+        assert all(handled == found for found in blocked.values()), blocked
+        assert 0 == daemon.stop()
 
     def test_watchdog_pings_when_systemd_asks(
         self, start_daemon: Starter, project: Path

@@ -52,6 +52,32 @@ class TestSweep:
         daemon.wait_fresh(project)
         assert daemon.events("sweep_found_stale")
 
+    def test_files_dated_in_the_future_are_served_and_left_alone(
+        self, start_daemon: Starter, project: Path
+    ) -> None:
+        """A clock stepped back (or `touch -d`) must not make a snapshot stale forever.
+
+        Counted racy until the clock caught up, such a file had every sweep
+        find its directory stale and rebuild it, and the prompt never warm.
+        """
+        ahead = time.time() + 86_400
+        for path in (project, *project.iterdir()):
+            os.utime(path, (ahead, ahead))
+        daemon = start_daemon(MEMD_SWEEP_SECONDS="1")
+        daemon.wait_fresh(project)
+        found = daemon.store.read(str(project), "standard")
+        assert found is not None
+        version = found[0]["version_dir"]
+
+        time.sleep(3.5)  # three full sweeps
+        assert [] == daemon.events("sweep_found_stale")
+        again = daemon.store.read(str(project), "standard")
+        assert again is not None
+        assert version == again[0]["version_dir"], "rebuilt with nothing changed"
+
+        (project / "user_role.md").write_text(topic("user_role", body="Now.\n"))
+        daemon.wait_fresh(project)
+
     def test_a_wiped_cache_is_rebuilt(
         self, start_daemon: Starter, project: Path
     ) -> None:

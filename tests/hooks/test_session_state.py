@@ -7,7 +7,6 @@ import time
 from pathlib import Path
 
 from memd.hooks.session_state import (
-    RACY_WINDOW_NS,
     SessionState,
     changes,
     format_state,
@@ -18,6 +17,7 @@ from memd.hooks.session_state import (
     untouched,
     write_state,
 )
+from memd.racy import RACY_WINDOW_NS
 
 
 def age(directory: Path, seconds: int = 60) -> None:

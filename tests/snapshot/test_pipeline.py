@@ -10,9 +10,10 @@ from pathlib import Path
 from memd.agent.prompt import render_prompt
 from memd.memory.memdir import ParseCache
 from memd.memory.reader import load_memdir
+from memd.racy import RACY_WINDOW_NS
 from memd.snapshot.build import STEPS, build_snapshot, load_and_build
 from memd.snapshot.publish import SnapshotStore
-from memd.snapshot.store import RACY_WINDOW_NS, encode_prompt
+from memd.snapshot.store import encode_prompt
 from tests.conftest import MemDirMaker
 
 INDEX = "- [Testing](feedback_testing.md) — real database in tests\n"

@@ -17,10 +17,10 @@ import pytest
 
 from memd.errors import SnapshotError
 from memd.memory.memdir import InputStat
+from memd.racy import RACY_WINDOW_NS
 from memd.snapshot.build import Snapshot
 from memd.snapshot.publish import SnapshotStore, sweep_versions
 from memd.snapshot.store import (
-    RACY_WINDOW_NS,
     encode_prompt,
     guidelines_fingerprint,
     parse_meta,

@@ -15,7 +15,7 @@ import pytest
 from memd.agent.paths import sanitize_path
 from memd.agent.prompt import render_prompt
 from memd.cli.commands import prompt as prompt_command
-from memd.snapshot.store import RACY_WINDOW_NS
+from memd.racy import RACY_WINDOW_NS
 from memd.snapshot.telemetry_sink import read_events
 from tests.conftest import Home
 
