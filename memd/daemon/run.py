@@ -233,22 +233,30 @@ class _Daemon:
         changed = _changed_relpaths(batch)
         if batch.rediscover or batch.rescan_all:
             before = self._known()
-            added_watch = self._rediscover()
+            added_watches = self._rediscover()
+            self._check_watch_health(time.monotonic())  # a failed watch: swept now
             now_dirs = self._known()
             dirs |= now_dirs - before
             for gone in before - now_dirs:
                 self.dirs.pop(gone, None)
                 self.recall.forget(gone)
-            if batch.rescan_all or added_watch:
+            # Events before a watch was (re)added are lost: read what it covers.
+            rescan = (
+                now_dirs
+                if batch.rescan_all
+                else {d for d in now_dirs if _under_any(d, added_watches)}
+            )
+            if rescan:
                 if self.ready.is_set():
                     self.rescans += 1
                     self.log.info(
                         "rescan_started",
-                        dirs=len(now_dirs),
+                        dirs=len(rescan),
                         reason="rescan" if batch.rescan_all else "watch_added",
                     )
-                dirs |= now_dirs
-                changed.clear()  # a rescan reads everything
+                dirs |= rescan
+                for path in rescan:
+                    changed.pop(path, None)  # a rescan reads everything
         now = time.monotonic()
         if not self.ready.is_set():
             self._remove_stale_memory_temp_files()  # what killed dreams left
@@ -312,6 +320,8 @@ class _Daemon:
                 self.watcher.fallbacks += 1
                 self.log.warning("watch_deaf", **problem, fallback="stat sweep")
         self.deaf_reported = {(p["root"], p["reason"]) for p in self.deaf}
+        if self.deaf:
+            self.next_sweep = min(self.next_sweep, now + DEAF_SWEEP_SECONDS)
         if not self.deaf:
             self.native_backoff = NATIVE_RETRY_SECONDS[0]
             return
@@ -350,10 +360,11 @@ class _Daemon:
                 notify(f"STATUS={line}", env=self.env)
         self.last_status_line = line
 
-    def _rediscover(self) -> bool:
+    def _rediscover(self) -> list[str]:
+        """Discover and watch; return the watch roots (re)added."""
         from memd.state import known_projects
 
-        added = False
+        added: list[str] = []
         # Watch first, then look again: nothing created in between is missed.
         for _ in range(3):
             discovery = discover(
@@ -364,9 +375,10 @@ class _Daemon:
                 profile=self.choice.profile,
             )
             self.discovery = discovery
-            if not self.watcher.watch(discovery):
+            new = self.watcher.watch(discovery)
+            if not new:
                 break
-            added = True
+            added.extend(new)
         self._emit_disabled(discovery.disabled)
         return added
 

@@ -58,7 +58,7 @@ __all__ = ["Batch", "Change", "Watcher"]
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
 
     from structlog.typing import FilteringBoundLogger
     from watchdog.observers.api import BaseObserver, ObservedWatch
@@ -104,6 +104,9 @@ class Watcher:
         self._projects_root = ""
         self._ignored: tuple[str, ...] = ()
         self._failed: dict[str, str] = {}  # root path -> why it could not be watched
+        # Recursive roots watched as parts: a flat watch plus one per subdirectory.
+        self._split: set[str] = set()
+        self._gaps: set[WatchRoot] = set()  # live recursive watches `health` saw miss
         self._overflow = _OverflowHandler(self._on_overflow)
         self._runaway = _RunawayFilter(RUNAWAY_RECORDS_PER_MINUTE)
 
@@ -148,6 +151,7 @@ class Watcher:
             ]
             thread_dead = self._kind == "native" and not _shared_inotify_alive()
             runaway = self._runaway.tripped
+            self._gaps.clear()
             for root, (watch, kind, observer) in sorted(
                 self._watches.items(), key=lambda item: item[0].path
             ):
@@ -159,13 +163,37 @@ class Watcher:
                 elif not _is_alive(observer, watch):
                     reason = "watch thread stopped"
                 elif root.recursive:
-                    reason = _coverage_problem(observer, watch, root.path, kind)
+                    # Only the directories a gap leaves deaf, not the whole root.
+                    gaps = _coverage_problems(
+                        observer, watch, root.path, kind, self._dirs
+                    )
+                    problems.extend({"root": p, "reason": why} for p, why in gaps)
+                    if gaps:
+                        self._gaps.add(root)
                 if reason:
                     problems.append({"root": root.path, "reason": reason})
             return problems
 
     def restart(self) -> None:
-        """Start a fresh native observer and watch every root again (after `health`)."""
+        """Retry native watching for what `health` found deaf.
+
+        A dead shared inotify thread or a runaway warning stream takes a
+        fresh observer and every watch again, and then a rescan of every
+        directory. A root that failed, lost its emitter or had gaps is only
+        scheduled again, by the rediscovery this asks for, and only the
+        directories under it are rescanned.
+        """
+        with self._lock:
+            whole = self._runaway.tripped or (
+                self._kind == "native" and not _shared_inotify_alive()
+            )
+            if not whole:
+                for root in self._gaps & set(self._watches):
+                    self._unschedule(root)
+                self._gaps.clear()
+        if not whole:
+            self._settler.flag(rediscover=True)
+            return
         with self._lock:
             old = self._observer
             with contextlib.suppress(Exception):  # it may be half dead already
@@ -182,8 +210,8 @@ class Watcher:
                 self._schedule(root)
         self._settler.flag(rescan_all=True, rediscover=True)
 
-    def watch(self, discovery: Discovery) -> bool:
-        """Make the watches match `discovery`; return True if a watch was (re)added."""
+    def watch(self, discovery: Discovery) -> list[str]:
+        """Make the watches match `discovery`; return the roots (re)added."""
         with self._lock:
             self._dirs = frozenset(discovery.memory_dirs)
             self._files = discovery.files
@@ -193,16 +221,16 @@ class Watcher:
                 *discovery.memory_dirs,
                 *discovery.files,
             )
-            wanted = set(discovery.watch_roots)
+            wanted = set(self._expand(discovery.watch_roots))
             for root in list(self._watches):
                 watch, _, observer = self._watches[root]
                 if root not in wanted or not _is_alive(observer, watch):
                     self._unschedule(root)
-            added = False
+            added: list[str] = []
             for root in sorted(
                 wanted - set(self._watches), key=lambda r: (not r.recursive, r.path)
             ):
-                added |= self._schedule(root)
+                added.extend(self._schedule(root))
             return added
 
     def set_settle_seconds(self, seconds: float) -> None:
@@ -248,7 +276,42 @@ class Watcher:
             self._log.warning("watch_fell_back_to_polling", path="*", error=str(error))
             return self._polling_observer(start=False), "polling"
 
-    def _schedule(self, root: WatchRoot) -> bool:
+    def _expand(self, roots: Iterable[WatchRoot]) -> list[WatchRoot]:
+        """`roots`, each split one replaced by its parts (see `_split_root`)."""
+        expanded: list[WatchRoot] = []
+        pending = list(roots)
+        while pending:
+            root = pending.pop()
+            if root.recursive and root.path in self._split:
+                expanded.append(WatchRoot(root.path, recursive=False))
+                pending.extend(
+                    WatchRoot(d, recursive=True) for d in _subdirs(root.path)
+                )
+            else:
+                expanded.append(root)
+        return expanded
+
+    def _split_root(self, root: WatchRoot, why: str) -> list[str] | None:
+        """Watch `root` as parts when it cannot be watched whole; None if it may not.
+
+        A recursive watch of `<base>/projects/` fails as a whole when one
+        project holds a chain too deep for watchdog's walk (Python 3.11's
+        `os.walk` recurses). Split into a flat watch (new projects) and one recursive
+        watch per subdirectory, only the part with the problem is left to
+        the stat sweep; the split goes on down to the memory dir itself.
+        """
+        if not root.recursive or root.path in self._dirs:
+            return None
+        self._log.info("watch_split", path=root.path, reason=why)
+        self._split.add(root.path)
+        added: list[str] = []
+        for part in sorted(self._expand([root]), key=lambda r: r.path):
+            if part not in self._watches:
+                added.extend(self._schedule(part))
+        return added
+
+    def _schedule(self, root: WatchRoot) -> list[str]:
+        """Watch `root`; return the paths now watched anew (its parts, if split)."""
         self._failed.pop(root.path, None)
         try:
             watch = self._observer.schedule(
@@ -259,16 +322,19 @@ class Watcher:
             )
         except RecursionError:
             # watchdog's recursive walk of a very deep chain: the daemon sweeps it.
+            parts = self._split_root(root, "too deep")
+            if parts is not None:
+                return parts
             self.fallbacks += 1
             self._failed[root.path] = "directory tree too deep to watch"
             self._log.warning("watch_failed", path=root.path, error="too deep")
-            return False
+            return []
         except OSError as error:
             if error.errno in _VANISHED:
                 # Gone between planning and scheduling: look again after it settles.
                 self._log.warning("watch_failed", path=root.path, error=str(error))
                 self._settler.flag(rediscover=True, urgent=False)
-                return False
+                return []
             # Exhausted watches (ENOSPC) or an unreadable subdirectory (EACCES):
             # polling still sees what it can read.
             self.fallbacks += 1
@@ -289,11 +355,11 @@ class Watcher:
             except (OSError, RecursionError) as again:
                 self._failed[root.path] = str(again) or type(again).__name__
                 self._log.warning("watch_failed", path=root.path, error=str(again))
-                return False
+                return []
             self._watches[root] = (watch, "polling", polling)
-            return True
+            return [root.path]
         self._watches[root] = (watch, self._kind, self._observer)
-        return True
+        return [root.path]
 
     def _unschedule(self, root: WatchRoot) -> None:
         watch, _, observer = self._watches.pop(root)
@@ -363,6 +429,14 @@ def _event_filter(*, polling: bool = False) -> list[type[FileSystemEvent]]:
     ]
 
 
+def _subdirs(path: str) -> list[str]:
+    """The directories directly in `path`, symlinks not followed; none if unreadable."""
+    try:
+        return [e.path for e in list_dir(path) if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []
+
+
 def _is_alive(observer: BaseObserver, watch: ObservedWatch) -> bool:
     return any(e.watch == watch and e.is_alive() for e in list(observer.emitters))
 
@@ -396,20 +470,35 @@ def _reset_shared_inotify() -> None:
             instance.stop()
 
 
-def _coverage_problem(
-    observer: BaseObserver, watch: ObservedWatch, root: str, kind: str
-) -> str:
-    """Say what a recursive watch of `root` misses: skipped or too-deep directories."""
-    directories, too_deep = bounded_subdirectories(root, MAX_WATCH_DEPTH)
-    if too_deep:
-        return f"deeper than {MAX_WATCH_DEPTH} levels below the watch"
-    if kind != "native":
-        return ""
-    watched = _natively_watched(observer, watch)
-    if watched is None:
-        return ""
-    missing = [d for d in directories if os.fsencode(d) not in watched]
-    return f"{len(missing)} subdirectories not watched" if missing else ""
+def _coverage_problems(
+    observer: BaseObserver,
+    watch: ObservedWatch,
+    root: str,
+    kind: str,
+    memory_dirs: frozenset[str],
+) -> list[tuple[str, str]]:
+    """What a recursive watch of `root` misses, as (deaf path, why) pairs.
+
+    The deaf path is the memory dir holding a skipped or too-deep directory,
+    or that directory itself when no memory dir holds it (a new project's
+    `memory/` would appear there unseen), so one gap never makes the
+    whole root deaf.
+    """
+    directories, frontier = bounded_subdirectories(root, MAX_WATCH_DEPTH)
+    gaps: dict[str, str] = {}
+    for path in frontier:
+        deaf = memory_dir_of(path, memory_dirs) or path
+        gaps.setdefault(deaf, f"deeper than {MAX_WATCH_DEPTH} levels below the watch")
+    watched = _natively_watched(observer, watch) if kind == "native" else None
+    if watched is not None:
+        missing: dict[str, int] = {}
+        for path in directories:
+            if os.fsencode(path) not in watched:
+                deaf = memory_dir_of(path, memory_dirs) or path
+                missing[deaf] = missing.get(deaf, 0) + 1
+        for deaf, count in missing.items():
+            gaps.setdefault(deaf, f"{count} subdirectories not watched")
+    return sorted(gaps.items())
 
 
 def _natively_watched(
@@ -424,14 +513,15 @@ def _natively_watched(
     return None
 
 
-def bounded_subdirectories(root: str, max_depth: int) -> tuple[list[str], bool]:
-    """Every directory below `root` (no symlinks followed), and whether any lie deeper.
+def bounded_subdirectories(root: str, max_depth: int) -> tuple[list[str], list[str]]:
+    """Every directory to `max_depth` below `root` (no symlinks followed), and
+    those at that depth that still have subdirectories.
 
     Iterative, so a chain of 10,000 directories costs no recursion.
     """
     found: list[str] = []
     stack = [(root, 0)]
-    too_deep = False
+    too_deep: list[str] = []
     while stack:
         path, depth = stack.pop()
         found.append(path)
@@ -441,7 +531,7 @@ def bounded_subdirectories(root: str, max_depth: int) -> tuple[list[str], bool]:
         except OSError:
             continue
         if children and depth >= max_depth:
-            too_deep = True
+            too_deep.append(path)
             continue
         stack.extend((child, depth + 1) for child in children)
     return found, too_deep

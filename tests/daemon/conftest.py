@@ -278,3 +278,33 @@ def backdate(*paths: Path, seconds: float = 60.0) -> None:
     for path in paths:
         for item in (path, *path.rglob("*")):
             os.utime(item, (then, then), follow_symlinks=False)
+
+
+def chain(top: Path, depth: int) -> None:
+    """Nest `depth` directories named `d` below `top`, relative to descriptors."""
+    fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(depth):
+            os.mkdir("d", dir_fd=fd)
+            inner = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+    finally:
+        os.close(fd)
+
+
+def unchain(top: Path) -> None:
+    """Remove a `chain` from the bottom up, without recursion."""
+    fds = [os.open(top, os.O_RDONLY | os.O_DIRECTORY)]
+    try:
+        while True:
+            try:
+                fds.append(os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fds[-1]))
+            except FileNotFoundError:
+                break
+        while len(fds) > 1:
+            os.close(fds.pop())
+            os.rmdir("d", dir_fd=fds[-1])
+    finally:
+        for fd in fds:
+            os.close(fd)

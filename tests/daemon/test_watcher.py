@@ -15,6 +15,7 @@ import structlog
 from memd.config import load_config
 from memd.daemon.discovery import Discovery, discover
 from memd.daemon.watcher import Batch, Change, Watcher
+from tests.daemon.conftest import chain, unchain
 
 TIMEOUT = 20.0
 
@@ -248,3 +249,55 @@ class TestPollingFallback:
         assert 1 == recorder.watcher.fallbacks
         assert {"polling"} == {root["observer"] for root in roots}
         assert str(memory) in batch.memory_dirs
+
+
+class TestSplitWatch:
+    def test_a_chain_too_deep_leaves_only_its_project_deaf(
+        self, recorder: Recorder, request: pytest.FixtureRequest
+    ) -> None:
+        """watchdog cannot walk 1,100 levels; the other projects keep native events.
+
+        The recursive watch of `projects/` is split into a flat watch and one
+        per project, down to the deep memory dir, which alone is reported.
+        """
+        home = Path(os.environ["HOME"])
+        others = [_project(home, f"p{i}") for i in range(3)]
+        deep = _project(home, "deep")
+        chain(deep, 1100)
+        request.addfinalizer(lambda: unchain(deep))
+
+        added = recorder.watcher.watch(_discover())
+
+        projects = str(home / ".claude" / "projects")
+        roots = {(r["path"], r["recursive"]) for r in recorder.watcher.watched_roots()}
+        assert (projects, False) in roots
+        assert {(str(m.parent), True) for m in others} <= roots
+        assert str(deep) not in {path for path, _ in roots}
+        assert set(added) >= {projects, *(str(m.parent) for m in others)}
+        health = recorder.watcher.health()
+        assert [(str(deep), "directory tree too deep to watch")] == [
+            (p["root"], p["reason"]) for p in health
+        ]
+
+        (others[1] / "a.md").write_text("x")
+        batches = _collect(recorder, {"a.md"})
+        assert str(others[1]) in {c.memory_dir for b in batches for c in b.changes}
+
+        new = _project(home, "later")  # a project made after the split is seen
+        recorder.until(lambda b: b.rediscover)
+        recorder.watcher.watch(_discover())
+        (new / "b.md").write_text("y")
+        batches = _collect(recorder, {"b.md"})
+        assert str(new) in {c.memory_dir for b in batches for c in b.changes}
+
+    def test_a_gap_names_the_memory_dir_not_the_root(self, recorder: Recorder) -> None:
+        """Too deep to watch (34 levels) in one project: that memory dir, no other."""
+        home = Path(os.environ["HOME"])
+        shallow = _project(home, "shallow")
+        deep = _project(home, "deep")
+        chain(deep, 40)
+
+        recorder.watcher.watch(_discover())
+
+        assert [str(deep)] == [p["root"] for p in recorder.watcher.health()]
+        assert str(shallow) not in str(recorder.watcher.health())
