@@ -128,6 +128,43 @@ class TestDeafWatches:
         assert daemon.events("watch_split")
         assert daemon.events("watch_deaf")
 
+    def test_inotify_watches_running_out_are_seen_and_swept(
+        self, start_daemon: Starter, isolated_home: Home
+    ) -> None:
+        """A real ENOSPC: the watch limit of a user namespace of its own, set to 40.
+
+        watchdog swallows a subdirectory watch it cannot add, so only the
+        coverage check can see the gap. Every project gets a save in its
+        last subdirectory, at start and in a project made later, with the
+        full sweep 10 minutes away: each must still reach its snapshot, and
+        the deaf ones are named by memory dir, never the whole tree.
+        """
+        memories = [_make_project(isolated_home.claude, f"-p{i}") for i in range(3)]
+        for memory in memories:
+            for j in range(20):
+                (memory / f"n{j:02}").mkdir()
+            backdate(memory)
+        limit = 'echo 40 > /proc/sys/user/max_inotify_watches && exec "$@"'
+        wrapper = ("unshare", "--user", "--map-root-user", "sh", "-c", limit, "sh")
+        daemon = start_daemon(wrapper=wrapper, MEMD_SWEEP_SECONDS="600")
+        later = _make_project(isolated_home.claude, "-later")
+        (later / "n00").mkdir()
+        for memory in [*memories, later]:
+            (memory / "n19" if memory != later else memory / "n00").joinpath(
+                "deep_note.md"
+            ).write_text(topic("deep_note", body="Saved where no watch is.\n"))
+
+        for memory in [*memories, later]:
+            daemon.wait_fresh(memory)
+        status = _status(daemon)
+        watch = status.get("watch") or {}
+        assert isinstance(watch, dict)
+        deaf = {str(problem["root"]) for problem in watch["deaf"]}
+        assert deaf, "the watches that ran out are reported"
+        assert deaf <= {str(m) for m in [*memories, later]}, deaf
+        assert daemon.events("watch_deaf")
+        assert int(str(status["fallbacks"])) >= len(deaf)
+
     def test_a_rename_storm_never_leaves_a_project_stale(
         self, start_daemon: Starter, isolated_home: Home, project: Path
     ) -> None:
