@@ -234,8 +234,11 @@ class _Daemon:
         if batch.rediscover or batch.rescan_all:
             before = self._known()
             added_watches = self._rediscover()
-            self._check_watch_health(time.monotonic())  # a failed watch: swept now
             now_dirs = self._known()
+            # A watch just added, failed, or a new directory whose watches the
+            # kernel may have refused: check now, so a gap is swept from now on.
+            if added_watches or now_dirs - before or self.watcher.has_failed():
+                self._check_watch_health(time.monotonic())
             dirs |= now_dirs - before
             for gone in before - now_dirs:
                 self.dirs.pop(gone, None)

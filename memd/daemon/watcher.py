@@ -174,6 +174,11 @@ class Watcher:
                     problems.append({"root": root.path, "reason": reason})
             return problems
 
+    def has_failed(self) -> bool:
+        """Whether a root could not be scheduled at all (cheap, unlike `health`)."""
+        with self._lock:
+            return bool(self._failed)
+
     def restart(self) -> None:
         """Retry native watching for what `health` found deaf.
 

@@ -137,7 +137,8 @@ class TestDeafWatches:
         coverage check can see the gap. Every project gets a save in its
         last subdirectory, at start and in a project made later, with the
         full sweep 10 minutes away: each must still reach its snapshot, and
-        the deaf ones are named by memory dir, never the whole tree.
+        the deaf ones are named by memory dir, never the whole tree. (A gap
+        that opens later in a known directory waits for the full sweep.)
         """
         memories = [_make_project(isolated_home.claude, f"-p{i}") for i in range(3)]
         for memory in memories:
@@ -147,8 +148,12 @@ class TestDeafWatches:
         limit = 'echo 40 > /proc/sys/user/max_inotify_watches && exec "$@"'
         wrapper = ("unshare", "--user", "--map-root-user", "sh", "-c", limit, "sh")
         daemon = start_daemon(wrapper=wrapper, MEMD_SWEEP_SECONDS="600")
-        later = _make_project(isolated_home.claude, "-later")
-        (later / "n00").mkdir()
+        # Made whole and moved in, as a restore or a sync would: no race with
+        # the rediscovery its arrival causes.
+        made = _make_project(isolated_home.root / "elsewhere", "-later")
+        (made / "n00").mkdir()
+        os.rename(made.parent, isolated_home.claude / "projects" / "-later")
+        later = isolated_home.claude / "projects" / "-later" / "memory"
         for memory in [*memories, later]:
             (memory / "n19" if memory != later else memory / "n00").joinpath(
                 "deep_note.md"
@@ -161,7 +166,9 @@ class TestDeafWatches:
         assert isinstance(watch, dict)
         deaf = {str(problem["root"]) for problem in watch["deaf"]}
         assert deaf, "the watches that ran out are reported"
-        assert deaf <= {str(m) for m in [*memories, later]}, deaf
+        # A memory dir, or a project dir that holds one, never the whole tree.
+        narrow = {str(p) for m in [*memories, later] for p in (m, m.parent)}
+        assert deaf <= narrow, deaf
         assert daemon.events("watch_deaf")
         assert int(str(status["fallbacks"])) >= len(deaf)
 
