@@ -183,37 +183,37 @@ class Watcher:
         """Retry native watching for what `health` found deaf.
 
         A dead shared inotify thread or a runaway warning stream takes a
-        fresh observer and every watch again, and then a rescan of every
-        directory. A root that failed, lost its emitter or had gaps is only
+        fresh observer with every watch again, then a rescan of everything.
+        Otherwise a root that failed, lost its emitter or had gaps is only
         scheduled again, by the rediscovery this asks for, and only the
-        directories under it are rescanned.
+        directories it covers are rescanned.
         """
         with self._lock:
             whole = self._runaway.tripped or (
                 self._kind == "native" and not _shared_inotify_alive()
             )
-            if not whole:
+            if whole:
+                self._restart_observer()
+            else:
                 for root in self._gaps & set(self._watches):
                     self._unschedule(root)
-                self._gaps.clear()
-        if not whole:
-            self._settler.flag(rediscover=True)
-            return
-        with self._lock:
-            old = self._observer
-            with contextlib.suppress(Exception):  # it may be half dead already
-                old.unschedule_all()
-                old.stop()
-            _reset_shared_inotify()
-            self._runaway.reset()
-            self._observer, self._kind = self._main_observer()
-            self._observer.start()
-            roots = list(self._watches)
-            self._watches.clear()
-            self._failed.clear()
-            for root in sorted(roots, key=lambda r: (not r.recursive, r.path)):
-                self._schedule(root)
-        self._settler.flag(rescan_all=True, rediscover=True)
+            self._gaps.clear()
+        self._settler.flag(rescan_all=whole, rediscover=True)
+
+    def _restart_observer(self) -> None:
+        old = self._observer
+        with contextlib.suppress(Exception):  # it may be half dead already
+            old.unschedule_all()
+            old.stop()
+        _reset_shared_inotify()
+        self._runaway.reset()
+        self._observer, self._kind = self._main_observer()
+        self._observer.start()
+        roots = list(self._watches)
+        self._watches.clear()
+        self._failed.clear()
+        for root in sorted(roots, key=lambda r: (not r.recursive, r.path)):
+            self._schedule(root)
 
     def watch(self, discovery: Discovery) -> list[str]:
         """Make the watches match `discovery`; return the roots (re)added."""
