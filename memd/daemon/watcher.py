@@ -65,6 +65,7 @@ if TYPE_CHECKING:
 
 _EXHAUSTED = frozenset({errno.ENOSPC, errno.EMFILE})
 MAX_WATCH_DEPTH = 34  # below a watch root: projects/<project>/memory/ + 32 levels
+TOO_DEEP = f"deeper than {MAX_WATCH_DEPTH} levels below the watch"
 RUNAWAY_RECORDS_PER_MINUTE = 200  # watchdog log records; more means it is thrashing
 _VANISHED = frozenset({errno.ENOENT, errno.ENOTDIR})
 _OVERFLOW_LOGGERS = ("watchdog.observers.inotify_c", "watchdog.observers.inotify")
@@ -107,6 +108,8 @@ class Watcher:
         # Recursive roots watched as parts: a flat watch plus one per subdirectory.
         self._split: set[str] = set()
         self._gaps: set[WatchRoot] = set()  # live recursive watches `health` saw miss
+        # Memory dirs too deep to hand to watchdog: only their top level is watched.
+        self._shallow: set[str] = set()
         self._overflow = _OverflowHandler(self._on_overflow)
         self._runaway = _RunawayFilter(RUNAWAY_RECORDS_PER_MINUTE)
 
@@ -149,6 +152,9 @@ class Watcher:
             problems: list[dict[str, object]] = [
                 {"root": r, "reason": why} for r, why in self._failed.items()
             ]
+            problems.extend(
+                {"root": path, "reason": TOO_DEEP} for path in sorted(self._shallow)
+            )
             thread_dead = self._kind == "native" and not _shared_inotify_alive()
             runaway = self._runaway.tripped
             self._gaps.clear()
@@ -177,7 +183,7 @@ class Watcher:
     def has_failed(self) -> bool:
         """Whether a root could not be scheduled at all (cheap, unlike `health`)."""
         with self._lock:
-            return bool(self._failed)
+            return bool(self._failed or self._shallow)
 
     def restart(self) -> None:
         """Retry native watching for what `health` found deaf.
@@ -198,6 +204,8 @@ class Watcher:
                 for root in self._gaps & set(self._watches):
                     self._unschedule(root)
             self._gaps.clear()
+            self._failed.clear()  # tried again by the next `watch`
+            self._shallow.clear()
         self._settler.flag(rescan_all=whole, rediscover=True)
 
     def _restart_observer(self) -> None:
@@ -227,13 +235,18 @@ class Watcher:
                 *discovery.files,
             )
             wanted = set(self._expand(discovery.watch_roots))
+            for path in set(self._failed) - {root.path for root in wanted}:
+                del self._failed[path]
             for root in list(self._watches):
                 watch, _, observer = self._watches[root]
                 if root not in wanted or not _is_alive(observer, watch):
                     self._unschedule(root)
             added: list[str] = []
+            # A root that failed waits for `restart` (with backoff): each try
+            # of a tree watchdog cannot walk leaks the watches it added.
             for root in sorted(
-                wanted - set(self._watches), key=lambda r: (not r.recursive, r.path)
+                {r for r in wanted - set(self._watches) if r.path not in self._failed},
+                key=lambda r: (not r.recursive, r.path),
             ):
                 added.extend(self._schedule(root))
             return added
@@ -292,23 +305,29 @@ class Watcher:
                 pending.extend(
                     WatchRoot(d, recursive=True) for d in _subdirs(root.path)
                 )
+            elif root.recursive and root.path in self._shallow:
+                expanded.append(WatchRoot(root.path, recursive=False))
             else:
                 expanded.append(root)
         return expanded
 
-    def _split_root(self, root: WatchRoot, why: str) -> list[str] | None:
-        """Watch `root` as parts when it cannot be watched whole; None if it may not.
+    def _watch_in_parts(self, root: WatchRoot) -> list[str]:
+        """Watch a tree too deep to watch whole; return the paths now watched.
 
-        A recursive watch of `<base>/projects/` fails as a whole when one
-        project holds a chain too deep for watchdog's walk (Python 3.11's
-        `os.walk` recurses). Split into a flat watch (new projects) and one recursive
-        watch per subdirectory, only the part with the problem is left to
-        the stat sweep; the split goes on down to the memory dir itself.
+        A tree deeper than `MAX_WATCH_DEPTH` is never handed to watchdog:
+        its walk recurses (Python 3.11's `os.walk`), so a 1,100-level chain
+        raises RecursionError, and it has no depth cap. A directory above
+        the memory dirs (`<base>/projects/`) is split into a flat watch (new
+        projects) and one recursive watch per subdirectory, again as needed,
+        so only the project with the chain is affected. A memory dir gets a
+        flat watch of its top level, and the stat sweep covers the rest.
         """
-        if not root.recursive or root.path in self._dirs:
-            return None
-        self._log.info("watch_split", path=root.path, reason=why)
-        self._split.add(root.path)
+        if root.path in self._dirs:
+            self._shallow.add(root.path)
+            self._log.warning("watch_shallow", path=root.path, reason=TOO_DEEP)
+        else:
+            self._split.add(root.path)
+            self._log.info("watch_split", path=root.path, reason=TOO_DEEP)
         added: list[str] = []
         for part in sorted(self._expand([root]), key=lambda r: r.path):
             if part not in self._watches:
@@ -318,6 +337,8 @@ class Watcher:
     def _schedule(self, root: WatchRoot) -> list[str]:
         """Watch `root`; return the paths now watched anew (its parts, if split)."""
         self._failed.pop(root.path, None)
+        if root.recursive and bounded_subdirectories(root.path, MAX_WATCH_DEPTH)[1]:
+            return self._watch_in_parts(root)
         try:
             watch = self._observer.schedule(
                 self._handler,
@@ -326,10 +347,7 @@ class Watcher:
                 event_filter=_event_filter(polling=self._kind == "polling"),
             )
         except RecursionError:
-            # watchdog's recursive walk of a very deep chain: the daemon sweeps it.
-            parts = self._split_root(root, "too deep")
-            if parts is not None:
-                return parts
+            # Deepened since the check above: swept until `restart` tries again.
             self.fallbacks += 1
             self._failed[root.path] = "directory tree too deep to watch"
             self._log.warning("watch_failed", path=root.path, error="too deep")
@@ -493,7 +511,7 @@ def _coverage_problems(
     gaps: dict[str, str] = {}
     for path in frontier:
         deaf = memory_dir_of(path, memory_dirs) or path
-        gaps.setdefault(deaf, f"deeper than {MAX_WATCH_DEPTH} levels below the watch")
+        gaps.setdefault(deaf, TOO_DEEP)
     watched = _natively_watched(observer, watch) if kind == "native" else None
     if watched is not None:
         missing: dict[str, int] = {}

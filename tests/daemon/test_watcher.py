@@ -258,7 +258,8 @@ class TestSplitWatch:
         """watchdog cannot walk 1,100 levels; the other projects keep native events.
 
         The recursive watch of `projects/` is split into a flat watch and one
-        per project, down to the deep memory dir, which alone is reported.
+        per project, down to the deep memory dir, which gets a flat watch of
+        its own level and alone is reported.
         """
         home = Path(os.environ["HOME"])
         others = [_project(home, f"p{i}") for i in range(3)]
@@ -272,12 +273,15 @@ class TestSplitWatch:
         roots = {(r["path"], r["recursive"]) for r in recorder.watcher.watched_roots()}
         assert (projects, False) in roots
         assert {(str(m.parent), True) for m in others} <= roots
-        assert str(deep) not in {path for path, _ in roots}
+        assert (str(deep), False) in roots
         assert set(added) >= {projects, *(str(m.parent) for m in others)}
         health = recorder.watcher.health()
-        assert [(str(deep), "directory tree too deep to watch")] == [
+        assert [(str(deep), "deeper than 34 levels below the watch")] == [
             (p["root"], p["reason"]) for p in health
         ]
+        (deep / "top.md").write_text("z")  # its own level still has events
+        batches = _collect(recorder, {"top.md"})
+        assert str(deep) in {c.memory_dir for b in batches for c in b.changes}
 
         (others[1] / "a.md").write_text("x")
         batches = _collect(recorder, {"a.md"})
