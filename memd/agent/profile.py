@@ -4,7 +4,8 @@ A profile holds what differs between releases: the truncation sentence, the
 path-validation predicates, the `autoMemoryDirectory` chain and which of its
 sources sit behind the workspace-trust gate, the enablement rules, the project
 folder name rule, the reserved folders, the recall and scan limits, the known
-metadata keys and the `memdir_loaded` fields. Code asks the profile; only
+metadata keys, the `memdir_loaded` fields, the prompt's frontmatter example
+and its `[[name]]` advice, and the git-root checks. Code asks the profile; only
 `profile_for_version` compares versions. Adding a release means adding one
 profile to `PROFILES` and its tests.
 
@@ -19,6 +20,7 @@ from types import MappingProxyType
 
 from memd.agent import enablement_rules as en
 from memd.agent import path_rules as pr
+from memd.agent import wording
 from memd.agent.enablement_rules import Enablement
 from memd.agent.provenance import claude_code_item_problem
 from memd.agent.truncation_notice import notice_2_1_112, notice_2_1_332
@@ -59,6 +61,8 @@ class AgentProfile:
     telemetry_fields: tuple[
         str, ...
     ]  # memdir_loaded fields beyond the agent-memory ones
+    prompt_frontmatter: tuple[str, ...]  # the example block in "How to save"
+    prompt_link_advice: str | None  # the `[[name]]` sentence after it
 
     @property
     def version_tuple(self) -> tuple[int, ...]:
@@ -91,6 +95,8 @@ PROFILE_2_1_112 = AgentProfile(
     known_metadata_keys=frozenset(_BASE_METADATA_KEYS),
     metadata_checks=MappingProxyType({}),
     telemetry_fields=_BASE_TELEMETRY,
+    prompt_frontmatter=wording.FRONTMATTER_EXAMPLE,
+    prompt_link_advice=None,
 )
 
 PROFILE_2_1_332 = AgentProfile(
@@ -133,6 +139,8 @@ PROFILE_2_1_332 = AgentProfile(
         "prompt_variant",
         "team_write_steered",
     ),
+    prompt_frontmatter=wording.FRONTMATTER_EXAMPLE_NESTED,
+    prompt_link_advice=wording.LINK_ADVICE,
 )
 
 # Oldest first; the last is the default.
