@@ -11,7 +11,9 @@ From 2.1.332 the profile's `GitRootRules` add stricter checks ("Git roots:
 stricter checks"): a `.git` link must stay inside its folder, `gitdir:` and
 `commondir` targets may not be network or device paths, leave their place
 through a link, or hold `\\` on POSIX; a bare common dir holding a `.git` of
-its own is not followed; Linux autofs map roots are never probed.
+its own is not followed; Linux autofs map roots are never probed. A diskless
+session finds no root at all, but REFERENCE.md names no signal for one and
+memd resolves on-disk sessions only, so that rule has no counterpart here.
 
 Unlike the reference there is no LRU cache: the daemon re-resolves when one of
 `git_root_inputs(start)` changes. Read-only; stdlib `os` only at import time.

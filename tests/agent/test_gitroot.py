@@ -29,6 +29,31 @@ def _plain_dir(tmp_path: Path) -> Path:
     return path
 
 
+def _both(start: Path) -> tuple[str | None, str | None]:
+    """The canonical root of `start` under 2.1.112, then under 2.1.332."""
+    return (
+        find_canonical_git_root(str(start), profile="2.1.112"),
+        find_canonical_git_root(str(start), profile="2.1.332"),
+    )
+
+
+def _crafted_worktree(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A main repo's hand-made worktree entry and the worktree that uses it.
+
+    Returns (main, entry, other): entry is `main/.git/worktrees/w`, other has
+    a `.git` file naming it, and the entry's commondir and gitdir agree.
+    """
+    main = tmp_path.resolve() / "main"
+    entry = main / ".git" / "worktrees" / "w"
+    entry.mkdir(parents=True)
+    other = tmp_path.resolve() / "w"
+    other.mkdir()
+    (other / ".git").write_text(f"gitdir: {entry}\n")
+    (entry / "commondir").write_text("../..\n")
+    (entry / "gitdir").write_text(f"{other}/.git\n")
+    return main, entry, other
+
+
 class TestFindGitRoot:
     def test_repository_root(self, repo: Path) -> None:
         """The root of a repository is its own git root."""
@@ -189,14 +214,7 @@ class TestFindCanonicalGitRoot:
 
     def test_crafted_but_consistent_entry_is_followed(self, tmp_path: Path) -> None:
         """A hand-made entry that passes both checks resolves like git's own."""
-        main = tmp_path.resolve() / "main"
-        entry = main / ".git" / "worktrees" / "w"
-        entry.mkdir(parents=True)
-        other = tmp_path.resolve() / "w"
-        other.mkdir()
-        (other / ".git").write_text(f"gitdir: {entry}\n")
-        (entry / "commondir").write_text("../..\n")
-        (entry / "gitdir").write_text(f"{other}/.git\n")
+        main, _, other = _crafted_worktree(tmp_path)
 
         assert str(main) == find_canonical_git_root(str(other))
 
@@ -245,31 +263,6 @@ class TestGitRootInputs:
 
         assert (str(plain_dir / ".git"), "/.git") == (actual[0], actual[-1])
         assert len(plain_dir.parts) == len(actual)
-
-
-def _both(start: Path) -> tuple[str | None, str | None]:
-    """The canonical root of `start` under 2.1.112, then under 2.1.332."""
-    return (
-        find_canonical_git_root(str(start), profile="2.1.112"),
-        find_canonical_git_root(str(start), profile="2.1.332"),
-    )
-
-
-def _crafted_worktree(tmp_path: Path) -> tuple[Path, Path, Path]:
-    """A main repo's hand-made worktree entry and the worktree that uses it.
-
-    Returns (main, entry, other): entry is `main/.git/worktrees/w`, other has
-    a `.git` file naming it, and the entry's commondir and gitdir agree.
-    """
-    main = tmp_path.resolve() / "main"
-    entry = main / ".git" / "worktrees" / "w"
-    entry.mkdir(parents=True)
-    other = tmp_path.resolve() / "w"
-    other.mkdir()
-    (other / ".git").write_text(f"gitdir: {entry}\n")
-    (entry / "commondir").write_text("../..\n")
-    (entry / "gitdir").write_text(f"{other}/.git\n")
-    return main, entry, other
 
 
 class TestStricterChecks:
