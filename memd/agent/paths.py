@@ -166,9 +166,11 @@ def default_memory_dir(
     from memd.agent.gitroot import find_canonical_git_root
 
     env = os.environ if env is None else env
-    name = _profile(profile).project_dir_name(env)
+    agent = _profile(profile)
+    name = agent.project_dir_name(env)
     if name is None:
-        name = sanitize_path(find_canonical_git_root(project_root) or project_root)
+        git_root = find_canonical_git_root(project_root, profile=agent)
+        name = sanitize_path(git_root or project_root)
     joined = js_join(memory_base_dir(env), "projects", name, "memory")
     return unicodedata.normalize("NFC", joined + os.sep)
 
@@ -363,7 +365,9 @@ def resolve_memory_location(
     agent = _profile(profile)
     root = project_root_of(project_root)
     layers = load_settings(root, env)
-    inputs = tuple(layer.path for layer in layers) + git_root_inputs(root)
+    inputs = tuple(layer.path for layer in layers) + git_root_inputs(
+        root, profile=agent
+    )
     trust = None
     if agent.trust_gated_sources:
         trust, trust_input = _workspace_trust(root, env)

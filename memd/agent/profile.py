@@ -4,7 +4,8 @@ A profile holds what differs between releases: the truncation sentence, the
 path-validation predicates, the `autoMemoryDirectory` chain and which of its
 sources sit behind the workspace-trust gate, the enablement rules, the project
 folder name rule, the reserved folders, the recall and scan limits, the known
-metadata keys and the `memdir_loaded` fields. Code asks the profile; only
+metadata keys, the `memdir_loaded` fields, the prompt's frontmatter example
+and its `[[name]]` advice, and the git-root checks. Code asks the profile; only
 `profile_for_version` compares versions. Adding a release means adding one
 profile to `PROFILES` and its tests.
 
@@ -19,6 +20,7 @@ from types import MappingProxyType
 
 from memd.agent import enablement_rules as en
 from memd.agent import path_rules as pr
+from memd.agent import wording
 from memd.agent.enablement_rules import Enablement
 from memd.agent.provenance import claude_code_item_problem
 from memd.agent.truncation_notice import notice_2_1_112, notice_2_1_332
@@ -32,6 +34,46 @@ MetadataCheck = Callable[[object], str | None]
 # Metadata keys the agent itself writes or reads, in either release.
 _BASE_METADATA_KEYS = ("node_type", "type", "originSessionId", "modified")
 _BASE_TELEMETRY = ("memory_type", "total_file_count", "total_subdir_count")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GitRootRules:
+    """How strictly `find_git_root` and `find_canonical_git_root` check `.git`.
+
+    REFERENCE.md "2.1.332: what changed", "Git roots: stricter checks".
+    """
+
+    unsafe_targets: tuple[Callable[[str], bool], ...]  # network or device paths
+    confine_links: bool  # a link may not carry `.git` or a git dir out of place
+    refuse_backslash: bool  # in a `gitdir:` or `commondir` target, on POSIX
+    bare_common_with_git_is_own_root: bool
+    skip_autofs_roots: bool  # Linux: never look for `.git` in an autofs map root
+
+
+# 2.1.112 follows any `.git` and any target, as git itself would.
+LENIENT_GIT_ROOTS = GitRootRules(
+    unsafe_targets=(),
+    confine_links=False,
+    refuse_backslash=False,
+    bare_common_with_git_is_own_root=False,
+    skip_autofs_roots=False,
+)
+
+# What 2.1.332 calls a network or device path, for memory paths and git alike.
+_NETWORK_OR_DEVICE = (
+    pr.starts_with_two_separators,
+    pr.is_nt_device_path,
+    pr.is_network_mount,
+    pr.is_macos_special_root,
+)
+
+STRICT_GIT_ROOTS = GitRootRules(
+    unsafe_targets=_NETWORK_OR_DEVICE,
+    confine_links=True,
+    refuse_backslash=True,
+    bare_common_with_git_is_own_root=True,
+    skip_autofs_roots=True,
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -59,6 +101,9 @@ class AgentProfile:
     telemetry_fields: tuple[
         str, ...
     ]  # memdir_loaded fields beyond the agent-memory ones
+    prompt_frontmatter: tuple[str, ...]  # the example block in "How to save"
+    prompt_link_advice: str | None  # the `[[name]]` sentence after it
+    git_roots: GitRootRules
 
     @property
     def version_tuple(self) -> tuple[int, ...]:
@@ -91,6 +136,9 @@ PROFILE_2_1_112 = AgentProfile(
     known_metadata_keys=frozenset(_BASE_METADATA_KEYS),
     metadata_checks=MappingProxyType({}),
     telemetry_fields=_BASE_TELEMETRY,
+    prompt_frontmatter=wording.FRONTMATTER_EXAMPLE,
+    prompt_link_advice=None,
+    git_roots=LENIENT_GIT_ROOTS,
 )
 
 PROFILE_2_1_332 = AgentProfile(
@@ -99,12 +147,7 @@ PROFILE_2_1_332 = AgentProfile(
     entrypoint_max_units=25_000,
     truncation_notice=notice_2_1_332,
     tilde_rest_rejected=pr.tilde_rest_climbs,
-    path_rejections=(
-        pr.starts_with_two_separators,
-        pr.is_nt_device_path,
-        pr.is_network_mount,
-        pr.is_macos_special_root,
-    ),
+    path_rejections=_NETWORK_OR_DEVICE,
     # The CLI's flag settings (`--settings`) never reach memd, so no "flag" source.
     directory_sources=("policy", "local", "project", "user"),
     trust_gated_sources=frozenset({"local", "project"}),
@@ -133,6 +176,9 @@ PROFILE_2_1_332 = AgentProfile(
         "prompt_variant",
         "team_write_steered",
     ),
+    prompt_frontmatter=wording.FRONTMATTER_EXAMPLE_NESTED,
+    prompt_link_advice=wording.LINK_ADVICE,
+    git_roots=STRICT_GIT_ROOTS,
 )
 
 # Oldest first; the last is the default.

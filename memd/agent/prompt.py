@@ -139,7 +139,8 @@ def render_prompt(
         extra_guidelines if extra_guidelines and js_trim(extra_guidelines) else None
     )
     team = mode == "team"
-    recall_bytes = get_profile(profile).recall_max_bytes
+    agent = get_profile(profile)
+    recall_bytes = agent.recall_max_bytes
     recall_limit = None if recall_bytes is None else format_file_size(recall_bytes)
     sections: list[tuple[str, ...]]
     if mode == "kairos":
@@ -158,7 +159,12 @@ def render_prompt(
             intro,
             prompt_text.types_section(with_scope=team),
             prompt_text.what_not_to_save(team=team),
-            prompt_text.how_to_save(team=team, recall_limit=recall_limit),
+            prompt_text.how_to_save(
+                team=team,
+                recall_limit=recall_limit,
+                frontmatter_example=agent.prompt_frontmatter,
+                link_advice=agent.prompt_link_advice,
+            ),
             prompt_text.when_to_access(team=team),
             prompt_text.closing_sections(guidelines),
         ]

@@ -127,6 +127,32 @@ FRONTMATTER_EXAMPLE = (
     "```",
 )
 
+# 2.1.332 on: the nested form the agent writes (REFERENCE.md §8). The three
+# placeholder lines are the agent's own; the body placeholder is memd's words.
+FRONTMATTER_EXAMPLE_NESTED = (
+    "```markdown",
+    "---",
+    "name: {{short-kebab-case-slug}}",
+    "description: {{one-line summary, used to decide relevance in future "
+    "conversations, so be specific}}",
+    "metadata:",
+    "  type: {{user, feedback, project, reference}}",
+    "---",
+    "",
+    "{{the memory; for feedback and project: the rule or fact, then **Why:** and "
+    "**How to apply:** lines. Link related memories with [[their-name]].}}",
+    "```",
+)
+
+# The agent's own sentence (REFERENCE.md, 2.1.332: `[[name]]` links), backticks
+# as in the bundle: both `[[name]]` and the `name` after "where".
+LINK_ADVICE = (
+    "In the body, link to related memories with `[[name]]`, where `name` is the "
+    "other memory's name: slug. Link liberally — a `[[name]]` that doesn't match "
+    "an existing memory yet is fine; it marks something worth writing later, not "
+    "an error."
+)
+
 WHEN_TO_ACCESS = (
     "- Read memories when they look relevant to the task, or when the user "
     "refers to earlier work.",
@@ -234,10 +260,17 @@ def what_not_to_save(*, team: bool) -> tuple[str, ...]:
     return ("## What NOT to save in memory", "", *bullets, "", WHAT_NOT_TO_SAVE_NOTE)
 
 
-def how_to_save(*, team: bool, recall_limit: str | None = None) -> tuple[str, ...]:
+def how_to_save(
+    *,
+    team: bool,
+    recall_limit: str | None = None,
+    frontmatter_example: tuple[str, ...] = FRONTMATTER_EXAMPLE,
+    link_advice: str | None = None,
+) -> tuple[str, ...]:
     """Return `## How to save memories`: a topic file, then a one-line index pointer.
 
-    `recall_limit` (`4KB`, 2.1.332 on) adds the agent's topic-file size advice.
+    `recall_limit` (`4KB`, 2.1.332 on) adds the agent's topic-file size advice;
+    `link_advice`, when given, follows the frontmatter example as a paragraph.
     """
     where = (
         "in the private or the team directory, as its scope says"
@@ -252,8 +285,9 @@ def how_to_save(*, team: bool, recall_limit: str | None = None) -> tuple[str, ..
         f"1. Write the memory to its own topic file {where} (for example "
         "`feedback_testing.md`), starting with this frontmatter:",
         "",
-        *FRONTMATTER_EXAMPLE,
+        *frontmatter_example,
         "",
+        *((link_advice, "") if link_advice is not None else ()),
         "2. Add a pointer to it in `MEMORY.md`, one line per memory, in the form "
         "`- [Title](file.md) — one-line hook`. Keep each line under about 150 "
         "characters. `MEMORY.md` is an index, not a place for the memories "

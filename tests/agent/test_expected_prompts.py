@@ -21,17 +21,39 @@ EXPECTED = Path(__file__).resolve().parent / "expected_prompts"
 MEMD = os.path.join(os.path.dirname(sys.executable), "memd")
 
 
-@pytest.mark.parametrize("mode", ["standard", "team", "kairos"])
+@pytest.mark.parametrize(
+    ("mode", "pin", "expected_file"),
+    [
+        ("standard", None, "standard.md"),
+        ("team", None, "team.md"),
+        ("kairos", None, "kairos.md"),
+        ("standard", "2.1.112", "standard-2.1.112.md"),
+        ("team", "2.1.112", "team-2.1.112.md"),
+        ("kairos", "2.1.112", "kairos.md"),  # no saving steps: the same text
+    ],
+)
 def test_memd_prompt_prints_the_reviewed_text(
-    mode: str, isolated_home: Home, tmp_path: Path
+    mode: str,
+    pin: str | None,
+    expected_file: str,
+    isolated_home: Home,
+    tmp_path: Path,
 ) -> None:
-    """Cold, then warm: both print exactly the reviewed prompt for the mode."""
+    """Cold, then warm: both print exactly the reviewed prompt for the mode.
+
+    Without a pin, memd takes the newest profile (2.1.332) when no `claude`
+    is on PATH, as in CI.
+    """
+    if pin is not None:
+        config = isolated_home.config / "memd" / "config.toml"
+        config.parent.mkdir(parents=True)
+        config.write_text(f'[agent]\nversion = "{pin}"\n')
     memory = tmp_path / "mem"
     memory.mkdir()
     (memory / "MEMORY.md").write_bytes((EXPECTED / "MEMORY.md.in").read_bytes())
     old = 1_700_000_000  # not racily clean, so the second run is served warm
     os.utime(memory / "MEMORY.md", (old, old))
-    expected = (EXPECTED / f"{mode}.md").read_text("utf-8")
+    expected = (EXPECTED / expected_file).read_text("utf-8")
     expected = expected.replace("@MEMORY_DIR@/", f"{memory}/")
     env = isolated_home.env(CLAUDE_COWORK_MEMORY_PATH_OVERRIDE=str(memory))
 

@@ -166,3 +166,64 @@ class TestStripIndexMarkup:
         raw = "---\nnot closed\n- [A](a.md)\n"
 
         assert raw == strip_index_markup(raw)
+
+
+# Typed from REFERENCE.md, "2.1.332: what changed", "`[[name]]` links".
+NESTED_TEMPLATE = (
+    "---\n"
+    "name: {{short-kebab-case-slug}}\n"
+    "description: {{one-line summary, used to decide relevance in future "
+    "conversations, so be specific}}\n"
+    "metadata:\n"
+    "  type: {{user, feedback, project, reference}}\n"
+    "---\n"
+)
+LINK_SENTENCE = (
+    "In the body, link to related memories with `[[name]]`, where `name` is the "
+    "other memory's name: slug. Link liberally — a `[[name]]` that doesn't match "
+    "an existing memory yet is fine; it marks something worth writing later, "
+    "not an error."
+)
+
+
+class TestFrontmatterTemplate:
+    @pytest.mark.parametrize("mode", ["standard", "team"])
+    def test_2_1_332_has_the_nested_template_and_link_sentence(self, mode: str) -> None:
+        """The template, a body asking for `[[their-name]]`, then the sentence."""
+        text, _ = render_prompt(
+            mode=mode, memory_dir="/m/", index_text=INDEX, profile="2.1.332"
+        )
+        saving = text.split("## How to save memories")[1].split("\n## ")[0]
+
+        assert 1 == saving.count(NESTED_TEMPLATE)
+        body = saving.split(NESTED_TEMPLATE)[1].split("```")[0]
+        assert body.startswith("\n{{")
+        assert body.endswith("}}\n")
+        assert "Link related memories with [[their-name]]" in body
+        assert f"```\n\n{LINK_SENTENCE}\n\n2. Add a pointer" in saving
+        assert "type: {{user, feedback, project or reference}}" not in text
+
+    @pytest.mark.parametrize("mode", ["standard", "team"])
+    def test_2_1_112_keeps_the_classic_template(self, mode: str) -> None:
+        """Top-level `type:`, no `metadata:`, no links: as 2.1.112 asks."""
+        text, _ = render_prompt(
+            mode=mode, memory_dir="/m/", index_text=INDEX, profile="2.1.112"
+        )
+
+        assert (
+            "---\nname: {{short title}}\n"
+            "description: {{one specific line, used later to judge whether it is "
+            "relevant}}\ntype: {{user, feedback, project or reference}}\n---\n"
+        ) in text
+        assert "metadata:" not in text
+        assert "[[" not in text
+
+    def test_kairos_has_no_template_in_either_release(self) -> None:
+        """The daily-log prompt has no saving steps, so no template or sentence."""
+        for profile in ("2.1.112", "2.1.332"):
+            text, _ = render_prompt(
+                mode="kairos", memory_dir="/m/", index_text=INDEX, profile=profile
+            )
+
+            assert "name: {{" not in text
+            assert "[[name]]" not in text

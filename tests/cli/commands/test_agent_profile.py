@@ -13,7 +13,7 @@ import pytest
 
 from memd.agent.paths import sanitize_path
 from memd.snapshot.telemetry_sink import read_events
-from tests.conftest import Home
+from tests.conftest import Home, git
 
 MEMD = str(Path(sys.executable).with_name("memd"))  # the installed script
 
@@ -93,6 +93,28 @@ class TestPaths:
         assert (
             f"trust:       trusted project folder {root}: project settings read"
             in trusted
+        )
+
+    def test_git_root_follows_the_profile(
+        self, isolated_home: Home, git_repo: Path
+    ) -> None:
+        """Bare repo holding a `.git`: its worktree is its own root under 2.1.332."""
+        bare = git_repo.parent.resolve() / "bare.git"
+        git("clone", "-q", "--bare", str(git_repo), str(bare), cwd=git_repo.parent)
+        bare_wt = git_repo.parent.resolve() / "bare-wt"
+        git("worktree", "add", "-q", str(bare_wt), cwd=bare)
+        (bare / ".git").mkdir()
+        newest = memd(isolated_home, "paths", "--format", "json", cwd=bare_wt)
+        pin(isolated_home, "2.1.112")
+        pinned = memd(isolated_home, "paths", "--format", "json", cwd=bare_wt)
+
+        projects = isolated_home.claude / "projects"
+        assert (
+            f"{projects}/{sanitize_path(str(bare_wt))}/memory/",
+            f"{projects}/{sanitize_path(str(bare))}/memory/",
+        ) == (
+            json.loads(newest.stdout)["memory_dir"],
+            json.loads(pinned.stdout)["memory_dir"],
         )
 
     def test_bad_pin_is_a_config_error(
