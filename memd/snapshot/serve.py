@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 
+from memd import __version__
 from memd.snapshot.store import MODES
 
 TYPE_CHECKING = False
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
     from memd.snapshot.build import Snapshot
 
 EXTRA_GUIDELINES_ENV = "CLAUDE_COWORK_MEMORY_EXTRA_GUIDELINES"
-RECORD_MAGIC = "memd-resolve 1"
+RECORD_MAGIC = f"memd-resolve 1 {__version__}"  # another release resolves anew
 # PATH decides which `claude` the profile probe finds.
 _ENV_NAMES = ("HOME", "PATH", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME")
 _ENV_PREFIXES = ("CLAUDE_", "MEMD_")
@@ -73,14 +74,14 @@ def read_record(
 ) -> tuple[str, str, str, str] | None:
     """Return (memory_dir, cache_dir, default_mode, profile) if the record is fresh."""
     from memd.fsread import read_bytes
-    from memd.snapshot.store import inputs_unchanged, parse_meta
+    from memd.snapshot.store import META_MAGIC, inputs_unchanged, parse_meta
 
     try:
         raw = read_bytes(record_path(project_root, env))
     except OSError:
         return None
     text = raw.decode("utf-8", "surrogateescape")
-    record = parse_meta(text.replace(RECORD_MAGIC, "memd-snapshot 1", 1))
+    record = parse_meta(text.replace(RECORD_MAGIC, META_MAGIC, 1))
     if record is None:
         return None
     if record.get("project_root") != project_root or record.get(

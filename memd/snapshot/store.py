@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import os
 
+from memd import __version__
 from memd.agent.jscompat import js_trim
 from memd.agent.paths import sanitize_path
 from memd.fsread import read_bytes
@@ -45,7 +46,8 @@ if TYPE_CHECKING:
     from memd.memory.memdir import InputStat
 
 VERSION_GRACE_NS = 5_000_000_000
-META_MAGIC = "memd-snapshot 1"
+# Another memd release may render differently: its snapshots are not read here.
+META_MAGIC = f"memd-snapshot 1 {__version__}"
 MISSING = (-1, 0, 0)  # size, mtime_ns, inode of an input that does not exist
 PROMPT_FILE = "prompt.md"
 META_FILE = "meta.txt"

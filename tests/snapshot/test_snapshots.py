@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+import memd
 from memd.errors import SnapshotError
 from memd.memory.memdir import InputStat
 from memd.racy import RACY_WINDOW_NS
@@ -188,6 +189,19 @@ class TestReadFresh:
         )
 
         assert "prompt\n" == fx.store.read_fresh(str(fx.memory), "standard")
+
+    def test_another_memd_release_wrote_it(self, fx: Fixture) -> None:
+        """An upgrade may render differently (2.1.332's template did): not served."""
+        fx.store.write(
+            make_snapshot(fx.memory, "prompt\n", inputs=(fx.index, fx.memory))
+        )
+        meta = Path(fx.store.directory_for(str(fx.memory), "standard"), "meta.txt")
+        first, rest = meta.read_text().split("\n", 1)
+        assert f"memd-snapshot 1 {memd.__version__}" == first
+        meta.write_text("memd-snapshot 1 0.0.9\n" + rest)
+
+        assert None is fx.store.read_fresh(str(fx.memory), "standard")
+        assert not fx.store.is_fresh(str(fx.memory), "standard")
 
     def test_is_fresh_answers_as_read_fresh_does_without_the_prompt(
         self, fx: Fixture
