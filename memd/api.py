@@ -62,12 +62,14 @@ def lint_path(path: str | os.PathLike[str]) -> list[Diagnostic]:
     Raises:
         memd.MemdError: the path does not exist or has no memory directory.
     """
+    from memd.agent.choice import in_force
     from memd.config import load_config
     from memd.lint.targets import lint_targets, resolve_targets
 
     config = load_config()
-    targets = resolve_targets([os.fspath(path)])
-    return list(lint_targets(targets, config=config))
+    profile = in_force(config).profile
+    targets = resolve_targets([os.fspath(path)], profile=profile)
+    return list(lint_targets(targets, config=config, profile=profile))
 
 
 def append_log(

@@ -38,9 +38,15 @@ class Target:
 
 
 def resolve_targets(
-    paths: Sequence[str], env: Mapping[str, str] | None = None
+    paths: Sequence[str],
+    env: Mapping[str, str] | None = None,
+    *,
+    profile: ProfileSpec = None,
 ) -> tuple[Target, ...]:
     """Return the memory dirs and files `paths` name; none: every known memory dir.
+
+    A project directory is resolved to its memory dir as `profile` (the
+    agent release in force; None: the newest) would resolve it.
 
     Raises:
         UsageError: a path does not exist, or is a project with no memory dir.
@@ -66,7 +72,7 @@ def resolve_targets(
             else:
                 targets.append(Target(path, False))
         elif stat.S_ISDIR(mode):
-            targets.append(Target(_memory_dir_for(raw, path, env), True))
+            targets.append(Target(_memory_dir_for(raw, path, env, profile), True))
         else:
             raise UsageError(f"{raw}: not a regular file or directory")
     return tuple(dict.fromkeys(targets))  # in order, without repeats
@@ -112,7 +118,9 @@ def discover_memory_dirs(env: Mapping[str, str] | None = None) -> tuple[str, ...
     return tuple(t.path for t in discover_targets(env) if t.error is None)
 
 
-def _memory_dir_for(raw: str, path: str, env: Mapping[str, str] | None) -> str:
+def _memory_dir_for(
+    raw: str, path: str, env: Mapping[str, str] | None, profile: ProfileSpec
+) -> str:
     """Return `path` if it is a memory dir, else the memory dir of its project."""
     from memd.agent.gitroot import find_git_root
     from memd.agent.paths import resolve_memory_location
@@ -124,9 +132,9 @@ def _memory_dir_for(raw: str, path: str, env: Mapping[str, str] | None) -> str:
     ):
         return path
     has_markdown = any(name.endswith(".md") for name in _listdir(path))
-    if has_markdown and find_git_root(path) is None:
+    if has_markdown and find_git_root(path, profile=profile) is None:
         return path  # a loose directory of topic files, not a project
-    location = resolve_memory_location(path, env)
+    location = resolve_memory_location(path, env, profile=profile)
     memory_dir = location.memory_dir.rstrip(os.sep)
     if os.path.isdir(memory_dir):
         return memory_dir
@@ -236,13 +244,3 @@ def _unreadable(target: Target) -> Diagnostic:
         f"cannot read {target.path}: {target.error}; memd cannot lint what is in it",
         "check the permissions of this directory and its parents",
     )
-
-
-def lint_settings(
-    env: Mapping[str, str] | None = None,
-) -> tuple[Mapping[str, str], int]:
-    """Return (lint severities, topic-file size limit) from memd's configuration."""
-    from memd.config import load_config
-
-    config = load_config(env)
-    return config.lint_severities, config.max_topic_file_bytes

@@ -33,11 +33,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from memd.lint.targets import lint_settings, resolve_targets
+    from memd.agent.choice import in_force
+    from memd.config import load_config
+    from memd.lint.targets import resolve_targets
 
-    _, max_file_bytes = lint_settings()
+    config = load_config()
+    max_file_bytes = config.max_topic_file_bytes
     changed = skipped = unreadable = 0
-    for target in resolve_targets(args.paths):
+    profile = in_force(config).profile
+    for target in resolve_targets(args.paths, profile=profile):
         if target.error is not None:
             unreadable += 1
             print(f"memd: cannot read {target.path}: {target.error}", file=sys.stderr)

@@ -44,13 +44,15 @@ def exit_code(diagnostics: Sequence[Diagnostic], *, strict: bool) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from memd.agent.choice import in_force
     from memd.config import load_config
     from memd.lint.formats import render
     from memd.lint.targets import lint_targets, resolve_targets
 
     config = load_config()
-    targets = resolve_targets(args.paths)
-    diagnostics = lint_targets(targets, config=config)
+    profile = in_force(config).profile
+    targets = resolve_targets(args.paths, profile=profile)
+    diagnostics = lint_targets(targets, config=config, profile=profile)
     color = args.color == "always" or (
         args.color == "auto" and _is_tty() and "NO_COLOR" not in os.environ
     )

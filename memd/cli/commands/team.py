@@ -50,23 +50,27 @@ def run(args: argparse.Namespace) -> int:
     return _status(config, project)
 
 
-def team_dir_of(project: str) -> str:
-    """Return the team directory of the project at `project`."""
+def team_dir_of(config: Config, project: str) -> str:
+    """Return the team directory of the project at `project`, as the agent in force."""
     import os
 
-    from memd.agent.paths import auto_mem_path, project_root_of
+    from memd.agent.choice import resolve_in_force
+    from memd.agent.paths import project_root_of
 
-    return os.path.join(auto_mem_path(project_root_of(project)), "team")
+    location = resolve_in_force(project_root_of(project), config)
+    return os.path.join(location.memory_dir, "team")
 
 
 def _configured_remote(config: Config, project: str) -> str | None:
     import os
 
+    from memd.agent.choice import in_force
     from memd.agent.gitroot import find_canonical_git_root
     from memd.agent.paths import project_root_of
 
     root = project_root_of(project)
-    for candidate in (os.path.abspath(project), root, find_canonical_git_root(root)):
+    canonical = find_canonical_git_root(root, profile=in_force(config).profile)
+    for candidate in (os.path.abspath(project), root, canonical):
         if candidate and candidate in config.team_remotes:
             return config.team_remotes[candidate]
     return None
@@ -82,7 +86,7 @@ def _init(args: argparse.Namespace, config: Config, project: str) -> int:
         raise UsageError(
             "no remote: pass --remote URL or set [team.remotes] for this project"
         )
-    team_dir = team_dir_of(project)
+    team_dir = team_dir_of(config, project)
     init_team(
         team_dir,
         remote,
@@ -100,7 +104,7 @@ def _sync(config: Config, project: str) -> int:
     from memd.team.state import record_result
     from memd.team.sync import sync_team
 
-    team_dir = team_dir_of(project)
+    team_dir = team_dir_of(config, project)
     log = get_logger(component="team")
     from memd.team.conflicts import lint_errors
 
@@ -145,7 +149,7 @@ def _detail(result: SyncResult) -> str:
 
 
 def _status(config: Config, project: str) -> int:
-    for line in status_lines(config, team_dir_of(project)):
+    for line in status_lines(config, team_dir_of(config, project)):
         print(line)
     return 0
 

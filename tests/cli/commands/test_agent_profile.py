@@ -272,3 +272,28 @@ class TestEveryCommandResolvesUnderTheProfile:
         assert 0 == done.returncode, done.stderr
         assert in_custom == any((custom / "logs").rglob("*.md"))
         assert in_custom == (f"memory dir:  {custom}{os.sep}" in paths.stdout)
+
+    @pytest.mark.parametrize(
+        ("version", "in_custom"), [("2.1.112", True), ("2.1.332", False)]
+    )
+    def test_lint_of_a_project_lints_the_pinned_releases_dir(
+        self,
+        isolated_home: Home,
+        git_repo: Path,
+        custom: Path,
+        version: str,
+        in_custom: bool,
+    ) -> None:
+        """`memd lint <project>` finds the memory dir the release in force uses."""
+        (custom / "MEMORY.md").write_text("- [Gone](gone.md) — a file that is not\n")
+        default = (
+            isolated_home.claude / "projects" / sanitize_path(str(git_repo)) / "memory"
+        )
+        default.mkdir(parents=True)
+        (default / "MEMORY.md").write_text("")
+        pin(isolated_home, version)
+
+        done = memd(isolated_home, "lint", str(git_repo), cwd=git_repo)
+
+        assert 0 == done.returncode, done.stderr  # a dangling link is a warning
+        assert in_custom == ("gone.md" in done.stdout), done.stdout
