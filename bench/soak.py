@@ -15,13 +15,15 @@ for the whole run. Missed updates are counted over the normal projects.
 
 Usage: python bench/soak.py [--seconds 180] [--projects 200] [--files 10] [--seed 1]
                             [--hostile]
-Exit status 1 when an update was missed or the daemon died.
+Exit status 1 when an update was missed, no measured save came back, or the
+daemon died.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import random
 import shutil
@@ -243,13 +245,17 @@ def soak(
         if hostile:
             _unchain(os.path.join(base, "-hostile-deep", "memory"))
     leaks = _canary_leaks(root) if hostile else 0
-    ordered = sorted(latencies)
-    cut = statistics.quantiles(ordered, n=100, method="inclusive")
+    ordered = sorted(latencies) or [math.inf]  # no measured save came back
+    p99 = (
+        statistics.quantiles(ordered, n=100, method="inclusive")[98]
+        if len(ordered) > 1
+        else ordered[-1]
+    )
     print(f"projects {projects} x {files} files, {seconds:.0f} s, seed {seed}")
     print(f"saves {saves} ({saves / seconds:.1f}/s), measured {len(latencies)}")
     print(
         f"save-to-snapshot latency: p50 {statistics.median(ordered) * 1000:.0f} ms,"
-        f" p99 {cut[98] * 1000:.0f} ms, max {ordered[-1] * 1000:.0f} ms"
+        f" p99 {p99 * 1000:.0f} ms, max {ordered[-1] * 1000:.0f} ms"
     )
     print("RSS MiB: " + ", ".join(f"{t:.0f}s {m:.1f}" for t, m in rss))
     print(f"RSS growth start->end: {rss[-1][1] - rss[0][1]:+.1f} MiB")
@@ -266,7 +272,7 @@ def soak(
         print(f"fallbacks {status.get('fallbacks')}, sweep catches {catches}")
         print(f"outside canary in cache or state: {leaks} files")
     print(f"missed updates: {len(stale)}")
-    return 1 if stale or leaks else 0
+    return 1 if stale or leaks or not latencies else 0
 
 
 def main() -> None:
