@@ -33,6 +33,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_daemon import Daemon, _environment, _memd
@@ -267,7 +268,10 @@ def soak(
     print(f"daemon CPU: {cpu:.1f} s over {seconds:.0f} s ({cpu / seconds:.1%})")
     if hostile:
         watch = status.get("watch", {})
-        print(f"watch: {watch.get('state')}, deaf roots {len(watch.get('deaf', []))}")
+        deaf = watch.get("deaf", [])
+        reasons = Counter(str(problem.get("reason")) for problem in deaf)
+        why = "; ".join(f"{n} {reason}" for reason, n in reasons.most_common())
+        print(f"watch: {watch.get('state')}, deaf roots {len(deaf)} ({why or '-'})")
         catches = status.get("sweep_catches")
         print(f"fallbacks {status.get('fallbacks')}, sweep catches {catches}")
         print(f"outside canary in cache or state: {leaks} files")

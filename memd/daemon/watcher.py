@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import logging
+import math
 import os
 import threading
 import time
@@ -66,6 +67,7 @@ if TYPE_CHECKING:
 _EXHAUSTED = frozenset({errno.ENOSPC, errno.EMFILE})
 MAX_WATCH_DEPTH = 34  # below a watch root: projects/<project>/memory/ + 32 levels
 TOO_DEEP = f"deeper than {MAX_WATCH_DEPTH} levels below the watch"
+OVERFLOW_COALESCE_SECONDS = 1.0  # overflow warnings this close are one overflow
 RUNAWAY_RECORDS_PER_MINUTE = 200  # watchdog log records; more means it is thrashing
 _VANISHED = frozenset({errno.ENOENT, errno.ENOTDIR})
 _OVERFLOW_LOGGERS = ("watchdog.observers.inotify_c", "watchdog.observers.inotify")
@@ -581,6 +583,10 @@ class _Handler(FileSystemEventHandler):
             self._route(src, prefix + event.event_type, event.is_directory)
 
 
+def _is_overflow(record: logging.LogRecord) -> bool:
+    return "overflow" in str(record.msg).lower()
+
+
 class _OverflowHandler(logging.Handler):
     """Hears watchdog's "queue overflowed" warning, the only sign of lost events."""
 
@@ -589,7 +595,7 @@ class _OverflowHandler(logging.Handler):
         self._callback = callback
 
     def emit(self, record: logging.LogRecord) -> None:
-        if "overflow" in str(record.msg).lower():
+        if _is_overflow(record):
             self._callback()
 
 
@@ -610,9 +616,16 @@ class _RunawayFilter(logging.Filter):
         self.window_start = time.monotonic()
         self.count = 0
         self.tripped = False
+        self.last_overflow = -math.inf
 
     def filter(self, record: logging.LogRecord) -> bool:
         now = time.monotonic()
+        if _is_overflow(record):
+            # One kernel overflow reaches every emitter of the shared inotify
+            # reader, each of which logs it: one rescan answers them all.
+            first = now - self.last_overflow >= OVERFLOW_COALESCE_SECONDS
+            self.last_overflow = now if first else self.last_overflow
+            return first
         if now - self.window_start > 60.0:
             self.window_start, self.count = now, 0
         self.count += 1

@@ -138,6 +138,49 @@ class TestDeafWatches:
         daemon.wait_fresh(project)
         assert [] == daemon.events("watch_failed")
 
+    def test_one_overflow_among_many_split_watches_is_one_overflow(
+        self,
+        start_daemon: Starter,
+        isolated_home: Home,
+        project: Path,
+        request: pytest.FixtureRequest,
+    ) -> None:
+        """A kernel overflow reaches the many emitters a split makes: one overflow.
+
+        Several emitters log the same overflow; each used to count (and
+        rescan) once more, and to count towards the runaway-warning guard.
+        """
+        for i in range(220):
+            _make_project(isolated_home.claude, f"-many-{i:03}")
+        deep = _make_project(isolated_home.claude, "-deep")
+        chain(deep, 40)
+        daemon = start_daemon(MEMD_SWEEP_SECONDS="600")
+        daemon.wait_fresh(project)
+        directory = os.open(project, os.O_RDONLY | os.O_DIRECTORY)
+        # Stopped, the daemon cannot drain its queue: as many create/delete
+        # rounds as the queue holds overflow it.
+        limit = int(Path("/proc/sys/fs/inotify/max_queued_events").read_text())
+        daemon.proc.send_signal(signal.SIGSTOP)
+        try:
+            for i in range(limit):
+                name = f"f{i}.tmp"
+                os.close(os.open(name, os.O_CREAT | os.O_WRONLY, dir_fd=directory))
+                os.unlink(name, dir_fd=directory)
+            (project / "user_role.md").write_text(topic("user_role", body="Lost.\n"))
+        finally:
+            os.close(directory)
+            daemon.proc.send_signal(signal.SIGCONT)
+
+        daemon.wait_fresh(project)
+        status = wait_for(
+            lambda: (s := _status(daemon))["queue_overflows"] and s, what="overflow"
+        )
+        assert 1 == status["queue_overflows"]
+        watch = status.get("watch") or {}
+        assert isinstance(watch, dict)
+        assert [str(deep)] == [problem["root"] for problem in watch["deaf"]]
+        assert all("runaway" not in str(e) for e in daemon.events("watch_deaf"))
+
     def test_inotify_watches_running_out_are_seen_and_swept(
         self, start_daemon: Starter, isolated_home: Home
     ) -> None:
