@@ -29,7 +29,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_corpus import isolated_env, make_corpus, make_memory_dir
+from make_corpus import isolated_env, make_corpus, make_memory_dir, vocabulary
 from recall_set import build, topic_text
 
 
@@ -101,12 +101,15 @@ def speed(root: str, runs: int, updates: int) -> None:
     python = first[2:].split()[0] if first.startswith("#!") else sys.executable
     env = isolated_env(root)
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # time memd as installed: with .pyc files
-    make_corpus(os.path.join(env["HOME"], ".claude"), projects=99, files=100)
+    terms = vocabulary()
+    make_corpus(
+        os.path.join(env["HOME"], ".claude"), projects=99, files=100, terms=terms
+    )
     project = os.path.join(env["HOME"], "src", "app")
     os.makedirs(project)
     subprocess.run(["git", "init", "-q", project], env=env, check=True)
     memory_dir = auto_mem_path(project, env=env)
-    make_memory_dir(memory_dir, 100, seed=999)
+    make_memory_dir(memory_dir, 100, seed=999, terms=terms)
     query = ["recall", "--project", project, "which", "tests", "use", "the", "database"]
     every = ["recall", "--all", "which", "tests", "use", "the", "database"]
     for argv in (query, every):  # build, then let racy mtimes age past the window
