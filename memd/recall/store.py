@@ -58,15 +58,16 @@ if TYPE_CHECKING:
     _T = TypeVar("_T")
 
 INDEX_FILE = "recall.sqlite3"
-SCHEMA_VERSION = "4"  # 4: the memory type in `scope`
+SCHEMA_VERSION = "3"
 MEMORY_TYPES = ("user", "feedback", "project", "reference")
 # bm25 column weights: name, description, body. The description is what the
 # agent's own recall judges, so it counts most.
 WEIGHTS = (3.0, 6.0, 1.0, 0.0)  # scope only filters
 _BM25 = f"bm25(docs, {', '.join(str(w) for w in WEIGHTS)})"
 # A search of this many directories or fewer is narrowed inside FTS5 by the
-# `scope` column (a token per directory, and one for the memory type), so
-# BM25 scores only their rows; ORing more tokens costs more than it saves.
+# `scope` column (one token per directory), so BM25 scores only their rows;
+# ORing more tokens costs more than it saves. One token per row: FTS5's bm25
+# counts every column in a row's length, so more would shift every score.
 MAX_SCOPED_DIRS = 32
 CANDIDATES_PER_RESULT = 5  # re-ranked by recency; a near-tie never hides a hit
 MAX_DEPTH = 64
@@ -436,8 +437,7 @@ class RecallIndex:
                 index_text(parsed.name or "", shape),
                 index_text(parsed.description or "", shape),
                 index_text(parsed.body, shape),
-                _scope_token(dir_id)
-                + (f" {_type_token(kind)}" if kind is not None else ""),
+                _scope_token(dir_id),
             ),
         )
 
@@ -572,11 +572,13 @@ class RecallIndex:
         kind: str | None,
         now_ns: int,
     ) -> tuple[Hit, ...]:
-        # Every filter that can goes inside the MATCH (the `scope` tokens), so
-        # FTS5 ranks only the rows wanted and the LIMIT applies before any join:
-        # bodies are read for the candidates alone, never for every match.
+        # A few directories narrow the MATCH itself (the `scope` tokens), so
+        # FTS5 ranks only their rows; more, or a type, are filtered by a join on
+        # `files` inside the ranking query. Either way the LIMIT applies before
+        # the join that reads bodies: they are read for the candidates alone.
         match = expression
-        outside: list[int] = []  # directory ids filtered after ranking, if many
+        filters: list[str] = []
+        params: list[object] = []
         if memory_dirs is not None:
             known = dict(self.conn.execute("SELECT path, id FROM dirs").fetchall())
             ids = sorted({known[d] for d in memory_dirs if d in known})
@@ -586,20 +588,17 @@ class RecallIndex:
                 scopes = " OR ".join(_scope_token(i) for i in ids)
                 match = f"({match}) AND scope:({scopes})"
             elif len(ids) < len(known):
-                outside = ids
+                filters.append(f"o.dir_id IN ({', '.join('?' * len(ids))})")
+                params.extend(ids)
         if kind is not None:
-            if kind not in MEMORY_TYPES:
-                return ()
-            match = f"({match}) AND scope:{_type_token(kind)}"
-        join = where = ""
-        if outside:  # too many directories for the MATCH: rank theirs alone
-            join = " JOIN files o ON o.id = docs.rowid"
-            where = f" AND o.dir_id IN ({', '.join('?' * len(outside))})"
+            filters.append("o.type = ?")
+            params.append(kind)
+        join = " JOIN files o ON o.id = docs.rowid" if filters else ""
         ranked = (
             f"SELECT docs.rowid AS id, {_BM25} AS rank FROM docs{join} "  # noqa: S608 -- only constants and ? placeholders
-            f"WHERE docs MATCH ?{where} ORDER BY rank LIMIT ?"
+            f"WHERE {' AND '.join(['docs MATCH ?', *filters])} ORDER BY rank LIMIT ?"
         )
-        params = [match, *outside, limit * CANDIDATES_PER_RESULT]
+        params = [match, *params, limit * CANDIDATES_PER_RESULT]
         rows = self.conn.execute(
             "SELECT r.rank, d.path, f.relpath, f.name, f.type, f.description, "  # noqa: S608 -- only constants and ? placeholders
             f"f.body, f.mtime_ns FROM ({ranked}) r JOIN files f ON f.id = r.id "
@@ -800,11 +799,6 @@ def stat_signature(memory_dir: str, taken_ns: int) -> tuple[str, bool] | None:
 def _scope_token(dir_id: int) -> str:
     """The `scope` token of a directory's rows: letters and digits only."""
     return f"memddir{dir_id}x"
-
-
-def _type_token(kind: str) -> str:
-    """The `scope` token of a memory type's rows (one of MEMORY_TYPES)."""
-    return f"memdtype{kind}x"
 
 
 def _normal(memory_dir: str) -> str:

@@ -171,7 +171,8 @@ class TestUninstall:
             "mcpServers": {"gh": {"command": "gh-mcp"}, "db": {"command": "db-mcp"}},
             "numStartups": 9,
         } == json.loads(text)
-        assert text.startswith('{\n    "mcpServers"') and text.endswith("}\n")
+        assert text.startswith('{\n    "mcpServers"')
+        assert text.endswith("}\n")
 
     def test_a_memd_server_of_the_users_own_stays(self, isolated_home: Home) -> None:
         """An entry named memd that does not run `memd mcp` is not memd's to remove."""
@@ -253,5 +254,5 @@ def test_installed_entry_serves_a_real_client_until_uninstalled(
     names = anyio.run(tool_names)
     _memd("uninstall")
 
-    assert "memory_recall" in names and "memory_write" in names
+    assert {"memory_recall", "memory_write"} <= set(names)
     assert not path.exists()
