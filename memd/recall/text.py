@@ -111,6 +111,13 @@ STOPWORDS = frozenset(
         "said",
         "say",
         "whats",
+        # Porter stems all four to "us", which every other note contains:
+        # the term would rank thousands of rows and tell none apart. MySQL's
+        # full-text stopword list drops them too.
+        "use",
+        "used",
+        "uses",
+        "using",
     )
 )
 MAX_QUERY_TERMS = 64
