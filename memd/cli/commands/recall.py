@@ -53,8 +53,6 @@ def parse_simple(argv: list[str]) -> object | None:
     each with a valid value. Help, unknown options and every mistake go the
     long way, so their messages and exit codes are argparse's.
     """
-    import types
-
     values: dict[str, object] = {
         "query": [],
         "all": False,
@@ -93,7 +91,14 @@ def parse_simple(argv: list[str]) -> object | None:
     ):
         return None
     values["query"], values["limit"] = words, int(limit)
-    return types.SimpleNamespace(**values)
+    return _Parsed(values)
+
+
+class _Parsed:
+    """What `parse_simple` returns: an argparse-shaped namespace, without `types`."""
+
+    def __init__(self, values: dict[str, object]) -> None:
+        self.__dict__.update(values)
 
 
 def _positive(text: str) -> int:
@@ -242,6 +247,8 @@ def _every_memory_dir(
     try:
         for entry in list_dir(projects):
             candidate = os.path.join(entry.path, "memory")
+            if candidate in found:
+                continue  # indexed: the refresh stats it (or trusts its daemon)
             if entry.is_dir(follow_symlinks=False) and os.path.isdir(candidate):
                 found.add(candidate)
     except OSError:
