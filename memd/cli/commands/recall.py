@@ -12,8 +12,6 @@ from __future__ import annotations
 import os
 import sys
 
-from memd.cli.commands._options import add_project_argument
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
@@ -25,6 +23,8 @@ TYPES = ("user", "feedback", "project", "reference")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from memd.cli.commands._options import add_project_argument  # argparse's path only
+
     parser.add_argument("query", nargs="+", metavar="QUERY", help="what to recall")
     where = parser.add_mutually_exclusive_group()
     add_project_argument(where, "whose memory to search")
