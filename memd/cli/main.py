@@ -61,7 +61,7 @@ COMMANDS = {
     ),
     "mcp": (
         "memd.cli.commands.mcp",
-        "serve memory to any agent over MCP (stdio), or install the server",
+        "serve memory to any agent over MCP (stdio), or (un)install the server",
     ),
 }
 
