@@ -27,6 +27,7 @@ LAYERS = {
     "memd.config_keys": CORE,  # the key table and value parsers; config.py reads files
     "memd.fsread": CORE,  # the one bounded reader (the agent reads through it)
     "memd.racy": CORE,  # the racily-clean rule every stat comparison shares
+    "memd.cache_dir": CORE,  # the default cache dir, for the warm paths
     "memd.config": EDGE,
     "memd.atomic": EDGE,
     "memd.locks": EDGE,

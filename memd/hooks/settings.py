@@ -9,7 +9,9 @@ Claude Code reads hooks from the `hooks` key of its settings files::
 memd adds one matcher group per event and recognises its own groups by their
 command (it starts with the memd executable and `hook`), so `uninstall`
 removes exactly what `install` added and leaves every other hook and key alone.
-Both functions are pure: settings in, settings out.
+Both functions are pure: settings in, settings out. `plan_json_edit` turns
+either into an edit of the file's text; `memd mcp install`/`uninstall` edit
+`~/.claude.json` with it too.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from dataclasses import dataclass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
 # The tools that can write files in current Claude Code (MultiEdit is gone).
 # memd sees what any of them changed by stat, so adding a tool is one word.
@@ -158,16 +160,39 @@ def plan_edit(
 ) -> SettingsEdit:
     """Return the edit that installs or removes memd's hooks, touching nothing else.
 
-    The file keeps its own indentation and key order; the first install's
-    backup is never overwritten; uninstall gives back the backup's exact bytes
-    when nothing but memd's hooks changed since, and removes a file memd
-    created once memd's hooks were its only content.
+    See `plan_json_edit`. Raises `ValueError` (with the reason) for text that
+    is not a JSON object.
+    """
+    return plan_json_edit(
+        current,
+        backup,
+        install=install,
+        add=lambda settings: with_memd_hooks(settings, memd_executable),
+        remove=without_memd_hooks,
+    )
+
+
+def plan_json_edit(
+    current: str | None,
+    backup: str | None,
+    *,
+    install: bool,
+    add: Callable[[dict[str, object]], dict[str, object]],
+    remove: Callable[[dict[str, object]], dict[str, object]],
+) -> SettingsEdit:
+    """Return the edit that applies `add` (install) or `remove` to a JSON file's text.
+
+    `memd hook` and `memd mcp` share it. The file keeps its own indentation
+    and key order; the first install's backup is never overwritten; uninstall
+    gives back the backup's exact bytes when nothing but memd's part changed
+    since, and removes a file memd created once memd's part was its only
+    content.
 
     Raises `ValueError` (with the reason) for text that is not a JSON object.
     """
     settings = _parse(current)
     if install:
-        new = with_memd_hooks(settings, memd_executable)
+        new = add(settings)
         if new == settings:
             return SettingsEdit(is_change=False)
         keep_original = current is not None and backup is None
@@ -176,7 +201,7 @@ def plan_edit(
             text=render_like(new, current),
             backup=current if keep_original else None,
         )
-    new = without_memd_hooks(settings)
+    new = remove(settings)
     if new == settings:
         return SettingsEdit(is_change=False)
     if backup is not None and _parse_or_none(backup) == new:

@@ -4,7 +4,8 @@ Claude Code keeps user-scope MCP servers in the top-level `mcpServers` of
 `~/.claude.json` (`$CLAUDE_CONFIG_DIR/.claude.json` when that is set) and
 starts them in the session's working directory, which is the project memd
 serves. `with_memd_server` adds or refreshes the one `memd` entry and leaves
-every other key and server alone, as `memd.hooks.settings` does for hooks.
+every other key and server alone, as `memd.hooks.settings` does for hooks;
+`without_memd_server` takes out only that entry.
 Clients that start servers elsewhere (Claude Desktop, Cursor, Codex CLI,
 Gemini CLI) get `--project` in their snippet. Pure: data in, data out.
 """
@@ -52,12 +53,31 @@ def with_memd_server(
     return result
 
 
+def is_memd_server(entry: object) -> bool:
+    """Whether an `mcpServers` entry runs `memd mcp`, as `with_memd_server` writes."""
+    if not isinstance(entry, dict):
+        return False
+    command, args = entry.get("command"), entry.get("args")
+    return (
+        isinstance(command, str)
+        and os.path.basename(command) == "memd"
+        and isinstance(args, list)
+        and args[:1] == ["mcp"]
+    )
+
+
 def without_memd_server(config: Mapping[str, object]) -> dict[str, object]:
-    """Return `config` without the `memd` server, and nothing else changed."""
+    """Return `config` without the server memd added, and nothing else changed.
+
+    A `memd` entry that does not run `memd mcp` is the user's own and stays;
+    an `mcpServers` that held only memd's goes, as install found it absent.
+    """
     result = copy.deepcopy(dict(config))
     servers = result.get("mcpServers")
-    if isinstance(servers, dict):
-        servers.pop(SERVER_NAME, None)
+    if isinstance(servers, dict) and is_memd_server(servers.get(SERVER_NAME)):
+        del servers[SERVER_NAME]
+        if not servers:
+            del result["mcpServers"]
     return result
 
 

@@ -26,10 +26,13 @@ clearly when it is not (`RecallUnavailableError`).
 
 from __future__ import annotations
 
+# The C module `sqlite3` wraps, imported directly: the package adds only date
+# adapters memd never uses, and loading `datetime` and `collections` for them
+# costs the warm `memd recall` a tenth of a bare interpreter's start-up. The
+# exception and connection classes are the very same objects.
+import _sqlite3 as sqlite3
 import os
-import sqlite3
 import time
-import zlib
 
 from memd.errors import MemdError
 from memd.fsread import list_dir
@@ -60,8 +63,11 @@ MEMORY_TYPES = ("user", "feedback", "project", "reference")
 # bm25 column weights: name, description, body. The description is what the
 # agent's own recall judges, so it counts most.
 WEIGHTS = (3.0, 6.0, 1.0, 0.0)  # scope only filters
+_BM25 = f"bm25(docs, {', '.join(str(w) for w in WEIGHTS)})"
 # A search of this many directories or fewer is narrowed inside FTS5 by the
-# `scope` column (one token per directory), so BM25 scores only their rows.
+# `scope` column (one token per directory), so BM25 scores only their rows;
+# ORing more tokens costs more than it saves. One token per row: FTS5's bm25
+# counts every column in a row's length, so more would shift every score.
 MAX_SCOPED_DIRS = 32
 CANDIDATES_PER_RESULT = 5  # re-ranked by recency; a near-tie never hides a hit
 MAX_DEPTH = 64
@@ -566,37 +572,37 @@ class RecallIndex:
         kind: str | None,
         now_ns: int,
     ) -> tuple[Hit, ...]:
-        where = ["docs MATCH ?"]
-        params: list[object] = [expression]
+        # A few directories narrow the MATCH itself (the `scope` tokens), so
+        # FTS5 ranks only their rows; more, or a type, are filtered by a join on
+        # `files` inside the ranking query. Either way the LIMIT applies before
+        # the join that reads bodies: they are read for the candidates alone.
+        match = expression
+        filters: list[str] = []
+        params: list[object] = []
         if memory_dirs is not None:
-            if not memory_dirs:
+            known = dict(self.conn.execute("SELECT path, id FROM dirs").fetchall())
+            ids = sorted({known[d] for d in memory_dirs if d in known})
+            if not ids:
                 return ()
-            if len(memory_dirs) <= MAX_SCOPED_DIRS:
-                marks = ", ".join("?" * len(memory_dirs))
-                ids = [
-                    r[0]
-                    for r in self.conn.execute(
-                        f"SELECT id FROM dirs WHERE path IN ({marks})",  # noqa: S608 -- placeholders only
-                        list(memory_dirs),
-                    )
-                ]
-                if not ids:
-                    return ()
+            if len(ids) <= MAX_SCOPED_DIRS:
                 scopes = " OR ".join(_scope_token(i) for i in ids)
-                params[0] = f"({expression}) AND scope:({scopes})"
-            where.append(f"d.path IN ({', '.join('?' * len(memory_dirs))})")
-            params.extend(memory_dirs)
+                match = f"({match}) AND scope:({scopes})"
+            elif len(ids) < len(known):
+                filters.append(f"o.dir_id IN ({', '.join('?' * len(ids))})")
+                params.extend(ids)
         if kind is not None:
-            where.append("f.type = ?")
+            filters.append("o.type = ?")
             params.append(kind)
-        params.append(limit * CANDIDATES_PER_RESULT)
-        weights = ", ".join(str(w) for w in WEIGHTS)
+        join = " JOIN files o ON o.id = docs.rowid" if filters else ""
+        ranked = (
+            f"SELECT docs.rowid AS id, {_BM25} AS rank FROM docs{join} "  # noqa: S608 -- only constants and ? placeholders
+            f"WHERE {' AND '.join(['docs MATCH ?', *filters])} ORDER BY rank LIMIT ?"
+        )
+        params = [match, *params, limit * CANDIDATES_PER_RESULT]
         rows = self.conn.execute(
-            f"SELECT bm25(docs, {weights}) AS rank, d.path, f.relpath, f.name, "  # noqa: S608 -- only constants and ? placeholders
-            "f.type, f.description, f.body, f.mtime_ns "
-            "FROM docs JOIN files f ON f.id = docs.rowid "
-            "JOIN dirs d ON d.id = f.dir_id "
-            f"WHERE {' AND '.join(where)} ORDER BY rank LIMIT ?",
+            "SELECT r.rank, d.path, f.relpath, f.name, f.type, f.description, "  # noqa: S608 -- only constants and ? placeholders
+            f"f.body, f.mtime_ns FROM ({ranked}) r JOIN files f ON f.id = r.id "
+            "JOIN dirs d ON d.id = f.dir_id",
             params,
         ).fetchall()
         scored = []
@@ -779,6 +785,8 @@ def stat_signature(memory_dir: str, taken_ns: int) -> tuple[str, bool] | None:
                 )
             )
     seen.sort()
+    import zlib  # only a stat refresh needs it; a daemon-owned search does not
+
     crc = zlib.crc32(repr(seen).encode("utf-8", "surrogateescape"))
     racy = is_racy(root.st_mtime_ns, taken_ns) or any(
         is_racy(s[2], taken_ns) or is_racy(s[3], taken_ns) for s in seen
@@ -789,7 +797,7 @@ def stat_signature(memory_dir: str, taken_ns: int) -> tuple[str, bool] | None:
 
 
 def _scope_token(dir_id: int) -> str:
-    """The one `scope` token of a directory's rows: letters and digits only."""
+    """The `scope` token of a directory's rows: letters and digits only."""
     return f"memddir{dir_id}x"
 
 
@@ -800,6 +808,8 @@ def _normal(memory_dir: str) -> str:
 
 def _digest(parsed: MemoryFile, mtime_ns: int) -> int:
     """A checksum of what the index keeps of a file (its mtime feeds recency)."""
+    import zlib
+
     text = "\0".join(
         (str(mtime_ns), parsed.name or "", parsed.type or "", parsed.description or "")
     )

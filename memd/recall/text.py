@@ -111,6 +111,13 @@ STOPWORDS = frozenset(
         "said",
         "say",
         "whats",
+        # Porter stems all four to "us", which every other note contains:
+        # the term would rank thousands of rows and tell none apart. MySQL's
+        # full-text stopword list drops them too.
+        "use",
+        "used",
+        "uses",
+        "using",
     )
 )
 MAX_QUERY_TERMS = 64
@@ -187,22 +194,24 @@ def snippet(text: str, terms: tuple[str, ...], *, width: int = 160) -> str:
     """Return about `width` characters of `text` around the first matched term.
 
     Matched terms are wrapped in `[` `]`; whitespace runs become one space. A
-    stemmed English term still matches its longer forms (`test` in `tests`).
+    term matches where a word starts, so a stemmed English term still marks
+    its longer forms (`test` in `tests`) but never the inside of another word
+    (`use` in `because`); CJK terms, written without spaces, match anywhere.
     """
     flat = " ".join(text.split())
     lowered = flat.lower()
-    found = [(i, t) for t in terms if (i := lowered.find(t)) >= 0]
+    found = [(i, t) for t in terms if (i := _find_word(lowered, t, 0)) >= 0]
     start = max(min(found)[0] - width // 4, 0) if found else 0
     window = flat[start : start + width]
     lowered_window = window.lower()
     marks: list[tuple[int, int]] = []
     for term in sorted({t for _, t in found}, key=len, reverse=True):
-        at = lowered_window.find(term)
+        at = _find_word(lowered_window, term, 0)
         while at >= 0:
             end = at + len(term)
             if all(end <= a or at >= b for a, b in marks):
                 marks.append((at, end))
-            at = lowered_window.find(term, end)
+            at = _find_word(lowered_window, term, end)
     pieces, last = [], 0
     for a, b in sorted(marks):
         pieces += [window[last:a], "[", window[a:b], "]"]
@@ -211,6 +220,19 @@ def snippet(text: str, terms: tuple[str, ...], *, width: int = 160) -> str:
     prefix = "…" if start else ""
     suffix = "…" if start + width < len(flat) else ""
     return prefix + "".join(pieces).strip() + suffix
+
+
+def _find_word(text: str, term: str, start: int) -> int:
+    """The first index >= `start` where `term` starts a word of `text`, or -1.
+
+    Each `find` resumes past the last refusal, so this stays linear.
+    """
+    at = text.find(term, start)
+    if term and _is_cjk(term[0]):
+        return at
+    while at > 0 and (text[at - 1].isalnum() or text[at - 1] == "_"):
+        at = text.find(term, at + 1)
+    return at
 
 
 def recency_factor(age_days: float, *, weight: float = 0.1) -> float:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 
 from memd import __version__
+from memd.cache_dir import default_cache_dir
 from memd.snapshot.store import MODES
 
 TYPE_CHECKING = False
@@ -50,14 +51,6 @@ def env_fingerprint(env: Mapping[str, str]) -> str:
 
     names = sorted(n for n in env if n.startswith(_ENV_PREFIXES) or n in _ENV_NAMES)
     return fingerprint("\0".join(f"{n}={env[n]}" for n in names))
-
-
-def default_cache_dir(env: Mapping[str, str]) -> str:
-    """Return `$XDG_CACHE_HOME/memd` as memd.config does, without importing it."""
-    home = env.get("HOME") or os.path.expanduser("~")
-    xdg = env.get("XDG_CACHE_HOME", "")
-    base = xdg if os.path.isabs(xdg) else os.path.join(home, ".cache")
-    return os.path.join(base, "memd")
 
 
 def record_path(project_root: str, env: Mapping[str, str]) -> str:

@@ -112,3 +112,147 @@ class TestCommand:
             assert client in out
         assert "[mcp_servers.memd]" in out
         assert not (isolated_home.home / ".claude.json").exists()
+
+
+def _memd(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [MEMD, "mcp", *args], capture_output=True, text=True, check=False
+    )
+
+
+class TestUninstall:
+    """`memd mcp uninstall` takes out what install added, as `memd hook uninstall`."""
+
+    def test_restores_the_original_bytes(self, isolated_home: Home) -> None:
+        """Nothing else changed: the file is its old self, byte for byte, no backup."""
+        path = isolated_home.home / ".claude.json"
+        original = (
+            '{\n    "numStartups": 3,\n    "mcpServers": {\n'
+            '        "gh": {"command": "gh-mcp"}\n    }\n}'
+        )
+        path.write_text(original)
+
+        installed = _memd("install")
+        uninstalled = _memd("uninstall")
+
+        assert (0, 0) == (installed.returncode, uninstalled.returncode)
+        assert original == path.read_text()
+        assert not Path(str(path) + ".memd-backup").exists()
+        assert "restored" in uninstalled.stdout
+
+    def test_deletes_the_file_memd_created(self, isolated_home: Home) -> None:
+        """With no ~/.claude.json before install, uninstall leaves none."""
+        path = isolated_home.home / ".claude.json"
+
+        _memd("install")
+        created = path.exists()
+        uninstalled = _memd("uninstall")
+
+        assert created
+        assert not path.exists()
+        assert not Path(str(path) + ".memd-backup").exists()
+        assert "deleted" in uninstalled.stdout
+
+    def test_later_changes_are_kept(self, isolated_home: Home) -> None:
+        """Claude Code rewrote the file since: only memd's entry goes, layout kept."""
+        path = isolated_home.home / ".claude.json"
+        path.write_text('{\n    "mcpServers": {"gh": {"command": "gh-mcp"}}\n}\n')
+        _memd("install")
+        config = json.loads(path.read_text())
+        config["numStartups"] = 9
+        config["mcpServers"]["db"] = {"command": "db-mcp"}
+        path.write_text(json.dumps(config, indent=4) + "\n")
+
+        result = _memd("uninstall")
+        text = path.read_text()
+
+        assert 0 == result.returncode
+        assert {
+            "mcpServers": {"gh": {"command": "gh-mcp"}, "db": {"command": "db-mcp"}},
+            "numStartups": 9,
+        } == json.loads(text)
+        assert text.startswith('{\n    "mcpServers"')
+        assert text.endswith("}\n")
+
+    def test_a_memd_server_of_the_users_own_stays(self, isolated_home: Home) -> None:
+        """An entry named memd that does not run `memd mcp` is not memd's to remove."""
+        path = isolated_home.home / ".claude.json"
+        original = '{"mcpServers": {"memd": {"command": "/opt/notes/server"}}}'
+        path.write_text(original)
+
+        result = _memd("uninstall")
+
+        assert (0, original) == (result.returncode, path.read_text())
+        assert "not installed in" in result.stdout
+
+    def test_not_installed_touches_nothing(self, isolated_home: Home) -> None:
+        """Uninstall with no file creates none; with a file, leaves it as it is."""
+        path = isolated_home.home / ".claude.json"
+
+        absent = _memd("uninstall")
+        created = path.exists()
+        path.write_text('{"projects": {}}')
+        present = _memd("uninstall")
+
+        assert (0, False) == (absent.returncode, created)
+        assert (0, '{"projects": {}}') == (present.returncode, path.read_text())
+
+    def test_dry_run_shows_the_diff_and_writes_nothing(
+        self, isolated_home: Home
+    ) -> None:
+        """--dry-run prints the lines that would go; the file keeps memd's entry."""
+        path = isolated_home.home / ".claude.json"
+        path.write_text('{\n  "projects": {}\n}\n')
+        _memd("install")
+        before = path.read_text()
+
+        result = _memd("uninstall", "--dry-run")
+
+        assert 0 == result.returncode
+        assert before == path.read_text()
+        assert '-  "mcpServers": {' in result.stdout
+
+    def test_invalid_json_is_left_alone(self, isolated_home: Home) -> None:
+        """A broken ~/.claude.json: one line on stderr, exit 2, file untouched."""
+        path = isolated_home.home / ".claude.json"
+        path.write_text('{"mcpServers": {"memd": ')
+
+        result = _memd("uninstall")
+
+        assert (2, 1) == (result.returncode, len(result.stderr.splitlines()))
+        assert '{"mcpServers": {"memd": ' == path.read_text()
+
+
+def test_installed_entry_serves_a_real_client_until_uninstalled(
+    isolated_home: Home, git_repo: Path
+) -> None:
+    """The entry install writes starts a server the `mcp` SDK client talks to."""
+    import anyio
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    path = isolated_home.home / ".claude.json"
+    _memd("install")
+    entry = json.loads(path.read_text())["mcpServers"]["memd"]
+
+    async def tool_names() -> list[str]:
+        params = StdioServerParameters(
+            command=entry["command"],
+            args=entry["args"],
+            cwd=str(git_repo),
+            env={**os.environ, **entry["env"]},
+        )
+        with open(os.devnull, "w") as quiet:
+            async with (
+                stdio_client(params, errlog=quiet) as (read, write),
+                ClientSession(read, write) as client,
+            ):
+                await client.initialize()
+                listed = await client.list_tools()
+        return sorted(t.name for t in listed.tools)
+
+    names = anyio.run(tool_names)
+    _memd("uninstall")
+
+    assert {"memory_recall", "memory_write"} <= set(names)
+    assert not path.exists()

@@ -131,6 +131,12 @@ class TestPathEscapes:
             "/etc/passwd",
             "~/secret.md",
             "..\\secret.md",
+            "../secret.md\0.md",
+            "secret.md\0",
+            "../secret.md\n",
+            "\n../secret.md",
+            "./../secret.md",
+            "C:\\secret.md",
         ],
     )
     def test_read_outside_is_refused(self, git_repo: Path, path: str) -> None:
@@ -161,6 +167,69 @@ class TestPathEscapes:
         assert (True, True) == (by_path.is_error, by_name.is_error)  # type: ignore[attr-defined]
         assert "symlink" in text_of(by_path)
         assert "TOP SECRET" not in text_of(recalled)
+
+    def test_symlinked_directory_and_index_are_refused(
+        self, git_repo: Path, tmp_path: Path
+    ) -> None:
+        """A linked subdirectory or a MEMORY.md linked out is never read through."""
+        memory = memory_of(git_repo)
+        outside = tmp_path / "outside"
+        outside.mkdir()
+        (outside / "secret.md").write_text("---\nname: leak\n---\nTOP SECRET\n")
+        (outside / "MEMORY.md").write_text("- [leak](secret.md) TOP SECRET\n")
+        (memory / "sub").symlink_to(outside)
+        (memory / "MEMORY.md").symlink_to(outside / "MEMORY.md")
+
+        results = call(
+            git_repo,
+            ("memory_read", {"name_or_relpath": "sub/secret.md"}),
+            ("memory_read", {"name_or_relpath": "MEMORY.md"}),
+            ("memory_recall", {"query": "top secret leak"}),
+        )
+
+        assert [True, True] == [r.is_error for r in results[:2]]  # type: ignore[attr-defined]
+        assert all("TOP SECRET" not in text_of(r) for r in results)
+
+    @pytest.mark.parametrize(
+        ("name", "relpath"),
+        [
+            ("evil\0../../x", None),  # refused: control characters
+            ("evil\n---\ntype: user\n../x", "user_evil-----type-user-x.md"),
+            ("../\n/etc/x", "user_etc-x.md"),
+        ],
+    )
+    def test_write_names_with_nul_or_newline_stay_inside(
+        self, git_repo: Path, name: str, relpath: str | None
+    ) -> None:
+        """NUL is refused; a newline is a space: one plain file, no injected key."""
+        memory = memory_of(git_repo)
+        before = sorted(p.name for p in memory.parent.iterdir())
+
+        (written,) = call(
+            git_repo,
+            (
+                "memory_write",
+                {
+                    "name": name,
+                    "description": "An attempt to write outside the memory directory",
+                    "type": "feedback",
+                    "body": WHY_HOW,
+                },
+            ),
+        )
+        files = sorted(p.name for p in memory.iterdir())
+
+        assert before == sorted(p.name for p in memory.parent.iterdir())
+        if relpath is None:
+            assert written.is_error  # type: ignore[attr-defined]
+            assert "control characters" in text_of(written)
+            assert [] == files
+        else:
+            relpath = relpath.replace("user_", "feedback_")
+            assert relpath == json.loads(text_of(written))["relpath"]
+            assert ["MEMORY.md", relpath] == files
+            front = (memory / relpath).read_text().split("---\n")[1].splitlines()
+            assert ["type: feedback"] == [k for k in front if k.startswith("type")]
 
     def test_write_names_cannot_place_files(
         self, git_repo: Path, tmp_path: Path

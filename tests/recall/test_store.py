@@ -119,6 +119,46 @@ class TestDaemonPath:
         assert ["user_role.md"] == relpaths(typed)
         assert 1 == len(limited)
 
+    def test_directories_and_type_narrow_the_ranking(self, tmp_path: Path) -> None:
+        """Any set of directories (few, many, every one) and a type: only their rows.
+
+        Few directories are narrowed inside FTS5, more than 32 after ranking;
+        either way no other directory's row comes back, and none is missing.
+        """
+        dirs = []
+        for number in range(40):
+            memory_dir = tmp_path / f"project{number:02d}"
+            memory_dir.mkdir()
+            kind = "user" if number % 2 else "project"
+            (memory_dir / "kafka.md").write_text(
+                f"---\nname: Kafka {number}\ndescription: Kafka topic retention "
+                f"for project {number}\ntype: {kind}\n---\nKeep seven days.\n"
+            )
+            dirs.append(str(memory_dir))
+        with _index(tmp_path) as index:
+            for memory_dir in dirs:
+                index.update(load_memdir(memory_dir))
+
+            def found(where: list[str] | None, kind: str | None = None) -> set[str]:
+                hits = index.search(
+                    "kafka retention", memory_dirs=where, limit=50, type=kind
+                )
+                return {os.path.basename(h.memory_dir) for h in hits}
+
+            few = found(dirs[:3])
+            many = found(dirs[:35])
+            every = found(dirs)
+            few_users = found(dirs[:4], "user")
+            many_users = found(dirs[:35], "user")
+            unknown_type = found(None, "secret")
+
+        assert {"project00", "project01", "project02"} == few
+        assert {f"project{n:02d}" for n in range(35)} == many
+        assert {f"project{n:02d}" for n in range(40)} == every
+        assert {"project01", "project03"} == few_users
+        assert {f"project{n:02d}" for n in range(1, 35, 2)} == many_users
+        assert set() == unknown_type
+
 
 class TestCliPath:
     def test_saved_file_is_found_without_a_daemon(

@@ -58,6 +58,14 @@ class TestSnippet:
 
         assert "…x x x we [deploy] with the blue [green] swi…" == result
 
+    def test_terms_match_where_words_start(self) -> None:
+        """`use` marks `used` but not `because`; CJK terms match inside a run."""
+        text = "because we used 部署流程 daily"
+
+        result = snippet(text, ("use", "部署"), width=80)
+
+        assert "because we [use]d [部署]流程 daily" == result
+
     def test_no_match_starts_at_the_top(self) -> None:
         """Without a match the snippet is the start of the text."""
         assert "one two…" == snippet("one two three", ("zzz",), width=8)

@@ -14,7 +14,7 @@ import sys
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
     from memd.hooks.settings import SettingsEdit
 
@@ -174,35 +174,59 @@ def memd_executable() -> str:
 
 
 def _edit_settings(args: argparse.Namespace, *, install: bool) -> int:
+    from memd.hooks.settings import plan_edit
+
+    executable = memd_executable()
+    return apply_json_edit(
+        settings_file(args),
+        lambda current, backup: plan_edit(
+            current, backup, install=install, memd_executable=executable
+        ),
+        what="memd hooks",
+        install=install,
+        dry_run=args.dry_run,
+    )
+
+
+def apply_json_edit(
+    path: str,
+    plan: Callable[[str | None, str | None], SettingsEdit],
+    *,
+    what: str,
+    install: bool,
+    dry_run: bool,
+    max_bytes: int = MAX_SETTINGS_BYTES,
+) -> int:
+    """Edit the JSON file at `path` as `plan(text, backup)` says; print what it did.
+
+    `memd hook` and `memd mcp` share it. `dry_run` prints the diff instead.
+    A file memd cannot read or parse is left untouched (`UsageError`).
+    """
     import difflib
 
     from memd.atomic import write_atomic
     from memd.errors import UsageError
-    from memd.hooks.settings import plan_edit
 
-    path = settings_file(args)
     backup_path = path + BACKUP_SUFFIX
-    current, backup = _read_text(path), _read_text(backup_path)
+    current, backup = _read_text(path, max_bytes), _read_text(backup_path, max_bytes)
     try:
-        edit = plan_edit(
-            current, backup, install=install, memd_executable=memd_executable()
-        )
+        edit = plan(current, backup)
     except ValueError as error:
         raise UsageError(f"{path}: {error}; left untouched") from None
     if not edit.is_change:
         verb = "already installed in" if install else "not installed in"
-        print(f"memd hooks {verb} {path}")
+        print(f"{what} {verb} {path}")
         return 0
-    if args.dry_run:
+    if dry_run:
         diff = difflib.unified_diff(
             (current or "").splitlines(keepends=True),
             (edit.text or "").splitlines(keepends=True),
             fromfile=f"{path} (now)",
-            tofile=f"{path} ({'with' if install else 'without'} memd hooks)",
+            tofile=f"{path} ({'with' if install else 'without'} {what})",
         )
         sys.stdout.writelines(diff)
         return 0
-    os.makedirs(os.path.dirname(path), exist_ok=True)
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     if edit.backup is not None:
         write_atomic(backup_path, edit.backup.encode("utf-8"))
     if edit.text is None:
@@ -212,36 +236,38 @@ def _edit_settings(args: argparse.Namespace, *, install: bool) -> int:
     if edit.remove_backup:
         os.unlink(backup_path)
     print(
-        _edit_summary(path, install=install, edit=edit, had_backup=backup is not None)
+        _edit_summary(
+            path, what, install=install, edit=edit, had_backup=backup is not None
+        )
     )
     return 0
 
 
 def _edit_summary(
-    path: str, *, install: bool, edit: SettingsEdit, had_backup: bool
+    path: str, what: str, *, install: bool, edit: SettingsEdit, had_backup: bool
 ) -> str:
     if edit.text is None:
-        return f"memd hooks removed: deleted {path}, which memd had created"
+        return f"{what} removed: deleted {path}, which memd had created"
     if edit.remove_backup:
-        return f"memd hooks removed: restored {path} from its backup"
+        return f"{what} removed: restored {path} from its backup"
     done = "installed in" if install else "removed from"
     backup = f" (backup: {path}{BACKUP_SUFFIX})" if edit.backup or had_backup else ""
-    return f"memd hooks {done} {path}{backup}"
+    return f"{what} {done} {path}{backup}"
 
 
-def _read_text(path: str) -> str | None:
+def _read_text(path: str, max_bytes: int) -> str | None:
     """A settings file's text, or None when it does not exist."""
     from memd.errors import UsageError
     from memd.fsread import read_prefix
 
     try:
-        data = read_prefix(path, MAX_SETTINGS_BYTES + 1, follow=True)
+        data = read_prefix(path, max_bytes + 1, follow=True)
     except FileNotFoundError:
         return None
     except OSError as error:
         raise UsageError(f"{path}: cannot read ({error}); left untouched") from None
-    if len(data) > MAX_SETTINGS_BYTES:
-        raise UsageError(f"{path}: larger than 4 MiB; left untouched")
+    if len(data) > max_bytes:
+        raise UsageError(f"{path}: larger than {max_bytes >> 20} MiB; left untouched")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:

@@ -4,7 +4,10 @@
 it), or `--project DIR`. `memd mcp install --claude-code` merges the server
 into Claude Code's user-scope configuration (`~/.claude.json`), keeping every
 other key and server and leaving a `.memd-backup`; `--print` prints the
-snippets for other clients. The `mcp` SDK is imported only when serving.
+snippets for other clients. `memd mcp uninstall` takes out exactly what
+install added, as `memd hook uninstall` does (the same edit, in
+`memd.hooks.settings.plan_json_edit`). The `mcp` SDK is imported only when
+serving.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
 
-BACKUP_SUFFIX = ".memd-backup"
+# ~/.claude.json also holds every project's history and grows with it.
+MAX_CLAUDE_JSON_BYTES = 64 * 1024 * 1024
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -45,11 +49,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     install.add_argument(
         "--dry-run", action="store_true", help="print the change, write nothing"
     )
+    uninstall = sub.add_parser(
+        "uninstall",
+        help="remove memd's MCP server from Claude Code (user scope)",
+        description="Remove what `memd mcp install` added to Claude Code's user "
+        "configuration, and nothing else.",
+    )
+    uninstall.add_argument(
+        "--dry-run", action="store_true", help="print the change, write nothing"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.mcp_command == "install":
-        return _install(args)
+    if args.mcp_command in ("install", "uninstall"):
+        return _edit_claude_json(args, install=args.mcp_command == "install")
     from memd.mcp_server.server import serve_stdio
     from memd.mcp_server.tools import ToolFailedError, open_project
 
@@ -63,63 +76,32 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _install(args: argparse.Namespace) -> int:
-    from memd.cli.commands.hook import memd_executable
-    from memd.mcp_server.install import claude_json_path, client_snippets
+def _edit_claude_json(args: argparse.Namespace, *, install: bool) -> int:
+    """Add (install) or remove memd's server in Claude Code's user config."""
+    from memd.cli.commands.hook import apply_json_edit, memd_executable
+    from memd.hooks.settings import plan_json_edit
+    from memd.mcp_server.install import (
+        claude_json_path,
+        client_snippets,
+        with_memd_server,
+        without_memd_server,
+    )
 
     executable = memd_executable()
-    if args.print:
+    if install and args.print:
         sys.stdout.write(client_snippets(executable))
         return 0
-    return _merge_into(claude_json_path(os.environ), executable, dry_run=args.dry_run)
-
-
-def _merge_into(path: str, executable: str, *, dry_run: bool) -> int:
-    """Add the server to the JSON config at `path`: diff it, or back it up and write it.
-
-    A file that is not a JSON object, or whose `mcpServers` is not one, is
-    left untouched (`UsageError`), as `memd hook install` does for settings.
-    """
-    import difflib
-    import json
-
-    from memd.atomic import write_atomic
-    from memd.errors import UsageError
-    from memd.fsread import read_bytes
-    from memd.mcp_server.install import with_memd_server
-
-    try:
-        old_text: str | None = read_bytes(path, follow=True).decode("utf-8")
-    except FileNotFoundError:
-        old_text = None
-    except (OSError, UnicodeDecodeError) as error:
-        raise UsageError(f"{path}: cannot read ({error}); left untouched") from None
-    try:
-        config = json.loads(old_text) if old_text and old_text.strip() else {}
-        if not isinstance(config, dict):
-            raise ValueError("not a JSON object")
-        new = with_memd_server(config, executable)
-    except ValueError as error:
-        raise UsageError(f"{path}: {error}; left untouched") from None
-    if new == config:
-        print(f"memd MCP server already installed in {path}")
-        return 0
-    new_text = json.dumps(new, indent=2, ensure_ascii=False) + "\n"
-    if dry_run:
-        sys.stdout.writelines(
-            difflib.unified_diff(
-                (old_text or "").splitlines(keepends=True),
-                new_text.splitlines(keepends=True),
-                fromfile=f"{path} (now)",
-                tofile=f"{path} (with the memd MCP server)",
-            )
-        )
-        return 0
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    backup = ""
-    if old_text is not None:
-        write_atomic(path + BACKUP_SUFFIX, old_text.encode("utf-8"))
-        backup = f" (backup: {path}{BACKUP_SUFFIX})"
-    write_atomic(path, new_text.encode("utf-8"))
-    print(f"memd MCP server installed in {path}{backup}")
-    return 0
+    return apply_json_edit(
+        claude_json_path(os.environ),
+        lambda current, backup: plan_json_edit(
+            current,
+            backup,
+            install=install,
+            add=lambda config: with_memd_server(config, executable),
+            remove=without_memd_server,
+        ),
+        what="memd MCP server",
+        install=install,
+        dry_run=args.dry_run,
+        max_bytes=MAX_CLAUDE_JSON_BYTES,
+    )

@@ -12,8 +12,6 @@ from __future__ import annotations
 import os
 import sys
 
-from memd.cli.commands._options import add_project_argument
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
@@ -25,6 +23,8 @@ TYPES = ("user", "feedback", "project", "reference")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from memd.cli.commands._options import add_project_argument  # argparse's path only
+
     parser.add_argument("query", nargs="+", metavar="QUERY", help="what to recall")
     where = parser.add_mutually_exclusive_group()
     add_project_argument(where, "whose memory to search")
@@ -53,8 +53,6 @@ def parse_simple(argv: list[str]) -> object | None:
     each with a valid value. Help, unknown options and every mistake go the
     long way, so their messages and exit codes are argparse's.
     """
-    import types
-
     values: dict[str, object] = {
         "query": [],
         "all": False,
@@ -93,7 +91,14 @@ def parse_simple(argv: list[str]) -> object | None:
     ):
         return None
     values["query"], values["limit"] = words, int(limit)
-    return types.SimpleNamespace(**values)
+    return _Parsed(values)
+
+
+class _Parsed:
+    """What `parse_simple` returns: an argparse-shaped namespace, without `types`."""
+
+    def __init__(self, values: dict[str, object]) -> None:
+        self.__dict__.update(values)
 
 
 def _positive(text: str) -> int:
@@ -212,7 +217,7 @@ def _cache_dir(env: Mapping[str, str]) -> tuple[str, int | None]:
     the defaults, and `memd.config` (which costs more to import than this
     whole command) is not needed.
     """
-    from memd.snapshot.serve import default_cache_dir
+    from memd.cache_dir import default_cache_dir
 
     xdg = env.get("XDG_CONFIG_HOME", "")
     base = xdg if os.path.isabs(xdg) else os.path.join(_home(env), ".config")
@@ -242,6 +247,8 @@ def _every_memory_dir(
     try:
         for entry in list_dir(projects):
             candidate = os.path.join(entry.path, "memory")
+            if candidate in found:
+                continue  # indexed: the refresh stats it (or trusts its daemon)
             if entry.is_dir(follow_symlinks=False) and os.path.isdir(candidate):
                 found.add(candidate)
     except OSError:

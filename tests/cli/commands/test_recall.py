@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -219,3 +220,51 @@ class TestParseSimple:
         from memd.cli.commands.recall import parse_simple
 
         assert None is parse_simple(argv)
+
+
+# What the warm `memd recall` must not load: each costs a real share of the 2x
+# budget against a bare interpreter (the date adapters of the `sqlite3`
+# package; parsers; config; the logging and wiring libraries).
+RECALL_FORBIDDEN = (
+    "argparse",
+    "datetime",
+    "importlib",
+    "json",
+    "re",
+    "sqlite3",
+    "structlog",
+    "tomllib",
+    "types",
+    "yaml",
+    "memd.config",
+    "memd.memory.reader",
+)
+
+
+@pytest.mark.parametrize("where", ["--project", "--all"])
+def test_warm_recall_imports_nothing_heavy(git_repo: Path, where: str) -> None:
+    """A warm `memd recall` through memd.cli.main loads none of RECALL_FORBIDDEN."""
+    memory = memory_of(git_repo)
+    topic(memory, "user_go.md", "Go style", "Tabs in Go files", "user")
+    time.sleep(1.1)  # out of the racy window (ctimes too): the first run records
+    argv = ["recall", "--all"] if where == "--all" else ["recall", where, str(git_repo)]
+    subprocess.run([MEMD, *argv, "tabs"], check=True, capture_output=True)
+    probe = (
+        "import sys\n"
+        "before = set(sys.modules)\n"
+        "from memd.cli.main import main\n"
+        f"code = main({[*argv, 'tabs']!r})\n"
+        "sys.stdout.flush()\n"
+        "new = sorted(set(sys.modules) - before)\n"
+        "sys.stderr.write('CODE %d\\nNEW %s\\n' % (code, ' '.join(new)))\n"
+    )
+
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    )
+    report = result.stderr.splitlines()
+    new = set(report[-1].removeprefix("NEW ").split())
+
+    assert "CODE 0" == report[-2]
+    assert "Go style" in result.stdout
+    assert set() == new & set(RECALL_FORBIDDEN)
