@@ -308,3 +308,25 @@ def unchain(top: Path) -> None:
     finally:
         for fd in fds:
             os.close(fd)
+
+
+def overflow_queue(
+    daemon: Daemon, directory: Path, *, then: Callable[[], object]
+) -> None:
+    """Overflow the daemon's inotify queue with events in `directory`, then `then()`.
+
+    Stopped, the daemon cannot drain its queue. Each round makes at least two
+    events (create, delete), so as many rounds as the queue holds overflow it.
+    """
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    limit = int(Path("/proc/sys/fs/inotify/max_queued_events").read_text())
+    daemon.proc.send_signal(signal.SIGSTOP)
+    try:
+        for i in range(limit):
+            name = f"f{i}.tmp"
+            os.close(os.open(name, os.O_CREAT | os.O_WRONLY, dir_fd=fd))
+            os.unlink(name, dir_fd=fd)
+        then()
+    finally:
+        os.close(fd)
+        daemon.proc.send_signal(signal.SIGCONT)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -13,7 +12,14 @@ from pathlib import Path
 import pytest
 
 from memd.state import remember_project
-from tests.daemon.conftest import MEMD, Daemon, Starter, topic, wait_for
+from tests.daemon.conftest import (
+    MEMD,
+    Daemon,
+    Starter,
+    overflow_queue,
+    topic,
+    wait_for,
+)
 
 pytestmark = pytest.mark.daemon
 
@@ -366,22 +372,13 @@ class TestRecovery:
     def test_queue_overflow_rescans(self, start_daemon: Starter, project: Path) -> None:
         """Events lost to an inotify queue overflow end in a counted rescan."""
         daemon = start_daemon()
-        directory = os.open(project, os.O_RDONLY | os.O_DIRECTORY)
-        # Stopped, the daemon cannot drain its queue. Each round makes at least two
-        # events (create, delete), so as many rounds as the queue holds overflow it.
-        limit = int(Path("/proc/sys/fs/inotify/max_queued_events").read_text())
-        daemon.proc.send_signal(signal.SIGSTOP)
-        try:
-            for i in range(limit):
-                name = f"f{i}.tmp"
-                os.close(os.open(name, os.O_CREAT | os.O_WRONLY, dir_fd=directory))
-                os.unlink(name, dir_fd=directory)
-            (project / "MEMORY.md").write_text(
+        overflow_queue(
+            daemon,
+            project,
+            then=lambda: (project / "MEMORY.md").write_text(
                 "- [Role](user_role.md) — after overflow\n"
-            )
-        finally:
-            os.close(directory)
-            daemon.proc.send_signal(signal.SIGCONT)
+            ),
+        )
 
         daemon.wait_fresh(project)
         status = wait_for(

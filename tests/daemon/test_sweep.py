@@ -22,6 +22,7 @@ from tests.daemon.conftest import (
     Starter,
     backdate,
     chain,
+    overflow_queue,
     topic,
     unchain,
     wait_for,
@@ -156,20 +157,13 @@ class TestDeafWatches:
         chain(deep, 40)
         daemon = start_daemon(MEMD_SWEEP_SECONDS="600")
         daemon.wait_fresh(project)
-        directory = os.open(project, os.O_RDONLY | os.O_DIRECTORY)
-        # Stopped, the daemon cannot drain its queue: as many create/delete
-        # rounds as the queue holds overflow it.
-        limit = int(Path("/proc/sys/fs/inotify/max_queued_events").read_text())
-        daemon.proc.send_signal(signal.SIGSTOP)
-        try:
-            for i in range(limit):
-                name = f"f{i}.tmp"
-                os.close(os.open(name, os.O_CREAT | os.O_WRONLY, dir_fd=directory))
-                os.unlink(name, dir_fd=directory)
-            (project / "user_role.md").write_text(topic("user_role", body="Lost.\n"))
-        finally:
-            os.close(directory)
-            daemon.proc.send_signal(signal.SIGCONT)
+        overflow_queue(
+            daemon,
+            project,
+            then=lambda: (project / "user_role.md").write_text(
+                topic("user_role", body="Lost.\n")
+            ),
+        )
 
         daemon.wait_fresh(project)
         status = wait_for(
