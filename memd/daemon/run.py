@@ -323,11 +323,10 @@ class _Daemon:
                 self.watcher.fallbacks += 1
                 self.log.warning("watch_deaf", **problem, fallback="stat sweep")
         self.deaf_reported = {(p["root"], p["reason"]) for p in self.deaf}
-        if self.deaf:
-            self.next_sweep = min(self.next_sweep, now + DEAF_SWEEP_SECONDS)
         if not self.deaf:
             self.native_backoff = NATIVE_RETRY_SECONDS[0]
             return
+        self.next_sweep = min(self.next_sweep, now + DEAF_SWEEP_SECONDS)
         if now >= self.native_retry_at:
             self.native_retry_at = now + self.native_backoff
             self.native_backoff = min(self.native_backoff * 2, NATIVE_RETRY_SECONDS[1])

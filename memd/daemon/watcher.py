@@ -200,14 +200,14 @@ class Watcher:
             whole = self._runaway.tripped or (
                 self._kind == "native" and not _shared_inotify_alive()
             )
+            gaps, self._gaps = self._gaps, set()
+            self._failed.clear()  # tried again by the next `watch`
+            self._shallow.clear()
             if whole:
                 self._restart_observer()
             else:
-                for root in self._gaps & set(self._watches):
+                for root in gaps & set(self._watches):
                     self._unschedule(root)
-            self._gaps.clear()
-            self._failed.clear()  # tried again by the next `watch`
-            self._shallow.clear()
         self._settler.flag(rescan_all=whole, rediscover=True)
 
     def _restart_observer(self) -> None:
@@ -221,7 +221,6 @@ class Watcher:
         self._observer.start()
         roots = list(self._watches)
         self._watches.clear()
-        self._failed.clear()
         for root in sorted(roots, key=lambda r: (not r.recursive, r.path)):
             self._schedule(root)
 
@@ -297,21 +296,31 @@ class Watcher:
             return self._polling_observer(start=False), "polling"
 
     def _expand(self, roots: Iterable[WatchRoot]) -> list[WatchRoot]:
-        """`roots`, each split one replaced by its parts (see `_split_root`)."""
+        """`roots`, with each split or shallow one replaced by its parts.
+
+        See `_watch_in_parts`. A split project dir's parts are the flat watch
+        (a new `memory/` appears there) and its memory dir, nothing else.
+        """
         expanded: list[WatchRoot] = []
         pending = list(roots)
         while pending:
             root = pending.pop()
             if root.recursive and root.path in self._split:
                 expanded.append(WatchRoot(root.path, recursive=False))
-                pending.extend(
-                    WatchRoot(d, recursive=True) for d in _subdirs(root.path)
-                )
+                children = _subdirs(root.path)
+                if root.path != self._projects_root.rstrip(os.sep):
+                    children = [c for c in children if self._holds_memory(c)]
+                pending.extend(WatchRoot(d, recursive=True) for d in children)
             elif root.recursive and root.path in self._shallow:
                 expanded.append(WatchRoot(root.path, recursive=False))
             else:
                 expanded.append(root)
         return expanded
+
+    def _holds_memory(self, path: str) -> bool:
+        """Whether `path` is a watched memory dir or lies above one."""
+        prefix = path + os.sep
+        return any(d == path or d.startswith(prefix) for d in self._dirs)
 
     def _watch_in_parts(self, root: WatchRoot) -> list[str]:
         """Watch a tree too deep to watch whole; return the paths now watched.
@@ -323,13 +332,18 @@ class Watcher:
         projects) and one recursive watch per subdirectory, again as needed,
         so only the project with the chain is affected. A memory dir gets a
         flat watch of its top level, and the stat sweep covers the rest.
+        Anything else holds no memory and is left unwatched: splitting it
+        would follow a chain down, one thread per level.
         """
+        projects = self._projects_root.rstrip(os.sep)
         if root.path in self._dirs:
             self._shallow.add(root.path)
             self._log.warning("watch_shallow", path=root.path, reason=TOO_DEEP)
-        else:
+        elif projects in (root.path, os.path.dirname(root.path)):
             self._split.add(root.path)
             self._log.info("watch_split", path=root.path, reason=TOO_DEEP)
+        else:
+            return []
         added: list[str] = []
         for part in sorted(self._expand([root]), key=lambda r: r.path):
             if part not in self._watches:
@@ -539,10 +553,10 @@ def _natively_watched(
 
 
 def bounded_subdirectories(root: str, max_depth: int) -> tuple[list[str], list[str]]:
-    """Every directory to `max_depth` below `root` (no symlinks followed), and
-    those at that depth that still have subdirectories.
+    """Return the directories to `max_depth` below `root`, and the deepest with more.
 
-    Iterative, so a chain of 10,000 directories costs no recursion.
+    No symlink is followed. Iterative, so a chain of 10,000 directories
+    costs no recursion.
     """
     found: list[str] = []
     stack = [(root, 0)]

@@ -305,3 +305,31 @@ class TestSplitWatch:
 
         assert [str(deep)] == [p["root"] for p in recorder.watcher.health()]
         assert str(shallow) not in str(recorder.watcher.health())
+
+    def test_a_deep_chain_beside_the_memory_dir_costs_no_watch_per_level(
+        self, recorder: Recorder
+    ) -> None:
+        """A project's own deep tooling tree: split, never followed level by level."""
+        home = Path(os.environ["HOME"])
+        memory = _project(home, "p")
+        other = _project(home, "q")
+        tooling = memory.parent / "tooling"
+        tooling.mkdir()
+        chain(tooling, 60)
+
+        recorder.watcher.watch(_discover())
+
+        projects = str(home / ".claude" / "projects")
+        roots = {(r["path"], r["recursive"]) for r in recorder.watcher.watched_roots()}
+        assert {
+            (projects, False),
+            (str(memory.parent), False),
+            (str(memory), True),
+            (str(other.parent), True),
+        } <= roots
+        assert not any(path.startswith(str(tooling)) for path, _ in roots)
+        assert (str(memory.parent), True) not in roots
+        assert [] == recorder.watcher.health()
+        (memory / "a.md").write_text("x")
+        batches = _collect(recorder, {"a.md"})
+        assert str(memory) in {c.memory_dir for b in batches for c in b.changes}
