@@ -28,6 +28,7 @@ LAYERS = {
     "memd.fsread": CORE,  # the one bounded reader (the agent reads through it)
     "memd.racy": CORE,  # the racily-clean rule every stat comparison shares
     "memd.cache_dir": CORE,  # the default cache dir, for the warm paths
+    "memd.fastjson": CORE,  # JSON through `_json`, without `json`'s `re` import
     "memd.config": EDGE,
     "memd.atomic": EDGE,
     "memd.locks": EDGE,

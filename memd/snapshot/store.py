@@ -286,15 +286,16 @@ class SnapshotReader:
     ) -> list[dict[str, object]] | None:
         """Return diagnostics.json's findings as plain dicts, or None when unreadable.
 
-        The hooks' warm SessionStart words these without `memd.diagnostics`.
+        The hooks' warm SessionStart words these without `memd.diagnostics`
+        (nor `json`: memd.fastjson reads them).
         """
-        import json
+        from memd.fastjson import loads
 
         version_dir = self._version_dir(memory_dir, mode)
         if version_dir is None:
             return None
         try:
-            data = json.loads(read_bytes(os.path.join(version_dir, "diagnostics.json")))
+            data = loads(read_bytes(os.path.join(version_dir, "diagnostics.json")))
         except (OSError, ValueError):
             return None
         items = data.get("diagnostics", data) if isinstance(data, dict) else data

@@ -85,14 +85,14 @@ def run_hook(name: str, *, inject_prompt: bool = False) -> int:
     On any failure print nothing, log why on stderr, and exit 0: a hook must
     never break the agent's session.
     """
-    import json
+    from memd import fastjson  # `json` imports `re` and `enum`: 7 ms, on every call
 
     env = os.environ
     try:
         raw = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
         if len(raw) > MAX_PAYLOAD_BYTES:
             raise ValueError("hook payload larger than 4 MiB")
-        payload = json.loads(raw)
+        payload = fastjson.loads(raw)
         if not isinstance(payload, dict):
             raise ValueError("hook payload is not a JSON object")
         output = _answer(name, payload, env, inject_prompt=inject_prompt)
@@ -100,7 +100,7 @@ def run_hook(name: str, *, inject_prompt: bool = False) -> int:
         _log_failure(error)
         return 0
     if output is not None:
-        sys.stdout.write(json.dumps(output, ensure_ascii=False) + "\n")
+        sys.stdout.write(fastjson.dumps(output) + "\n")
     return 0
 
 
