@@ -400,15 +400,23 @@ class TestPostToolUse:
     def test_no_memory_path_imports_nothing_heavy(
         self, git_repo: Path, memory_dir: Path, isolated_home: Home
     ) -> None:
-        """A call that touched no memory loads no config, YAML, logging or argparse."""
-        heavy = ("tomllib", "yaml", "structlog", "argparse", "dataclasses")
+        """A call that touched no memory loads no config, YAML, logging, argparse,
+        and not even `json` or `re` (memd.fastjson reads the payload)."""
+        heavy = (
+            *("tomllib", "yaml", "structlog", "argparse", "dataclasses"),
+            *("json", "re", "enum"),
+        )
+        # -S: no site, whose .pth files (an editable install's finder) import
+        # `re` before memd runs; memd and its dependencies are put on the path.
+        paths = [str(Path(__file__).resolve().parents[3]), *sys.path[1:]]
         script = (
             "import sys\n"
+            f"sys.path[:0] = {paths!r}\n"
             "sys.argv = ['memd', 'hook', 'post-tool-use']\n"
             "from memd.cli.main import main\n"
             "code = main()\n"
             f"print(sorted(m for m in {heavy!r} if m in sys.modules), code, "
-            "file=sys.stderr)\n"
+            "'memd.hooks.session_state' in sys.modules, file=sys.stderr)\n"
         )
         age(memory_dir)
         run_hook(
@@ -417,7 +425,7 @@ class TestPostToolUse:
         payload = bash_payload(git_repo, "true", isolated_home.env())
 
         result = subprocess.run(
-            [sys.executable, "-c", script],
+            [sys.executable, "-S", "-c", script],
             input=json.dumps(payload),
             capture_output=True,
             text=True,
@@ -427,7 +435,7 @@ class TestPostToolUse:
         )
 
         assert "" == result.stdout
-        assert "[] 0" == result.stderr.strip()
+        assert "[] 0 True" == result.stderr.strip()
 
     @pytest.mark.parametrize(
         "payload",
