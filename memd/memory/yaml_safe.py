@@ -7,7 +7,9 @@ budget (a "billion laughs" bomb) or refer to themselves. The 64 KiB cap is
 applied before this, where `memd.memory.memfile` finds the frontmatter's end.
 
 PyYAML and python-frontmatter are imported inside `load_yaml` only: the warm
-path never parses YAML.
+path never parses YAML. Nor does the commonest frontmatter: lines of
+`key: value` whose values are plainly strings (`plain_mapping`) give what
+PyYAML gives without loading it (its import alone costs 8 ms of a hook).
 """
 
 from __future__ import annotations
@@ -27,8 +29,59 @@ class YamlProblem:
     column: int | None = None
 
 
+# Plain scalars YAML 1.1 resolves to a bool or null, not a string (PyYAML's
+# resolver: yes/no/true/false/on/off and null, in three casings each).
+_NOT_STRINGS = frozenset(
+    casing
+    for word in ("yes", "no", "true", "false", "on", "off", "null")
+    for casing in (word, word.capitalize(), word.upper())
+)
+_KEY_CHARS = frozenset(
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
+)
+_MAX_KEY = 128  # YAML refuses a simple key over 1,024 characters
+
+
+def plain_mapping(text: str) -> dict[str, str] | None:
+    """Return the mapping when every line is `key: value` with a plain string value.
+
+    None (use PyYAML) for anything else: an indent, a comment, a blank line, a
+    value not starting with a letter (a quote, an indicator, a number or a
+    date), `: ` or ` #` inside a value, a value YAML reads as bool or null, a
+    repeated key, a character `str.isprintable` refuses (tabs, CR, NEL, U+2028,
+    a BOM). Only bool and null words start with a letter among the implicit
+    types, so what it accepts PyYAML loads to the same dict of strings
+    (tests/memory/test_yaml_safe.py checks this property).
+    """
+    mapping: dict[str, str] = {}
+    for line in text.removesuffix("\n").split("\n"):
+        key, sep, rest = line.partition(": ")
+        value = rest.strip(" ")
+        if not (
+            sep
+            and key[:1].isascii()
+            and key[:1].isalpha()
+            and len(key) <= _MAX_KEY
+            and set(key) <= _KEY_CHARS
+            and value[:1].isalpha()
+            and ": " not in value
+            and " #" not in value
+            and not value.endswith(":")
+            and value.isprintable()
+            and key not in _NOT_STRINGS
+            and value not in _NOT_STRINGS
+            and key not in mapping
+        ):
+            return None
+        mapping[key] = value
+    return mapping
+
+
 def load_yaml(text: str) -> tuple[object, YamlProblem | None]:
     """Return (value, None) for safe YAML, (None, problem) otherwise; blank is None."""
+    plain = plain_mapping(text)
+    if plain is not None:
+        return plain, None
     import yaml  # heavy: only the cold path parses YAML
     from frontmatter.default_handlers import YAMLHandler
 

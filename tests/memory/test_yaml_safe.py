@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from memd.memory.yaml_safe import YamlProblem, is_within_budget, load_yaml
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from memd.memory.yaml_safe import (
+    YamlProblem,
+    is_within_budget,
+    load_yaml,
+    plain_mapping,
+)
 
 
 class TestLoadYaml:
@@ -63,3 +72,119 @@ class TestBudget:
             is_within_budget([1, 2], budget=3),
             is_within_budget([1, 2, 3], budget=3),
         )
+
+
+# Keys and values near every edge the plain path must refuse or get right.
+_KEYS = st.sampled_from(
+    [
+        "name",
+        "description",
+        "type",
+        "a-b",
+        "x_1",
+        "on",
+        "No",
+        "NULL",
+        "1a",
+        "-a",
+        "ké",
+        "a b",
+        "k" * 130,
+        "?",
+        "<<",
+    ]
+) | st.text(alphabet="abcXYZ019_-: ", min_size=1, max_size=6)
+_SPECIAL = ("\t", "\r", "\x85", "\u2028", "\ufeff", "\x00", "\ud800", "\ue000", "\xa0")
+_VALUE_CHARS = st.sampled_from([*"aZé😀ǅ :#'\"[]{},&*!|>%@`?-.~=\\/1", *_SPECIAL])
+_VALUES = (
+    st.text(alphabet=_VALUE_CHARS, max_size=12)
+    # a letter first, as the plain path wants, so it is taken often
+    | st.builds(str.__add__, st.sampled_from("aZéΩ\u01c5"), st.text(_VALUE_CHARS))
+) | st.sampled_from(
+    [
+        "yes",
+        "Off",
+        "TRUE",
+        "null",
+        "Null",
+        "y",
+        "n",
+        "~",
+        "1e3",
+        "0x1F",
+        ".inf",
+        "2026-02-30",
+        "a: b",
+        "a #c",
+        "C#",
+        "b:",
+        "http://x.y",
+        "x ",
+        " x",
+        "Ω omega",
+    ]
+)
+_LINES = st.tuples(
+    _KEYS, st.sampled_from([": ", ":  ", ":", " : ", ":\t"]), _VALUES
+) | st.tuples(  # a line the plain path may take, so that it is taken often
+    st.sampled_from(["name", "description", "type", "a-b"]),
+    st.just(": "),
+    st.builds(
+        str.__add__,
+        st.sampled_from("aZéΩǅ"),
+        st.text("abcZé😀 ,.'\"()[]{}!?&*|>%@`~=-/\\:#1"),
+    ),
+)
+
+
+@given(st.lists(_LINES, min_size=1, max_size=4), st.sampled_from(["\n", "", "\n\n"]))
+@example([("name", ": ", "Release train")], "\n")
+def test_plain_mapping_is_what_pyyaml_loads(
+    lines: list[tuple[str, str, str]], end: str
+) -> None:
+    """Whatever the plain path accepts, PyYAML's safe loader loads to the same dict."""
+    from frontmatter.default_handlers import YAMLHandler
+
+    text = "\n".join(key + sep + value for key, sep, value in lines) + end
+    plain = plain_mapping(text)
+    if plain is None:
+        return
+    loaded = YAMLHandler().load(text)  # raising here would be a test failure too
+    assert loaded == plain
+    assert all(type(v) is str for v in loaded.values())
+
+
+def test_a_plain_frontmatter_takes_the_plain_path() -> None:
+    """The commonest frontmatter never reaches PyYAML (and so never imports it)."""
+    text = (
+        "name: Release train\ndescription: Releases leave every second Tuesday, "
+        "from main (after the freeze); see CI/CD docs\ntype: project\n"
+    )
+    expected = {
+        "name": "Release train",
+        "description": "Releases leave every second Tuesday, from main "
+        "(after the freeze); see CI/CD docs",
+        "type": "project",
+    }
+
+    assert expected == plain_mapping(text)
+    assert (expected, None) == load_yaml(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "type: yes\n",  # a bool
+        "name: a\nname: b\n",  # a repeated key: PyYAML keeps the last
+        "name: a\n  continued\n",
+        "description: a: b\n",
+        "description: a # note\n",
+        "name: 'quoted'\n",
+        "count: 3\n",
+        "name: a\r\n",
+        "name: a\n\ntype: user\n",
+        "# comment\nname: a\n",
+    ],
+)
+def test_anything_else_goes_to_pyyaml(text: str) -> None:
+    assert plain_mapping(text) is None
