@@ -36,45 +36,114 @@ _NOT_STRINGS = frozenset(
     for word in ("yes", "no", "true", "false", "on", "off", "null")
     for casing in (word, word.capitalize(), word.upper())
 )
-_KEY_CHARS = frozenset(
-    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
-)
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_KEY_CHARS = frozenset(_LETTERS + "0123456789_-")
+_ID_CHARS = frozenset(_LETTERS + "0123456789-")
+_DIGITS = frozenset("0123456789")
 _MAX_KEY = 128  # YAML refuses a simple key over 1,024 characters
+_NESTED = "  "  # the one indent the agent writes under `metadata:`
+
+Plain = dict[str, object]
 
 
-def plain_mapping(text: str) -> dict[str, str] | None:
-    """Return the mapping when every line is `key: value` with a plain string value.
+def plain_mapping(text: str) -> Plain | None:
+    """Return the mapping when the frontmatter is plainly what the agent writes.
 
-    None (use PyYAML) for anything else: an indent, a comment, a blank line, a
-    value not starting with a letter (a quote, an indicator, a number or a
-    date), `: ` or ` #` inside a value, a value YAML reads as bool or null, a
-    repeated key, a character `str.isprintable` refuses (tabs, CR, NEL, U+2028,
-    a BOM). Only bool and null words start with a letter among the implicit
-    types, so what it accepts PyYAML loads to the same dict of strings
-    (tests/memory/test_yaml_safe.py checks this property).
+    That is `key: value` lines, and `key:` opening one level of `  key: value`
+    lines (the agent's `metadata:`), where each value is a string, a date
+    `YYYY-MM-DD` or a UTC time `YYYY-MM-DDTHH:MM:SSZ` (`plain_value`).
+
+    None (use PyYAML) for anything else: a comment, a blank line, another
+    indent, a repeated key, a value that could mean something else in YAML.
+    What it accepts, PyYAML loads to the same value (tests/memory/
+    test_yaml_safe.py checks this property).
     """
-    mapping: dict[str, str] = {}
+    mapping: Plain = {}
+    nested: Plain | None = None  # the open `key:` block
     for line in text.removesuffix("\n").split("\n"):
-        key, sep, rest = line.partition(": ")
-        value = rest.strip(" ")
-        if not (
-            sep
-            and key[:1].isascii()
-            and key[:1].isalpha()
-            and len(key) <= _MAX_KEY
-            and set(key) <= _KEY_CHARS
-            and value[:1].isalpha()
-            and ": " not in value
-            and " #" not in value
-            and not value.endswith(":")
-            and value.isprintable()
-            and key not in _NOT_STRINGS
-            and value not in _NOT_STRINGS
-            and key not in mapping
-        ):
+        inner = line.startswith(_NESTED)
+        if inner and nested is None:
             return None
-        mapping[key] = value
-    return mapping
+        if not inner:
+            if nested is not None and not nested:
+                return None  # `key:` with nothing under it is null
+            nested = None
+            if line.endswith(":") and _is_plain_key(line[:-1], mapping):
+                nested = mapping[line[:-1]] = {}
+                continue
+        key, sep, rest = line.removeprefix(_NESTED).partition(": ")
+        target = nested if inner and nested is not None else mapping
+        value = plain_value(rest.strip(" "))
+        if not sep or value is None or not _is_plain_key(key, target):
+            return None
+        target[key] = value
+    return mapping if nested is None or nested else None
+
+
+def _is_plain_key(key: str, taken: Plain) -> bool:
+    return (
+        key[:1].isascii()
+        and key[:1].isalpha()
+        and len(key) <= _MAX_KEY
+        and set(key) <= _KEY_CHARS
+        and key not in _NOT_STRINGS
+        and key not in taken
+    )
+
+
+def plain_value(value: str) -> object | None:
+    """Return the value PyYAML gives a plain scalar, when that is plain; else None.
+
+    Among YAML 1.1's implicit types only bool and null start with a letter, so
+    a printable value starting with one, with no `: ` or ` #` in it and not a
+    bool or null word, is a string. So is an id of letters, digits and `-`
+    starting with a digit that holds a letter, no `0x`/`0b`/`0o`, and no `-`
+    at index 4: ints need only digits (or those prefixes), floats a `.`,
+    dates `YYYY-`. Dates and UTC times are built as PyYAML builds them.
+    """
+    if not value.isprintable() or ": " in value or " #" in value:
+        return None
+    if value.endswith(":"):
+        return None
+    first = value[:1]
+    if first.isalpha():
+        return None if value in _NOT_STRINGS else value
+    if first not in _DIGITS:
+        return None
+    if value[4:5] == "-":
+        return _timestamp(value)
+    if (
+        set(value) <= _ID_CHARS
+        and not set(value) <= _DIGITS | {"-"}
+        and value[:2].lower() not in ("0x", "0b", "0o")
+    ):
+        return value
+    return None
+
+
+def _timestamp(value: str) -> object | None:
+    """`YYYY-MM-DD` as a date, `YYYY-MM-DDTHH:MM:SSZ` as a UTC datetime."""
+    digits = value[:4] + value[5:7] + value[8:10]
+    if len(value) == 20 and value[10] == "T" and value[13] == ":" == value[16]:
+        digits += value[11:13] + value[14:16] + value[17:19]
+        if value[19] != "Z":
+            return None
+    elif len(value) != 10:
+        return None
+    if value[7] != "-" or not set(digits) <= _DIGITS:
+        return None
+    import datetime  # only here: most frontmatter has no date
+
+    year, month, day = int(digits[:4]), int(digits[4:6]), int(digits[6:8])
+    try:
+        if len(digits) == 8:
+            return datetime.date(year, month, day)
+        hour, minute, second = int(digits[8:10]), int(digits[10:12]), int(digits[12:])
+        return datetime.datetime(
+            year, month, day, hour, minute, second, tzinfo=datetime.UTC
+        )
+    except ValueError:  # 2026-02-30: PyYAML refuses it, and says why
+        return None
 
 
 def load_yaml(text: str) -> tuple[object, YamlProblem | None]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import example, given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from memd.memory.yaml_safe import (
@@ -124,34 +124,69 @@ _VALUES = (
         "Ω omega",
     ]
 )
-_LINES = st.tuples(
-    _KEYS, st.sampled_from([": ", ":  ", ":", " : ", ":\t"]), _VALUES
-) | st.tuples(  # a line the plain path may take, so that it is taken often
-    st.sampled_from(["name", "description", "type", "a-b"]),
-    st.just(": "),
-    st.builds(
-        str.__add__,
-        st.sampled_from("aZéΩǅ"),
-        st.text("abcZé😀 ,.'\"()[]{}!?&*|>%@`~=-/\\:#1"),
-    ),
+_IDS = st.builds(
+    str.__add__,
+    st.sampled_from("0123456789"),
+    st.text("0123456789abcdefxXbBoOzZ-_.+", max_size=12),
 )
+_DATES = st.dates().map(str) | st.datetimes().map(
+    lambda t: t.strftime("%Y-%m-%dT%H:%M:%SZ")
+)
+_DATE_LIKE = st.sampled_from(
+    [
+        "2026-02-30",
+        "2026-1-1",
+        "2026-11-01T10:14:00+01:00",
+        "2026-11-01T25:14:00Z",
+        "2026-11-01t10:14:00Z",
+        "2026-11-01 10:14:00Z",
+        "2026-11-01T10:14:00.5Z",
+        "2026-11-0aT10:14:00Z",
+        "0000-01-01",
+        "1234-abcd",
+    ]
+)
+_PLAINISH = st.builds(  # a value the plain path may take, so that it is taken often
+    str.__add__,
+    st.sampled_from("aZéΩǅ"),
+    st.text("abcZé😀 ,.'\"()[]{}!?&*|>%@`~=-/\\:#1"),
+)
+_ANY_LINE = st.tuples(
+    st.sampled_from(["", "  ", "   ", "\t"]),
+    _KEYS,
+    st.sampled_from([": ", ":  ", ":", " : ", ":\t"]),
+    _VALUES | _IDS | _DATE_LIKE | st.just(""),
+).map("".join)
+_GOOD_LINE = st.tuples(  # shaped as the plain path wants, so that it is taken often
+    st.sampled_from(["", "  "]),
+    st.sampled_from(["name", "description", "type", "modified", "originSessionId"]),
+    st.just(": "),
+    _PLAINISH | _IDS | _DATES,
+).map("".join)
+_LINES = _GOOD_LINE | _GOOD_LINE | st.just("metadata:") | _ANY_LINE
 
 
-@given(st.lists(_LINES, min_size=1, max_size=4), st.sampled_from(["\n", "", "\n\n"]))
-@example([("name", ": ", "Release train")], "\n")
-def test_plain_mapping_is_what_pyyaml_loads(
-    lines: list[tuple[str, str, str]], end: str
-) -> None:
-    """Whatever the plain path accepts, PyYAML's safe loader loads to the same dict."""
+@settings(max_examples=400)  # most draws are refused; enough must be taken
+@given(st.lists(_LINES, min_size=1, max_size=6), st.sampled_from(["\n", "", "\n\n"]))
+@example(["name: Release train"], "\n")
+@example(["metadata:", "  type: user", "  modified: 2026-11-01T10:14:00Z"], "\n")
+def test_plain_mapping_is_what_pyyaml_loads(lines: list[str], end: str) -> None:
+    """Whatever the plain path accepts, PyYAML's safe loader loads to the same value."""
     from frontmatter.default_handlers import YAMLHandler
 
-    text = "\n".join(key + sep + value for key, sep, value in lines) + end
+    text = "\n".join(lines) + end
     plain = plain_mapping(text)
     if plain is None:
         return
     loaded = YAMLHandler().load(text)  # raising here would be a test failure too
     assert loaded == plain
-    assert all(type(v) is str for v in loaded.values())
+    assert _types(loaded) == _types(plain)  # a date is not a datetime, nor a str
+
+
+def _types(value: object) -> object:
+    if isinstance(value, dict):
+        return {key: _types(item) for key, item in value.items()}
+    return type(value)
 
 
 def test_a_plain_frontmatter_takes_the_plain_path() -> None:
@@ -171,6 +206,31 @@ def test_a_plain_frontmatter_takes_the_plain_path() -> None:
     assert (expected, None) == load_yaml(text)
 
 
+def test_the_agents_nested_metadata_takes_the_plain_path() -> None:
+    """What Claude Code writes (REFERENCE.md §8): `metadata:` with a UTC time."""
+    import datetime
+
+    text = (
+        "name: release-train\ndescription: Releases leave every second Tuesday\n"
+        "metadata:\n  node_type: memory\n  type: project\n"
+        "  originSessionId: 0f3c9a4e-7b1d-4c2e-9a8f-5d6e7f8a9b0c\n"
+        "  modified: 2026-11-02T10:14:00Z\ncreated: 2026-11-01\n"
+    )
+    expected = {
+        "name": "release-train",
+        "description": "Releases leave every second Tuesday",
+        "metadata": {
+            "node_type": "memory",
+            "type": "project",
+            "originSessionId": "0f3c9a4e-7b1d-4c2e-9a8f-5d6e7f8a9b0c",
+            "modified": datetime.datetime(2026, 11, 2, 10, 14, tzinfo=datetime.UTC),
+        },
+        "created": datetime.date(2026, 11, 1),
+    }
+
+    assert expected == plain_mapping(text)
+
+
 @pytest.mark.parametrize(
     "text",
     [
@@ -184,6 +244,14 @@ def test_a_plain_frontmatter_takes_the_plain_path() -> None:
         "name: a\r\n",
         "name: a\n\ntype: user\n",
         "# comment\nname: a\n",
+        "metadata:\n",  # null
+        "metadata:\nname: a\n",
+        "metadata:\n  type: user\n    deeper: x\n",
+        "  type: user\n",
+        "modified: 2026-02-30\n",  # PyYAML refuses the date, and says why
+        "modified: 2026-11-02T10:14:00+01:00\n",
+        "id: 0x1F\n",
+        "id: 1234-abcd\n",
     ],
 )
 def test_anything_else_goes_to_pyyaml(text: str) -> None:
