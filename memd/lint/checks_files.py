@@ -8,7 +8,6 @@ reference's getAutoMemDailyLogPath, REFERENCE.md §2).
 
 from __future__ import annotations
 
-import datetime
 import re
 
 from memd.diagnostics import Severity
@@ -78,6 +77,8 @@ def is_valid_log_path(relpath: str) -> bool:
 
 
 def _is_date(year: str, month: str, day: str) -> bool:
+    import datetime  # only for a log file; a hook after a topic write needs none
+
     try:
         datetime.date(int(year), int(month), int(day))
     except ValueError:

@@ -8,13 +8,12 @@ parser; `surface` passes them through under this table's name and severity.
 
 from __future__ import annotations
 
-import difflib
 import re
 import unicodedata
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
 
     from memd.diagnostics import Diagnostic
     from memd.lint.context import LintContext, RuleSpec
@@ -112,9 +111,7 @@ def check_type_invalid(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]
         ):
             continue
         text = str(value)
-        close = difflib.get_close_matches(
-            text.strip().lower(), MEMORY_TYPES, n=1, cutoff=0.5
-        )
+        close = _close_matches(text.strip().lower(), MEMORY_TYPES, cutoff=0.5)
         hint = (
             f"did you mean `type: {close[0]}`?"
             if close
@@ -252,7 +249,7 @@ def check_unknown_keys(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]
         for key in sorted(str(k) for k in f.metadata):
             known = KNOWN_KEYS | ctx.profile.known_metadata_keys
             if key not in known:
-                close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.75)
+                close = _close_matches(key, sorted(known), cutoff=0.75)
                 hint = (
                     f"did you mean `{close[0]}`?"
                     if close
@@ -323,3 +320,10 @@ def check_why_how(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
                 "lint.how_labels",
                 line=f.frontmatter_end_line,
             )
+
+
+def _close_matches(word: str, choices: Iterable[str], *, cutoff: float) -> list[str]:
+    """The nearest choice, if near enough; difflib loads only for a finding."""
+    import difflib
+
+    return difflib.get_close_matches(word, choices, n=1, cutoff=cutoff)

@@ -26,7 +26,6 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass
-from urllib.parse import unquote
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -394,7 +393,10 @@ def classify_target(target: str) -> tuple[str | None, str]:
         return None, "url"  # http:, file:, mailto:, a Windows drive (C:), //host
     for mark in ("#", "?"):
         value = value.partition(mark)[0]
-    value = unquote(value)
+    if "%" in value:  # urllib.parse costs a hook 1.4 ms; nothing to decode without
+        from urllib.parse import unquote
+
+        value = unquote(value)
     if not value:
         return None, "empty"
     if "\x00" in value or "\\" in value:
