@@ -8,7 +8,8 @@ and the KAIROS daily-log path. Nothing is memoised: callers re-resolve when
 `MemoryLocation.inputs` change.
 
 Hot path: the warm `memd prompt` imports this module, so at import time it
-loads only `os`, `posixpath`, `unicodedata` and `jscompat`. That is also why
+loads only `os`, `posixpath` and `jscompat` (`unicodedata` only for a
+non-ASCII path: `nfc`). That is also why
 `MemoryLocation` is a hand-written frozen slotted class, not a dataclass
 (importing `dataclasses` alone costs more than the whole warm-path budget).
 """
@@ -17,7 +18,6 @@ from __future__ import annotations
 
 import os
 import posixpath
-import unicodedata
 
 from memd.agent.jscompat import java_string_hash, to_base36, utf16_len
 
@@ -35,6 +35,18 @@ if TYPE_CHECKING:
 MAX_SANITIZED_LENGTH = 200
 ENV_PATH_OVERRIDE = "CLAUDE_COWORK_MEMORY_PATH_OVERRIDE"
 _ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+
+
+def nfc(path: str) -> str:
+    """Return `path` in Unicode NFC, as the reference normalises paths.
+
+    ASCII is NFC already; `unicodedata` (a shared library) loads only for the rest.
+    """
+    if path.isascii():
+        return path
+    import unicodedata
+
+    return unicodedata.normalize("NFC", path)
 
 
 def sanitize_path(name: str, *, profile: ProfileSpec = None) -> str:
@@ -113,7 +125,7 @@ def validate_memory_path(
         or any(rejects(normalized) for rejects in agent.path_rejections)
     ):
         return None
-    return unicodedata.normalize("NFC", normalized + os.sep)
+    return nfc(normalized + os.sep)
 
 
 def _profile(spec: ProfileSpec) -> AgentProfile:
@@ -140,7 +152,7 @@ def memory_base_dir(env: Mapping[str, str] | None = None) -> str:
     config_home = (
         configured if configured is not None else js_join(home_dir(env), ".claude")
     )
-    return unicodedata.normalize("NFC", config_home)
+    return nfc(config_home)
 
 
 def project_root_of(path: str) -> str:
@@ -149,7 +161,7 @@ def project_root_of(path: str) -> str:
         real = os.path.realpath(path)
     except ValueError:  # NUL in the path: nothing to resolve, keep it lexical
         real = os.path.abspath(path)
-    return unicodedata.normalize("NFC", real)
+    return nfc(real)
 
 
 def default_memory_dir(
@@ -172,7 +184,7 @@ def default_memory_dir(
         git_root = find_canonical_git_root(project_root, profile=agent)
         name = sanitize_path(git_root or project_root)
     joined = js_join(memory_base_dir(env), "projects", name, "memory")
-    return unicodedata.normalize("NFC", joined + os.sep)
+    return nfc(joined + os.sep)
 
 
 def auto_mem_path(
@@ -384,7 +396,7 @@ def resolve_memory_location(
         source=source,
         source_path=source_path,
         index_path=js_join(memory_dir, "MEMORY.md"),
-        team_dir=unicodedata.normalize("NFC", js_join(memory_dir, "team") + os.sep),
+        team_dir=nfc(js_join(memory_dir, "team") + os.sep),
         inputs=inputs,
         diagnostics=layer_diagnostics(layers),
         profile=agent.version,
