@@ -187,6 +187,13 @@ def main() -> None:
             f"{label + ':':<32} median {ms:.1f} ms, ratio {ms / base_ms:.2f}x "
             f"(target <= {target_ratio:.2f}x)"
         )
+    with open(memd, encoding="utf-8", errors="replace") as script:
+        if "import re" in script.read():
+            # pip < 24.3 wrote console scripts that import `re` (about 5 ms).
+            print(
+                "WARNING: this memd script imports `re`; reinstall with "
+                "pip>=25.2 as the README does"
+            )
     if snapshots_after != snapshots_before:
         print("WARNING: the snapshot was rebuilt while SessionStart was timed")
 
