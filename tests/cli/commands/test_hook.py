@@ -185,6 +185,38 @@ def age(directory: Path, seconds: int = 60) -> None:
         os.utime(path, (when, when), follow_symlinks=False)
 
 
+def modules_after_hook(
+    payload: dict[str, object], names: tuple[str, ...], env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    """Run `memd hook post-tool-use` in a fresh interpreter; print which of
+    `names` it loaded, its exit code and the memd modules it loaded, on stderr.
+
+    -S: no site, whose .pth files (an editable install's finder) import `re`
+    before memd runs; memd and its dependencies are put on the path instead.
+    """
+    paths = [str(Path(__file__).resolve().parents[3]), *sys.path[1:]]
+    script = (
+        "import sys\n"
+        f"sys.path[:0] = {paths!r}\n"
+        "sys.argv = ['memd', 'hook', 'post-tool-use']\n"
+        "from memd.cli.main import main\n"
+        "code = main()\n"
+        f"print(sorted(m for m in {names!r} if m in sys.modules), code, "
+        "'memd.hooks.session_state' in sys.modules, "
+        "' '.join(m for m in sys.modules if m.startswith('memd.lint')), "
+        "file=sys.stderr)\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-S", "-c", script],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+
+
 @pytest.fixture(name="memory_dir")
 def _memory_dir(git_repo: Path) -> Path:
     """The real memory directory of `git_repo`, with one good topic file indexed."""
@@ -406,36 +438,45 @@ class TestPostToolUse:
             *("tomllib", "yaml", "structlog", "argparse", "dataclasses"),
             *("json", "re", "enum"),
         )
-        # -S: no site, whose .pth files (an editable install's finder) import
-        # `re` before memd runs; memd and its dependencies are put on the path.
-        paths = [str(Path(__file__).resolve().parents[3]), *sys.path[1:]]
-        script = (
-            "import sys\n"
-            f"sys.path[:0] = {paths!r}\n"
-            "sys.argv = ['memd', 'hook', 'post-tool-use']\n"
-            "from memd.cli.main import main\n"
-            "code = main()\n"
-            f"print(sorted(m for m in {heavy!r} if m in sys.modules), code, "
-            "'memd.hooks.session_state' in sys.modules, file=sys.stderr)\n"
-        )
         age(memory_dir)
         run_hook(
             ["session-start"], session_start(git_repo, "startup"), isolated_home.env()
         )
         payload = bash_payload(git_repo, "true", isolated_home.env())
 
-        result = subprocess.run(
-            [sys.executable, "-S", "-c", script],
-            input=json.dumps(payload),
-            capture_output=True,
-            text=True,
-            env=isolated_home.env(),
-            timeout=60,
-            check=False,
-        )
+        result = modules_after_hook(payload, heavy, isolated_home.env())
 
         assert "" == result.stdout
         assert "[] 0 True" == result.stderr.strip()
+
+    def test_a_clean_write_loads_no_yaml_config_file_parser_or_logging(
+        self, git_repo: Path, memory_dir: Path, isolated_home: Home
+    ) -> None:
+        """Plain frontmatter, the agent's `metadata:` dialect included, skips PyYAML."""
+        heavy = ("yaml", "frontmatter", "tomllib", "structlog", "logging", "argparse")
+        (memory_dir / "project_release.md").write_text(
+            "---\nname: release-train\ndescription: Releases leave every second "
+            "Tuesday from main\nmetadata:\n  node_type: memory\n  type: project\n"
+            f"  originSessionId: {SESSION}\n  modified: 2026-11-02T10:14:00Z\n---\n"
+            "Release on Tuesdays.\n\n**Why:** the team asked.\n"
+            "**How to apply:** plan merges for Monday.\n"
+        )
+        with (memory_dir / "MEMORY.md").open("a") as index:
+            index.write("- [Release train](project_release.md) — every Tuesday\n")
+        age(memory_dir)
+        run_hook(
+            ["session-start"], session_start(git_repo, "startup"), isolated_home.env()
+        )
+        payload = write_payload(
+            git_repo, memory_dir / "feedback_db.md", GOOD_TOPIC + "More.\n", GOOD_TOPIC
+        )
+
+        result = modules_after_hook(payload, heavy, isolated_home.env())
+
+        loaded, code, _, *lint_modules = result.stderr.split(" ")
+        assert ("", "[]", "0") == (result.stdout, loaded, code)
+        # the long way ran (it linted the write), and found nothing to say
+        assert "memd.lint.engine" in [m.strip() for m in lint_modules]
 
     @pytest.mark.parametrize(
         "payload",
