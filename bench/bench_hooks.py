@@ -30,7 +30,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_warm_prompt import interpreter_of
+from bench_warm_prompt import imports_re, interpreter_of
 from make_corpus import isolated_env, make_memory_dir
 
 TOPIC = (
@@ -187,13 +187,8 @@ def main() -> None:
             f"{label + ':':<32} median {ms:.1f} ms, ratio {ms / base_ms:.2f}x "
             f"(target <= {target_ratio:.2f}x)"
         )
-    with open(memd, encoding="utf-8", errors="replace") as script:
-        if "import re" in script.read():
-            # pip < 24.3 wrote console scripts that import `re` (about 5 ms).
-            print(
-                "WARNING: this memd script imports `re`; reinstall with "
-                "pip>=25.2 as the README does"
-            )
+    if imports_re(memd):
+        print("WARNING: this memd script imports `re`; reinstall with pip>=25.2")
     if snapshots_after != snapshots_before:
         print("WARNING: the snapshot was rebuilt while SessionStart was timed")
 
