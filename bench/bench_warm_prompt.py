@@ -33,7 +33,7 @@ def interpreter_of(script: str) -> str:
 
 
 def imports_re(script: str) -> bool:
-    """Whether a console script imports `re` (pip older than 24.3 wrote such; ~5 ms)."""
+    """Whether a console script imports `re` (older pips wrote such; 25.2 does not)."""
     with open(script, "rb") as handle:
         return b"import re\n" in handle.read()
 
