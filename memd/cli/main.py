@@ -83,7 +83,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # unless the session's memory changed (memd.hooks.fastpath).
         from memd.cli.commands.hook import serve_fast
 
-        code = serve_fast(args[1:])
+        # `leave`: memd runs as the hook's process, so it exits once it answered.
+        code = serve_fast(args[1:], leave=argv is None)
         if code is not None:
             return code
     elif args[:1] == ["recall"]:

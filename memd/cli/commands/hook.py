@@ -15,6 +15,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable, Mapping
+    from typing import NoReturn
 
     from memd.hooks.settings import SettingsEdit
 
@@ -70,13 +71,34 @@ def run(args: argparse.Namespace) -> int:
     return _edit_settings(args, install=args.hook_command == "install")
 
 
-def serve_fast(argv: list[str]) -> int | None:
-    """Run a hook given Claude Code's exact argv, before argparse; else None."""
+def serve_fast(argv: list[str], *, leave: bool = False) -> int | None:
+    """Run a hook given Claude Code's exact argv, before argparse; else None.
+
+    With `leave` (memd runs as the hook's process), exit once it has answered.
+    """
     if argv == ["post-tool-use"]:
-        return run_hook("post-tool-use")
-    if argv[:1] == ["session-start"] and argv[1:] in ([], ["--inject-prompt"]):
-        return run_hook("session-start", inject_prompt=len(argv) == 2)
-    return None
+        code = run_hook("post-tool-use")
+    elif argv[:1] == ["session-start"] and argv[1:] in ([], ["--inject-prompt"]):
+        code = run_hook("session-start", inject_prompt=len(argv) == 2)
+    else:
+        return None
+    if leave:
+        exit_now(code)
+    return code
+
+
+def exit_now(code: int) -> NoReturn:
+    """End the process without the interpreter's teardown, which costs the fast
+    paths about 1.4 ms of CPU (a third of their budget) and does nothing for a
+    hook: what it wrote is closed already (write_atomic closes its descriptor),
+    and only stdout and stderr, flushed here, hold buffered output.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        try:  # noqa: SIM105 -- contextlib is an import the fast path does without
+            stream.flush()
+        except (OSError, ValueError):  # the agent closed the pipe: nothing to keep
+            pass
+    os._exit(code)
 
 
 def run_hook(name: str, *, inject_prompt: bool = False) -> int:

@@ -198,9 +198,8 @@ def modules_after_hook(
     script = (
         "import sys\n"
         f"sys.path[:0] = {paths!r}\n"
-        "sys.argv = ['memd', 'hook', 'post-tool-use']\n"
         "from memd.cli.main import main\n"
-        "code = main()\n"
+        "code = main(['hook', 'post-tool-use'])\n"
         f"print(sorted(m for m in {names!r} if m in sys.modules), code, "
         "'memd.hooks.session_state' in sys.modules, "
         "' '.join(m for m in sys.modules if m.startswith('memd.lint')), "
