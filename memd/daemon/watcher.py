@@ -185,7 +185,7 @@ class Watcher:
     def has_failed(self) -> bool:
         """Whether a root could not be scheduled at all (cheap, unlike `health`)."""
         with self._lock:
-            return bool(self._failed or self._shallow)
+            return bool(self._failed)
 
     def restart(self) -> None:
         """Retry native watching for what `health` found deaf.
