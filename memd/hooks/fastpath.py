@@ -65,6 +65,7 @@ def session_start_warm(
         findings,
         said_findings=[f for f in findings if is_error(f)] if output else (),
         recorded_ns=recorded_ns,
+        profile=profile,
     )
     return (output,)
 
@@ -96,8 +97,13 @@ def record_session(
     said: frozenset[str] = frozenset(),
     said_findings: Iterable[Finding] = (),
     recorded_ns: int | None = None,
+    profile: str | None = None,
 ) -> None:
-    """Record the directory's stat, its errors and what was said, for later calls."""
+    """Record the directory's stat, its errors and what was said, for later calls.
+
+    `profile`: the agent release in force, so later calls lint by its rules
+    without probing `claude` again.
+    """
     path = ss.record_path(session_id, env)
     if path is None:
         return
@@ -120,6 +126,7 @@ def record_session(
             (str(f.get("code")), str(f.get("path"))) for f in findings if is_error(f)
         ),
         said=frozenset(keys),
+        profile=profile,
     )
     try:
         ss.write_state(path, state)

@@ -148,6 +148,7 @@ def session_start(
         findings,
         said_findings=[f for f in findings if is_error(f)] if output else (),
         recorded_ns=recorded_ns,
+        profile=served.location.profile,
     )
     return output
 
@@ -164,21 +165,21 @@ def post_tool_use(
     record = ss.record_path(session_id, env)
     state = ss.read_state(record) if record is not None else None
     if state is not None:
-        memory_dir = state.memory_dir
+        memory_dir, profile = state.memory_dir, state.profile
     else:
-        memory_dir = _session_memory_dir(payload.get("cwd"), config, env)
+        memory_dir, profile = _session_memory_dir(payload.get("cwd"), config, env)
     reasons: list[str] = []
     notices: list[str] = []
     if memory_dir is not None:
         reason, notice = _judge_session_dir(
-            payload, config, env, memory_dir, state, recorded_ns
+            payload, config, env, memory_dir, state, recorded_ns, profile
         )
         reasons += [reason] if reason else []
         notices += [notice] if notice else []
     elif record is not None and state is None:
         record_session(env, session_id, None, (), recorded_ns=recorded_ns)
     for other_dir, relpaths in _other_memory_dirs(payload, memory_dir):
-        findings = _lint(other_dir, config)
+        findings = _lint(other_dir, config, profile)
         caused = [f for f in findings if is_error(f) and f.get("path") in relpaths]
         if caused:
             reasons.append(block_reason(other_dir, caused))
@@ -196,6 +197,7 @@ def _judge_session_dir(
     memory_dir: str,
     state: ss.SessionState | None,
     recorded_ns: int,
+    profile: str | None,
 ) -> tuple[str | None, str | None]:
     entries = ss.scan(memory_dir)
     if state is not None:
@@ -204,7 +206,7 @@ def _judge_session_dir(
         changed, maybe = frozenset(_relpaths_in(payload, memory_dir)), frozenset()
     if state is not None and not changed and not maybe:
         return None, None
-    findings = _lint(memory_dir, config)
+    findings = _lint(memory_dir, config, profile)
     index_after = index_measure(ss.read_index_text(memory_dir))
     index_before = _index_before(payload, memory_dir, state)
     caused, to_say, said = judge(
@@ -223,6 +225,7 @@ def _judge_session_dir(
         findings,
         said=said,
         recorded_ns=recorded_ns,
+        profile=profile,
     )
     return (
         block_reason(memory_dir, caused) if caused else None,
@@ -277,18 +280,19 @@ def _other_memory_dirs(
 
 def _session_memory_dir(
     cwd: object, config: Config, env: Mapping[str, str]
-) -> str | None:
-    """The memory directory of the project the session runs in, if memory is on."""
+) -> tuple[str | None, str | None]:
+    """The session project's memory dir (if memory is on) and the release in force."""
     from memd.agent.choice import resolve_in_force
 
     if not isinstance(cwd, str) or not os.path.isdir(cwd):
-        return None
+        return None, None
     location = resolve_in_force(cwd, config, env)
-    return location.memory_dir if location.enablement.enabled else None
+    memory_dir = location.memory_dir if location.enablement.enabled else None
+    return memory_dir, location.profile
 
 
-def _lint(memory_dir: str, config: Config) -> list[Finding]:
-    """Lint one memory directory with memd's configured severities."""
+def _lint(memory_dir: str, config: Config, profile: str | None) -> list[Finding]:
+    """Lint one memory directory with memd's severities, by `profile`'s rules."""
     from memd.lint.engine import lint_memdir
     from memd.memory.reader import load_memdir
 
@@ -300,5 +304,6 @@ def _lint(memory_dir: str, config: Config) -> list[Finding]:
         severities=config.lint_severities,
         why_labels=config.why_labels,
         how_labels=config.how_labels,
+        profile=profile,
     )
     return [d.to_dict() for d in diagnostics]

@@ -16,6 +16,7 @@ Lines are `key value`, split with `str` methods only::
     memd-hook-session 1
     recorded_ns 1764580000000000000
     memory_dir /home/u/.claude/projects/-home-u-p/memory/
+    profile 2.1.332                      the agent release in force at session start
     index 230 9812                       line count, UTF-16 units of MEMORY.md
     error M008 feedback_x.md             an error present when recorded
     said I002 MEMORY.md 9812:1764…:42    a notice already given (code, path, stat)
@@ -54,7 +55,15 @@ Entries = dict[str, tuple[int, int, int]]
 class SessionState:
     """One session's record. A plain slotted class: `dataclasses` is too slow here."""
 
-    __slots__ = ("entries", "errors", "index", "memory_dir", "recorded_ns", "said")
+    __slots__ = (
+        "entries",
+        "errors",
+        "index",
+        "memory_dir",
+        "profile",
+        "recorded_ns",
+        "said",
+    )
 
     def __init__(
         self,
@@ -65,8 +74,10 @@ class SessionState:
         index: tuple[int, int] | None = None,
         errors: frozenset[tuple[str, str]] = frozenset(),
         said: frozenset[str] = frozenset(),
+        profile: str | None = None,
     ) -> None:
         self.memory_dir = memory_dir  # None: this session has no memory directory
+        self.profile = profile  # the agent release lint judges by; None: unknown
         self.recorded_ns = recorded_ns
         self.entries = entries
         self.index = index  # (line count, UTF-16 units) of MEMORY.md, None if absent
@@ -187,6 +198,7 @@ def parse_state(text: str) -> SessionState | None:
     if lines[0] != MAGIC:
         return None
     memory_dir: str | None = None
+    profile: str | None = None
     recorded_ns = 0
     index: tuple[int, int] | None = None
     entries: Entries = {}
@@ -205,6 +217,8 @@ def parse_state(text: str) -> SessionState | None:
                 said.add(value)
             elif key == "memory_dir":
                 memory_dir = value if value != "-" else None
+            elif key == "profile":
+                profile = value or None
             elif key == "recorded_ns":
                 recorded_ns = int(value)
             elif key == "index":
@@ -219,6 +233,7 @@ def parse_state(text: str) -> SessionState | None:
         index=index,
         errors=frozenset(errors),
         said=frozenset(said),
+        profile=profile,
     )
 
 
@@ -229,6 +244,8 @@ def format_state(state: SessionState) -> str | None:
         f"recorded_ns {state.recorded_ns}",
         f"memory_dir {state.memory_dir or '-'}",
     ]
+    if state.profile is not None:
+        lines.append(f"profile {state.profile}")
     if state.index is not None:
         lines.append(f"index {state.index[0]} {state.index[1]}")
     lines.extend(f"error {code} {path}" for code, path in sorted(state.errors))

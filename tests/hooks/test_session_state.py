@@ -94,6 +94,7 @@ class TestRecord:
             index=(230, 9000),
             errors=frozenset({("I002", "MEMORY.md")}),
             said=frozenset({"I002 MEMORY.md 1:2:3"}),
+            profile="2.1.112",
         )
         path = str(tmp_path / "hooks" / "s.txt")
 
@@ -108,6 +109,7 @@ class TestRecord:
         )
         assert state.entries == back.entries
         assert (state.errors, state.said) == (back.errors, back.said)
+        assert "2.1.112" == back.profile
         assert 0o600 == os.stat(path).st_mode & 0o777
 
     def test_garbage_is_not_a_record(self) -> None:

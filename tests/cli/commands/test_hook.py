@@ -763,3 +763,30 @@ class TestInstall:
         assert 2 == result.returncode
         assert 1 == len(result.stderr.strip().splitlines())
         assert "{not json" == settings.read_text()
+
+
+class TestProfileInForce:
+    def test_the_session_record_carries_the_pinned_release(
+        self, git_repo: Path, memory_dir: Path, isolated_home: Home
+    ) -> None:
+        """Later calls lint by the release in force at start, without a new probe."""
+        config = isolated_home.config / "memd" / "config.toml"
+        config.parent.mkdir(parents=True, exist_ok=True)
+        config.write_text('[agent]\nversion = "2.1.112"\n')
+        result = run_hook(
+            ["session-start"], session_start(git_repo, "startup"), isolated_home.env()
+        )
+        assert 0 == result.returncode, result.stderr
+        (record,) = (isolated_home.state / "memd" / "hooks").iterdir()
+        assert "profile 2.1.112" in record.read_text().splitlines()
+
+        target = memory_dir / "project_new.md"
+        target.write_text(topic("project_new"))
+        done = run_hook(
+            ["post-tool-use"],
+            write_payload(git_repo, target, topic("project_new"), None),
+            isolated_home.env(),
+        )
+
+        assert 0 == done.returncode, done.stderr
+        assert "profile 2.1.112" in record.read_text().splitlines()
