@@ -30,7 +30,7 @@ from memd.daemon.watched import REBUILD_RETRY_SECONDS, Rebuild, WatchedDir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping
+    from collections.abc import Iterable, Iterator, Mapping
 
     from structlog.typing import FilteringBoundLogger
 
@@ -231,7 +231,7 @@ class _Daemon:
         """Return the watched directories this batch touches, and what changed."""
         dirs = set(batch.memory_dirs)
         changed = _changed_relpaths(batch)
-        if batch.rediscover or batch.rescan_all:
+        if batch.rediscover or batch.rescan_all or batch.recheck_all:
             before = self._known()
             added_watches = self._rediscover()
             now_dirs = self._known()
@@ -244,19 +244,20 @@ class _Daemon:
                 self.dirs.pop(gone, None)
                 self.recall.forget(gone)
             # Events before a watch was (re)added are lost: read what it covers.
-            rescan = (
-                now_dirs
-                if batch.rescan_all
-                else {d for d in now_dirs if _under_any(d, added_watches)}
-            )
-            if rescan:
+            # Lost events elsewhere (an overflow, a restarted observer): the
+            # snapshots' recorded stats tell which directories changed.
+            if batch.rescan_all:
+                rescan, reason = now_dirs, "rescan"
+            else:
+                rescan = {d for d in now_dirs if _under_any(d, added_watches)}
+                reason = "watch_added"
+                if batch.recheck_all:
+                    rescan |= set(self._stale(now_dirs))
+                    reason = "events_lost"
+            if rescan or batch.recheck_all:
                 if self.ready.is_set():
                     self.rescans += 1
-                    self.log.info(
-                        "rescan_started",
-                        dirs=len(rescan),
-                        reason="rescan" if batch.rescan_all else "watch_added",
-                    )
+                    self.log.info("rescan_started", dirs=len(rescan), reason=reason)
                 dirs |= rescan
                 for path in rescan:
                     changed.pop(path, None)  # a rescan reads everything
@@ -291,17 +292,23 @@ class _Daemon:
         self.next_sweep = min(
             self.next_full_sweep, now + DEAF_SWEEP_SECONDS if self.deaf else math.inf
         )
-        extra = self.env.get("CLAUDE_COWORK_MEMORY_EXTRA_GUIDELINES") or None
-        stale = [
-            w.path
-            for w in list(self.dirs.values())
-            if (full or _under_any(w.path, deaf_roots))
-            and w.is_stale(self.store, self.config.modes, extra)
-        ]
+        stale = self._stale(
+            p for p in list(self.dirs) if full or _under_any(p, deaf_roots)
+        )
         if stale:
             self.sweep_catches += len(stale)
             self.log.info("sweep_found_stale", dirs=len(stale))
         return stale
+
+    def _stale(self, paths: Iterable[str]) -> list[str]:
+        """The watched directories among `paths` whose snapshots no longer stat so."""
+        extra = self.env.get("CLAUDE_COWORK_MEMORY_EXTRA_GUIDELINES") or None
+        return [
+            path
+            for path in paths
+            if (watched := self.dirs.get(path)) is not None
+            and watched.is_stale(self.store, self.config.modes, extra)
+        ]
 
     def _remove_stale_memory_temp_files(self) -> None:
         """Remove `.memd-tmp-*` files a killed dream or fix left in memory dirs."""

@@ -36,6 +36,7 @@ class Batch:
     touched_files: frozenset[str] = frozenset()  # watched settings/config files
     rediscover: bool = False
     rescan_all: bool = False
+    recheck_all: bool = False  # events were lost: rebuild whatever stats out of date
     reload_config: bool = False
 
     @property
@@ -70,7 +71,9 @@ class Settler(threading.Thread):
         self._first: dict[str, float] = {}
         self._last: dict[str, float] = {}
         self._files: set[str] = set()
-        self._flags = {"rediscover": False, "rescan_all": False, "reload_config": False}
+        self._flags = dict.fromkeys(
+            ("rediscover", "rescan_all", "recheck_all", "reload_config"), False
+        )
         self._flag_due: float | None = None
         self._tick_due: float | None = None
         self._stopping = False
@@ -93,6 +96,7 @@ class Settler(threading.Thread):
         *,
         rediscover: bool = False,
         rescan_all: bool = False,
+        recheck_all: bool = False,
         reload_config: bool = False,
         urgent: bool = True,
     ) -> None:
@@ -101,6 +105,7 @@ class Settler(threading.Thread):
             for name, value in (
                 ("rediscover", rediscover),
                 ("rescan_all", rescan_all),
+                ("recheck_all", recheck_all),
                 ("reload_config", reload_config),
             ):
                 self._flags[name] |= value

@@ -208,7 +208,7 @@ class Watcher:
             else:
                 for root in gaps & set(self._watches):
                     self._unschedule(root)
-        self._settler.flag(rescan_all=whole, rediscover=True)
+        self._settler.flag(recheck_all=whole, rediscover=True)
 
     def _restart_observer(self) -> None:
         old = self._observer
@@ -416,7 +416,7 @@ class Watcher:
     def _on_overflow(self) -> None:
         self.overflows += 1
         self._log.warning("watch_queue_overflowed")
-        self._settler.flag(rescan_all=True, rediscover=True)
+        self._settler.flag(recheck_all=True, rediscover=True)
 
     # -- events (observer threads: keep it cheap) --------------------------
 

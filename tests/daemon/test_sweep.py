@@ -170,6 +170,11 @@ class TestDeafWatches:
             lambda: (s := _status(daemon))["queue_overflows"] and s, what="overflow"
         )
         assert 1 == status["queue_overflows"]
+        # Only what the lost events changed is read again, not all 222.
+        lost = [
+            e for e in daemon.events("rescan_started") if e["reason"] == "events_lost"
+        ]
+        assert [1] == [e["dirs"] for e in lost]
         # watchdog re-adds its watches after an overflow; once it has, only
         # the deep one is deaf.
         wait_for(
