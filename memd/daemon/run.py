@@ -126,6 +126,10 @@ class _Daemon:
         self.native_retry_at = 0.0
         self.native_backoff = NATIVE_RETRY_SECONDS[0]
         self.sweep_catches = 0  # directories a sweep found stale
+        # A rediscovery may have added or failed a watch: check health soon,
+        # at most every DEAF_SWEEP_SECONDS (it walks every watched tree).
+        self.health_due = False
+        self.health_checked_at = -math.inf
         self._ignore_own_files()
         self.choice = self._choose_profile(None)
         self.recall = _RecallFeed(config.cache_dir, log)
@@ -236,9 +240,12 @@ class _Daemon:
             added_watches = self._rediscover()
             now_dirs = self._known()
             # A watch just added, failed, or a new directory whose watches the
-            # kernel may have refused: check now, so a gap is swept from now on.
+            # kernel may have refused: check soon, so a gap is swept from then on.
             if added_watches or now_dirs - before or self.watcher.has_failed():
-                self._check_watch_health(time.monotonic())
+                self.health_due = True
+                self.next_sweep = min(
+                    self.next_sweep, self.health_checked_at + DEAF_SWEEP_SECONDS
+                )
             dirs |= now_dirs - before
             for gone in before - now_dirs:
                 self.dirs.pop(gone, None)
@@ -264,7 +271,7 @@ class _Daemon:
         now = time.monotonic()
         if not self.ready.is_set():
             self._remove_stale_memory_temp_files()  # what killed dreams left
-        if now >= self.next_sweep and self.ready.is_set():
+        if now >= self.next_sweep and (self.ready.is_set() or self.health_due):
             for stale in self._sweep(now):
                 dirs.add(stale)
                 changed.pop(stale, None)
@@ -282,12 +289,13 @@ class _Daemon:
         while a watch is deaf, the directories under it every
         `DEAF_SWEEP_SECONDS`, and native watching is retried with backoff.
         """
-        full = now >= self.next_full_sweep
+        full = now >= self.next_full_sweep and self.ready.is_set()
         if full:
             self.next_full_sweep = now + self.config.sweep_seconds
-            self._check_watch_health(now)
             self._check_profile()
             self._remove_stale_memory_temp_files()
+        if full or self.health_due:
+            self._check_watch_health(now)
         deaf_roots = [str(problem["root"]) for problem in self.deaf]
         self.next_sweep = min(
             self.next_full_sweep, now + DEAF_SWEEP_SECONDS if self.deaf else math.inf
@@ -323,6 +331,7 @@ class _Daemon:
 
     def _check_watch_health(self, now: float) -> None:
         """Find deaf watches, log each once, and retry native watching with backoff."""
+        self.health_due, self.health_checked_at = False, now
         self.deaf = self.watcher.health()
         for problem in self.deaf:
             key = (problem["root"], problem["reason"])

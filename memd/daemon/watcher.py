@@ -160,6 +160,7 @@ class Watcher:
             thread_dead = self._kind == "native" and not _shared_inotify_alive()
             runaway = self._runaway.tripped
             self._gaps.clear()
+            alive = self._alive_watches()
             for root, (watch, kind, observer) in sorted(
                 self._watches.items(), key=lambda item: item[0].path
             ):
@@ -168,7 +169,7 @@ class Watcher:
                     reason = "inotify thread stopped"
                 elif kind == "native" and runaway:
                     reason = "runaway watchdog warnings"
-                elif not _is_alive(observer, watch):
+                elif watch not in alive:
                     reason = "watch thread stopped"
                 elif root.recursive:
                     # Only the directories a gap leaves deaf, not the whole root.
@@ -238,9 +239,9 @@ class Watcher:
             wanted = set(self._expand(discovery.watch_roots))
             for path in set(self._failed) - {root.path for root in wanted}:
                 del self._failed[path]
-            for root in list(self._watches):
-                watch, _, observer = self._watches[root]
-                if root not in wanted or not _is_alive(observer, watch):
+            alive = self._alive_watches()
+            for root, (watch, _, _) in list(self._watches.items()):
+                if root not in wanted or watch not in alive:
                     self._unschedule(root)
             added: list[str] = []
             # A root that failed waits for `restart` (with backoff): each try
@@ -406,6 +407,17 @@ class Watcher:
         with contextlib.suppress(KeyError, OSError, RuntimeError):
             observer.unschedule(watch)
 
+    def _alive_watches(self) -> set[ObservedWatch]:
+        """The watches whose emitter thread runs: one pass, not one per watch."""
+        observers = {self._observer, self._polling} - {None}
+        return {
+            emitter.watch
+            for observer in observers
+            if observer is not None
+            for emitter in list(observer.emitters)
+            if emitter.is_alive()
+        }
+
     def _polling_observer(self, *, start: bool = True) -> BaseObserver:
         if self._polling is None:
             self._polling = PollingObserver(timeout=self._polling_interval)
@@ -474,10 +486,6 @@ def _subdirs(path: str) -> list[str]:
         return [e.path for e in list_dir(path) if e.is_dir(follow_symlinks=False)]
     except OSError:
         return []
-
-
-def _is_alive(observer: BaseObserver, watch: ObservedWatch) -> bool:
-    return any(e.watch == watch and e.is_alive() for e in list(observer.emitters))
 
 
 def _watchdog_loggers() -> list[str]:
