@@ -30,6 +30,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_warm_prompt import imports_re, interpreter_of
 from make_corpus import isolated_env, make_corpus, make_memory_dir, vocabulary
 from recall_set import build, topic_text
 
@@ -97,12 +98,10 @@ def speed(root: str, runs: int, updates: int) -> None:
     memd = shutil.which("memd")
     if memd is None:
         sys.exit("bench_recall: no `memd` on PATH; install memd first")
-    with open(memd, "rb") as handle:
-        first = handle.readline().decode().strip()
-        if b"import re\n" in handle.read():
-            print("note: this memd script imports `re` (pip older than 25.2 wrote it);"
-                  " it costs about 4 ms of every run")  # fmt: skip
-    python = first[2:].split()[0] if first.startswith("#!") else sys.executable
+    if imports_re(memd):
+        print("note: this memd script imports `re` (pip older than 25.2 wrote it);"
+              " it costs about 4 ms of every run")  # fmt: skip
+    python = interpreter_of(memd)
     env = isolated_env(root)
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # time memd as installed: with .pyc files
     terms = vocabulary()
