@@ -20,6 +20,12 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from memd.config_keys import BY_TOML, KEYS, BadValue
+from memd.dirs import (
+    config_path,
+    default_cache_dir,
+    default_state_dir,
+    expand_home,
+)
 from memd.errors import ConfigError
 from memd.lint.context import DEFAULT_HOW_LABELS, DEFAULT_WHY_LABELS
 
@@ -69,63 +75,6 @@ class Config:
     team_settle_seconds: float = 10.0
     team_git_timeout_seconds: float = 60.0
     sources: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
-
-
-def _home(env: Mapping[str, str]) -> str:
-    return env.get("HOME") or os.path.expanduser("~")
-
-
-def _expand(path: str, env: Mapping[str, str]) -> str:
-    """Expand a leading `~` against `env`'s HOME (not the process's), then normalise."""
-    if path == "~" or path.startswith("~/"):
-        path = _home(env) + path[1:]
-    elif path.startswith("~"):
-        path = os.path.expanduser(path)
-    return os.path.normpath(path)
-
-
-def _xdg(env: Mapping[str, str], name: str, fallback: str) -> str:
-    # The XDG spec says relative values are invalid and must be ignored.
-    value = env.get(name, "")
-    return value if os.path.isabs(value) else os.path.join(_home(env), fallback)
-
-
-def default_cache_dir(env: Mapping[str, str] | None = None) -> str:
-    """Return `$XDG_CACHE_HOME/memd` (default `~/.cache/memd`)."""
-    return os.path.join(
-        _xdg(os.environ if env is None else env, "XDG_CACHE_HOME", ".cache"), "memd"
-    )
-
-
-def default_state_dir(env: Mapping[str, str] | None = None) -> str:
-    """Return `$XDG_STATE_HOME/memd` (default `~/.local/state/memd`)."""
-    env = os.environ if env is None else env
-    return os.path.join(
-        _xdg(env, "XDG_STATE_HOME", os.path.join(".local", "state")), "memd"
-    )
-
-
-def config_path(env: Mapping[str, str] | None = None) -> str:
-    """Return `$MEMD_CONFIG`, else `$XDG_CONFIG_HOME/memd/config.toml`."""
-    env = os.environ if env is None else env
-    explicit = env.get("MEMD_CONFIG", "")
-    if explicit:
-        return os.path.abspath(_expand(explicit, env))
-    return os.path.join(_xdg(env, "XDG_CONFIG_HOME", ".config"), "memd", "config.toml")
-
-
-def runtime_dir(
-    env: Mapping[str, str] | None = None, *, state_dir: str | None = None
-) -> str:
-    """Return `$XDG_RUNTIME_DIR/memd`, else `state_dir` or the default state dir."""
-    env = os.environ if env is None else env
-    runtime = env.get("XDG_RUNTIME_DIR", "")
-    if os.path.isabs(runtime):
-        return os.path.join(runtime, "memd")
-    if state_dir:
-        return state_dir
-    explicit = _expand(env.get("MEMD_STATE_DIR", ""), env)
-    return explicit if os.path.isabs(explicit) else default_state_dir(env)
 
 
 def _suggest(name: str) -> str:
@@ -188,7 +137,7 @@ def _finish(key: Key, value: object, env: Mapping[str, str]) -> object:
     if not key.is_path:
         return value
     if isinstance(value, str):
-        expanded = _expand(value, env)
+        expanded = expand_home(value, env)
         if not os.path.isabs(expanded):
             raise BadValue(f"expected an absolute path (or ~/...), got {value!r}")
         return expanded

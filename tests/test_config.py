@@ -9,14 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from memd.config import (
-    Config,
-    config_path,
-    describe_config,
-    load_config,
-    runtime_dir,
-)
+from memd.config import Config, describe_config, load_config
 from memd.config_keys import KEYS, MODES
+from memd.dirs import config_path, runtime_dir
 from memd.errors import ConfigError
 
 TYPE_CHECKING = False

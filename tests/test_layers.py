@@ -27,7 +27,7 @@ LAYERS = {
     "memd.config_keys": CORE,  # the key table and value parsers; config.py reads files
     "memd.fsread": CORE,  # the one bounded reader (the agent reads through it)
     "memd.racy": CORE,  # the racily-clean rule every stat comparison shares
-    "memd.cache_dir": CORE,  # the default cache dir, for the warm paths
+    "memd.dirs": CORE,  # memd's own dirs from the environment, for the warm paths
     "memd.fastjson": CORE,  # JSON through `_json`, without `json`'s `re` import
     "memd.config": EDGE,
     "memd.atomic": EDGE,

@@ -60,7 +60,7 @@ def run(
     Raises:
         LockHeldError: another `memd run` holds the single-instance lock.
     """
-    from memd.config import runtime_dir
+    from memd.dirs import runtime_dir
     from memd.locks import acquire_instance_lock
 
     environ = dict(os.environ if env is None else env)
@@ -93,8 +93,8 @@ def _signals_held() -> Iterator[None]:
 
 class _Daemon:
     def __init__(self, config: Config, log: FilteringBoundLogger, env: dict[str, str]):
-        from memd.config import config_path
         from memd.daemon.watcher import Watcher
+        from memd.dirs import config_path
         from memd.snapshot.publish import SnapshotStore
 
         self.config = config
@@ -351,7 +351,7 @@ class _Daemon:
 
     def _ignore_own_files(self) -> None:
         """Never react to memd's own writes, even when they lie in a watched tree."""
-        from memd.config import runtime_dir
+        from memd.dirs import runtime_dir
 
         own = (self.config.cache_dir, self.config.state_dir)
         runtime = runtime_dir(self.env, state_dir=self.config.state_dir)

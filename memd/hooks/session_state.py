@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import os
 
+from memd.dirs import default_state_dir, expand_home
 from memd.fsread import list_dir, read_bytes
 from memd.racy import is_racy
 
@@ -87,15 +88,9 @@ class SessionState:
 
 def state_dir(env: Mapping[str, str]) -> str:
     """Return where session records live, from the environment alone."""
-    explicit = env.get("MEMD_STATE_DIR", "")
-    if explicit.startswith("~"):
-        explicit = os.path.expanduser(explicit)
-    if os.path.isabs(explicit):
-        return os.path.join(explicit, "hooks")
-    home = env.get("HOME") or os.path.expanduser("~")
-    xdg = env.get("XDG_STATE_HOME", "")
-    base = xdg if os.path.isabs(xdg) else os.path.join(home, ".local", "state")
-    return os.path.join(base, "memd", "hooks")
+    explicit = expand_home(env.get("MEMD_STATE_DIR", ""), env)
+    base = explicit if os.path.isabs(explicit) else default_state_dir(env)
+    return os.path.join(base, "hooks")
 
 
 def record_path(session_id: object, env: Mapping[str, str]) -> str | None:

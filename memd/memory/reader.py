@@ -28,6 +28,7 @@ import itertools
 import operator
 import os
 import stat
+import time
 from types import MappingProxyType
 
 from memd.agent.recall import is_reserved_folder
@@ -45,6 +46,7 @@ from memd.memory.memdir import (
     missing_input,
 )
 from memd.memory.memfile import MemoryFile, decode_text, parse_memory_file
+from memd.racy import is_racy
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -129,6 +131,9 @@ class Walk:
         self.root_real = os.path.realpath(root)
         self.root_fd = -1  # set by load_memdir while the walk runs
         self.cache = cache
+        # A file parsed within a tick of its last write may be rewritten unseen
+        # (same size, same mtime): such a parse is not kept for the next load.
+        self.read_ns = time.time_ns()
         self.max_file_bytes = max_file_bytes
         self.files: list[MemoryFile] = []
         self.mtimes: dict[str, int] = {}
@@ -341,7 +346,7 @@ class Walk:
             if truncated:
                 data = _prefix(data[: self.max_file_bytes])
             parsed = parse_memory_file(rel, data, was_truncated=truncated)
-            if self.cache is not None:
+            if self.cache is not None and not is_racy(st.st_mtime_ns, self.read_ns):
                 self.cache.put(where, _key(st, self.max_file_bytes), parsed)
         if st.st_size > self.max_file_bytes:
             self.diags.append(self._too_large(rel, st.st_size))

@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 
 from memd import __version__
-from memd.cache_dir import default_cache_dir
+from memd.dirs import default_cache_dir
 from memd.snapshot.store import MODES
 
 TYPE_CHECKING = False
@@ -114,7 +114,7 @@ def write_record(
     profile (`auto`; `ProfileChoice.inputs`).
     """
     from memd.atomic import write_atomic
-    from memd.config import config_path
+    from memd.dirs import config_path
     from memd.snapshot.store import stat_input
 
     paths = (*location.inputs, config_path(env), *agent_inputs)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 from memd.memory.memdir import InputStat, MemDir, ParseCache
@@ -218,11 +219,16 @@ class TestSymlinks:
         assert [] == codes(memdir)
 
 
+def written_a_minute_ago(path: Path) -> None:
+    when = time.time() - 60
+    os.utime(path, (when, when))
+
+
 class TestParseCache:
     def test_unchanged_files_are_not_reparsed(self, make_memdir: MemDirMaker) -> None:
         """A second load with the cache returns the very same MemoryFile objects."""
-        topic(make_memdir, "a.md")
-        topic(make_memdir, "b.md")
+        for name in ("a.md", "b.md"):
+            written_a_minute_ago(topic(make_memdir, name))
         cache = ParseCache()
         first = load_memdir(str(make_memdir.root), cache=cache)
 
@@ -230,6 +236,20 @@ class TestParseCache:
 
         assert all(x is y for x, y in zip(first.files, second.files, strict=True))
         assert 2 == len(cache)
+
+    def test_a_file_read_within_a_tick_of_its_write_is_not_kept(
+        self, make_memdir: MemDirMaker
+    ) -> None:
+        """A rewrite of the same size in the same timestamp tick keeps the stat:
+        only a parse made well after the last write may be reused."""
+        path = topic(make_memdir, "a.md")
+        cache = ParseCache()
+        load_memdir(str(make_memdir.root), cache=cache)
+        assert 0 == len(cache)
+
+        written_a_minute_ago(path)
+        load_memdir(str(make_memdir.root), cache=cache)
+        assert 1 == len(cache)
 
     def test_changed_file_is_reparsed(self, make_memdir: MemDirMaker) -> None:
         """A file whose size or mtime changed is parsed again."""
@@ -246,7 +266,8 @@ class TestParseCache:
     def test_prune(self, make_memdir: MemDirMaker) -> None:
         """prune forgets every path it is not told to keep."""
         a = topic(make_memdir, "a.md")
-        topic(make_memdir, "b.md")
+        written_a_minute_ago(a)
+        written_a_minute_ago(topic(make_memdir, "b.md"))
         cache = ParseCache()
         load_memdir(str(make_memdir.root), cache=cache)
 

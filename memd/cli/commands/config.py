@@ -26,7 +26,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import os
 
-    from memd.config import config_path, load_config
+    from memd.config import load_config
+    from memd.dirs import config_path
 
     config = load_config()
     path = config_path()

@@ -217,7 +217,7 @@ def _cache_dir(env: Mapping[str, str]) -> tuple[str, int | None]:
     the defaults, and `memd.config` (which costs more to import than this
     whole command) is not needed.
     """
-    from memd.cache_dir import default_cache_dir
+    from memd.dirs import default_cache_dir
 
     xdg = env.get("XDG_CONFIG_HOME", "")
     base = xdg if os.path.isabs(xdg) else os.path.join(_home(env), ".config")

@@ -23,7 +23,8 @@ def collect_status(now: float | None = None) -> dict[str, object]:
     import os
     import time
 
-    from memd.config import load_config, runtime_dir
+    from memd.config import load_config
+    from memd.dirs import runtime_dir
     from memd.locks import is_lock_held, read_lock_pid
     from memd.state import read_state
 
