@@ -29,6 +29,7 @@ LAYERS = {
     "memd.racy": CORE,  # the racily-clean rule every stat comparison shares
     "memd.dirs": CORE,  # memd's own dirs from the environment, for the warm paths
     "memd.fastjson": CORE,  # JSON through `_json`, without `json`'s `re` import
+    "memd.hook_lint": EDGE,  # the hooks ask the daemon to lint: socket, request
     "memd.config": EDGE,
     "memd.atomic": EDGE,
     "memd.locks": EDGE,

@@ -93,8 +93,10 @@ def _signals_held() -> Iterator[None]:
 
 class _Daemon:
     def __init__(self, config: Config, log: FilteringBoundLogger, env: dict[str, str]):
+        from memd.daemon.hook_lint_server import HookLinter, HookLintServer
         from memd.daemon.watcher import Watcher
         from memd.dirs import config_path
+        from memd.hook_lint import lint_settings, socket_path
         from memd.snapshot.publish import SnapshotStore
 
         self.config = config
@@ -102,6 +104,9 @@ class _Daemon:
         self.env = env
         self.config_file = config_path(env)
         self.config_stat = _stat_key(self.config_file)
+        # What the hooks must match for the daemon to lint for them; None
+        # while the config file on disk is one the daemon could not load.
+        self.lint_settings: list[object] | None = lint_settings(env)
         self.store = SnapshotStore(config.cache_dir)
         self.watcher = Watcher(
             settle_seconds=config.settle_seconds, on_batch=self._on_batch, log=log
@@ -133,6 +138,13 @@ class _Daemon:
         self._ignore_own_files()
         self.choice = self._choose_profile(None)
         self.recall = _RecallFeed(config.cache_dir, log)
+        self.hook_linter = HookLinter(
+            lambda: (self.config, self.lint_settings),
+            lambda memory_dir: memory_dir in self._known(),
+        )
+        self.hook_lint_server = HookLintServer(
+            socket_path(env, state_dir=config.state_dir), self.hook_linter.answer, log
+        )
 
     # -- the story ---------------------------------------------------------
 
@@ -155,6 +167,7 @@ class _Daemon:
             self.log.info(
                 "daemon_starting", pid=os.getpid(), config_file=self.config_file
             )
+            self.hook_lint_server.start()
             self.watcher.start()
             # The first batch: discovery, then the watches, then the full scan.
             self.watcher.request(rediscover=True, rescan_all=True)
@@ -163,6 +176,7 @@ class _Daemon:
         finally:
             notify("STOPPING=1", env=self.env)
             self.log.info("daemon_stopping")
+            self.hook_lint_server.stop()
             self.watcher.stop()
             self.flusher.shutdown(wait=True)
             self._stop_scheduler()
@@ -250,6 +264,7 @@ class _Daemon:
             for gone in before - now_dirs:
                 self.dirs.pop(gone, None)
                 self.recall.forget(gone)
+                self.hook_linter.forget(gone)
             # Events before a watch was (re)added are lost: read what it covers.
             # Lost events elsewhere (an overflow, a restarted observer): the
             # snapshots' recorded stats tell which directories changed.
@@ -418,14 +433,18 @@ class _Daemon:
     def _reload_config(self) -> None:
         from memd.config import load_config
         from memd.errors import ConfigError
+        from memd.hook_lint import lint_settings
 
+        settings = lint_settings(self.env)  # before the read: a later save differs
         try:
             config = load_config(self.env)
         except ConfigError as error:
+            self.lint_settings = None
             self.log.warning(
                 "config_reload_failed", error=str(error), path=self.config_file
             )
             return
+        self.lint_settings = settings
         if config == self.config:
             return
         modes_changed = config.modes != self.config.modes

@@ -39,7 +39,7 @@ from memd.hooks.wording import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
 
     from memd.config import Config
     from memd.hooks.wording import Finding
@@ -157,9 +157,16 @@ def session_start(
 
 
 def post_tool_use(
-    payload: Mapping[str, object], config: Config, env: Mapping[str, str]
+    payload: Mapping[str, object],
+    env: Mapping[str, str],
+    config: Callable[[], Config] | None = None,
 ) -> Output | None:
-    """Handle PostToolUse: block for what this call broke; say old problems once."""
+    """Handle PostToolUse: block for what this call broke; say old problems once.
+
+    `config` is called only when this call needs memd's config: to resolve
+    a session nothing was recorded for, or to lint when no daemon lints for it.
+    """
+    config = config or _config_loader(env)
     recorded_ns = time.time_ns()
     session_id = payload.get("session_id")
     record = ss.record_path(session_id, env)
@@ -167,7 +174,7 @@ def post_tool_use(
     if state is not None:
         memory_dir, profile = state.memory_dir, state.profile
     else:
-        memory_dir, profile = _session_memory_dir(payload.get("cwd"), config, env)
+        memory_dir, profile = _session_memory_dir(payload.get("cwd"), config(), env)
     reasons: list[str] = []
     notices: list[str] = []
     if memory_dir is not None:
@@ -179,7 +186,7 @@ def post_tool_use(
     elif record is not None and state is None:
         record_session(env, session_id, None, (), recorded_ns=recorded_ns)
     for other_dir, relpaths in _other_memory_dirs(payload, memory_dir):
-        findings = _lint(other_dir, config, profile)
+        findings = _lint(other_dir, profile, env, config)
         caused = [f for f in findings if is_error(f) and f.get("path") in relpaths]
         if caused:
             reasons.append(block_reason(other_dir, caused))
@@ -190,9 +197,23 @@ def post_tool_use(
     )
 
 
+def _config_loader(env: Mapping[str, str]) -> Callable[[], Config]:
+    """Load memd's config on the first call, once."""
+    loaded: list[Config] = []
+
+    def config() -> Config:
+        if not loaded:
+            from memd.config import load_config
+
+            loaded.append(load_config(env))
+        return loaded[0]
+
+    return config
+
+
 def _judge_session_dir(
     payload: Mapping[str, object],
-    config: Config,
+    config: Callable[[], Config],
     env: Mapping[str, str],
     memory_dir: str,
     state: ss.SessionState | None,
@@ -206,7 +227,7 @@ def _judge_session_dir(
         changed, maybe = frozenset(_relpaths_in(payload, memory_dir)), frozenset()
     if state is not None and not changed and not maybe:
         return None, None
-    findings = _lint(memory_dir, config, profile)
+    findings = _lint(memory_dir, profile, env, config)
     index_after = index_measure(ss.read_index_text(memory_dir))
     index_before = _index_before(payload, memory_dir, state)
     caused, to_say, said = judge(
@@ -291,19 +312,22 @@ def _session_memory_dir(
     return memory_dir, location.profile
 
 
-def _lint(memory_dir: str, config: Config, profile: str | None) -> list[Finding]:
-    """Lint one memory directory with memd's severities, by `profile`'s rules."""
-    from memd.lint.engine import lint_memdir
-    from memd.memory.reader import load_memdir
+def _lint(
+    memory_dir: str,
+    profile: str | None,
+    env: Mapping[str, str],
+    config: Callable[[], Config],
+) -> list[dict[str, object]]:
+    """Lint one memory directory with memd's severities, by `profile`'s rules.
 
-    memdir = load_memdir(
-        memory_dir.rstrip(os.sep) or os.sep, max_file_bytes=config.max_topic_file_bytes
-    )
-    diagnostics = lint_memdir(
-        memdir,
-        severities=config.lint_severities,
-        why_labels=config.why_labels,
-        how_labels=config.how_labels,
-        profile=profile,
-    )
-    return [d.to_dict() for d in diagnostics]
+    The running daemon lints it when it can (it has the lint engine loaded);
+    else this process does, with the same result.
+    """
+    from memd.hook_lint import lint_by_daemon
+
+    found = lint_by_daemon(memory_dir, profile, env)
+    if found is not None:
+        return found
+    from memd.lint.targets import lint_findings
+
+    return lint_findings(memory_dir, config(), profile)

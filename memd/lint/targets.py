@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from memd.agent.profile import ProfileSpec
     from memd.config import Config
     from memd.diagnostics import Diagnostic
+    from memd.memory.memdir import ParseCache
 
 INDEX = "MEMORY.md"
 
@@ -233,6 +234,36 @@ def lint_targets(
                 path = display_path(memory_dir, d.path, cwd=cwd)
                 found.append(dataclasses.replace(d, path=path))
     return tuple(sorted(dict.fromkeys(found), key=sort_key))
+
+
+def lint_findings(
+    memory_dir: str,
+    config: Config,
+    profile: ProfileSpec,
+    *,
+    cache: ParseCache | None = None,
+) -> list[dict[str, object]]:
+    """Lint one memory directory by `config` and `profile`: findings as plain dicts.
+
+    What the hooks judge, whether they lint by themselves or the daemon lints
+    for them (`cache`: the daemon's parses, kept across requests).
+    """
+    from memd.lint.engine import lint_memdir
+    from memd.memory.reader import load_memdir
+
+    memdir = load_memdir(
+        memory_dir.rstrip(os.sep) or os.sep,
+        cache=cache,
+        max_file_bytes=config.max_topic_file_bytes,
+    )
+    diagnostics = lint_memdir(
+        memdir,
+        severities=config.lint_severities,
+        why_labels=config.why_labels,
+        how_labels=config.how_labels,
+        profile=profile,
+    )
+    return [d.to_dict() for d in diagnostics]
 
 
 def _unreadable(target: Target) -> Diagnostic:

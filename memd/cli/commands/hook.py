@@ -138,7 +138,10 @@ def _answer(
 
         if untouched(payload, env):
             return None
-    elif not inject_prompt:
+        from memd.hooks.feedback import post_tool_use
+
+        return post_tool_use(payload, env)
+    if not inject_prompt:
         from memd.hooks.fastpath import session_start_warm
 
         warm = session_start_warm(payload, env)
@@ -147,10 +150,9 @@ def _answer(
     from memd.config import load_config
     from memd.hooks import feedback
 
-    config = load_config(env)
-    if name == "post-tool-use":
-        return feedback.post_tool_use(payload, config, env)
-    return feedback.session_start(payload, config, env, inject_prompt=inject_prompt)
+    return feedback.session_start(
+        payload, load_config(env), env, inject_prompt=inject_prompt
+    )
 
 
 def _log_failure(error: Exception) -> None:
