@@ -28,6 +28,7 @@ from __future__ import annotations
 import _socket
 import os
 import sys
+import time
 
 from memd import fastjson
 from memd.dirs import config_path, runtime_dir
@@ -76,8 +77,15 @@ def same_user(sock: _socket.socket) -> bool:
     return int.from_bytes(cred[4:8], sys.byteorder) == os.getuid()
 
 
-def read_line(sock: _socket.socket, limit: int) -> bytes | None:
-    """Read up to the first newline; None when the peer sends more than `limit`."""
+def read_line(
+    sock: _socket.socket, limit: int, *, seconds: float = TIMEOUT_SECONDS
+) -> bytes | None:
+    """Read up to the first newline; None past `limit` bytes or `seconds` in all.
+
+    The socket's own timeout bounds each `recv`; `seconds` bounds the whole
+    line, so a peer that drips a byte at a time cannot hold the reader.
+    """
+    deadline = time.monotonic() + seconds
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -88,7 +96,7 @@ def read_line(sock: _socket.socket, limit: int) -> bytes | None:
         size += len(chunk)
         if b"\n" in chunk:
             break
-        if size > limit:
+        if size > limit or time.monotonic() > deadline:
             return None
     data = b"".join(chunks)
     line, newline, _ = data.partition(b"\n")

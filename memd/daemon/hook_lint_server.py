@@ -151,7 +151,7 @@ class HookLintServer:
             if not same_user(conn):
                 self._log.warning("hook_lint_refused", reason="another user")
                 return
-            line = read_line(conn, MAX_REQUEST_BYTES)
+            line = read_line(conn, MAX_REQUEST_BYTES, seconds=PEER_TIMEOUT_SECONDS)
             request = fastjson.loads(line) if line is not None else None
         except (OSError, ValueError):
             return

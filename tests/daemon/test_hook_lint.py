@@ -8,9 +8,11 @@ written here (M008: `type` is not one of the four).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
+import threading
 import time
 from pathlib import Path
 
@@ -96,6 +98,37 @@ class TestTheDaemonAnswers:
 
         assert ("M008", "feedback_bad.md") in codes(found)
         daemon.assert_alive()
+
+    def test_a_peer_that_drips_bytes_is_dropped(
+        self, start_daemon: Starter, memory_dir: Path, isolated_home: Home
+    ) -> None:
+        """A byte every 0.2 s for 10 s would hold the one serving thread throughout;
+        the whole request has 1 s, so others are answered while it drips."""
+        daemon = start_daemon()
+        path = isolated_home.runtime / "memd" / SOCKET_NAME
+        dripping = threading.Event()
+
+        def drip() -> None:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as peer:
+                peer.connect(str(path))
+                dripping.set()
+                with contextlib.suppress(OSError):  # dropped: EPIPE
+                    for _ in range(50):
+                        peer.send(b" ")
+                        time.sleep(0.2)
+
+        dripper = threading.Thread(target=drip)
+        dripper.start()
+        try:
+            dripping.wait(5)
+            answers = []
+            for _ in range(3):
+                answers.append(lint_by_daemon(str(memory_dir), PROFILE, daemon.env))
+                if answers[-1] is not None:
+                    break
+            assert answers[-1] is not None
+        finally:
+            dripper.join()
 
     def test_the_socket_is_private_and_gone_after_a_stop(
         self, start_daemon: Starter, memory_dir: Path, isolated_home: Home
