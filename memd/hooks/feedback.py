@@ -157,16 +157,14 @@ def session_start(
 
 
 def post_tool_use(
-    payload: Mapping[str, object],
-    env: Mapping[str, str],
-    config: Callable[[], Config] | None = None,
+    payload: Mapping[str, object], env: Mapping[str, str]
 ) -> Output | None:
     """Handle PostToolUse: block for what this call broke; say old problems once.
 
-    `config` is called only when this call needs memd's config: to resolve
-    a session nothing was recorded for, or to lint when no daemon lints for it.
+    memd's config is read only when this call needs it: to resolve a session
+    nothing was recorded for, or to lint when no daemon lints for it.
     """
-    config = config or _config_loader(env)
+    config = _config_loader(env)
     recorded_ns = time.time_ns()
     session_id = payload.get("session_id")
     record = ss.record_path(session_id, env)
