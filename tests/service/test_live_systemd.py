@@ -148,6 +148,23 @@ class TestLiveUserManager:
 
         assert "watching 1 memory dirs, 1 lint errors" == shown["StatusText"]
 
+    def test_it_lints_for_the_users_hooks(self, live: UserManager) -> None:
+        """A hook in the user's session reaches the unit's daemon: its socket is in
+        the unit's RuntimeDirectory, where the session's XDG_RUNTIME_DIR points."""
+        memory = live.home / ".claude/projects/-srv-app/memory"
+        script = (
+            "import os, sys\n"
+            "from memd.hook_lint import lint_by_daemon\n"
+            "found = lint_by_daemon(sys.argv[1], None, os.environ)\n"
+            "print(None if found is None else sorted({f['path'] for f in found}))\n"
+        )
+
+        result = live.run(
+            str(Path(live.extra_path) / "python"), "-c", script, str(memory)
+        )
+
+        assert "['broken.md']" == result.stdout.strip(), result.stderr
+
     def test_reload_sends_sighup_and_memd_reloads(self, live: UserManager) -> None:
         """`systemctl --user reload` keeps the same process, which re-reads its config.
 
