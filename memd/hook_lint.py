@@ -13,11 +13,12 @@ checks the other's uid by `SO_PEERCRED` where the platform has it):
     -> {"lint": MEMORY_DIR, "profile": RELEASE or null, "settings": SETTINGS}
     <- {"findings": [DIAGNOSTIC, ...]}  or  {"refused": REASON}
 
-SETTINGS is what lint depends on besides the files and the release: the
-config file's path and stat, and the lint keys' MEMD_* variables. The daemon
-answers only when they equal what its loaded config was read under, and only
-for a memory directory it watches; anything else is refused and the hook
-lints by itself, so the answer never differs from the hook's own.
+SETTINGS is what lint depends on besides the files and the release: memd's
+version, the config file's path and stat, and the lint keys' MEMD_*
+variables. The daemon answers only when they equal what its loaded config was
+read under, and only for a memory directory it watches; anything else is
+refused and the hook lints by itself, so the answer never differs from the
+hook's own.
 
 Standard library only, through `_socket`: the `socket` module imports `enum`,
 a cost the hooks' budget has no room for.
@@ -30,7 +31,7 @@ import os
 import sys
 import time
 
-from memd import fastjson
+from memd import __version__, fastjson
 from memd.dirs import config_path, runtime_dir
 
 TYPE_CHECKING = False
@@ -58,14 +59,18 @@ def socket_path(env: Mapping[str, str], *, state_dir: str | None = None) -> str:
 
 
 def lint_settings(env: Mapping[str, str]) -> list[object]:
-    """What lint depends on besides the files: the config file's stat, lint's env."""
+    """What lint depends on besides the files and the release.
+
+    memd's version (a daemon left running over an upgrade lints by the old
+    rules), the config file's path and stat, and lint's variables.
+    """
     path = config_path(env)
     try:
         st = os.stat(path)
         stat: list[int] | None = [st.st_size, st.st_mtime_ns, st.st_ino]
     except OSError:
         stat = None
-    return [path, stat, *(env.get(name, "") for name in LINT_ENV)]
+    return [__version__, path, stat, *(env.get(name, "") for name in LINT_ENV)]
 
 
 def same_user(sock: _socket.socket) -> bool:

@@ -20,8 +20,9 @@ import pytest
 
 from memd.agent.paths import resolve_memory_location
 from memd.config import load_config
+from memd.config_keys import KEYS
 from memd.daemon.hook_lint_server import HookLinter
-from memd.hook_lint import SOCKET_NAME, lint_by_daemon, lint_settings
+from memd.hook_lint import LINT_ENV, SOCKET_NAME, lint_by_daemon, lint_settings
 from memd.lint.targets import lint_findings
 from tests.cli.commands.test_hook import (
     BAD_TOPIC,
@@ -201,6 +202,11 @@ def severities(memory_dir: Path, env: dict[str, str]) -> set[object] | None:
     return (
         None if found is None else {f["severity"] for f in found if f["code"] == "M008"}
     )
+
+
+def test_the_settings_name_every_lint_variable() -> None:
+    """A new `lint.*` config key must join what the daemon and the hook compare."""
+    assert {k.env for k in KEYS if k.toml.startswith("lint.")} == set(LINT_ENV)
 
 
 class TestHookLinter:
