@@ -85,6 +85,10 @@ class HookLintServer:
         self._wake_r, self._wake_w = -1, -1
         self._thread: threading.Thread | None = None
 
+    @property
+    def listening(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
     def start(self) -> bool:
         """Bind and serve; False (logged) when the socket cannot be made."""
         try:

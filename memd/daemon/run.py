@@ -719,6 +719,10 @@ class _Daemon:
             "fallbacks": self.watcher.fallbacks,
             "watch": {"state": "degraded" if self.deaf else "ok", "deaf": self.deaf},
             "sweep_catches": self.sweep_catches,
+            "hook_lint": {
+                "socket": self.hook_lint_server.path,
+                "listening": self.hook_lint_server.listening,
+            },
             "telemetry_dropped": int(getattr(self.sink, "dropped", 0)),
             "watched_roots": self.watcher.watched_roots(),
             "agent_profile": {

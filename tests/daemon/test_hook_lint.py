@@ -71,6 +71,11 @@ class TestTheDaemonAnswers:
 
         assert ("M008", "feedback_bad.md") in codes(by_daemon)
         assert by_daemon == lint_findings(str(memory_dir), load_config(env), PROFILE)
+        socket_path = str(isolated_home.runtime / "memd" / SOCKET_NAME)
+        assert {"socket": socket_path, "listening": True} == daemon.status()[
+            "hook_lint"
+        ]
+        assert f"hooks linted here, on {socket_path}" in daemon.memd("status").stdout
 
     def test_it_reads_the_write_the_hook_is_about(
         self, start_daemon: Starter, memory_dir: Path
@@ -326,5 +331,6 @@ def test_a_daemon_that_cannot_bind_still_runs(
 
     assert lint_by_daemon(str(memory_dir), PROFILE, daemon.env) is None
     assert daemon.events("hook_lint_unavailable")
-    time.sleep(0.2)
+    assert False is daemon.status()["hook_lint"]["listening"]  # type: ignore[index]
+    assert "hooks lint by themselves" in daemon.memd("status").stdout
     daemon.assert_alive()

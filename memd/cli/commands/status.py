@@ -66,6 +66,7 @@ def collect_status(now: float | None = None) -> dict[str, object]:
         "fallbacks": saved.get("fallbacks", 0),
         "watch": saved.get("watch", {"state": "ok", "deaf": []}),
         "sweep_catches": saved.get("sweep_catches", 0),
+        "hook_lint": saved.get("hook_lint"),
         "telemetry_dropped": saved.get("telemetry_dropped", 0),
         "watched_roots": saved.get("watched_roots", []),
         "next_dream": saved.get("next_dream"),
@@ -112,6 +113,13 @@ def format_text(status: dict[str, object]) -> str:
         for problem in deaf:
             if isinstance(problem, dict):
                 lines.append(f"  {problem.get('root')}: {problem.get('reason')}")
+    hook_lint = status.get("hook_lint")
+    if status["running"] and isinstance(hook_lint, dict):
+        lines.append(
+            f"hooks linted here, on {hook_lint.get('socket')}"
+            if hook_lint.get("listening")
+            else "hooks lint by themselves: the daemon could not listen for them"
+        )
     if status.get("agent_profile"):
         lines.append(
             f"agent profile: {status['agent_profile']}"
