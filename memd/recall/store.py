@@ -31,7 +31,7 @@ import sys
 import time
 
 from memd.errors import MemdError
-from memd.fsread import list_dir
+from memd.fsread import list_dir, open_dir
 from memd.recall.text import (
     DEFAULT_TOKENIZER,
     TOKENIZERS,
@@ -126,6 +126,7 @@ MAX_SCOPED_DIRS = 32
 CANDIDATES_PER_RESULT = 5  # re-ranked by recency; a near-tie never hides a hit
 MAX_DEPTH = 64
 _NS_PER_DAY = 86_400 * 1_000_000_000
+_INT64_MAX = 2**63 - 1
 
 
 class RecallUnavailableError(MemdError):
@@ -459,7 +460,7 @@ class RecallIndex:
         kind = parsed.type if parsed.type in MEMORY_TYPES else None
         values = (
             parsed.relpath,
-            *stat,
+            *(_int64(n) for n in stat),
             digest,
             parsed.name,
             kind,
@@ -823,60 +824,87 @@ def stat_signature(memory_dir: str, taken_ns: int) -> tuple[str, bool] | None:
     no hidden entries, nothing under top-level `logs/`) by relpath, size,
     mtime, ctime and inode, and every directory's mtime (an entry added or
     removed changes it). Symlinked directories are never entered.
+
+    Every file is stat'ed: an in-place save moves only the file's own mtime,
+    never its directory's. Each stat is relative to its directory's
+    descriptor (`fstatat`), so the kernel does not walk the memory
+    directory's path again for each of its files.
     """
     try:
-        root = os.lstat(memory_dir)
+        root_fd = open_dir(memory_dir)  # O_NOFOLLOW: a symlink is not memory
     except OSError:
         return None
-    if not os.path.isdir(memory_dir) or os.path.islink(memory_dir):
-        return None
-    # One tuple per entry, checksummed once at the end: per-entry formatting
-    # would cost as much as the lstat calls themselves.
-    seen: list[tuple[str, int, int, int, int]] = []
-    pending: list[tuple[str, str, int]] = [(memory_dir, "", 0)]
-    while pending:
-        path, prefix, depth = pending.pop()
-        try:
-            listing = list_dir(path)
-        except OSError:
-            seen.append(("!" + prefix, 0, 0, 0, 0))
-            continue
-        for entry in listing:
-            name = entry.name
-            if name[0] == ".":
-                continue
-            try:
-                is_dir = entry.is_dir(follow_symlinks=False)
-                if is_dir:
-                    if (not prefix and name == "logs") or depth >= MAX_DEPTH:
-                        continue
-                    pending.append((entry.path, prefix + name + "/", depth + 1))
-                elif not name.endswith(".md") or name == "MEMORY.md":
-                    continue
-                st = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            seen.append(
-                (
-                    prefix + name,
-                    -1 if is_dir else st.st_size,
-                    st.st_mtime_ns,
-                    st.st_ctime_ns,
-                    st.st_ino,
-                )
-            )
+    # Only a stat refresh needs these; a daemon-owned search does not.
+    import zlib
+
+    from memd.racy import RACY_WINDOW_NS, is_racy
+
+    try:
+        root = os.fstat(root_fd)
+        window = (taken_ns - RACY_WINDOW_NS, taken_ns + RACY_WINDOW_NS)
+        seen, racy = _scan(root_fd, window)
+    finally:
+        os.close(root_fd)
+    racy = racy or is_racy(root.st_mtime_ns, taken_ns)
     seen.sort()
-    import zlib  # only a stat refresh needs these; a daemon-owned search does not
-
-    from memd.racy import is_racy
-
-    crc = zlib.crc32(repr(seen).encode("utf-8", "surrogateescape"))
-    racy = is_racy(root.st_mtime_ns, taken_ns) or any(
-        is_racy(s[2], taken_ns) or is_racy(s[3], taken_ns) for s in seen
-    )
+    # The names, then the numbers as one list: the repr of each entry's tuple
+    # would cost a third as much as the stat calls themselves.
+    names = "\0".join([s[0] for s in seen]).encode("utf-8", "surrogateescape")
+    numbers = repr([n for s in seen for n in s[1:]]).encode()
+    crc = zlib.crc32(numbers, zlib.crc32(names))
     count = sum(1 for s in seen if s[1] >= 0)
     signature = f"{count}:{root.st_mtime_ns}:{root.st_ino}:{crc:08x}"
     return signature, racy
+
+
+def _scan(
+    root_fd: int, window: tuple[int, int]
+) -> tuple[list[tuple[str, int, int, int, int]], bool]:
+    """(relpath, size or -1 for a directory, mtime, ctime, inode) of each entry.
+
+    Also whether any mtime or ctime falls in the racy `window` (low, high):
+    `memd.racy.is_racy`, compared inline, as a call per entry costs more
+    than the comparison.
+    """
+    low, high = window
+    racy = False
+    seen: list[tuple[str, int, int, int, int]] = []
+    pending: list[tuple[str, int]] = [("", 0)]
+    while pending:
+        prefix, depth = pending.pop()
+        try:
+            fd = open_dir(prefix[:-1], dir_fd=root_fd) if prefix else root_fd
+        except OSError:
+            seen.append(("!" + prefix, 0, 0, 0, 0))
+            continue
+        try:
+            listing = list_dir(fd)
+            for entry in listing:
+                name = entry.name
+                if name[0] == ".":
+                    continue
+                try:
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                    if is_dir:
+                        if (not prefix and name == "logs") or depth >= MAX_DEPTH:
+                            continue
+                        pending.append((prefix + name + "/", depth + 1))
+                    elif name[-3:] != ".md" or name == "MEMORY.md":
+                        continue
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                mtime, ctime = st.st_mtime_ns, st.st_ctime_ns
+                if low <= mtime <= high or low <= ctime <= high:
+                    racy = True
+                size = -1 if is_dir else st.st_size
+                seen.append((prefix + name, size, mtime, ctime, st.st_ino))
+        except OSError:
+            seen.append(("!" + prefix, 0, 0, 0, 0))
+        finally:
+            if fd != root_fd:
+                os.close(fd)
+    return seen, racy
 
 
 def _scope_token(dir_id: int) -> str:
@@ -912,7 +940,15 @@ def _still_there(hit: Hit) -> bool:
         st = os.lstat(os.path.join(hit.memory_dir, hit.relpath))
     except OSError:
         return False
-    return st.st_mtime_ns == hit.mtime_ns
+    return _int64(st.st_mtime_ns) == hit.mtime_ns
+
+
+def _int64(number: int) -> int:
+    """`number` within SQLite's INTEGER range: past 2262 an mtime in ns is not.
+
+    `touch -d 2300-01-01` is enough; SQLite would refuse the whole row.
+    """
+    return max(min(number, _INT64_MAX), -_INT64_MAX - 1)
 
 
 def _file_stats(
