@@ -224,10 +224,13 @@ class TestParseSimple:
 
 # What the warm `memd recall` must not load: each costs a real share of the 2x
 # budget against a bare interpreter (the date adapters of the `sqlite3`
-# package; parsers; config; the logging and wiring libraries).
+# package; `functools`, which `_sqlite3` asks for; parsers; config; the
+# logging and wiring libraries).
 RECALL_FORBIDDEN = (
     "argparse",
+    "collections",
     "datetime",
+    "functools",
     "importlib",
     "json",
     "re",
@@ -259,8 +262,14 @@ def test_warm_recall_imports_nothing_heavy(git_repo: Path, where: str) -> None:
         "sys.stderr.write('CODE %d\\nNEW %s\\n' % (code, ' '.join(new)))\n"
     )
 
+    # -S: no site hooks, which load functools themselves in an editable install.
+    source_root = str(Path(__file__).resolve().parents[3])
     result = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+        [sys.executable, "-S", "-c", probe],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": source_root},
     )
     report = result.stderr.splitlines()
     new = set(report[-1].removeprefix("NEW ").split())
