@@ -836,7 +836,6 @@ def stat_signature(memory_dir: str, taken_ns: int) -> tuple[str, bool] | None:
         return None
     # Only a stat refresh needs these; a daemon-owned search does not.
     import zlib
-    from array import array
 
     from memd.racy import RACY_WINDOW_NS, is_racy
 
@@ -848,14 +847,11 @@ def stat_signature(memory_dir: str, taken_ns: int) -> tuple[str, bool] | None:
         os.close(root_fd)
     racy = racy or is_racy(root.st_mtime_ns, taken_ns)
     seen.sort()
-    # The names, then the numbers as one array: the repr of each entry's tuple
-    # would cost a third as much as the stat calls themselves.
+    # The names, then the numbers as one list: the repr of each entry's tuple
+    # would cost a third as much as the stat calls themselves. (Not `array`:
+    # it imports `collections`, which costs more than this repr saves.)
     names = "\0".join([s[0] for s in seen]).encode("utf-8", "surrogateescape")
-    flat = [n for s in seen for n in s[1:]]
-    try:
-        numbers = array("q", flat).tobytes()
-    except OverflowError:  # an mtime past 2262 (`touch -d`), an inode past 2**63
-        numbers = repr(flat).encode()
+    numbers = repr([n for s in seen for n in s[1:]]).encode()
     crc = zlib.crc32(numbers, zlib.crc32(names))
     count = sum(1 for s in seen if s[1] >= 0)
     signature = f"{count}:{root.st_mtime_ns}:{root.st_ino}:{crc:08x}"

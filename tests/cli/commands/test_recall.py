@@ -180,6 +180,37 @@ class TestRecall:
         assert ["user_a.md"] == [h["relpath"] for h in found]
 
 
+class TestProcessExit:
+    """The installed script leaves without the interpreter's teardown."""
+
+    def test_long_output_is_written_whole(self, git_repo: Path) -> None:
+        """Every byte printed before the early exit reaches the pipe."""
+        memory = memory_of(git_repo)
+        for number in range(60):
+            topic(memory, f"k{number:02d}.md", f"K{number}", "kafka lag notes", "user")
+
+        found = recall_json("--limit", "60", "kafka", cwd=git_repo)
+
+        assert [f"k{n:02d}.md" for n in range(60)] == sorted(
+            str(h["relpath"]) for h in found
+        )
+
+    def test_a_closed_pipe_is_quiet(self, git_repo: Path) -> None:
+        """`memd recall ... | head` with the reader gone: exit 0, nothing on stderr."""
+        topic(memory_of(git_repo), "k.md", "K", "kafka lag notes", "user")
+        process = subprocess.Popen(
+            [MEMD, "recall", "kafka"],
+            cwd=git_repo,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert process.stdout is not None
+        process.stdout.close()  # gone before memd has started to answer
+        _, errors = process.communicate(timeout=60)
+
+        assert (0, b"") == (process.returncode, errors)
+
+
 class TestParseSimple:
     @pytest.mark.parametrize(
         "argv",
