@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import sqlite3
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -25,7 +24,7 @@ from memd.recall.store import (
     recall,
     stat_signature,
 )
-from tests.conftest import MemDirMaker
+from tests.conftest import MemDirMaker, run_without_site
 
 
 def relpaths(hits: tuple[object, ...]) -> list[str]:
@@ -559,14 +558,6 @@ def test_sqlite_loads_without_functools() -> None:
         "print(early, rows[-1], functools.reduce(int.__add__, [1, 2, 3]),"
         " sqlite3.Connection is store.sqlite3.Connection)\n"
     )
-    # -S: no site hooks (an editable install's finder loads functools itself).
-    source_root = str(Path(__file__).resolve().parents[2])
-    result = subprocess.run(
-        [sys.executable, "-S", "-c", probe],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={**os.environ, "PYTHONPATH": source_root},
-    )
+    result = run_without_site(probe)
 
     assert "[] (2, 'x') 6 True\n" == result.stdout

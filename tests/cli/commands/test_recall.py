@@ -13,6 +13,7 @@ import pytest
 
 from memd.agent.paths import resolve_memory_location
 from memd.cli.main import main
+from tests.conftest import run_without_site
 
 MEMD = os.path.join(os.path.dirname(sys.executable), "memd")
 
@@ -293,15 +294,7 @@ def test_warm_recall_imports_nothing_heavy(git_repo: Path, where: str) -> None:
         "sys.stderr.write('CODE %d\\nNEW %s\\n' % (code, ' '.join(new)))\n"
     )
 
-    # -S: no site hooks, which load functools themselves in an editable install.
-    source_root = str(Path(__file__).resolve().parents[3])
-    result = subprocess.run(
-        [sys.executable, "-S", "-c", probe],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={**os.environ, "PYTHONPATH": source_root},
-    )
+    result = run_without_site(probe)
     report = result.stderr.splitlines()
     new = set(report[-1].removeprefix("NEW ").split())
 
