@@ -842,33 +842,33 @@ def stat_signature(memory_dir: str, taken_ns: int) -> tuple[str, bool] | None:
     try:
         root = os.fstat(root_fd)
         window = (taken_ns - RACY_WINDOW_NS, taken_ns + RACY_WINDOW_NS)
-        seen, racy = _scan(root_fd, window)
+        seen, files, racy = _scan(root_fd, window)
     finally:
         os.close(root_fd)
     racy = racy or is_racy(root.st_mtime_ns, taken_ns)
     seen.sort()
-    # The names, then the numbers as one list: the repr of each entry's tuple
+    # The names, then the columns of numbers: the repr of every entry's tuple
     # would cost a third as much as the stat calls themselves. (Not `array`:
     # it imports `collections`, which costs more than this repr saves.)
-    names = "\0".join([s[0] for s in seen]).encode("utf-8", "surrogateescape")
-    numbers = repr([n for s in seen for n in s[1:]]).encode()
-    crc = zlib.crc32(numbers, zlib.crc32(names))
-    count = sum(1 for s in seen if s[1] >= 0)
-    signature = f"{count}:{root.st_mtime_ns}:{root.st_ino}:{crc:08x}"
+    columns = list(zip(*seen, strict=True)) or [()]
+    names = "\0".join(columns[0]).encode("utf-8", "surrogateescape")
+    crc = zlib.crc32(repr(columns[1:]).encode(), zlib.crc32(names))
+    signature = f"{files}:{root.st_mtime_ns}:{root.st_ino}:{crc:08x}"
     return signature, racy
 
 
 def _scan(
     root_fd: int, window: tuple[int, int]
-) -> tuple[list[tuple[str, int, int, int, int]], bool]:
+) -> tuple[list[tuple[str, int, int, int, int]], int, bool]:
     """(relpath, size or -1 for a directory, mtime, ctime, inode) of each entry.
 
-    Also whether any mtime or ctime falls in the racy `window` (low, high):
-    `memd.racy.is_racy`, compared inline, as a call per entry costs more
-    than the comparison.
+    Also how many of them are files, and whether any mtime or ctime falls in
+    the racy `window` (low, high): `memd.racy.is_racy`, compared inline, as a
+    call per entry costs more than the comparison.
     """
     low, high = window
     racy = False
+    not_files = 0  # directories, and the ones that could not be listed
     seen: list[tuple[str, int, int, int, int]] = []
     pending: list[tuple[str, int]] = [("", 0)]
     while pending:
@@ -877,6 +877,7 @@ def _scan(
             fd = open_dir(prefix[:-1], dir_fd=root_fd) if prefix else root_fd
         except OSError:
             seen.append(("!" + prefix, 0, 0, 0, 0))
+            not_files += 1
             continue
         try:
             listing = list_dir(fd)
@@ -898,14 +899,19 @@ def _scan(
                 mtime, ctime = st.st_mtime_ns, st.st_ctime_ns
                 if low <= mtime <= high or low <= ctime <= high:
                     racy = True
-                size = -1 if is_dir else st.st_size
+                if is_dir:
+                    size = -1
+                    not_files += 1
+                else:
+                    size = st.st_size
                 seen.append((prefix + name, size, mtime, ctime, st.st_ino))
         except OSError:
             seen.append(("!" + prefix, 0, 0, 0, 0))
+            not_files += 1
         finally:
             if fd != root_fd:
                 os.close(fd)
-    return seen, racy
+    return seen, len(seen) - not_files, racy
 
 
 def _scope_token(dir_id: int) -> str:
