@@ -13,7 +13,7 @@ import pytest
 
 from memd.agent.paths import resolve_memory_location
 from memd.cli.main import main
-from tests.conftest import run_without_site
+from tests.conftest import Home, run_without_site
 
 MEMD = os.path.join(os.path.dirname(sys.executable), "memd")
 
@@ -109,6 +109,22 @@ class TestRecall:
 
         assert {"project_a.md", "reference_b.md"} == {h["relpath"] for h in everything}
         assert ["reference_b.md"] == [h["relpath"] for h in references]
+
+    def test_all_uses_the_cache_dir_config_sets(
+        self, git_repo: Path, tmp_path: Path, isolated_home: Home
+    ) -> None:
+        """With a config.toml, --all reads it: the index lives where it says."""
+        topic(memory_of(git_repo), "user_a.md", "Editor", "Edits in Helix", "user")
+        elsewhere = tmp_path / "elsewhere"
+        config = isolated_home.config / "memd" / "config.toml"
+        config.parent.mkdir(parents=True)
+        config.write_text(f'[paths]\ncache_dir = "{elsewhere}"\n')
+
+        found = recall_json("--all", "helix", cwd=tmp_path)
+
+        assert ["user_a.md"] == [h["relpath"] for h in found]
+        assert (elsewhere / "recall.sqlite3").is_file()
+        assert not (isolated_home.cache / "memd" / "recall.sqlite3").exists()
 
     def test_no_match_exits_zero_with_a_note(self, git_repo: Path) -> None:
         """Nothing found is not an error: exit 0, a note on stderr, no stdout."""
