@@ -143,6 +143,9 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps([h.to_dict() for h in hits], ensure_ascii=False, indent=2))
     else:
         _print_text(hits, len(memory_dirs) > 1)
+    # Here, where main turns a closed pipe or a full disk into an exit code:
+    # the installed script then leaves without the interpreter's teardown.
+    sys.stdout.flush()
     return 0
 
 

@@ -227,6 +227,24 @@ class TestProcessExit:
 
         assert (0, b"") == (process.returncode, errors)
 
+    def test_a_full_disk_is_an_error(self, git_repo: Path) -> None:
+        """Output that cannot be written is one line on stderr and exit 2."""
+        topic(memory_of(git_repo), "k.md", "K", "kafka lag notes", "user")
+        with open("/dev/full", "w") as full:
+            result = subprocess.run(
+                [MEMD, "recall", "kafka"],
+                cwd=git_repo,
+                stdout=full,
+                stderr=subprocess.PIPE,
+                text=True,
+                check=False,
+            )
+
+        assert (2, "memd: No space left on device\n") == (
+            result.returncode,
+            result.stderr,
+        )
+
 
 class TestParseSimple:
     @pytest.mark.parametrize(
