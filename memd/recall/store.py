@@ -127,6 +127,7 @@ CANDIDATES_PER_RESULT = 5  # re-ranked by recency; a near-tie never hides a hit
 MAX_DEPTH = 64
 _NS_PER_DAY = 86_400 * 1_000_000_000
 _INT64_MAX = 2**63 - 1
+_UINT64_MASK = 2**64 - 1
 
 
 class RecallUnavailableError(MemdError):
@@ -842,41 +843,42 @@ def stat_signature(memory_dir: str, taken_ns: int) -> tuple[str, bool] | None:
     try:
         root = os.fstat(root_fd)
         window = (taken_ns - RACY_WINDOW_NS, taken_ns + RACY_WINDOW_NS)
-        seen, files, racy = _scan(root_fd, window)
+        names, numbers, files, racy = _scan(root_fd, window)
     finally:
         os.close(root_fd)
     racy = racy or is_racy(root.st_mtime_ns, taken_ns)
-    seen.sort()
-    # The names, then the columns of numbers: the repr of every entry's tuple
-    # would cost a third as much as the stat calls themselves. (Not `array`:
-    # it imports `collections`, which costs more than this repr saves.)
-    columns = list(zip(*seen, strict=True)) or [()]
-    names = "\0".join(columns[0]).encode("utf-8", "surrogateescape")
-    crc = zlib.crc32(repr(columns[1:]).encode(), zlib.crc32(names))
-    signature = f"{files}:{root.st_mtime_ns}:{root.st_ino}:{crc:08x}"
+    names.sort()
+    crc = zlib.crc32("\0".join(names).encode("utf-8", "surrogateescape"))
+    signature = f"{files}:{root.st_mtime_ns}:{root.st_ino}:{crc:08x}:{numbers:016x}"
     return signature, racy
 
 
-def _scan(
-    root_fd: int, window: tuple[int, int]
-) -> tuple[list[tuple[str, int, int, int, int]], int, bool]:
-    """(relpath, size or -1 for a directory, mtime, ctime, inode) of each entry.
+def _scan(root_fd: int, window: tuple[int, int]) -> tuple[list[str], int, int, bool]:
+    """Every entry's relpath, a checksum of their stats, how many are files, racy.
 
-    Also how many of them are files, and whether any mtime or ctime falls in
-    the racy `window` (low, high): `memd.racy.is_racy`, compared inline, as a
-    call per entry costs more than the comparison.
+    The checksum sums `hash((size, mtime, ctime, inode))` over the entries (a
+    directory's size counts as -1): a tuple of ints hashes alike in every
+    process (only str and bytes hashes are salted), and a sum needs no
+    sorting, so the listing's order does not matter and each entry costs
+    less than its stat call. Which name goes with which stat is left out:
+    renaming one file over another moves its directory's mtime, and that
+    directory's stat is in the sum (the memory directory's in the signature).
+
+    Racy: some mtime or ctime falls in `window` (low, high), `memd.racy.is_racy`
+    compared inline, as a call per entry costs more than the comparison.
     """
     low, high = window
     racy = False
+    names: list[str] = []
+    numbers = 0
     not_files = 0  # directories, and the ones that could not be listed
-    seen: list[tuple[str, int, int, int, int]] = []
     pending: list[tuple[str, int]] = [("", 0)]
     while pending:
         prefix, depth = pending.pop()
         try:
             fd = open_dir(prefix[:-1], dir_fd=root_fd) if prefix else root_fd
         except OSError:
-            seen.append(("!" + prefix, 0, 0, 0, 0))
+            names.append("!" + prefix)
             not_files += 1
             continue
         try:
@@ -904,14 +906,15 @@ def _scan(
                     not_files += 1
                 else:
                     size = st.st_size
-                seen.append((prefix + name, size, mtime, ctime, st.st_ino))
+                names.append(prefix + name)
+                numbers += hash((size, mtime, ctime, st.st_ino))
         except OSError:
-            seen.append(("!" + prefix, 0, 0, 0, 0))
+            names.append("!" + prefix)
             not_files += 1
         finally:
             if fd != root_fd:
                 os.close(fd)
-    return seen, len(seen) - not_files, racy
+    return names, numbers & _UINT64_MASK, len(names) - not_files, racy
 
 
 def _scope_token(dir_id: int) -> str:
