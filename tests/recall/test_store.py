@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -443,6 +444,33 @@ class TestStatRefresh:
         assert edited is not None
         assert (before[0], False) == unrelated
         assert before[0] != edited[0]
+
+    def test_the_signature_is_the_same_in_another_process(
+        self, make_memdir: MemDirMaker
+    ) -> None:
+        """The CLI runs after CLI: no per-process hash salt may reach the signature."""
+        _seed(make_memdir)
+        make_memdir.topic("team/t.md", name="T", description="t", type="user")
+        root = str(make_memdir.root)
+        taken = _after_the_racy_window()
+        probe = (
+            "from memd.recall.store import stat_signature\n"
+            f"print(stat_signature({root!r}, {taken})[0])\n"
+        )
+        found = stat_signature(root, taken)
+        others = {
+            subprocess.run(
+                [sys.executable, "-c", probe],
+                capture_output=True,
+                text=True,
+                check=True,
+                env={**os.environ, "PYTHONHASHSEED": seed},
+            ).stdout.strip()
+            for seed in ("1", "2")
+        }
+
+        assert found is not None
+        assert {found[0]} == others
 
     def test_a_symlinked_memory_directory_has_no_signature(
         self, make_memdir: MemDirMaker, tmp_path: Path
