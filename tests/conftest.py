@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -182,6 +183,24 @@ def as_nobody(*argv: str) -> list[str]:
         "--clear-groups",
         *argv,
     ]
+
+
+SOURCE_ROOT = str(Path(__file__).resolve().parents[1])
+
+
+def run_without_site(probe: str) -> subprocess.CompletedProcess[str]:
+    """Run `python -S -c probe` on the source tree, checked; output as text.
+
+    No site hooks: an editable install's finder imports `functools` and
+    `collections` itself, which would hide whether memd's own code loads them.
+    """
+    return subprocess.run(
+        [sys.executable, "-S", "-c", probe],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": SOURCE_ROOT},
+    )
 
 
 def sanitized_by_hand(path: str) -> str:

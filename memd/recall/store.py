@@ -26,17 +26,12 @@ clearly when it is not (`RecallUnavailableError`).
 
 from __future__ import annotations
 
-# The C module `sqlite3` wraps, imported directly: the package adds only date
-# adapters memd never uses, and loading `datetime` and `collections` for them
-# costs the warm `memd recall` a tenth of a bare interpreter's start-up. The
-# exception and connection classes are the very same objects.
-import _sqlite3 as sqlite3
 import os
+import sys
 import time
 
 from memd.errors import MemdError
-from memd.fsread import list_dir
-from memd.racy import is_racy
+from memd.fsread import list_dir, open_dir
 from memd.recall.text import (
     DEFAULT_TOKENIZER,
     TOKENIZERS,
@@ -49,13 +44,72 @@ from memd.recall.text import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
+    import _sqlite3 as sqlite3
+    from collections.abc import Callable, Iterable, Mapping, Sequence
     from typing import TypeVar
 
     from memd.memory.memdir import MemDir
     from memd.memory.memfile import MemoryFile
 
     _T = TypeVar("_T")
+    # A directory's row: (stat signature, owning daemon's pid, id).
+    DirRecord = tuple[str | None, int | None, int]
+
+
+def _import_sqlite() -> object:
+    """Import `_sqlite3`, the C module `sqlite3` wraps, as cheaply as it can be.
+
+    Not the `sqlite3` package: it adds only date adapters memd never uses, and
+    their `datetime` import costs the warm `memd recall` a tenth of a bare
+    interpreter's start-up. The exception and connection classes are the very
+    same objects.
+
+    The C module takes `functools.lru_cache` when it loads (each connection's
+    statement cache), and `functools` pulls in `collections`, `types`,
+    `operator` and more: 1.6 ms, a fifth of a bare start-up. When nothing has
+    loaded `functools` yet (the CLI, before any thread starts), `_sqlite3`
+    gets a stand-in for that one import whose `lru_cache` builds the very
+    cache `functools.lru_cache` does, the C `_lru_cache_wrapper`; the
+    stand-in leaves `sys.modules` at once, so a later `import functools` gets
+    the real module. `_CacheInfo`, a namedtuple, shapes only `cache_info()`,
+    which nothing calls on a statement cache.
+    """
+    if "functools" in sys.modules or "threading" in sys.modules:
+        import _sqlite3
+
+        return _sqlite3
+    import _functools  # type: ignore[import-not-found]  # no stub: it is C
+
+    wrap = _functools._lru_cache_wrapper
+
+    def lru_cache(maxsize: int | None = 128, typed: bool = False) -> object:
+        if isinstance(maxsize, int) and maxsize < 0:
+            maxsize = 0  # as functools.lru_cache does
+        return lambda function: wrap(function, maxsize, typed, _cache_info)
+
+    stand_in = type(sys)("functools")
+    stand_in.lru_cache = lru_cache  # type: ignore[attr-defined]
+    sys.modules["functools"] = stand_in
+    try:
+        import _sqlite3
+    except ImportError:  # a `_sqlite3` that wants more of functools than this
+        loaded = False
+    else:
+        loaded = True
+    finally:
+        if sys.modules.get("functools") is stand_in:
+            del sys.modules["functools"]
+    if not loaded:
+        import _sqlite3  # with the real functools (raises if there is no SQLite)
+    return _sqlite3
+
+
+def _cache_info(*fields: object) -> tuple[object, ...]:
+    return fields
+
+
+if not TYPE_CHECKING:
+    sqlite3 = _import_sqlite()
 
 INDEX_FILE = "recall.sqlite3"
 SCHEMA_VERSION = "3"
@@ -72,6 +126,8 @@ MAX_SCOPED_DIRS = 32
 CANDIDATES_PER_RESULT = 5  # re-ranked by recency; a near-tie never hides a hit
 MAX_DEPTH = 64
 _NS_PER_DAY = 86_400 * 1_000_000_000
+_INT64_MAX = 2**63 - 1
+_UINT64_MASK = 2**64 - 1
 
 
 class RecallUnavailableError(MemdError):
@@ -405,7 +461,7 @@ class RecallIndex:
         kind = parsed.type if parsed.type in MEMORY_TYPES else None
         values = (
             parsed.relpath,
-            *stat,
+            *(_int64(n) for n in stat),
             digest,
             parsed.name,
             kind,
@@ -473,19 +529,19 @@ class RecallIndex:
             tuple,
         )
 
-    def _dir_record(self, memory_dir: str) -> tuple[str | None, int | None] | None:
+    def _dir_record(self, memory_dir: str) -> DirRecord | None:
         row = self.conn.execute(
-            "SELECT signature, owner_pid FROM dirs WHERE path = ?", (memory_dir,)
+            "SELECT signature, owner_pid, id FROM dirs WHERE path = ?", (memory_dir,)
         ).fetchone()
-        return None if row is None else (row[0], row[1])
+        return None if row is None else (row[0], row[1], row[2])
 
-    def dir_records(self) -> dict[str, tuple[str | None, int | None]]:
-        """Every directory's (signature, owner pid), in one query."""
+    def dir_records(self) -> dict[str, DirRecord]:
+        """Every directory's (signature, owner pid, id), in one query."""
         return self._guard(
             lambda: {
-                r[0]: (r[1], r[2])
+                r[0]: (r[1], r[2], r[3])
                 for r in self.conn.execute(
-                    "SELECT path, signature, owner_pid FROM dirs"
+                    "SELECT path, signature, owner_pid, id FROM dirs"
                 )
             },
             dict,
@@ -497,13 +553,16 @@ class RecallIndex:
         *,
         max_file_bytes: int | None = None,
         force: bool = False,
-        records: dict[str, tuple[str | None, int | None]] | None = None,
+        records: Mapping[str, DirRecord] | None = None,
+        alive: dict[int, bool] | None = None,
     ) -> bool:
         """Re-read `memory_dir` if its stat signature changed; return True if it did.
 
         A directory a live daemon owns is trusted (the daemon updates it on
         every batch) unless `force`. A missing directory is forgotten.
-        `records`, from `dir_records`, saves a query per directory.
+        `records`, from `dir_records`, saves a query per directory, and
+        `alive` remembers each owner's liveness across calls: one check per
+        daemon, not per directory.
         """
         if records is not None:
             record = records.get(memory_dir)
@@ -512,7 +571,7 @@ class RecallIndex:
                 lambda: self._dir_record(memory_dir),
                 lambda: self._dir_record(memory_dir),
             )
-        if not force and record is not None and _is_alive(record[1]):
+        if not force and record is not None and _is_owned(record[1], alive):
             return False
         taken_ns = time.time_ns()
         found = stat_signature(memory_dir, taken_ns)
@@ -546,11 +605,14 @@ class RecallIndex:
         limit: int = 5,
         type: str | None = None,
         now_ns: int | None = None,
+        dir_ids: Mapping[str, int] | None = None,
     ) -> tuple[Hit, ...]:
         """Return at most `limit` memories matching `query`, best first.
 
         Ranked by BM25 over name, description and body (`WEIGHTS`), times a
         small recency factor. `memory_dirs` None searches every directory.
+        `dir_ids` (every directory's id, from `dir_records` when nothing was
+        written since) saves the query that looks them up.
         """
         terms = query_terms(query, self.tokenizer)
         expression = match_expression(terms)
@@ -559,9 +621,14 @@ class RecallIndex:
         now = time.time_ns() if now_ns is None else now_ns
 
         def run() -> tuple[Hit, ...]:
+            return self._search(
+                expression, terms, memory_dirs, limit, type, now, dir_ids
+            )
+
+        def again() -> tuple[Hit, ...]:  # rebuilt: the ids are gone with it
             return self._search(expression, terms, memory_dirs, limit, type, now)
 
-        return self._guard(run, tuple)
+        return self._guard(run, again)
 
     def _search(
         self,
@@ -571,6 +638,7 @@ class RecallIndex:
         limit: int,
         kind: str | None,
         now_ns: int,
+        dir_ids: Mapping[str, int] | None = None,
     ) -> tuple[Hit, ...]:
         # A few directories narrow the MATCH itself (the `scope` tokens), so
         # FTS5 ranks only their rows; more, or a type, are filtered by a join on
@@ -580,7 +648,9 @@ class RecallIndex:
         filters: list[str] = []
         params: list[object] = []
         if memory_dirs is not None:
-            known = dict(self.conn.execute("SELECT path, id FROM dirs").fetchall())
+            known = dir_ids
+            if known is None:
+                known = dict(self.conn.execute("SELECT path, id FROM dirs").fetchall())
             ids = sorted({known[d] for d in memory_dirs if d in known})
             if not ids:
                 return ()
@@ -719,11 +789,24 @@ def recall(
     memory_dirs = tuple(_normal(d) for d in memory_dirs)
     records = index.dir_records() if len(memory_dirs) > 1 else None
     generation = index.generation
+    alive: dict[int, bool] = {}
+    wrote = False
     for memory_dir in memory_dirs:
         if index.generation != generation:  # rebuilt meanwhile: records are stale
             records, generation = index.dir_records(), index.generation
-        index.refresh(memory_dir, max_file_bytes=max_file_bytes, records=records)
-    hits = index.search(query, memory_dirs=memory_dirs, limit=limit, type=type)
+            wrote = True
+        wrote |= index.refresh(
+            memory_dir, max_file_bytes=max_file_bytes, records=records, alive=alive
+        )
+    # Nothing written: the ids read with the records still name every directory.
+    dir_ids = (
+        None
+        if wrote or records is None or index.generation != generation
+        else {path: record[2] for path, record in records.items()}
+    )
+    hits = index.search(
+        query, memory_dirs=memory_dirs, limit=limit, type=type, dir_ids=dir_ids
+    )
     stale = {h.memory_dir for h in hits if not _still_there(h)}
     if not stale:
         return hits
@@ -742,58 +825,96 @@ def stat_signature(memory_dir: str, taken_ns: int) -> tuple[str, bool] | None:
     no hidden entries, nothing under top-level `logs/`) by relpath, size,
     mtime, ctime and inode, and every directory's mtime (an entry added or
     removed changes it). Symlinked directories are never entered.
+
+    Every file is stat'ed: an in-place save moves only the file's own mtime,
+    never its directory's. Each stat is relative to its directory's
+    descriptor (`fstatat`), so the kernel does not walk the memory
+    directory's path again for each of its files.
     """
     try:
-        root = os.lstat(memory_dir)
+        root_fd = open_dir(memory_dir)  # O_NOFOLLOW: a symlink is not memory
     except OSError:
         return None
-    if not os.path.isdir(memory_dir) or os.path.islink(memory_dir):
-        return None
-    # One tuple per entry, checksummed once at the end: per-entry formatting
-    # would cost as much as the lstat calls themselves.
-    seen: list[tuple[str, int, int, int, int]] = []
-    pending: list[tuple[str, str, int]] = [(memory_dir, "", 0)]
-    while pending:
-        path, prefix, depth = pending.pop()
-        try:
-            listing = list_dir(path)
-        except OSError:
-            seen.append(("!" + prefix, 0, 0, 0, 0))
-            continue
-        for entry in listing:
-            name = entry.name
-            if name[0] == ".":
-                continue
-            try:
-                is_dir = entry.is_dir(follow_symlinks=False)
-                if is_dir:
-                    if (not prefix and name == "logs") or depth >= MAX_DEPTH:
-                        continue
-                    pending.append((entry.path, prefix + name + "/", depth + 1))
-                elif not name.endswith(".md") or name == "MEMORY.md":
-                    continue
-                st = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            seen.append(
-                (
-                    prefix + name,
-                    -1 if is_dir else st.st_size,
-                    st.st_mtime_ns,
-                    st.st_ctime_ns,
-                    st.st_ino,
-                )
-            )
-    seen.sort()
-    import zlib  # only a stat refresh needs it; a daemon-owned search does not
+    # Only a stat refresh needs these; a daemon-owned search does not.
+    import zlib
 
-    crc = zlib.crc32(repr(seen).encode("utf-8", "surrogateescape"))
-    racy = is_racy(root.st_mtime_ns, taken_ns) or any(
-        is_racy(s[2], taken_ns) or is_racy(s[3], taken_ns) for s in seen
-    )
-    count = sum(1 for s in seen if s[1] >= 0)
-    signature = f"{count}:{root.st_mtime_ns}:{root.st_ino}:{crc:08x}"
+    from memd.racy import RACY_WINDOW_NS, is_racy
+
+    try:
+        root = os.fstat(root_fd)
+        window = (taken_ns - RACY_WINDOW_NS, taken_ns + RACY_WINDOW_NS)
+        names, numbers, files, racy = _scan(root_fd, window)
+    finally:
+        os.close(root_fd)
+    racy = racy or is_racy(root.st_mtime_ns, taken_ns)
+    names.sort()
+    crc = zlib.crc32("\0".join(names).encode("utf-8", "surrogateescape"))
+    signature = f"{files}:{root.st_mtime_ns}:{root.st_ino}:{crc:08x}:{numbers:016x}"
     return signature, racy
+
+
+def _scan(root_fd: int, window: tuple[int, int]) -> tuple[list[str], int, int, bool]:
+    """Every entry's relpath, a checksum of their stats, how many are files, racy.
+
+    The checksum sums `hash((size, mtime, ctime, inode))` over the entries (a
+    directory's size counts as -1): a tuple of ints hashes alike in every
+    process (only str and bytes hashes are salted), and a sum needs no
+    sorting, so the listing's order does not matter and each entry costs
+    less than its stat call. Which name goes with which stat is left out:
+    renaming one file over another moves its directory's mtime, and that
+    directory's stat is in the sum (the memory directory's in the signature).
+
+    Racy: some mtime or ctime falls in `window` (low, high), `memd.racy.is_racy`
+    compared inline, as a call per entry costs more than the comparison.
+    """
+    low, high = window
+    racy = False
+    names: list[str] = []
+    numbers = 0
+    not_files = 0  # directories, and the ones that could not be listed
+    pending: list[tuple[str, int]] = [("", 0)]
+    while pending:
+        prefix, depth = pending.pop()
+        try:
+            fd = open_dir(prefix[:-1], dir_fd=root_fd) if prefix else root_fd
+        except OSError:
+            names.append("!" + prefix)
+            not_files += 1
+            continue
+        try:
+            listing = list_dir(fd)
+            for entry in listing:
+                name = entry.name
+                if name[0] == ".":
+                    continue
+                try:
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                    if is_dir:
+                        if (not prefix and name == "logs") or depth >= MAX_DEPTH:
+                            continue
+                        pending.append((prefix + name + "/", depth + 1))
+                    elif name[-3:] != ".md" or name == "MEMORY.md":
+                        continue
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                mtime, ctime = st.st_mtime_ns, st.st_ctime_ns
+                if low <= mtime <= high or low <= ctime <= high:
+                    racy = True
+                if is_dir:
+                    size = -1
+                    not_files += 1
+                else:
+                    size = st.st_size
+                names.append(prefix + name)
+                numbers += hash((size, mtime, ctime, st.st_ino))
+        except OSError:
+            names.append("!" + prefix)
+            not_files += 1
+        finally:
+            if fd != root_fd:
+                os.close(fd)
+    return names, numbers & _UINT64_MASK, len(names) - not_files, racy
 
 
 def _scope_token(dir_id: int) -> str:
@@ -829,7 +950,15 @@ def _still_there(hit: Hit) -> bool:
         st = os.lstat(os.path.join(hit.memory_dir, hit.relpath))
     except OSError:
         return False
-    return st.st_mtime_ns == hit.mtime_ns
+    return _int64(st.st_mtime_ns) == hit.mtime_ns
+
+
+def _int64(number: int) -> int:
+    """`number` within SQLite's INTEGER range: past 2262 an mtime in ns is not.
+
+    `touch -d 2300-01-01` is enough; SQLite would refuse the whole row.
+    """
+    return max(min(number, _INT64_MAX), -_INT64_MAX - 1)
 
 
 def _file_stats(
@@ -857,6 +986,18 @@ def _inode_of(path: str) -> int:
         return os.stat(path).st_ino
     except OSError:
         return 0
+
+
+def _is_owned(pid: int | None, alive: dict[int, bool] | None) -> bool:
+    """Whether a live daemon owns a directory; `alive` remembers each answer."""
+    if not pid:
+        return False
+    if alive is None:
+        return _is_alive(pid)
+    known = alive.get(pid)
+    if known is None:
+        known = alive[pid] = _is_alive(pid)
+    return known
 
 
 def _is_alive(pid: int | None) -> bool:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -15,8 +17,15 @@ from pathlib import Path
 import pytest
 
 from memd.memory.reader import load_memdir
-from memd.recall.store import RecallIndex, index_path, open_index, recall
-from tests.conftest import MemDirMaker
+from memd.racy import RACY_WINDOW_NS
+from memd.recall.store import (
+    RecallIndex,
+    index_path,
+    open_index,
+    recall,
+    stat_signature,
+)
+from tests.conftest import MemDirMaker, run_without_site
 
 
 def relpaths(hits: tuple[object, ...]) -> list[str]:
@@ -397,3 +406,186 @@ class TestUndecodableNames:
 
         assert None is error
         assert ["feedback_db.md", "project_deploy.md", "user_role.md"] == rows
+
+
+def _after_the_racy_window() -> int:
+    """A moment far enough after every write so far that nothing is racy."""
+    return time.time_ns() + 2 * RACY_WINDOW_NS
+
+
+class TestStatRefresh:
+    def test_the_signature_covers_topic_files_and_nothing_else(
+        self, make_memdir: MemDirMaker, tmp_path: Path
+    ) -> None:
+        """Topic files, in subdirectories too; no log, index, hidden or linked file."""
+        make_memdir.topic("a.md", name="A", description="a", type="user")
+        team = make_memdir.topic("team/b.md", name="B", description="b", type="user")
+        log = make_memdir.write("logs/2026/12/2026-12-01.md", "- noted\n")
+        index_file = make_memdir.write("MEMORY.md", "- [A](a.md) — a\n")
+        hidden = make_memdir.write(".draft.md", "x\n")
+        other = make_memdir.write("notes.txt", "x\n")
+        outside = tmp_path / "outside"
+        outside.mkdir()
+        (outside / "c.md").write_text("c\n")
+        (make_memdir.root / "linked").symlink_to(outside, target_is_directory=True)
+        root = str(make_memdir.root)
+        before = stat_signature(root, _after_the_racy_window())
+
+        for path in (log, index_file, hidden, other, outside / "c.md"):
+            with path.open("a") as handle:
+                handle.write("more\n")
+        unrelated = stat_signature(root, _after_the_racy_window())
+        st = team.stat()
+        team.write_bytes(team.read_bytes().replace(b"b\n", b"c\n"))
+        os.utime(team, ns=(st.st_atime_ns, st.st_mtime_ns))  # same size and mtime
+        edited = stat_signature(root, _after_the_racy_window())
+
+        assert before is not None
+        assert edited is not None
+        assert (before[0], False) == unrelated
+        assert before[0] != edited[0]
+
+    def test_the_signature_is_the_same_in_another_process(
+        self, make_memdir: MemDirMaker
+    ) -> None:
+        """The CLI runs after CLI: no per-process hash salt may reach the signature."""
+        _seed(make_memdir)
+        make_memdir.topic("team/t.md", name="T", description="t", type="user")
+        root = str(make_memdir.root)
+        taken = _after_the_racy_window()
+        probe = (
+            "from memd.recall.store import stat_signature\n"
+            f"print(stat_signature({root!r}, {taken})[0])\n"
+        )
+        found = stat_signature(root, taken)
+        others = {
+            subprocess.run(
+                [sys.executable, "-c", probe],
+                capture_output=True,
+                text=True,
+                check=True,
+                env={**os.environ, "PYTHONHASHSEED": seed},
+            ).stdout.strip()
+            for seed in ("1", "2")
+        }
+
+        assert found is not None
+        assert {found[0]} == others
+
+    def test_a_symlinked_memory_directory_has_no_signature(
+        self, make_memdir: MemDirMaker, tmp_path: Path
+    ) -> None:
+        """A link in place of the directory is not memory: recall forgets it."""
+        _seed(make_memdir)
+        link = tmp_path / "link"
+        link.symlink_to(make_memdir.root, target_is_directory=True)
+
+        assert stat_signature(str(link), time.time_ns()) is None
+
+    def test_a_file_dated_past_2262_is_signed_and_found(
+        self, make_memdir: MemDirMaker, tmp_path: Path
+    ) -> None:
+        """Nanoseconds past 2**63 (`touch -d 2300-01-01`): no crash, the file found."""
+        path = make_memdir.topic(
+            "user_far.md", name="Far", description="a far future note", type="user"
+        )
+        year_2300_ns = 10_413_792_000 * 10**9  # 2300-01-01T00:00:00Z
+        os.utime(path, ns=(year_2300_ns, year_2300_ns))
+        root = str(make_memdir.root)
+        with _index(tmp_path) as index:
+            first = stat_signature(root, time.time_ns())
+            again = stat_signature(root, time.time_ns())
+            found = recall(index, "future", (root,))
+
+        assert first is not None
+        assert again is not None
+        assert first[0] == again[0]
+        assert ["user_far.md"] == relpaths(found)
+
+    def test_unchanged_directories_are_not_read_again(self, tmp_path: Path) -> None:
+        """Once out of the racy window a signature is kept; only an edit re-reads."""
+        dirs = []
+        for number in range(3):
+            maker = MemDirMaker(tmp_path / f"memory{number}")
+            maker.root.mkdir()
+            maker.topic("team/t.md", name="T", description="tea time", type="user")
+            dirs.append(str(maker.root))
+        edited = tmp_path / "memory1" / "team" / "t.md"
+        with _index(tmp_path) as index:
+            recall(index, "tea", dirs)
+            time.sleep(1.1)  # ctimes leave the racy window; they cannot be set back
+            recall(index, "tea", dirs)
+            quiet = [index.refresh(d) for d in dirs]
+            st = edited.stat()
+            edited.write_bytes(edited.read_bytes().replace(b"tea", b"jam"))
+            os.utime(edited, ns=(st.st_atime_ns, st.st_mtime_ns))
+            after_edit = [index.refresh(d) for d in dirs]
+            found = index.search("jam")
+
+        assert [False, False, False] == quiet
+        assert [False, True, False] == after_edit
+        assert [(dirs[1], "team/t.md")] == [(h.memory_dir, h.relpath) for h in found]
+
+
+class TestOwners:
+    def test_each_owning_daemon_is_checked_once(self, tmp_path: Path) -> None:
+        """Directories of a live daemon are trusted, a dead one's are read again."""
+        live = subprocess.Popen(["sleep", "60"])
+        dead = subprocess.Popen(["true"])
+        dead.wait()
+        dirs = []
+        try:
+            with _index(tmp_path) as index:
+                for number, owner in enumerate((live.pid, live.pid, dead.pid)):
+                    maker = MemDirMaker(tmp_path / f"memory{number}")
+                    maker.root.mkdir()
+                    maker.topic("a.md", name="A", description="apples", type="user")
+                    index.update(load_memdir(str(maker.root)), owner_pid=owner)
+                    maker.topic("b.md", name="B", description="kiwis", type="user")
+                    dirs.append(str(maker.root))
+                alive: dict[int, bool] = {}
+
+                reread = [index.refresh(d, alive=alive) for d in dirs]
+                found = [h.memory_dir for h in index.search("kiwis")]
+        finally:
+            live.kill()
+            live.wait()
+
+        assert [False, False, True] == reread
+        assert {live.pid: True, dead.pid: False} == alive
+        assert [dirs[2]] == found
+
+    def test_some_daemon_owned_directories_of_many(
+        self, make_memdir: MemDirMaker, tmp_path: Path
+    ) -> None:
+        """With nothing to re-read, the ids read with the records still narrow it."""
+        dirs = []
+        with _index(tmp_path) as index:
+            for number in range(3):
+                maker = MemDirMaker(tmp_path / f"memory{number}")
+                maker.root.mkdir()
+                maker.topic("k.md", name="K", description="kafka lag", type="user")
+                index.update(load_memdir(str(maker.root)), owner_pid=os.getpid())
+                dirs.append(str(maker.root))
+
+            found = recall(index, "kafka", dirs[:2])
+
+        assert sorted(dirs[:2]) == sorted(h.memory_dir for h in found)
+
+
+def test_sqlite_loads_without_functools() -> None:
+    """The warm path loads `_sqlite3` without `functools`; a later import is real."""
+    probe = (
+        "import sys\n"
+        "import memd.recall.store as store\n"
+        "early = sorted({'functools', 'collections'} & set(sys.modules))\n"
+        "conn = store.sqlite3.connect(':memory:')\n"
+        "rows = [conn.execute('SELECT ?, ?', (i % 3, 'x')).fetchone()"
+        " for i in range(300)]\n"
+        "import functools, sqlite3\n"
+        "print(early, rows[-1], functools.reduce(int.__add__, [1, 2, 3]),"
+        " sqlite3.Connection is store.sqlite3.Connection)\n"
+    )
+    result = run_without_site(probe)
+
+    assert "[] (2, 'x') 6 True\n" == result.stdout

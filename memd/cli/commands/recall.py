@@ -143,6 +143,9 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps([h.to_dict() for h in hits], ensure_ascii=False, indent=2))
     else:
         _print_text(hits, len(memory_dirs) > 1)
+    # Here, where main turns a closed pipe or a full disk into an exit code:
+    # the installed script then leaves without the interpreter's teardown.
+    sys.stdout.flush()
     return 0
 
 
@@ -217,21 +220,14 @@ def _cache_dir(env: Mapping[str, str]) -> tuple[str, int | None]:
     the defaults, and `memd.config` (which costs more to import than this
     whole command) is not needed.
     """
-    from memd.dirs import default_cache_dir
+    from memd.dirs import config_path, default_cache_dir
 
-    xdg = env.get("XDG_CONFIG_HOME", "")
-    base = xdg if os.path.isabs(xdg) else os.path.join(_home(env), ".config")
-    config_file = os.path.join(base, "memd", "config.toml")
-    if os.path.exists(config_file) or any(env.get(v) for v in _CONFIG_VARIABLES):
+    if any(env.get(v) for v in _CONFIG_VARIABLES) or os.path.exists(config_path(env)):
         from memd.config import load_config
 
         config = load_config(env)
         return config.cache_dir, config.max_topic_file_bytes
     return default_cache_dir(env), None
-
-
-def _home(env: Mapping[str, str]) -> str:
-    return env.get("HOME") or os.path.expanduser("~")
 
 
 def _every_memory_dir(

@@ -13,6 +13,7 @@ import pytest
 
 from memd.agent.paths import resolve_memory_location
 from memd.cli.main import main
+from tests.conftest import Home, run_without_site
 
 MEMD = os.path.join(os.path.dirname(sys.executable), "memd")
 
@@ -109,6 +110,22 @@ class TestRecall:
         assert {"project_a.md", "reference_b.md"} == {h["relpath"] for h in everything}
         assert ["reference_b.md"] == [h["relpath"] for h in references]
 
+    def test_all_uses_the_cache_dir_config_sets(
+        self, git_repo: Path, tmp_path: Path, isolated_home: Home
+    ) -> None:
+        """With a config.toml, --all reads it: the index lives where it says."""
+        topic(memory_of(git_repo), "user_a.md", "Editor", "Edits in Helix", "user")
+        elsewhere = tmp_path / "elsewhere"
+        config = isolated_home.config / "memd" / "config.toml"
+        config.parent.mkdir(parents=True)
+        config.write_text(f'[paths]\ncache_dir = "{elsewhere}"\n')
+
+        found = recall_json("--all", "helix", cwd=tmp_path)
+
+        assert ["user_a.md"] == [h["relpath"] for h in found]
+        assert (elsewhere / "recall.sqlite3").is_file()
+        assert not (isolated_home.cache / "memd" / "recall.sqlite3").exists()
+
     def test_no_match_exits_zero_with_a_note(self, git_repo: Path) -> None:
         """Nothing found is not an error: exit 0, a note on stderr, no stdout."""
         result = subprocess.run(
@@ -180,6 +197,55 @@ class TestRecall:
         assert ["user_a.md"] == [h["relpath"] for h in found]
 
 
+class TestProcessExit:
+    """The installed script leaves without the interpreter's teardown."""
+
+    def test_long_output_is_written_whole(self, git_repo: Path) -> None:
+        """Every byte printed before the early exit reaches the pipe."""
+        memory = memory_of(git_repo)
+        for number in range(60):
+            topic(memory, f"k{number:02d}.md", f"K{number}", "kafka lag notes", "user")
+
+        found = recall_json("--limit", "60", "kafka", cwd=git_repo)
+
+        assert [f"k{n:02d}.md" for n in range(60)] == sorted(
+            str(h["relpath"]) for h in found
+        )
+
+    def test_a_closed_pipe_is_quiet(self, git_repo: Path) -> None:
+        """`memd recall ... | head` with the reader gone: exit 0, nothing on stderr."""
+        topic(memory_of(git_repo), "k.md", "K", "kafka lag notes", "user")
+        process = subprocess.Popen(
+            [MEMD, "recall", "kafka"],
+            cwd=git_repo,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert process.stdout is not None
+        process.stdout.close()  # gone before memd has started to answer
+        _, errors = process.communicate(timeout=60)
+
+        assert (0, b"") == (process.returncode, errors)
+
+    def test_a_full_disk_is_an_error(self, git_repo: Path) -> None:
+        """Output that cannot be written is one line on stderr and exit 2."""
+        topic(memory_of(git_repo), "k.md", "K", "kafka lag notes", "user")
+        with open("/dev/full", "w") as full:
+            result = subprocess.run(
+                [MEMD, "recall", "kafka"],
+                cwd=git_repo,
+                stdout=full,
+                stderr=subprocess.PIPE,
+                text=True,
+                check=False,
+            )
+
+        assert (2, "memd: No space left on device\n") == (
+            result.returncode,
+            result.stderr,
+        )
+
+
 class TestParseSimple:
     @pytest.mark.parametrize(
         "argv",
@@ -224,10 +290,13 @@ class TestParseSimple:
 
 # What the warm `memd recall` must not load: each costs a real share of the 2x
 # budget against a bare interpreter (the date adapters of the `sqlite3`
-# package; parsers; config; the logging and wiring libraries).
+# package; `functools`, which `_sqlite3` asks for; parsers; config; the
+# logging and wiring libraries).
 RECALL_FORBIDDEN = (
     "argparse",
+    "collections",
     "datetime",
+    "functools",
     "importlib",
     "json",
     "re",
@@ -259,9 +328,7 @@ def test_warm_recall_imports_nothing_heavy(git_repo: Path, where: str) -> None:
         "sys.stderr.write('CODE %d\\nNEW %s\\n' % (code, ' '.join(new)))\n"
     )
 
-    result = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
-    )
+    result = run_without_site(probe)
     report = result.stderr.splitlines()
     new = set(report[-1].removeprefix("NEW ").split())
 
