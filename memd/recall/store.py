@@ -26,8 +26,12 @@ clearly when it is not (`RecallUnavailableError`).
 
 from __future__ import annotations
 
+# The C module `sqlite3` wraps, imported directly: the package adds only date
+# adapters memd never uses, and loading `datetime` for them costs the warm
+# `memd recall` a tenth of a bare interpreter's start-up. The exception and
+# connection classes are the very same objects.
+import _sqlite3 as sqlite3
 import os
-import sys
 import time
 
 from memd.errors import MemdError
@@ -44,7 +48,6 @@ from memd.recall.text import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import _sqlite3 as sqlite3
     from collections.abc import Callable, Iterable, Mapping, Sequence
     from typing import TypeVar
 
@@ -55,61 +58,6 @@ if TYPE_CHECKING:
     # A directory's row: (stat signature, owning daemon's pid, id).
     DirRecord = tuple[str | None, int | None, int]
 
-
-def _import_sqlite() -> object:
-    """Import `_sqlite3`, the C module `sqlite3` wraps, as cheaply as it can be.
-
-    Not the `sqlite3` package: it adds only date adapters memd never uses, and
-    their `datetime` import costs the warm `memd recall` a tenth of a bare
-    interpreter's start-up. The exception and connection classes are the very
-    same objects.
-
-    The C module takes `functools.lru_cache` when it loads (each connection's
-    statement cache), and `functools` pulls in `collections`, `types`,
-    `operator` and more: 1.6 ms, a fifth of a bare start-up. When nothing has
-    loaded `functools` yet (the CLI, before any thread starts), `_sqlite3`
-    gets a stand-in for that one import whose `lru_cache` builds the very
-    cache `functools.lru_cache` does, the C `_lru_cache_wrapper`; the
-    stand-in leaves `sys.modules` at once, so a later `import functools` gets
-    the real module. `_CacheInfo`, a namedtuple, shapes only `cache_info()`,
-    which nothing calls on a statement cache.
-    """
-    if "functools" in sys.modules or "threading" in sys.modules:
-        import _sqlite3
-
-        return _sqlite3
-    import _functools  # type: ignore[import-not-found]  # no stub: it is C
-
-    wrap = _functools._lru_cache_wrapper
-
-    def lru_cache(maxsize: int | None = 128, typed: bool = False) -> object:
-        if isinstance(maxsize, int) and maxsize < 0:
-            maxsize = 0  # as functools.lru_cache does
-        return lambda function: wrap(function, maxsize, typed, _cache_info)
-
-    stand_in = type(sys)("functools")
-    stand_in.lru_cache = lru_cache  # type: ignore[attr-defined]
-    sys.modules["functools"] = stand_in
-    try:
-        import _sqlite3
-    except ImportError:  # a `_sqlite3` that wants more of functools than this
-        loaded = False
-    else:
-        loaded = True
-    finally:
-        if sys.modules.get("functools") is stand_in:
-            del sys.modules["functools"]
-    if not loaded:
-        import _sqlite3  # with the real functools (raises if there is no SQLite)
-    return _sqlite3
-
-
-def _cache_info(*fields: object) -> tuple[object, ...]:
-    return fields
-
-
-if not TYPE_CHECKING:
-    sqlite3 = _import_sqlite()
 
 INDEX_FILE = "recall.sqlite3"
 SCHEMA_VERSION = "3"

@@ -25,7 +25,7 @@ from memd.recall.store import (
     recall,
     stat_signature,
 )
-from tests.conftest import MemDirMaker, run_without_site
+from tests.conftest import MemDirMaker
 
 
 def relpaths(hits: tuple[object, ...]) -> list[str]:
@@ -571,21 +571,3 @@ class TestOwners:
             found = recall(index, "kafka", dirs[:2])
 
         assert sorted(dirs[:2]) == sorted(h.memory_dir for h in found)
-
-
-def test_sqlite_loads_without_functools() -> None:
-    """The warm path loads `_sqlite3` without `functools`; a later import is real."""
-    probe = (
-        "import sys\n"
-        "import memd.recall.store as store\n"
-        "early = sorted({'functools', 'collections'} & set(sys.modules))\n"
-        "conn = store.sqlite3.connect(':memory:')\n"
-        "rows = [conn.execute('SELECT ?, ?', (i % 3, 'x')).fetchone()"
-        " for i in range(300)]\n"
-        "import functools, sqlite3\n"
-        "print(early, rows[-1], functools.reduce(int.__add__, [1, 2, 3]),"
-        " sqlite3.Connection is store.sqlite3.Connection)\n"
-    )
-    result = run_without_site(probe)
-
-    assert "[] (2, 'x') 6 True\n" == result.stdout

@@ -290,20 +290,17 @@ class TestParseSimple:
 
 # What the warm `memd recall` must not load: each costs a real share of the 2x
 # budget against a bare interpreter (the date adapters of the `sqlite3`
-# package; `functools`, which `_sqlite3` asks for; parsers; config; the
-# logging and wiring libraries).
+# package; parsers; config; the logging and wiring libraries). `_sqlite3`
+# itself loads `functools`, `collections` and `types`.
 RECALL_FORBIDDEN = (
     "argparse",
-    "collections",
     "datetime",
-    "functools",
     "importlib",
     "json",
     "re",
     "sqlite3",
     "structlog",
     "tomllib",
-    "types",
     "yaml",
     "memd.config",
     "memd.memory.reader",
