@@ -22,6 +22,15 @@ warnings can flood the log. `health()` looks for each of these; the daemon
 then sweeps the affected directories by stat and calls `restart()` with
 backoff to get native watching back.
 
+One watch can also flood: a loop renaming project directories makes
+thousands of events a second, and the one inotify reader thread spends them
+under the GIL (watchdog pairs each move by a linear search), starving every
+other directory's snapshot. Each watch meters its own events; a sustained
+rate past `FLOOD_EVENTS_PER_SECOND` splits a recursive root above the memory
+dirs into parts (as for a tree too deep), and sheds any other watch: it is
+unscheduled, so the kernel stops queueing its events, and `health()` reports
+it for the daemon's stat sweep until it has been calm for `FLOOD_CALM_SECONDS`.
+
 Only this module imports watchdog; nothing past `Change` knows its types.
 `Change`, `Batch` and the settle thread live in `memd.daemon.settle` (re-exported here).
 """
@@ -71,6 +80,13 @@ OVERFLOW_COALESCE_SECONDS = 1.0  # overflow warnings this close are one overflow
 RUNAWAY_RECORDS_PER_MINUTE = 200  # watchdog log records; more means it is thrashing
 _VANISHED = frozenset({errno.ENOENT, errno.ENOTDIR})
 _OVERFLOW_LOGGERS = ("watchdog.observers.inotify_c", "watchdog.observers.inotify")
+# A flood is a rate past this, every window for FLOOD_WINDOWS windows in a row:
+# the rename storm makes 2,000-20,000 events/s; a save makes 1-3 events, a dream
+# of 20 files about 60, 200 projects saving at once about 600 (all under 1 s).
+FLOOD_EVENTS_PER_SECOND = 1000
+FLOOD_WINDOW_SECONDS = 0.25
+FLOOD_WINDOWS = 4  # a second of it: a burst that ends sooner never sheds
+FLOOD_CALM_SECONDS = 5.0  # unchanged by stat this long before watching natively again
 
 
 class Watcher:
@@ -92,7 +108,6 @@ class Watcher:
         self.fallbacks = 0
         self.events = 0
         self._observer, self._kind = self._main_observer()
-        self._handler = _Handler(self._route)
         self._settler = Settler(
             settle_seconds=settle_seconds,
             max_delay_seconds=max(max_delay_seconds, settle_seconds),
@@ -112,6 +127,12 @@ class Watcher:
         self._gaps: set[WatchRoot] = set()  # live recursive watches `health` saw miss
         # Memory dirs too deep to hand to watchdog: only their top level is watched.
         self._shallow: set[str] = set()
+        # Watches shed for flooding, swept by stat until calm; what the
+        # observer threads found flooding, applied on the settle thread.
+        self._shed: dict[WatchRoot, _Shed] = {}
+        self._meters: dict[WatchRoot, _FloodMeter] = {}
+        self._flood_lock = threading.Lock()  # never held while calling out
+        self._flooded: dict[WatchRoot, float] = {}
         self._overflow = _OverflowHandler(self._on_overflow)
         self._runaway = _RunawayFilter(RUNAWAY_RECORDS_PER_MINUTE)
 
@@ -146,9 +167,10 @@ class Watcher:
     def health(self) -> list[dict[str, object]]:
         """Return each watch root that is not fully watched, and why.
 
-        Looks for a dead shared inotify thread or emitter, a root whose
+        Looks for a dead inotify reader thread or emitter, a root whose
         schedule failed, subdirectories a recursive watch skipped, trees deeper
-        than `MAX_WATCH_DEPTH`, and a runaway stream of watchdog warnings.
+        than `MAX_WATCH_DEPTH`, a runaway stream of watchdog warnings, and
+        watches shed for flooding.
         """
         with self._lock:
             problems: list[dict[str, object]] = [
@@ -157,7 +179,8 @@ class Watcher:
             problems.extend(
                 {"root": path, "reason": TOO_DEEP} for path in sorted(self._shallow)
             )
-            thread_dead = self._kind == "native" and not _shared_inotify_alive()
+            problems.extend(self._shed_problems())
+            thread_dead = self._kind == "native" and not _inotify_alive(self._observer)
             runaway = self._runaway.tripped
             self._gaps.clear()
             alive = self._alive_watches()
@@ -184,9 +207,14 @@ class Watcher:
             return problems
 
     def has_failed(self) -> bool:
-        """Whether a root could not be scheduled at all (cheap, unlike `health`)."""
+        """Whether a root failed to schedule or was shed, or the reader died.
+
+        Cheap, unlike `health`: the daemon asks after each rediscovery, and a
+        storm that kills the reader leaves a quiet that settles into one.
+        """
         with self._lock:
-            return bool(self._failed)
+            reader_dead = self._kind == "native" and not _inotify_alive(self._observer)
+            return bool(self._failed or self._shed) or reader_dead
 
     def restart(self) -> None:
         """Retry native watching for what `health` found deaf.
@@ -195,16 +223,21 @@ class Watcher:
         fresh observer with every watch again, then a rescan of everything.
         Otherwise a root that failed, lost its emitter or had gaps is only
         scheduled again, by the rediscovery this asks for, and only the
-        directories it covers are rescanned.
+        directories it covers are rescanned. A shed watch is scheduled again
+        only once it has been calm (`FLOOD_CALM_SECONDS`).
         """
         with self._lock:
             whole = self._runaway.tripped or (
-                self._kind == "native" and not _shared_inotify_alive()
+                self._kind == "native" and not _inotify_alive(self._observer)
             )
             gaps, self._gaps = self._gaps, set()
             self._failed.clear()  # tried again by the next `watch`
             self._shallow.clear()
+            self._unshed_calm()
             if whole:
+                # A storm can kill the reader before its watch is found
+                # flooding: a watch running hot then is not handed over again.
+                self._take_floods(hot_too=True)
                 self._restart_observer()
             else:
                 for root in gaps & set(self._watches):
@@ -222,6 +255,7 @@ class Watcher:
         self._observer.start()
         roots = list(self._watches)
         self._watches.clear()
+        self._meters.clear()
         for root in sorted(roots, key=lambda r: (not r.recursive, r.path)):
             self._schedule(root)
 
@@ -236,6 +270,7 @@ class Watcher:
                 *discovery.memory_dirs,
                 *discovery.files,
             )
+            self._take_floods()
             wanted = set(self._expand(discovery.watch_roots))
             for path in set(self._failed) - {root.path for root in wanted}:
                 del self._failed[path]
@@ -297,7 +332,7 @@ class Watcher:
             return self._polling_observer(start=False), "polling"
 
     def _expand(self, roots: Iterable[WatchRoot]) -> list[WatchRoot]:
-        """`roots`, with each split or shallow one replaced by its parts.
+        """`roots`, each split or shallow one replaced by its parts, less the shed.
 
         See `_watch_in_parts`. A split project dir's parts are the flat watch
         (a new `memory/` appears there) and its memory dir, nothing else.
@@ -316,7 +351,7 @@ class Watcher:
                 expanded.append(WatchRoot(root.path, recursive=False))
             else:
                 expanded.append(root)
-        return expanded
+        return [root for root in expanded if root not in self._shed]
 
     def _holds_memory(self, path: str) -> bool:
         """Whether `path` is a watched memory dir or lies above one."""
@@ -336,11 +371,10 @@ class Watcher:
         Anything else holds no memory and is left unwatched: splitting it
         would follow a chain down, one thread per level.
         """
-        projects = self._projects_root.rstrip(os.sep)
         if root.path in self._dirs:
             self._shallow.add(root.path)
             self._log.warning("watch_shallow", path=root.path, reason=TOO_DEEP)
-        elif projects in (root.path, os.path.dirname(root.path)):
+        elif self._can_split(root.path):
             self._split.add(root.path)
             self._log.info("watch_split", path=root.path, reason=TOO_DEEP)
         else:
@@ -351,14 +385,21 @@ class Watcher:
                 added.extend(self._schedule(part))
         return added
 
+    def _can_split(self, path: str) -> bool:
+        """Whether `path` is `<base>/projects/` or a project dir (no memory dir)."""
+        projects = self._projects_root.rstrip(os.sep)
+        return path not in self._dirs and projects in (path, os.path.dirname(path))
+
     def _schedule(self, root: WatchRoot) -> list[str]:
         """Watch `root`; return the paths now watched anew (its parts, if split)."""
         self._failed.pop(root.path, None)
         if root.recursive and bounded_subdirectories(root.path, MAX_WATCH_DEPTH)[1]:
             return self._watch_in_parts(root)
+        meter = self._meters[root] = _FloodMeter()
+        handler = _Handler(self._route, meter, lambda rate: self._on_flood(root, rate))
         try:
             watch = self._observer.schedule(
-                self._handler,
+                handler,
                 root.path,
                 recursive=root.recursive,
                 event_filter=_event_filter(polling=self._kind == "polling"),
@@ -387,7 +428,7 @@ class Watcher:
             polling = self._polling_observer()
             try:
                 watch = polling.schedule(
-                    self._handler,
+                    handler,
                     root.path,
                     recursive=root.recursive,
                     event_filter=_event_filter(polling=True),
@@ -402,6 +443,7 @@ class Watcher:
         return [root.path]
 
     def _unschedule(self, root: WatchRoot) -> None:
+        self._meters.pop(root, None)
         watch, _, observer = self._watches.pop(root)
         # Its emitter may already have died with the directory.
         with contextlib.suppress(KeyError, OSError, RuntimeError):
@@ -429,6 +471,71 @@ class Watcher:
         self.overflows += 1
         self._log.warning("watch_queue_overflowed")
         self._settler.flag(recheck_all=True, rediscover=True)
+
+    # -- floods ------------------------------------------------------------
+
+    def _on_flood(self, root: WatchRoot, rate: float) -> None:
+        """An observer thread found `root` flooding: have the settle thread act."""
+        with self._flood_lock:
+            self._flooded[root] = rate
+        self._settler.flag(rediscover=True)  # `watch` applies it
+
+    def _take_floods(self, *, hot_too: bool = False) -> None:
+        """Split or shed each watch found flooding (`hot_too`: or running hot now).
+
+        A recursive root above the memory dirs is split, so its parts are
+        metered apart and only the one that storms is shed next. Anything
+        else is unscheduled at once and left to the stat sweep.
+        """
+        with self._flood_lock:
+            flooded, self._flooded = self._flooded, {}
+        if hot_too:
+            for root, meter in self._meters.items():
+                if meter.hot:
+                    flooded.setdefault(root, meter.rate())
+        now = time.monotonic()
+        for root, rate in sorted(flooded.items(), key=lambda item: item[0].path):
+            if root not in self._watches:
+                continue  # gone meanwhile
+            reason = f"event flood: {rate:,.0f} events/s"
+            if root.recursive and self._can_split(root.path):
+                self._split.add(root.path)
+                self._log.info("watch_split", path=root.path, reason=reason)
+            else:
+                signature = _stat_signature(root)
+                self._shed[root] = _Shed(reason, signature, calm_since=now)
+                self._log.warning(
+                    "watch_shed", path=root.path, reason=reason, fallback="stat sweep"
+                )
+            self._unschedule(root)
+
+    def _shed_problems(self) -> list[dict[str, object]]:
+        """Report the shed watches, noting by stat which ones are still busy.
+
+        A shed watch above the memory dirs can hide a new one: ask for a
+        rediscovery, which lists them, each time the daemon checks health.
+        """
+        now = time.monotonic()
+        problems: list[dict[str, object]] = []
+        for root, shed in sorted(self._shed.items(), key=lambda item: item[0].path):
+            signature = _stat_signature(root)
+            if signature != shed.signature:
+                shed.signature, shed.calm_since = signature, now
+            problems.append({"root": root.path, "reason": shed.reason})
+        if any(root.path not in self._dirs for root in self._shed):
+            self._settler.flag(rediscover=True, urgent=False)
+        return problems
+
+    def _unshed_calm(self) -> None:
+        """Forget each shed watch calm `FLOOD_CALM_SECONDS`: `watch` adds it back."""
+        now = time.monotonic()
+        for root, shed in list(self._shed.items()):
+            signature = _stat_signature(root)
+            if signature != shed.signature:
+                shed.signature, shed.calm_since = signature, now
+            elif now - shed.calm_since >= FLOOD_CALM_SECONDS:
+                del self._shed[root]
+                self._log.info("watch_flood_calm", path=root.path)
 
     # -- events (observer threads: keep it cheap) --------------------------
 
@@ -494,13 +601,20 @@ def _watchdog_loggers() -> list[str]:
     return ["watchdog", *(n for n in list(known) if n.startswith("watchdog."))]
 
 
-def _shared_inotify_alive() -> bool:
-    """Whether watchdog's one shared inotify reader thread is still running."""
+def _inotify_alive(observer: BaseObserver) -> bool:
+    """Whether the inotify reader thread `observer`'s emitters share still runs.
+
+    watchdog 7.1's `InotifyObserver` owns one (`_inotify_fd`); other versions
+    share a process-wide one. Both are private: the only way to see them.
+    """
+    own = getattr(observer, "_inotify_fd", None)
+    if isinstance(own, threading.Thread):
+        return own.is_alive()
     try:
         from watchdog.observers.inotify_c import InotifyFD
     except ImportError:  # not Linux: no shared reader
         return True
-    instance = InotifyFD._instance  # private: the only way to see it
+    instance = InotifyFD._instance
     return instance is None or instance.is_alive()
 
 
@@ -515,6 +629,33 @@ def _reset_shared_inotify() -> None:
     if instance is not None:
         with contextlib.suppress(Exception):
             instance.stop()
+
+
+def _stat_signature(root: WatchRoot) -> int:
+    """What a watch of `root` would see, by stat: each directory and entry in it.
+
+    Equal signatures a while apart mean a shed watch has been calm. Covers
+    the directories `bounded_subdirectories` finds when recursive.
+    """
+    directories = (
+        bounded_subdirectories(root.path, MAX_WATCH_DEPTH)[0]
+        if root.recursive
+        else [root.path]
+    )
+    seen: list[tuple[object, ...]] = []
+    for directory in directories:
+        try:
+            entries = list_dir(directory)
+            st = os.lstat(directory)
+        except OSError:
+            seen.append((directory,))
+            continue
+        seen.append((directory, st.st_ino, st.st_mtime_ns))
+        for entry in entries:
+            with contextlib.suppress(OSError):  # gone meanwhile: the mtime tells
+                est = entry.stat(follow_symlinks=False)
+                seen.append((entry.name, est.st_ino, est.st_mtime_ns, est.st_size))
+    return hash(tuple(seen))
 
 
 def _coverage_problems(
@@ -584,14 +725,74 @@ def bounded_subdirectories(root: str, max_depth: int) -> tuple[list[str], list[s
     return found, too_deep
 
 
-class _Handler(FileSystemEventHandler):
-    """Turns each watchdog event into one or two `_route(path, kind, is_dir)` calls."""
+class _Shed:
+    """A watch shed for flooding: why, and since when it stats the same."""
 
-    def __init__(self, route: Callable[[str, str, bool], None]):
+    __slots__ = ("calm_since", "reason", "signature")
+
+    def __init__(self, reason: str, signature: int, *, calm_since: float):
+        self.reason = reason
+        self.signature = signature
+        self.calm_since = calm_since
+
+
+class _FloodMeter:
+    """Counts one watch's events in windows; trips once on a sustained flood.
+
+    Used from its observer's one dispatch thread only. A window closes at
+    the first event after `FLOOD_WINDOW_SECONDS`, and its rate is taken over
+    the time it really lasted, so a quiet gap ends a hot run.
+    """
+
+    __slots__ = ("count", "hot", "hot_events", "hot_since", "start", "tripped")
+
+    def __init__(self) -> None:
+        self.start = self.hot_since = time.monotonic()
+        self.count = self.hot = self.hot_events = 0
+        self.tripped = False
+
+    def hit(self, now: float) -> float | None:
+        """Count one event; return the rate the first time it is a flood."""
+        self.count += 1
+        elapsed = now - self.start
+        if elapsed < FLOOD_WINDOW_SECONDS:
+            return None
+        if self.count >= FLOOD_EVENTS_PER_SECOND * elapsed:
+            if not self.hot:
+                self.hot_since = self.start
+            self.hot += 1
+            self.hot_events += self.count
+        else:
+            self.hot = self.hot_events = 0
+        self.start, self.count = now, 0
+        if self.hot >= FLOOD_WINDOWS and not self.tripped:
+            self.tripped = True
+            return self.rate()
+        return None
+
+    def rate(self) -> float:
+        """Events per second over the current hot run."""
+        return self.hot_events / max(self.start - self.hot_since, 1e-9)
+
+
+class _Handler(FileSystemEventHandler):
+    """Meters one watch and turns each event into one or two `_route` calls."""
+
+    def __init__(
+        self,
+        route: Callable[[str, str, bool], None],
+        meter: _FloodMeter,
+        on_flood: Callable[[float], None],
+    ):
         super().__init__()
         self._route = route
+        self._meter = meter
+        self._on_flood = on_flood
 
     def dispatch(self, event: FileSystemEvent) -> None:
+        flood = self._meter.hit(time.monotonic())
+        if flood is not None:
+            self._on_flood(flood)
         prefix = "dir_" if event.is_directory else ""
         src = os.fsdecode(event.src_path)
         dest = os.fsdecode(event.dest_path) if event.dest_path else ""
