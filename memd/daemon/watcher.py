@@ -87,6 +87,11 @@ FLOOD_EVENTS_PER_SECOND = 1000
 FLOOD_WINDOW_SECONDS = 0.25
 FLOOD_WINDOWS = 4  # a second of it: a burst that ends sooner never sheds
 FLOOD_CALM_SECONDS = 5.0  # unchanged by stat this long before watching natively again
+FLOOD_NAME_SHARE = 20  # a flat watch's entry with 1/20 of a flood's events stormed
+FLOOD_MAX_NAMES = 20
+# A reader thread killed by a storm stops the meters before they trip: a watch
+# hot this recently is taken for the storm (the daemon looks within seconds).
+FLOOD_RECENT_SECONDS = 30.0
 
 
 class Watcher:
@@ -133,11 +138,14 @@ class Watcher:
         self._meters: dict[WatchRoot, _FloodMeter] = {}
         self._flood_lock = threading.Lock()  # never held while calling out
         self._flooded: dict[WatchRoot, float] = {}
+        self._previous_excepthook = threading.excepthook
         self._overflow = _OverflowHandler(self._on_overflow)
         self._runaway = _RunawayFilter(RUNAWAY_RECORDS_PER_MINUTE)
 
     def start(self) -> None:
         """Start the observer and the settle thread (no watches yet)."""
+        self._previous_excepthook = threading.excepthook
+        threading.excepthook = self._on_thread_death
         for name in _OVERFLOW_LOGGERS:
             logging.getLogger(name).addHandler(self._overflow)
         for name in _watchdog_loggers():
@@ -156,6 +164,17 @@ class Watcher:
             logging.getLogger(name).removeHandler(self._overflow)
         for name in _watchdog_loggers():
             logging.getLogger(name).removeFilter(self._runaway)
+        if threading.excepthook == self._on_thread_death:
+            threading.excepthook = self._previous_excepthook
+
+    def _on_thread_death(self, args: threading.ExceptHookArgs) -> None:
+        """A thread died of an exception (watchdog's reader, in a storm): look now.
+
+        The rediscovery this asks for finds the dead reader (`has_failed`),
+        so the daemon checks health at once instead of at the full sweep.
+        """
+        self._previous_excepthook(args)
+        self._settler.flag(rediscover=True)
 
     def ignore(self, paths: tuple[str, ...]) -> None:
         """Drop events at or below `paths` (memd's own cache, state and runtime)."""
@@ -182,6 +201,15 @@ class Watcher:
             problems.extend(self._shed_problems())
             thread_dead = self._kind == "native" and not _inotify_alive(self._observer)
             runaway = self._runaway.tripped
+            if (
+                thread_dead
+                or runaway
+                or any(r.path not in self._dirs for r in self._shed)
+            ):
+                # Rediscovered, a new memory dir is found by listing, and the
+                # daemon checks health again a second later: a retry is due
+                # on time, and a reader dead again is seen.
+                self._settler.flag(rediscover=True, urgent=False)
             self._gaps.clear()
             alive = self._alive_watches()
             for root, (watch, kind, observer) in sorted(
@@ -235,9 +263,7 @@ class Watcher:
             self._shallow.clear()
             self._unshed_calm()
             if whole:
-                # A storm can kill the reader before its watch is found
-                # flooding: a watch running hot then is not handed over again.
-                self._take_floods(hot_too=True)
+                self._take_floods(reader_died=not _inotify_alive(self._observer))
                 self._restart_observer()
             else:
                 for root in gaps & set(self._watches):
@@ -395,7 +421,7 @@ class Watcher:
         self._failed.pop(root.path, None)
         if root.recursive and bounded_subdirectories(root.path, MAX_WATCH_DEPTH)[1]:
             return self._watch_in_parts(root)
-        meter = self._meters[root] = _FloodMeter()
+        meter = self._meters[root] = _FloodMeter(by_name=not root.recursive)
         handler = _Handler(self._route, meter, lambda rate: self._on_flood(root, rate))
         try:
             watch = self._observer.schedule(
@@ -412,9 +438,11 @@ class Watcher:
             return []
         except OSError as error:
             if error.errno in _VANISHED:
-                # Gone between planning and scheduling: look again after it settles.
+                # Gone between planning and scheduling: look again after it
+                # settles (while a watch is shed, `health` asks every second).
                 self._log.warning("watch_failed", path=root.path, error=str(error))
-                self._settler.flag(rediscover=True, urgent=False)
+                if not self._shed:
+                    self._settler.flag(rediscover=True, urgent=False)
                 return []
             # Exhausted watches (ENOSPC) or an unreadable subdirectory (EACCES):
             # polling still sees what it can read.
@@ -480,60 +508,78 @@ class Watcher:
             self._flooded[root] = rate
         self._settler.flag(rediscover=True)  # `watch` applies it
 
-    def _take_floods(self, *, hot_too: bool = False) -> None:
-        """Split or shed each watch found flooding (`hot_too`: or running hot now).
+    def _take_floods(self, *, reader_died: bool = False) -> None:
+        """Split or shed each watch found flooding.
 
         A recursive root above the memory dirs is split, so its parts are
         metered apart and only the one that storms is shed next. Anything
         else is unscheduled at once and left to the stat sweep.
+
+        A storm can kill the reader (`reader_died`) before any meter trips:
+        then a watch hot of late is taken for the storm, or else the
+        recursive watch of `projects/` is split, where renames break
+        watchdog's bookkeeping (its KeyError).
         """
         with self._flood_lock:
             flooded, self._flooded = self._flooded, {}
-        if hot_too:
-            for root, meter in self._meters.items():
-                if meter.hot:
-                    flooded.setdefault(root, meter.rate())
         now = time.monotonic()
+        if reader_died:
+            for root, meter in self._meters.items():
+                if meter.was_hot(now, FLOOD_RECENT_SECONDS):
+                    flooded.setdefault(root, meter.rate())
+            projects = WatchRoot(self._projects_root.rstrip(os.sep), recursive=True)
+            if not flooded and projects in self._meters:
+                flooded[projects] = self._meters[projects].rate()
         for root, rate in sorted(flooded.items(), key=lambda item: item[0].path):
             if root not in self._watches:
                 continue  # gone meanwhile
-            reason = f"event flood: {rate:,.0f} events/s"
+            reason = (
+                f"event flood: {rate:,.0f} events/s"
+                if rate
+                else "the inotify reader died under it"
+            )
             if root.recursive and self._can_split(root.path):
                 self._split.add(root.path)
                 self._log.info("watch_split", path=root.path, reason=reason)
-            else:
-                signature = _stat_signature(root)
-                self._shed[root] = _Shed(reason, signature, calm_since=now)
-                self._log.warning(
-                    "watch_shed", path=root.path, reason=reason, fallback="stat sweep"
-                )
+                self._unschedule(root)
+                continue
+            # A flat watch names the entries that stormed: those are deaf, not
+            # the whole directory (in projects/, the calm projects keep theirs).
+            names = self._meters[root].hot_names()
+            parts = tuple(os.path.join(root.path, name) for name in names)
+            if parts:
+                reason += f" in {root.path}"
+            shed = _Shed(reason, parts or (root.path,), _stat_signature(root), now)
+            self._shed[root] = shed
+            self._log.warning(
+                "watch_shed",
+                path=root.path,
+                reason=reason,
+                deaf=list(shed.parts),
+                fallback="stat sweep",
+            )
             self._unschedule(root)
 
     def _shed_problems(self) -> list[dict[str, object]]:
         """Report the shed watches, noting by stat which ones are still busy.
 
-        A shed watch above the memory dirs can hide a new one: ask for a
-        rediscovery, which lists them, each time the daemon checks health.
+        A flat watch names what stormed in it, so that only those are swept.
         """
         now = time.monotonic()
         problems: list[dict[str, object]] = []
         for root, shed in sorted(self._shed.items(), key=lambda item: item[0].path):
-            signature = _stat_signature(root)
-            if signature != shed.signature:
-                shed.signature, shed.calm_since = signature, now
-            problems.append({"root": root.path, "reason": shed.reason})
-        if any(root.path not in self._dirs for root in self._shed):
-            self._settler.flag(rediscover=True, urgent=False)
+            shed.observe(_stat_signature(root), now)
+            problems.extend(
+                {"root": part, "reason": shed.reason} for part in shed.parts
+            )
         return problems
 
     def _unshed_calm(self) -> None:
         """Forget each shed watch calm `FLOOD_CALM_SECONDS`: `watch` adds it back."""
         now = time.monotonic()
         for root, shed in list(self._shed.items()):
-            signature = _stat_signature(root)
-            if signature != shed.signature:
-                shed.signature, shed.calm_since = signature, now
-            elif now - shed.calm_since >= FLOOD_CALM_SECONDS:
+            shed.observe(_stat_signature(root), now)
+            if now - shed.calm_since >= FLOOD_CALM_SECONDS:
                 del self._shed[root]
                 self._log.info("watch_flood_calm", path=root.path)
 
@@ -726,14 +772,20 @@ def bounded_subdirectories(root: str, max_depth: int) -> tuple[list[str], list[s
 
 
 class _Shed:
-    """A watch shed for flooding: why, and since when it stats the same."""
+    """A watch shed for flooding: why, what it leaves deaf, since when it is calm."""
 
-    __slots__ = ("calm_since", "reason", "signature")
+    __slots__ = ("calm_since", "parts", "reason", "signature")
 
-    def __init__(self, reason: str, signature: int, *, calm_since: float):
+    def __init__(self, reason: str, parts: tuple[str, ...], signature: int, now: float):
         self.reason = reason
+        self.parts = parts  # reported to the sweep: the root, or what stormed in it
         self.signature = signature
-        self.calm_since = calm_since
+        self.calm_since = now
+
+    def observe(self, signature: int, now: float) -> None:
+        """Note what the shed watch would see now; any change restarts the calm."""
+        if signature != self.signature:
+            self.signature, self.calm_since = signature, now
 
 
 class _FloodMeter:
@@ -744,16 +796,37 @@ class _FloodMeter:
     the time it really lasted, so a quiet gap ends a hot run.
     """
 
-    __slots__ = ("count", "hot", "hot_events", "hot_since", "start", "tripped")
+    __slots__ = (
+        "count",
+        "hot",
+        "hot_events",
+        "hot_names_seen",
+        "hot_since",
+        "last_hot",
+        "last_rate",
+        "names",
+        "start",
+        "tripped",
+    )
 
-    def __init__(self) -> None:
+    def __init__(self, *, by_name: bool = False) -> None:
         self.start = self.hot_since = time.monotonic()
         self.count = self.hot = self.hot_events = 0
         self.tripped = False
+        self.last_hot, self.last_rate = -math.inf, 0.0  # the latest hot window
+        # A flat watch's events per entry name since the last calm window, and
+        # those of the latest hot run once it has cooled.
+        self.names: dict[str, int] | None = {} if by_name else None
+        self.hot_names_seen: dict[str, int] = {}
 
-    def hit(self, now: float) -> float | None:
-        """Count one event; return the rate the first time it is a flood."""
+    def hit(self, now: float, *paths: str) -> float | None:
+        """Count one event (at `paths`); return the rate the first time it floods."""
         self.count += 1
+        if self.names is not None:
+            for path in paths:
+                if path:
+                    name = os.path.basename(path)
+                    self.names[name] = self.names.get(name, 0) + 1
         elapsed = now - self.start
         if elapsed < FLOOD_WINDOW_SECONDS:
             return None
@@ -762,17 +835,35 @@ class _FloodMeter:
                 self.hot_since = self.start
             self.hot += 1
             self.hot_events += self.count
+            self.last_hot = now
+            self.last_rate = self.hot_events / max(now - self.hot_since, 1e-9)
         else:
+            if self.names is not None:
+                if self.hot:
+                    self.hot_names_seen = self.names
+                self.names = {}
             self.hot = self.hot_events = 0
         self.start, self.count = now, 0
         if self.hot >= FLOOD_WINDOWS and not self.tripped:
             self.tripped = True
-            return self.rate()
+            return self.last_rate
         return None
 
     def rate(self) -> float:
-        """Events per second over the current hot run."""
-        return self.hot_events / max(self.start - self.hot_since, 1e-9)
+        """Events per second over the latest hot run."""
+        return self.last_rate
+
+    def was_hot(self, now: float, within: float) -> bool:
+        """Whether a window closed hot in the last `within` seconds."""
+        return now - self.last_hot <= within
+
+    def hot_names(self) -> list[str]:
+        """The entries with 1/`FLOOD_NAME_SHARE` or more of the hot run's events."""
+        # Copied: the dispatch thread may be adding more.
+        names = dict((self.names if self.hot else self.hot_names_seen) or {})
+        total = sum(names.values())
+        found = [n for n, count in names.items() if count * FLOOD_NAME_SHARE >= total]
+        return sorted(found)[:FLOOD_MAX_NAMES]
 
 
 class _Handler(FileSystemEventHandler):
@@ -790,12 +881,12 @@ class _Handler(FileSystemEventHandler):
         self._on_flood = on_flood
 
     def dispatch(self, event: FileSystemEvent) -> None:
-        flood = self._meter.hit(time.monotonic())
-        if flood is not None:
-            self._on_flood(flood)
         prefix = "dir_" if event.is_directory else ""
         src = os.fsdecode(event.src_path)
         dest = os.fsdecode(event.dest_path) if event.dest_path else ""
+        flood = self._meter.hit(time.monotonic(), src, dest)
+        if flood is not None:
+            self._on_flood(flood)
         if event.event_type == "moved":
             if src:
                 self._route(src, prefix + "moved_from", event.is_directory)
