@@ -403,6 +403,24 @@ class TestFloodShedding:
         # Four hot windows of 0.25 s (the first one starting at the meter's birth).
         assert 0.9 < first / 2000 < 1.4
 
+    def test_a_flat_meter_names_what_stormed(self) -> None:
+        """Of a flat watch's events, the entries with a twentieth of the flood each."""
+        meter = _FloodMeter(by_name=True)
+        born = meter.start
+        for i in range(300):  # calm first: a save now and then, forgotten
+            meter.hit(born + i * 0.01, f"/p/quiet{i}", "")
+        found = None
+        for i in range(1, 6000):
+            now = born + 3.0 + i / 3000
+            if i % 100 == 0:
+                rate = meter.hit(now, "/p/one-save", "")
+            else:
+                pair = ("/p/s0", "/p/s0.moving") if i % 2 else ("/p/s1.moving", "/p/s1")
+                rate = meter.hit(now, *pair)
+            found = found or rate
+        assert found is not None
+        assert ["s0", "s0.moving", "s1", "s1.moving"] == meter.hot_names()
+
     def test_the_threshold_is_what_the_meter_uses(self) -> None:
         """Just under the rate for a long while never trips; just over does."""
         below, above = _FloodMeter(), _FloodMeter()
