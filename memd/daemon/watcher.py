@@ -237,8 +237,8 @@ class Watcher:
     def has_failed(self) -> bool:
         """Whether a root failed to schedule or was shed, or the reader died.
 
-        Cheap, unlike `health`: the daemon asks after each rediscovery, and a
-        storm that kills the reader leaves a quiet that settles into one.
+        Cheap, unlike `health`: the daemon asks after each rediscovery, so a
+        reader a storm killed is found by the one `_on_thread_death` asks for.
         """
         with self._lock:
             reader_dead = self._kind == "native" and not _inotify_alive(self._observer)
