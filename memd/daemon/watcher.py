@@ -377,7 +377,10 @@ class Watcher:
                 expanded.append(WatchRoot(root.path, recursive=False))
             else:
                 expanded.append(root)
-        return [root for root in expanded if root not in self._shed]
+        # What stormed in a shed flat watch is swept too, not re-watched each
+        # rediscovery only to die with its directory again.
+        stormed = {part for shed in self._shed.values() for part in shed.parts}
+        return [r for r in expanded if r not in self._shed and r.path not in stormed]
 
     def _holds_memory(self, path: str) -> bool:
         """Whether `path` is a watched memory dir or lies above one."""
