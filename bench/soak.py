@@ -11,7 +11,8 @@ With `--hostile`, a few more projects sit among the normal ones: a FIFO in
 place of a topic file and of MEMORY.md, a `logs/` symlinked out of the memory
 dir, a quadratic-bait feedback file (60 KB of blank lines), a 1,100-level
 directory chain, and four projects renamed onto just-deleted ones in a loop
-for the whole run. Missed updates are counted over the normal projects.
+for the whole run. Missed updates are counted over the normal projects, and
+the watches shed for flooding (watch_shed) are counted in the daemon's log.
 
 Usage: python bench/soak.py [--seconds 180] [--projects 200] [--files 10] [--seed 1]
                             [--hostile]
@@ -176,6 +177,13 @@ def _rename_storm(projects: list[str], stop: threading.Event) -> None:
                 continue
 
 
+def _log_figures(path: str) -> tuple[int, int]:
+    """The daemon log's size in bytes, and how many watches it shed for flooding."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    return len(data), data.count(b'"event": "watch_shed"')
+
+
 def _cpu_seconds(pid: int) -> float:
     with open(f"/proc/{pid}/stat") as handle:
         fields = handle.read().rsplit(")", 1)[1].split()
@@ -246,6 +254,7 @@ def soak(
         if hostile:
             _unchain(os.path.join(base, "-hostile-deep", "memory"))
     leaks = _canary_leaks(root) if hostile else 0
+    log_bytes, shed = _log_figures(os.path.join(env["XDG_STATE_HOME"], "memd-run.log"))
     ordered = sorted(latencies) or [math.inf]  # no measured save came back
     p99 = (
         statistics.quantiles(ordered, n=100, method="inclusive")[98]
@@ -274,7 +283,9 @@ def soak(
         print(f"watch: {watch.get('state')}, deaf roots {len(deaf)} ({why or '-'})")
         catches = status.get("sweep_catches")
         print(f"fallbacks {status.get('fallbacks')}, sweep catches {catches}")
+        print(f"watches shed for flooding: {shed}")
         print(f"outside canary in cache or state: {leaks} files")
+    print(f"daemon log: {log_bytes / 1024:.0f} KiB")
     print(f"missed updates: {len(stale)}")
     return 1 if stale or leaks or not latencies else 0
 

@@ -22,6 +22,15 @@ warnings can flood the log. `health()` looks for each of these; the daemon
 then sweeps the affected directories by stat and calls `restart()` with
 backoff to get native watching back.
 
+One watch can also flood: a loop renaming project directories makes
+thousands of events a second, and the one inotify reader thread spends them
+under the GIL (watchdog pairs each move by a linear search), starving every
+other directory's snapshot. Each watch meters its own events; a sustained
+rate past `FLOOD_EVENTS_PER_SECOND` splits a recursive root above the memory
+dirs into parts (as for a tree too deep), and sheds any other watch: it is
+unscheduled, so the kernel stops queueing its events, and `health()` reports
+it for the daemon's stat sweep until it has been calm for `FLOOD_CALM_SECONDS`.
+
 Only this module imports watchdog; nothing past `Change` knows its types.
 `Change`, `Batch` and the settle thread live in `memd.daemon.settle` (re-exported here).
 """
@@ -71,6 +80,18 @@ OVERFLOW_COALESCE_SECONDS = 1.0  # overflow warnings this close are one overflow
 RUNAWAY_RECORDS_PER_MINUTE = 200  # watchdog log records; more means it is thrashing
 _VANISHED = frozenset({errno.ENOENT, errno.ENOTDIR})
 _OVERFLOW_LOGGERS = ("watchdog.observers.inotify_c", "watchdog.observers.inotify")
+# A flood is a rate past this, every window for FLOOD_WINDOWS windows in a row:
+# the rename storm makes 2,000-20,000 events/s; a save makes 1-3 events, a dream
+# of 20 files about 60, 200 projects saving at once about 600 (all under 1 s).
+FLOOD_EVENTS_PER_SECOND = 1000
+FLOOD_WINDOW_SECONDS = 0.25
+FLOOD_WINDOWS = 4  # a second of it: a burst that ends sooner never sheds
+FLOOD_CALM_SECONDS = 5.0  # unchanged by stat this long before watching natively again
+FLOOD_NAME_SHARE = 20  # a flat watch's entry with 1/20 of a flood's events stormed
+FLOOD_MAX_NAMES = 20
+# A reader thread killed by a storm stops the meters before they trip: a watch
+# hot this recently is taken for the storm (the daemon looks within seconds).
+FLOOD_RECENT_SECONDS = 30.0
 
 
 class Watcher:
@@ -92,7 +113,6 @@ class Watcher:
         self.fallbacks = 0
         self.events = 0
         self._observer, self._kind = self._main_observer()
-        self._handler = _Handler(self._route)
         self._settler = Settler(
             settle_seconds=settle_seconds,
             max_delay_seconds=max(max_delay_seconds, settle_seconds),
@@ -112,11 +132,20 @@ class Watcher:
         self._gaps: set[WatchRoot] = set()  # live recursive watches `health` saw miss
         # Memory dirs too deep to hand to watchdog: only their top level is watched.
         self._shallow: set[str] = set()
+        # Watches shed for flooding, swept by stat until calm; what the
+        # observer threads found flooding, applied on the settle thread.
+        self._shed: dict[WatchRoot, _Shed] = {}
+        self._meters: dict[WatchRoot, _FloodMeter] = {}
+        self._flood_lock = threading.Lock()  # never held while calling out
+        self._flooded: dict[WatchRoot, float] = {}
+        self._previous_excepthook = threading.excepthook
         self._overflow = _OverflowHandler(self._on_overflow)
         self._runaway = _RunawayFilter(RUNAWAY_RECORDS_PER_MINUTE)
 
     def start(self) -> None:
         """Start the observer and the settle thread (no watches yet)."""
+        self._previous_excepthook = threading.excepthook
+        threading.excepthook = self._on_thread_death
         for name in _OVERFLOW_LOGGERS:
             logging.getLogger(name).addHandler(self._overflow)
         for name in _watchdog_loggers():
@@ -135,6 +164,17 @@ class Watcher:
             logging.getLogger(name).removeHandler(self._overflow)
         for name in _watchdog_loggers():
             logging.getLogger(name).removeFilter(self._runaway)
+        if threading.excepthook == self._on_thread_death:
+            threading.excepthook = self._previous_excepthook
+
+    def _on_thread_death(self, args: threading.ExceptHookArgs) -> None:
+        """A thread died of an exception (watchdog's reader, in a storm): look now.
+
+        The rediscovery this asks for finds the dead reader (`has_failed`),
+        so the daemon checks health at once instead of at the full sweep.
+        """
+        self._previous_excepthook(args)
+        self._settler.flag(rediscover=True)
 
     def ignore(self, paths: tuple[str, ...]) -> None:
         """Drop events at or below `paths` (memd's own cache, state and runtime)."""
@@ -146,9 +186,10 @@ class Watcher:
     def health(self) -> list[dict[str, object]]:
         """Return each watch root that is not fully watched, and why.
 
-        Looks for a dead shared inotify thread or emitter, a root whose
+        Looks for a dead inotify reader thread or emitter, a root whose
         schedule failed, subdirectories a recursive watch skipped, trees deeper
-        than `MAX_WATCH_DEPTH`, and a runaway stream of watchdog warnings.
+        than `MAX_WATCH_DEPTH`, a runaway stream of watchdog warnings, and
+        watches shed for flooding.
         """
         with self._lock:
             problems: list[dict[str, object]] = [
@@ -157,8 +198,18 @@ class Watcher:
             problems.extend(
                 {"root": path, "reason": TOO_DEEP} for path in sorted(self._shallow)
             )
-            thread_dead = self._kind == "native" and not _shared_inotify_alive()
+            problems.extend(self._shed_problems())
+            thread_dead = self._kind == "native" and not _inotify_alive(self._observer)
             runaway = self._runaway.tripped
+            if (
+                thread_dead
+                or runaway
+                or any(r.path not in self._dirs for r in self._shed)
+            ):
+                # Rediscovered, a new memory dir is found by listing, and the
+                # daemon checks health again a second later: a retry is due
+                # on time, and a reader dead again is seen.
+                self._settler.flag(rediscover=True, urgent=False)
             self._gaps.clear()
             alive = self._alive_watches()
             for root, (watch, kind, observer) in sorted(
@@ -184,9 +235,14 @@ class Watcher:
             return problems
 
     def has_failed(self) -> bool:
-        """Whether a root could not be scheduled at all (cheap, unlike `health`)."""
+        """Whether a root failed to schedule or was shed, or the reader died.
+
+        Cheap, unlike `health`: the daemon asks after each rediscovery, so a
+        reader a storm killed is found by the one `_on_thread_death` asks for.
+        """
         with self._lock:
-            return bool(self._failed)
+            reader_dead = self._kind == "native" and not _inotify_alive(self._observer)
+            return bool(self._failed or self._shed) or reader_dead
 
     def restart(self) -> None:
         """Retry native watching for what `health` found deaf.
@@ -195,16 +251,19 @@ class Watcher:
         fresh observer with every watch again, then a rescan of everything.
         Otherwise a root that failed, lost its emitter or had gaps is only
         scheduled again, by the rediscovery this asks for, and only the
-        directories it covers are rescanned.
+        directories it covers are rescanned. A shed watch is scheduled again
+        only once it has been calm (`FLOOD_CALM_SECONDS`).
         """
         with self._lock:
             whole = self._runaway.tripped or (
-                self._kind == "native" and not _shared_inotify_alive()
+                self._kind == "native" and not _inotify_alive(self._observer)
             )
             gaps, self._gaps = self._gaps, set()
             self._failed.clear()  # tried again by the next `watch`
             self._shallow.clear()
+            self._unshed_calm()
             if whole:
+                self._take_floods(reader_died=not _inotify_alive(self._observer))
                 self._restart_observer()
             else:
                 for root in gaps & set(self._watches):
@@ -222,6 +281,7 @@ class Watcher:
         self._observer.start()
         roots = list(self._watches)
         self._watches.clear()
+        self._meters.clear()
         for root in sorted(roots, key=lambda r: (not r.recursive, r.path)):
             self._schedule(root)
 
@@ -236,6 +296,7 @@ class Watcher:
                 *discovery.memory_dirs,
                 *discovery.files,
             )
+            self._take_floods()
             wanted = set(self._expand(discovery.watch_roots))
             for path in set(self._failed) - {root.path for root in wanted}:
                 del self._failed[path]
@@ -297,7 +358,7 @@ class Watcher:
             return self._polling_observer(start=False), "polling"
 
     def _expand(self, roots: Iterable[WatchRoot]) -> list[WatchRoot]:
-        """`roots`, with each split or shallow one replaced by its parts.
+        """`roots`, each split or shallow one replaced by its parts, less the shed.
 
         See `_watch_in_parts`. A split project dir's parts are the flat watch
         (a new `memory/` appears there) and its memory dir, nothing else.
@@ -316,7 +377,10 @@ class Watcher:
                 expanded.append(WatchRoot(root.path, recursive=False))
             else:
                 expanded.append(root)
-        return expanded
+        # What stormed in a shed flat watch is swept too, not re-watched each
+        # rediscovery only to die with its directory again.
+        stormed = {part for shed in self._shed.values() for part in shed.parts}
+        return [r for r in expanded if r not in self._shed and r.path not in stormed]
 
     def _holds_memory(self, path: str) -> bool:
         """Whether `path` is a watched memory dir or lies above one."""
@@ -336,11 +400,10 @@ class Watcher:
         Anything else holds no memory and is left unwatched: splitting it
         would follow a chain down, one thread per level.
         """
-        projects = self._projects_root.rstrip(os.sep)
         if root.path in self._dirs:
             self._shallow.add(root.path)
             self._log.warning("watch_shallow", path=root.path, reason=TOO_DEEP)
-        elif projects in (root.path, os.path.dirname(root.path)):
+        elif self._can_split(root.path):
             self._split.add(root.path)
             self._log.info("watch_split", path=root.path, reason=TOO_DEEP)
         else:
@@ -351,14 +414,21 @@ class Watcher:
                 added.extend(self._schedule(part))
         return added
 
+    def _can_split(self, path: str) -> bool:
+        """Whether `path` is `<base>/projects/` or a project dir (no memory dir)."""
+        projects = self._projects_root.rstrip(os.sep)
+        return path not in self._dirs and projects in (path, os.path.dirname(path))
+
     def _schedule(self, root: WatchRoot) -> list[str]:
         """Watch `root`; return the paths now watched anew (its parts, if split)."""
         self._failed.pop(root.path, None)
         if root.recursive and bounded_subdirectories(root.path, MAX_WATCH_DEPTH)[1]:
             return self._watch_in_parts(root)
+        meter = self._meters[root] = _FloodMeter(by_name=not root.recursive)
+        handler = _Handler(self._route, meter, lambda rate: self._on_flood(root, rate))
         try:
             watch = self._observer.schedule(
-                self._handler,
+                handler,
                 root.path,
                 recursive=root.recursive,
                 event_filter=_event_filter(polling=self._kind == "polling"),
@@ -371,9 +441,11 @@ class Watcher:
             return []
         except OSError as error:
             if error.errno in _VANISHED:
-                # Gone between planning and scheduling: look again after it settles.
+                # Gone between planning and scheduling: look again after it
+                # settles (while a watch is shed, `health` asks every second).
                 self._log.warning("watch_failed", path=root.path, error=str(error))
-                self._settler.flag(rediscover=True, urgent=False)
+                if not self._shed:
+                    self._settler.flag(rediscover=True, urgent=False)
                 return []
             # Exhausted watches (ENOSPC) or an unreadable subdirectory (EACCES):
             # polling still sees what it can read.
@@ -387,7 +459,7 @@ class Watcher:
             polling = self._polling_observer()
             try:
                 watch = polling.schedule(
-                    self._handler,
+                    handler,
                     root.path,
                     recursive=root.recursive,
                     event_filter=_event_filter(polling=True),
@@ -402,6 +474,7 @@ class Watcher:
         return [root.path]
 
     def _unschedule(self, root: WatchRoot) -> None:
+        self._meters.pop(root, None)
         watch, _, observer = self._watches.pop(root)
         # Its emitter may already have died with the directory.
         with contextlib.suppress(KeyError, OSError, RuntimeError):
@@ -429,6 +502,89 @@ class Watcher:
         self.overflows += 1
         self._log.warning("watch_queue_overflowed")
         self._settler.flag(recheck_all=True, rediscover=True)
+
+    # -- floods ------------------------------------------------------------
+
+    def _on_flood(self, root: WatchRoot, rate: float) -> None:
+        """An observer thread found `root` flooding: have the settle thread act."""
+        with self._flood_lock:
+            self._flooded[root] = rate
+        self._settler.flag(rediscover=True)  # `watch` applies it
+
+    def _take_floods(self, *, reader_died: bool = False) -> None:
+        """Split or shed each watch found flooding.
+
+        A recursive root above the memory dirs is split, so its parts are
+        metered apart and only the one that storms is shed next. Anything
+        else is unscheduled at once and left to the stat sweep.
+
+        A storm can kill the reader (`reader_died`) before any meter trips:
+        then a watch hot of late is taken for the storm, or else the
+        recursive watch of `projects/` is split, where renames break
+        watchdog's bookkeeping (its KeyError).
+        """
+        with self._flood_lock:
+            flooded, self._flooded = self._flooded, {}
+        now = time.monotonic()
+        if reader_died:
+            for root, meter in self._meters.items():
+                if meter.was_hot(now, FLOOD_RECENT_SECONDS):
+                    flooded.setdefault(root, meter.rate())
+            projects = WatchRoot(self._projects_root.rstrip(os.sep), recursive=True)
+            if not flooded and projects in self._meters:
+                flooded[projects] = self._meters[projects].rate()
+        for root, rate in sorted(flooded.items(), key=lambda item: item[0].path):
+            if root not in self._watches:
+                continue  # gone meanwhile
+            reason = (
+                f"event flood: {rate:,.0f} events/s"
+                if rate
+                else "the inotify reader died under it"
+            )
+            if root.recursive and self._can_split(root.path):
+                self._split.add(root.path)
+                self._log.info("watch_split", path=root.path, reason=reason)
+                self._unschedule(root)
+                continue
+            # A flat watch names the entries that stormed: those are deaf, not
+            # the whole directory (in projects/, the calm projects keep theirs).
+            names = self._meters[root].hot_names()
+            parts = tuple(os.path.join(root.path, name) for name in names)
+            if parts:
+                reason += f" in {root.path}"
+            shed = _Shed(reason, parts or (root.path,), _stat_signature(root), now)
+            self._shed[root] = shed
+            self._log.warning(
+                "watch_shed",
+                path=root.path,
+                reason=reason,
+                deaf=list(shed.parts),
+                fallback="stat sweep",
+            )
+            self._unschedule(root)
+
+    def _shed_problems(self) -> list[dict[str, object]]:
+        """Report the shed watches, noting by stat which ones are still busy.
+
+        A flat watch names what stormed in it, so that only those are swept.
+        """
+        now = time.monotonic()
+        problems: list[dict[str, object]] = []
+        for root, shed in sorted(self._shed.items(), key=lambda item: item[0].path):
+            shed.observe(_stat_signature(root), now)
+            problems.extend(
+                {"root": part, "reason": shed.reason} for part in shed.parts
+            )
+        return problems
+
+    def _unshed_calm(self) -> None:
+        """Forget each shed watch calm `FLOOD_CALM_SECONDS`: `watch` adds it back."""
+        now = time.monotonic()
+        for root, shed in list(self._shed.items()):
+            shed.observe(_stat_signature(root), now)
+            if now - shed.calm_since >= FLOOD_CALM_SECONDS:
+                del self._shed[root]
+                self._log.info("watch_flood_calm", path=root.path)
 
     # -- events (observer threads: keep it cheap) --------------------------
 
@@ -494,13 +650,20 @@ def _watchdog_loggers() -> list[str]:
     return ["watchdog", *(n for n in list(known) if n.startswith("watchdog."))]
 
 
-def _shared_inotify_alive() -> bool:
-    """Whether watchdog's one shared inotify reader thread is still running."""
+def _inotify_alive(observer: BaseObserver) -> bool:
+    """Whether the inotify reader thread `observer`'s emitters share still runs.
+
+    watchdog 7.1's `InotifyObserver` owns one (`_inotify_fd`); other versions
+    share a process-wide one. Both are private: the only way to see them.
+    """
+    own = getattr(observer, "_inotify_fd", None)
+    if isinstance(own, threading.Thread):
+        return own.is_alive()
     try:
         from watchdog.observers.inotify_c import InotifyFD
     except ImportError:  # not Linux: no shared reader
         return True
-    instance = InotifyFD._instance  # private: the only way to see it
+    instance = InotifyFD._instance
     return instance is None or instance.is_alive()
 
 
@@ -515,6 +678,33 @@ def _reset_shared_inotify() -> None:
     if instance is not None:
         with contextlib.suppress(Exception):
             instance.stop()
+
+
+def _stat_signature(root: WatchRoot) -> int:
+    """What a watch of `root` would see, by stat: each directory and entry in it.
+
+    Equal signatures a while apart mean a shed watch has been calm. Covers
+    the directories `bounded_subdirectories` finds when recursive.
+    """
+    directories = (
+        bounded_subdirectories(root.path, MAX_WATCH_DEPTH)[0]
+        if root.recursive
+        else [root.path]
+    )
+    seen: list[tuple[object, ...]] = []
+    for directory in directories:
+        try:
+            entries = list_dir(directory)
+            st = os.lstat(directory)
+        except OSError:
+            seen.append((directory,))
+            continue
+        seen.append((directory, st.st_ino, st.st_mtime_ns))
+        for entry in entries:
+            with contextlib.suppress(OSError):  # gone meanwhile: the mtime tells
+                est = entry.stat(follow_symlinks=False)
+                seen.append((entry.name, est.st_ino, est.st_mtime_ns, est.st_size))
+    return hash(tuple(seen))
 
 
 def _coverage_problems(
@@ -584,17 +774,122 @@ def bounded_subdirectories(root: str, max_depth: int) -> tuple[list[str], list[s
     return found, too_deep
 
 
-class _Handler(FileSystemEventHandler):
-    """Turns each watchdog event into one or two `_route(path, kind, is_dir)` calls."""
+class _Shed:
+    """A watch shed for flooding: why, what it leaves deaf, since when it is calm."""
 
-    def __init__(self, route: Callable[[str, str, bool], None]):
+    __slots__ = ("calm_since", "parts", "reason", "signature")
+
+    def __init__(self, reason: str, parts: tuple[str, ...], signature: int, now: float):
+        self.reason = reason
+        self.parts = parts  # reported to the sweep: the root, or what stormed in it
+        self.signature = signature
+        self.calm_since = now
+
+    def observe(self, signature: int, now: float) -> None:
+        """Note what the shed watch would see now; any change restarts the calm."""
+        if signature != self.signature:
+            self.signature, self.calm_since = signature, now
+
+
+class _FloodMeter:
+    """Counts one watch's events in windows; trips once on a sustained flood.
+
+    Used from its observer's one dispatch thread only. A window closes at
+    the first event after `FLOOD_WINDOW_SECONDS`, and its rate is taken over
+    the time it really lasted, so a quiet gap ends a hot run.
+    """
+
+    __slots__ = (
+        "count",
+        "hot",
+        "hot_events",
+        "hot_names_seen",
+        "hot_since",
+        "last_hot",
+        "last_rate",
+        "names",
+        "start",
+        "tripped",
+    )
+
+    def __init__(self, *, by_name: bool = False) -> None:
+        self.start = self.hot_since = time.monotonic()
+        self.count = self.hot = self.hot_events = 0
+        self.tripped = False
+        self.last_hot, self.last_rate = -math.inf, 0.0  # the latest hot window
+        # A flat watch's events per entry name since the last calm window, and
+        # those of the latest hot run once it has cooled.
+        self.names: dict[str, int] | None = {} if by_name else None
+        self.hot_names_seen: dict[str, int] = {}
+
+    def hit(self, now: float, *paths: str) -> float | None:
+        """Count one event (at `paths`); return the rate the first time it floods."""
+        self.count += 1
+        if self.names is not None:
+            for path in paths:
+                if path:
+                    name = os.path.basename(path)
+                    self.names[name] = self.names.get(name, 0) + 1
+        elapsed = now - self.start
+        if elapsed < FLOOD_WINDOW_SECONDS:
+            return None
+        if self.count >= FLOOD_EVENTS_PER_SECOND * elapsed:
+            if not self.hot:
+                self.hot_since = self.start
+            self.hot += 1
+            self.hot_events += self.count
+            self.last_hot = now
+            self.last_rate = self.hot_events / max(now - self.hot_since, 1e-9)
+        else:
+            if self.names is not None:
+                if self.hot:
+                    self.hot_names_seen = self.names
+                self.names = {}
+            self.hot = self.hot_events = 0
+        self.start, self.count = now, 0
+        if self.hot >= FLOOD_WINDOWS and not self.tripped:
+            self.tripped = True
+            return self.last_rate
+        return None
+
+    def rate(self) -> float:
+        """Events per second over the latest hot run."""
+        return self.last_rate
+
+    def was_hot(self, now: float, within: float) -> bool:
+        """Whether a window closed hot in the last `within` seconds."""
+        return now - self.last_hot <= within
+
+    def hot_names(self) -> list[str]:
+        """The entries with 1/`FLOOD_NAME_SHARE` or more of the hot run's events."""
+        # Copied: the dispatch thread may be adding more.
+        names = dict((self.names if self.hot else self.hot_names_seen) or {})
+        total = sum(names.values())
+        found = [n for n, count in names.items() if count * FLOOD_NAME_SHARE >= total]
+        return sorted(found)[:FLOOD_MAX_NAMES]
+
+
+class _Handler(FileSystemEventHandler):
+    """Meters one watch and turns each event into one or two `_route` calls."""
+
+    def __init__(
+        self,
+        route: Callable[[str, str, bool], None],
+        meter: _FloodMeter,
+        on_flood: Callable[[float], None],
+    ):
         super().__init__()
         self._route = route
+        self._meter = meter
+        self._on_flood = on_flood
 
     def dispatch(self, event: FileSystemEvent) -> None:
         prefix = "dir_" if event.is_directory else ""
         src = os.fsdecode(event.src_path)
         dest = os.fsdecode(event.dest_path) if event.dest_path else ""
+        flood = self._meter.hit(time.monotonic(), src, dest)
+        if flood is not None:
+            self._on_flood(flood)
         if event.event_type == "moved":
             if src:
                 self._route(src, prefix + "moved_from", event.is_directory)

@@ -330,3 +330,38 @@ def overflow_queue(
     finally:
         os.close(fd)
         daemon.proc.send_signal(signal.SIGCONT)
+
+
+# One process renaming each project onto the next one just deleted, recreating
+# the source: bench/soak.py's `_rename_storm`, unthrottled.
+_STORM = """
+import os, shutil, sys
+dirs = sys.argv[1:]
+body = "---\\nname: storm\\ndescription: a storm project\\ntype: user\\n---\\nx\\n"
+while True:
+    for i, source in enumerate(dirs):
+        target, moving = dirs[(i + 1) % len(dirs)], source + ".moving"
+        try:
+            os.rename(source, moving)
+            shutil.rmtree(target, ignore_errors=True)
+            os.rename(moving, target)
+            os.makedirs(os.path.join(source, "memory"))
+            with open(os.path.join(source, "memory", "user_storm.md"), "w") as f:
+                f.write(body)
+        except OSError:
+            continue
+"""
+
+
+@contextlib.contextmanager
+def rename_storm(project_dirs: list[Path]) -> Iterator[subprocess.Popen[bytes]]:
+    """Rename `project_dirs` onto each other in a tight loop, in another process."""
+    storm = subprocess.Popen(
+        [sys.executable, "-c", _STORM, *map(str, project_dirs)],
+        stdin=subprocess.DEVNULL,
+    )
+    try:
+        yield storm
+    finally:
+        storm.kill()
+        storm.wait()

@@ -23,6 +23,7 @@ from tests.daemon.conftest import (
     backdate,
     chain,
     overflow_queue,
+    rename_storm,
     topic,
     unchain,
     wait_for,
@@ -259,6 +260,64 @@ class TestDeafWatches:
 
         daemon.wait_fresh(project)
         daemon.assert_alive()
+
+    def test_a_rename_storm_is_shed_and_every_other_save_arrives(
+        self, start_daemon: Starter, isolated_home: Home, project: Path
+    ) -> None:
+        """An unthrottled rename storm in another process, while four projects save.
+
+        The storm's watch is shed and reported (`watch.deaf`, "event flood"),
+        the calm projects keep their native watches, and every save reaches
+        its snapshot. Once the storm stops, the shed watch comes back. The
+        full sweep is 10 minutes away.
+        """
+        calm = [
+            project,
+            *(_make_project(isolated_home.claude, f"-c{i}") for i in range(3)),
+        ]
+        storm = [_make_project(isolated_home.claude, f"-s{i}").parent for i in range(4)]
+        projects = str(isolated_home.claude / "projects")
+        flat = {"path": projects, "recursive": False, "observer": "native"}
+        daemon = start_daemon(MEMD_SWEEP_SECONDS="600")
+        for memory in calm:
+            daemon.wait_fresh(memory)
+
+        def floods() -> list[dict[str, object]]:
+            watch = _status(daemon).get("watch") or {}
+            deaf = watch.get("deaf", []) if isinstance(watch, dict) else []
+            return [p for p in deaf if str(p["reason"]).startswith("event flood: ")]
+
+        with rename_storm(storm):
+            flooded = wait_for(floods, timeout=60, what="the storm's watch shed")
+            for round_ in range(3):
+                for memory in calm:
+                    (memory / "user_role.md").write_text(
+                        topic("user_role", body=f"Saved in storm round {round_}.\n")
+                    )
+                for memory in calm:
+                    daemon.wait_fresh(memory)
+            status = _status(daemon)
+            roots = status["watched_roots"]
+            assert isinstance(roots, list)
+            assert flat not in roots
+            for memory in calm:
+                native = {"path": str(memory.parent), "recursive": True}
+                assert {**native, "observer": "native"} in roots
+            assert isinstance(flooded, list)
+            stormed = {str(d) for d in storm} | {f"{d}.moving" for d in storm}
+            assert {str(p["root"]) for p in flooded} <= stormed
+            assert int(str(status["fallbacks"])) >= 1
+
+        def native_again() -> bool:
+            status = _status(daemon)
+            roots = status.get("watched_roots") or []
+            return not floods() and flat in roots  # type: ignore[operator]
+
+        wait_for(native_again, timeout=90, what="the shed watch back")
+        (project / "user_role.md").write_text(topic("user_role", body="After.\n"))
+        daemon.wait_fresh(project)
+        assert daemon.events("watch_shed")
+        assert daemon.events("watch_flood_calm")
 
 
 class TestQuiet:

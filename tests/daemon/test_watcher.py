@@ -12,10 +12,19 @@ from pathlib import Path
 import pytest
 import structlog
 
+from memd.atomic import write_atomic
 from memd.config import load_config
 from memd.daemon.discovery import Discovery, discover
-from memd.daemon.watcher import Batch, Change, Watcher
-from tests.daemon.conftest import chain, unchain
+from memd.daemon.watcher import (
+    FLOOD_EVENTS_PER_SECOND,
+    FLOOD_WINDOW_SECONDS,
+    Batch,
+    Change,
+    Watcher,
+    _FloodMeter,
+)
+from tests.conftest import git
+from tests.daemon.conftest import chain, rename_storm, unchain
 
 TIMEOUT = 20.0
 
@@ -333,3 +342,196 @@ class TestSplitWatch:
         (memory / "a.md").write_text("x")
         batches = _collect(recorder, {"a.md"})
         assert str(memory) in {c.memory_dir for b in batches for c in b.changes}
+
+
+class _Serving:
+    """Plays the daemon's part around a watcher: rediscover when asked, retry the deaf.
+
+    Batches asking for a rediscovery get `watch(discover())`; every second
+    `health()` is checked, and while it finds problems `restart()` is tried
+    every `retry_seconds` (the daemon backs off from 5 s).
+    """
+
+    def __init__(self, recorder: Recorder, retry_seconds: float = 2.0):
+        self.recorder = recorder
+        self.watcher = recorder.watcher
+        self.retry_seconds = retry_seconds
+        self.changes: list[Change] = []
+        self.health: list[dict[str, object]] = []
+        self.checked = self.retried = -1e9
+
+    def until(self, done: object, *, timeout: float = TIMEOUT, what: str = "") -> None:
+        deadline = time.monotonic() + timeout
+        while not done():  # type: ignore[operator]
+            if time.monotonic() > deadline:
+                pytest.fail(f"timed out waiting for {what}: health {self.health}")
+            try:
+                batch = self.recorder.batches.get(timeout=0.1)
+            except queue.Empty:
+                pass
+            else:
+                self.changes.extend(batch.changes)
+                if batch.rediscover:
+                    self.watcher.watch(_discover())
+            now = time.monotonic()
+            if now - self.checked >= 1.0:
+                self.checked, self.health = now, self.watcher.health()
+                if self.health and now - self.retried >= self.retry_seconds:
+                    self.retried = now
+                    self.watcher.restart()
+
+    def roots(self) -> set[tuple[object, object]]:
+        return {(r["path"], r["recursive"]) for r in self.watcher.watched_roots()}
+
+
+class TestFloodShedding:
+    def test_a_meter_trips_on_a_sustained_rate_not_on_a_burst(self) -> None:
+        """Fed by hand: 5,000 events in 0.2 s never trip; 2,000/s for 1.5 s does."""
+        burst = _FloodMeter()
+        start = burst.start
+        tripped = [burst.hit(start + i * 0.2 / 5000) for i in range(5000)]
+        tripped += [burst.hit(start + 0.2 + i * 0.1) for i in range(1, 30)]  # then calm
+        assert not any(tripped)
+
+        storm = _FloodMeter()
+        start = storm.start
+        rates = [storm.hit(start + i / 2000) for i in range(1, 3000)]
+        found = [rate for rate in rates if rate is not None]
+        assert 1 == len(found), "trips once"
+        assert 1900 < found[0] < 2100
+        first = next(i for i, rate in enumerate(rates) if rate is not None)
+        # Four hot windows of 0.25 s (the first one starting at the meter's birth).
+        assert 0.9 < first / 2000 < 1.4
+
+    def test_a_flat_meter_names_what_stormed(self) -> None:
+        """Of a flat watch's events, the entries with a twentieth of the flood each."""
+        meter = _FloodMeter(by_name=True)
+        born = meter.start
+        for i in range(300):  # calm first: a save now and then, forgotten
+            meter.hit(born + i * 0.01, f"/p/quiet{i}", "")
+        found = None
+        for i in range(1, 6000):
+            now = born + 3.0 + i / 3000
+            if i % 100 == 0:
+                rate = meter.hit(now, "/p/one-save", "")
+            else:
+                pair = ("/p/s0", "/p/s0.moving") if i % 2 else ("/p/s1.moving", "/p/s1")
+                rate = meter.hit(now, *pair)
+            found = found or rate
+        assert found is not None
+        assert ["s0", "s0.moving", "s1", "s1.moving"] == meter.hot_names()
+
+    def test_the_threshold_is_what_the_meter_uses(self) -> None:
+        """Just under the rate for a long while never trips; just over does."""
+        below, above = _FloodMeter(), _FloodMeter()
+        born_below, born_above = below.start, above.start
+        step_below = 1 / (FLOOD_EVENTS_PER_SECOND * 0.9)
+        step_above = 1 / (FLOOD_EVENTS_PER_SECOND * 1.1)
+        assert not any(
+            below.hit(born_below + i * step_below)
+            for i in range(1, int(10 / step_below))
+        )
+        assert any(
+            above.hit(born_above + i * step_above)
+            for i in range(1, int(10 / step_above))
+        )
+        assert 0.1 <= FLOOD_WINDOW_SECONDS <= 0.5
+
+    # watchdog's own threads die of the storm (its KeyError): what `health` finds.
+    @pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
+    def test_a_rename_storm_sheds_only_the_part_that_storms(
+        self, recorder: Recorder
+    ) -> None:
+        """Project dirs renamed onto just-deleted ones, in a loop, in another process.
+
+        The recursive watch of `projects/` floods: it is split, and only its
+        flat part (where the renames happen) is shed. What stormed in it is
+        reported deaf, never a calm project nor the whole tree; the calm
+        projects keep their own native watches and their events. Once the
+        storm has stopped and the shed part stats the same for a while,
+        it is watched natively again.
+        """
+        home = Path(os.environ["HOME"])
+        projects = str(home / ".claude" / "projects")
+        calm = [_project(home, f"calm{i}") for i in range(3)]
+        storm = [_project(home, f"storm{i}").parent for i in range(4)]
+        serving = _Serving(recorder)
+        recorder.watcher.watch(_discover())
+
+        with rename_storm(storm):
+            serving.until(
+                lambda: any(
+                    str(p["reason"]).startswith("event flood: ")
+                    and str(p["reason"]).endswith(f" events/s in {projects}")
+                    for p in serving.health
+                ),
+                what="the flat watch of projects/ shed",
+            )
+            roots = serving.roots()
+            assert (projects, False) not in roots
+            assert (projects, True) not in roots
+            assert {(str(m.parent), True) for m in calm} <= roots
+            flooded = {
+                str(p["root"]) for p in serving.health if "flood" in str(p["reason"])
+            }
+            stormed = {str(d) for d in storm} | {f"{d}.moving" for d in storm}
+            assert flooded <= stormed, flooded
+            (calm[1] / "a.md").write_text("x")
+            serving.until(
+                lambda: Change(str(calm[1]), "a.md", "closed") in serving.changes,
+                what="a calm project's event during the storm",
+            )
+
+        serving.until(
+            lambda: not serving.health and (projects, False) in serving.roots(),
+            timeout=60,
+            what="native watching back after the storm",
+        )
+        (calm[2] / "b.md").write_text("y")
+        serving.until(
+            lambda: Change(str(calm[2]), "b.md", "closed") in serving.changes,
+            what="an event after the storm",
+        )
+
+    def test_normal_bursts_never_shed(self, recorder: Recorder) -> None:
+        """200 projects saving at once, a dream's 20 files, a git checkout: all events.
+
+        One recursive watch of `projects/` sees all of it; nothing is split
+        or shed, and every change arrives.
+        """
+        home = Path(os.environ["HOME"])
+        projects = str(home / ".claude" / "projects")
+        memories = [_project(home, f"p{i:03}") for i in range(200)]
+        repo = memories[0]
+        for i in range(100):
+            (repo / f"note_{i:03}.md").write_text(f"first {i}\n")
+        git("init", "-q", cwd=repo)
+        git("add", ".", cwd=repo)
+        git("commit", "-q", "-m", "first", cwd=repo)
+        git("checkout", "-q", "-b", "second", cwd=repo)
+        for i in range(100):
+            (repo / f"note_{i:03}.md").write_text(f"second {i}\n")
+        git("commit", "-q", "-a", "-m", "second", cwd=repo)
+        serving = _Serving(recorder)
+        recorder.watcher.watch(_discover())
+
+        for memory in memories:  # everyone saves once, as fast as it goes
+            write_atomic(str(memory / "MEMORY.md"), b"- saved\n")
+        dream = memories[1]
+        for i in range(20):
+            write_atomic(str(dream / f"dreamed_{i:02}.md"), b"---\nname: d\n---\n")
+        git("checkout", "-q", "main", cwd=repo)
+
+        def arrived() -> bool:
+            seen = {(c.memory_dir, c.relpath) for c in serving.changes}
+            return (
+                all((str(m), "MEMORY.md") in seen for m in memories)
+                and all((str(dream), f"dreamed_{i:02}.md") in seen for i in range(20))
+                and all((str(repo), f"note_{i:03}.md") in seen for i in range(100))
+            )
+
+        serving.until(arrived, what="every change")
+        serving.checked = -1e9  # one more health check, now
+        serving.until(lambda: serving.checked > 0, what="a health check")
+        assert [] == serving.health
+        assert (projects, True) in serving.roots()
