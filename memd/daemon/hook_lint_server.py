@@ -56,7 +56,6 @@ class HookLinter:
             return {"refused": "not a request"}
         memory_dir = memory_dir.rstrip(os.sep) or os.sep
         if not self._is_watched(memory_dir):
-            self._caches.pop(memory_dir, None)
             return {"refused": "not a watched memory directory"}
         config, settings = self._config()
         if settings is None or request.get("settings") != settings:

@@ -199,7 +199,7 @@ class Watcher:
                 {"root": path, "reason": TOO_DEEP} for path in sorted(self._shallow)
             )
             problems.extend(self._shed_problems())
-            thread_dead = self._kind == "native" and not _inotify_alive(self._observer)
+            thread_dead = self._reader_dead()
             runaway = self._runaway.tripped
             if (
                 thread_dead
@@ -241,8 +241,7 @@ class Watcher:
         reader a storm killed is found by the one `_on_thread_death` asks for.
         """
         with self._lock:
-            reader_dead = self._kind == "native" and not _inotify_alive(self._observer)
-            return bool(self._failed or self._shed) or reader_dead
+            return bool(self._failed or self._shed) or self._reader_dead()
 
     def restart(self) -> None:
         """Retry native watching for what `health` found deaf.
@@ -255,20 +254,22 @@ class Watcher:
         only once it has been calm (`FLOOD_CALM_SECONDS`).
         """
         with self._lock:
-            whole = self._runaway.tripped or (
-                self._kind == "native" and not _inotify_alive(self._observer)
-            )
+            reader_dead = self._reader_dead()
+            whole = self._runaway.tripped or reader_dead
             gaps, self._gaps = self._gaps, set()
             self._failed.clear()  # tried again by the next `watch`
             self._shallow.clear()
             self._unshed_calm()
             if whole:
-                self._take_floods(reader_died=not _inotify_alive(self._observer))
+                self._take_floods(reader_died=reader_dead)
                 self._restart_observer()
             else:
                 for root in gaps & set(self._watches):
                     self._unschedule(root)
         self._settler.flag(recheck_all=whole, rediscover=True)
+
+    def _reader_dead(self) -> bool:
+        return self._kind == "native" and not _inotify_alive(self._observer)
 
     def _restart_observer(self) -> None:
         old = self._observer

@@ -196,8 +196,7 @@ def lint_targets(
     """
     import dataclasses
 
-    from memd.lint.engine import display_path, lint_memdir, sort_key
-    from memd.memory.reader import load_memdir
+    from memd.lint.engine import display_path, sort_key
 
     why_labels = how_labels = None
     if config is not None:
@@ -221,10 +220,10 @@ def lint_targets(
             elif (chosen := wanted[memory_dir]) is not None:
                 chosen.add(relpath)
     for memory_dir, relpaths in wanted.items():
-        memdir = load_memdir(memory_dir, max_file_bytes=max_file_bytes)
-        diagnostics = lint_memdir(
-            memdir,
+        diagnostics = lint_dir(
+            memory_dir,
             severities=severities,
+            max_file_bytes=max_file_bytes,
             why_labels=why_labels,
             how_labels=how_labels,
             profile=profile,
@@ -248,22 +247,40 @@ def lint_findings(
     What the hooks judge, whether they lint by themselves or the daemon lints
     for them (`cache`: the daemon's parses, kept across requests).
     """
-    from memd.lint.engine import lint_memdir
-    from memd.memory.reader import load_memdir
-
-    memdir = load_memdir(
+    diagnostics = lint_dir(
         memory_dir.rstrip(os.sep) or os.sep,
-        cache=cache,
-        max_file_bytes=config.max_topic_file_bytes,
-    )
-    diagnostics = lint_memdir(
-        memdir,
         severities=config.lint_severities,
+        max_file_bytes=config.max_topic_file_bytes,
         why_labels=config.why_labels,
         how_labels=config.how_labels,
         profile=profile,
+        cache=cache,
     )
     return [d.to_dict() for d in diagnostics]
+
+
+def lint_dir(
+    memory_dir: str,
+    *,
+    severities: Mapping[str, str] | None,
+    max_file_bytes: int,
+    why_labels: Sequence[str] | None = None,
+    how_labels: Sequence[str] | None = None,
+    profile: ProfileSpec = None,
+    cache: ParseCache | None = None,
+) -> tuple[Diagnostic, ...]:
+    """Read one memory directory and lint it, file-level findings included."""
+    from memd.lint.engine import lint_memdir
+    from memd.memory.reader import load_memdir
+
+    memdir = load_memdir(memory_dir, cache=cache, max_file_bytes=max_file_bytes)
+    return lint_memdir(
+        memdir,
+        severities=severities,
+        why_labels=why_labels,
+        how_labels=how_labels,
+        profile=profile,
+    )
 
 
 def _unreadable(target: Target) -> Diagnostic:
