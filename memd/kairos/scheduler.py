@@ -107,6 +107,10 @@ class DreamScheduler:
         self._dream_second = dream_second  # tests fire the cron job seconds ahead
         self._zone = dream_zone(config)
         self._run_lock = threading.Lock()
+        # The local day the logs were last rotated for: a dream on a new day
+        # rotates first, whichever job the scheduler happens to run first.
+        self._rotate_lock = threading.Lock()
+        self._rotated_on: dt.date | None = None
         self._scheduler: object | None = None
         self._last_clock = (time.time(), time.monotonic())
         self._seen_slot: dt.datetime | None = None
@@ -267,11 +271,13 @@ class DreamScheduler:
         """Dream each directory whose latest slot is undone; return how many ran."""
         from memd.kairos.dream import run_dream
 
+        now = now or dt.datetime.now(self._zone)
+        if self._rotated_on != now.date():
+            self.rotate_all(now.date())  # yesterday's logs are closed before any dream
         if not self._run_lock.acquire(blocking=False):
             return 0  # a dream pass is running; it applies the same rule
         ran = 0
         try:
-            now = now or dt.datetime.now(self._zone)
             self._seen_slot = latest_slot(now, self._config.dream_time, self._zone)
             for memory_dir in self._dirs():
                 # No logs/, nothing to consolidate: leave the directory untouched.
@@ -306,9 +312,14 @@ class DreamScheduler:
 
     def rotate_all(self, today: dt.date | None = None) -> None:
         """Create today's log where KAIROS logs are kept and queue the closed ones."""
+        today = today or dt.datetime.now(self._zone).date()
+        with self._rotate_lock:
+            self._rotated_on = today
+            self._rotate_each(today)
+
+    def _rotate_each(self, today: dt.date) -> None:
         from memd.kairos.daily_log import rotate
 
-        today = today or dt.datetime.now(self._zone).date()
         for memory_dir in self._dirs():
             try:
                 if not (
@@ -367,10 +378,5 @@ class DreamScheduler:
                 mono_delta=mono - prev_mono,
             )
         if jumped or slot != self._seen_slot:
-            if (
-                jumped
-                and now.date()
-                != dt.datetime.fromtimestamp(prev_wall, self._zone).date()
-            ):
-                self.rotate_all(now.date())  # slept through midnight
+            # Slept through midnight: run_due rotates for the new day first.
             self.run_due(now, reason="clock" if jumped else "slot")

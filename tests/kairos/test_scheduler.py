@@ -206,6 +206,33 @@ class TestRotation:
         assert (rig.memory / "logs/2031/01/2031-01-02.md").is_file()
         assert [] == os.listdir(plain)
 
+    def test_a_dream_on_a_new_day_closes_yesterdays_log_first(
+        self, tmp_path: Path, cleanup: list[Rig]
+    ) -> None:
+        """At midnight the dream job may run before the rotation job, or without
+        it (a late or missed fire): the dream itself rotates for the new day,
+        and the rotation job then queues nothing twice."""
+        rig = _rig(tmp_path, "00:00")
+        cleanup.append(rig)
+        rotated: list[tuple[str, tuple[str, ...]]] = []
+        scheduler = DreamScheduler(
+            rig.config,
+            memory_dirs=lambda: [str(rig.memory)],
+            log=LOG,
+            on_rotate=lambda memory_dir, queued: rotated.append((memory_dir, queued)),
+        )
+        (written,) = [p.relative_to(rig.memory) for p in rig.memory.rglob("*.md")]
+        after = datetime.now(UTC) + timedelta(days=1)
+        tomorrow = after.replace(hour=0, minute=0, second=5)
+
+        scheduler.run_due(tomorrow)
+
+        closed = [(str(rig.memory), (str(written),))]
+        assert closed == [r for r in rotated if r[1]]
+        assert (rig.memory / tomorrow.strftime("logs/%Y/%m/%Y-%m-%d.md")).is_file()
+        scheduler.rotate_all(tomorrow.date())  # the rotation job, firing late
+        assert closed == [r for r in rotated if r[1]]
+
     def test_directory_without_logs_untouched(
         self, tmp_path: Path, cleanup: list[Rig]
     ) -> None:
