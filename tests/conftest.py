@@ -14,14 +14,35 @@ from hypothesis import HealthCheck, settings
 
 from tests.ci_skips import pytest_runtest_makereport  # noqa: F401  (the hook)
 
+# CI is deterministic: the same examples every run and no example database, so
+# a landing never fails on a counterexample found by chance. Local runs (and
+# bench/) stay randomised and look further; a counterexample they find becomes
+# an `@example` on its test. MEMD_HYPOTHESIS_PROFILE picks one by name.
 settings.register_profile(
-    "ci", max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    "ci",
+    max_examples=200,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
 )
-settings.register_profile("dev", max_examples=50, deadline=None)
+settings.register_profile(
+    "dev",
+    max_examples=400,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 settings.register_profile(
     "long", max_examples=20_000, deadline=None, suppress_health_check=list(HealthCheck)
 )
-settings.load_profile(os.environ.get("MEMD_HYPOTHESIS_PROFILE", "ci"))
+settings.load_profile(
+    os.environ.get(
+        "MEMD_HYPOTHESIS_PROFILE",
+        "ci" if os.environ.get("CI", "").lower() == "true" else "dev",
+    )
+)
 
 
 @dataclass(frozen=True)

@@ -162,15 +162,26 @@ class TestTruncationWarning:
 
     @given(index_text)
     @example("a" * 24_999 + "😀" + "b")
+    @example("0\n\n> WARNING: \n0")  # the user's own text holds the marker
     def test_same_cut_and_counts_in_both_releases(self, raw: str) -> None:
-        """Only the sentence differs: kept text and counts are the same."""
+        """Only the sentence differs: kept text, flags and counts are the same."""
         old = memd.truncate_entrypoint(raw, profile="2.1.112")
         new = memd.truncate_entrypoint(raw, profile="2.1.332")
-        cut = "\n\n> WARNING: "
+        truncated = old.was_line_truncated or old.was_byte_truncated
 
-        assert old.content.split(cut)[0] == new.content.split(cut)[0]
+        assert (old.was_line_truncated, old.was_byte_truncated) == (
+            new.was_line_truncated,
+            new.was_byte_truncated,
+        )
         assert (old.line_count, old.byte_count) == (new.line_count, new.byte_count)
-        assert (old.content == new.content) == (cut not in old.content)
+        # The warning is appended last, so the kept text is what precedes the
+        # last marker; decided by the flags, never by looking for the marker.
+        cut = "\n\n> WARNING: "
+        if truncated:
+            assert old.content.rpartition(cut)[0] == new.content.rpartition(cut)[0]
+            assert old.content != new.content
+        else:
+            assert old.content == new.content
 
 
 class TestValidateMemoryPath:

@@ -45,6 +45,7 @@ class TestTruncateEntrypointFuzz:
     @example("a\n" * 201)
     @example("😀" * 12_501)
     @example("x" * 24_999 + "😀")
+    @example("0\n\n> WARNING: MEMORY.md is \n0")  # the marker in the user's text
     def test_within_limits_and_a_prefix(self, raw: str) -> None:
         """Kept text is <= 200 lines, <= 25,000 units, and a prefix of the trim."""
         result = truncate_entrypoint(raw)
@@ -54,7 +55,7 @@ class TestTruncateEntrypointFuzz:
         assert len(kept.split("\n")) <= MAX_ENTRYPOINT_LINES or not truncated
         assert utf16_len(kept) <= MAX_ENTRYPOINT_UNITS or not truncated
         assert utf16_units(trimmed).startswith(utf16_units(kept))
-        assert truncated == (_WARNING in result.content)
+        assert (kept == js_trim(raw)) == (not truncated)
         event(f"truncated={truncated}")
         assert (len(trimmed.split("\n")), utf16_len(trimmed)) == (
             result.line_count,
