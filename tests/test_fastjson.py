@@ -153,7 +153,7 @@ class TestBounds:
     )
     def test_strict_text_refuses_what_utf8_cannot_hold(self, data: bytes) -> None:
         """Lone surrogates, in keys or values, and bytes that are not UTF-8."""
-        with pytest.raises(ValueError, match="surrogate|not UTF-8"):
+        with pytest.raises(ValueError, match=r"surrogate|not UTF-8"):
             fastjson.loads(data, strict_text=True)
 
     def test_strict_text_keeps_a_surrogate_pair(self) -> None:
