@@ -6,9 +6,14 @@ repository, as Claude Code starts it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import select
+import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import anyio
@@ -289,3 +294,101 @@ def test_other_commands_never_import_mcp(make_memdir: MemDirMaker) -> None:
     )
 
     assert "" == result.stdout.strip()
+
+
+INITIALIZE = (
+    b'{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {'
+    b'"protocolVersion": "2025-06-18", "capabilities": {}, '
+    b'"clientInfo": {"name": "raw", "version": "1"}}}\n'
+)
+
+
+def raw_replies(project: Path, data: bytes, count: int) -> list[dict[str, object]]:
+    """Write `data` to a real `memd mcp`'s stdin; return its first `count` replies."""
+    proc = subprocess.Popen(
+        [MEMD, "mcp"],
+        cwd=project,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    stdin, stdout = proc.stdin, proc.stdout
+    assert stdin is not None
+    assert stdout is not None
+
+    def feed() -> None:
+        with contextlib.suppress(OSError):
+            stdin.write(data)
+            stdin.flush()
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    replies: list[dict[str, object]] = []
+    buffer = b""
+    deadline = time.monotonic() + 60
+    try:
+        while len(replies) < count:
+            ready, _, _ = select.select([stdout], [], [], deadline - time.monotonic())
+            if not ready:
+                pytest.fail(f"no answer after {replies!r}")
+            chunk = os.read(stdout.fileno(), 65536)
+            if not chunk:
+                pytest.fail(f"memd mcp closed its stdout after {replies!r}")
+            *lines, buffer = (buffer + chunk).split(b"\n")
+            replies.extend(json.loads(line) for line in lines if line.strip())
+    finally:
+        proc.kill()
+        writer.join(timeout=60)
+        proc.wait()
+        stdin.close()
+        stdout.close()
+    return replies
+
+
+# Lines the SDK's own reader would drop unanswered, and what memd answers.
+BAD_LINES = [
+    (
+        b'{"jsonrpc": "2.0", "id": 5, "method": "ping", '
+        b'"params": {"_meta": {"x": "\\ud83d"}}}',
+        -32700,
+    ),
+    (b'{"jsonrpc": "2.0", "id": 5, "method": "ping\\udc00"}', -32700),
+    (b'{"\\ud800": 1}', -32700),
+    (b'{"jsonrpc": "2.0", "id": 5, "method": "p\xffing"}', -32700),
+    (b"\xed\xa0\xbd", -32700),  # a surrogate encoded as UTF-8 bytes
+    (b"[" * 100_000, -32700),
+    (b'{"a":' * 50_000, -32700),
+    (b"not json at all", -32700),
+    (b'{"jsonrpc": "2.0", "id": 5, "method": "x"', -32700),
+    (b"[]", -32600),
+    (b'{"jsonrpc": "1.0", "method": "ping"}', -32600),
+    (b"x" * (9 * 1024 * 1024), -32700),
+]
+
+
+class TestTheWire:
+    def test_a_bad_line_is_answered_and_the_next_served(self, git_repo: Path) -> None:
+        """Each bad line gets its JSON-RPC error, in order, and memd goes on: the
+        initialize after them all is answered."""
+        memory_of(git_repo)
+        lines = [line for line, _ in BAD_LINES]
+
+        *errors, initialized = raw_replies(
+            git_repo, b"\n".join([*lines, INITIALIZE]), len(lines) + 1
+        )
+
+        assert [code for _, code in BAD_LINES] == [
+            e["error"]["code"]  # type: ignore[index]
+            for e in errors
+        ]
+        assert [None] * len(lines) == [e["id"] for e in errors]
+        assert 1 == initialized["id"]
+        assert "result" in initialized
+
+    def test_an_invalid_request_keeps_its_id(self, git_repo: Path) -> None:
+        """A JSON object with a usable id but no method is answered under that id."""
+        memory_of(git_repo)
+
+        (error,) = raw_replies(git_repo, b'{"jsonrpc": "2.0", "id": 9}\n', 1)
+
+        assert (9, -32600) == (error["id"], error["error"]["code"])  # type: ignore[index]
