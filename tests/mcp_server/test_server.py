@@ -392,3 +392,19 @@ class TestTheWire:
         (error,) = raw_replies(git_repo, b'{"jsonrpc": "2.0", "id": 9}\n', 1)
 
         assert (9, -32600) == (error["id"], error["error"]["code"])  # type: ignore[index]
+
+
+def test_recall_follows_a_symlinked_memory_dir(git_repo: Path, tmp_path: Path) -> None:
+    """The memory dir itself a link: memory_recall finds what the agent reads."""
+    real = tmp_path / "real-memory"
+    real.mkdir()
+    (real / "user_editor.md").write_text(
+        "---\nname: Editor\ndescription: The user edits in Helix\ntype: user\n---\nB.\n"
+    )
+    memory = Path(resolve_memory_location(str(git_repo)).memory_dir)
+    memory.parent.mkdir(parents=True, exist_ok=True)
+    memory.symlink_to(real, target_is_directory=True)
+
+    (recalled,) = call(git_repo, ("memory_recall", {"query": "helix"}))
+
+    assert "user_editor.md" == json.loads(text_of(recalled))["relpath"]
