@@ -106,6 +106,10 @@ THIRD_PARTY_OWNERS = {
         "memd.kairos.scheduler",
     ),  # APScheduler 3's own dependency: the local zone
     "mcp": ("memd.mcp_server.server",),  # pydantic, starlette: `memd mcp` only
+    # The SDK's own dependencies, for the line reader in front of its stdin.
+    "anyio": ("memd.mcp_server.server",),
+    "mcp_types": ("memd.mcp_server.server",),
+    "pydantic": ("memd.mcp_server.server",),
 }
 WIRING_THIRD_PARTY = frozenset({"structlog"})
 HEAVY = ("watchdog", "apscheduler", "structlog")

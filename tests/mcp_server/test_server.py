@@ -408,3 +408,14 @@ def test_recall_follows_a_symlinked_memory_dir(git_repo: Path, tmp_path: Path) -
     (recalled,) = call(git_repo, ("memory_recall", {"query": "helix"}))
 
     assert "user_editor.md" == json.loads(text_of(recalled))["relpath"]
+
+
+def test_log_escapes_control_characters(git_repo: Path) -> None:
+    """memory_log with NUL, ESC and DEL writes visible escapes, never the bytes."""
+    memory = memory_of(git_repo)
+
+    (logged,) = call(git_repo, ("memory_log", {"text": "a\x00b\x1b[2Jc\x7fd"}))
+    data = (memory / text_of(logged)).read_bytes()
+
+    assert data.rstrip().endswith(b"a\\x00b\\x1b[2Jc\\x7fd")
+    assert not any(byte < 0x20 and byte != 0x0A for byte in data)
