@@ -170,6 +170,33 @@ class TestHostileMarkdown:
         assert (memory / str(after["relpath"])).is_file()
 
 
+class TestHostileMarkdownIsWritten:
+    @pytest.mark.parametrize("piece", HOSTILE_PIECES)
+    @pytest.mark.parametrize("field", ["name", "description"])
+    def test_escaped_not_refused(self, piece: str, field: str) -> None:
+        """Each piece, in a name or a description, is written as one clean entry."""
+        project = new_project()
+        memory = Path(project.memory_dir)
+        name = f"Note {piece} x" if field == "name" else "Plain"
+        description = f"The user said {piece} about the deploy pipeline"
+
+        result = write_memory(project, name, description, "user", "A body.")
+        index = (memory / "MEMORY.md").read_text()
+        entries = [e for e in parse_index(index) if e.line == index.count("\n")]
+
+        assert [str(result["relpath"])] == [e.target for e in entries]
+        assert [] == findings(project)
+
+    def test_an_open_comment_above_is_named(self) -> None:
+        """An index left with an open `<!--` (by hand) refuses with the reason."""
+        project = new_project(index=CLEAN_INDEX + "<!-- a note never closed\n")
+
+        with pytest.raises(ToolFailedError, match="HTML comment"):
+            write_memory(
+                project, "Shell", "The user's login shell is fish", "user", "A body."
+            )
+
+
 class TestWellFormedInputs:
     @given(
         name=names,
