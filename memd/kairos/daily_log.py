@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from memd.agent.paths import daily_log_path
 from memd.atomic import crash_point
+from memd.diagnostics import escape_surrogates
 from memd.errors import UsageError
 from memd.fsread import (
     UnsafeFileError,
@@ -101,14 +102,10 @@ def _is_encodable(text: str) -> bool:
 
 
 def _visible(char: str) -> str:
-    code = ord(char)
-    if 0xDC80 <= code <= 0xDCFF:  # a byte surrogateescape could not decode
-        return f"\\x{code - 0xDC00:02x}"
-    if 0xD800 <= code <= 0xDFFF or (
-        char != "\n" and CONTROL_CHARACTERS.match(char) is not None
-    ):
+    if char != "\n" and CONTROL_CHARACTERS.match(char) is not None:
+        code = ord(char)
         return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-    return char
+    return escape_surrogates(char)
 
 
 def heading(day: datetime.date) -> bytes:

@@ -22,6 +22,7 @@ import contextlib
 import fcntl
 import os
 import threading
+from typing import TypeVar
 
 import anyio
 import mcp_types
@@ -31,6 +32,7 @@ from mcp.server.stdio import stdio_server
 from pydantic import ValidationError
 
 from memd import __version__, fastjson
+from memd.diagnostics import escape_surrogates
 from memd.errors import MemdError
 from memd.mcp_server import tools
 
@@ -70,7 +72,7 @@ def build_server(project: Project) -> MCPServer:
         project or reference memories.
         """
         with _as_tool_error():
-            return tools.recall_memories(project, query, limit, type)
+            return _sendable(tools.recall_memories(project, query, limit, type))
 
     @server.tool()
     def memory_read(name_or_relpath: str) -> str:
@@ -79,7 +81,7 @@ def build_server(project: Project) -> MCPServer:
         `MEMORY.md` returns the index. Paths never leave the memory directory.
         """
         with _as_tool_error():
-            return tools.read_memory(project, name_or_relpath)
+            return _sendable(tools.read_memory(project, name_or_relpath))
 
     @server.tool()
     def memory_write(
@@ -95,19 +97,19 @@ def build_server(project: Project) -> MCPServer:
         the index has no room.
         """
         with _as_tool_error():
-            return tools.write_memory(project, name, description, type, body)
+            return _sendable(tools.write_memory(project, name, description, type, body))
 
     @server.tool()
     def memory_log(text: str) -> str:
         """Append a short timestamped note to today's daily log; returns its path."""
         with _as_tool_error():
-            return tools.log_memory(project, text)
+            return _sendable(tools.log_memory(project, text))
 
     @server.tool()
     def memory_lint() -> list[dict[str, object]]:
         """Return every problem memd finds in this project's memory, with fixes."""
         with _as_tool_error():
-            return tools.lint_memories(project)
+            return _sendable(tools.lint_memories(project))
 
     @server.resource(
         PROMPT_URI,
@@ -117,9 +119,28 @@ def build_server(project: Project) -> MCPServer:
     )
     def memory_prompt() -> str:
         with _as_tool_error():
-            return tools.memory_prompt(project)
+            return _sendable(tools.memory_prompt(project))
 
     return server
+
+
+_T = TypeVar("_T")
+
+
+def _sendable(value: _T) -> _T:
+    """`value` with every lone surrogate in its strings written as an escape.
+
+    A file name that is not UTF-8 reaches a result as lone surrogates
+    (`surrogateescape`), and the SDK cannot serialise those: its writer would
+    fail and the server stop.
+    """
+    if isinstance(value, str):
+        return escape_surrogates(value)  # type: ignore[return-value]
+    if isinstance(value, dict):
+        return {_sendable(k): _sendable(v) for k, v in value.items()}  # type: ignore[return-value]
+    if isinstance(value, list | tuple):
+        return type(value)(_sendable(v) for v in value)
+    return value
 
 
 @contextlib.contextmanager
@@ -154,9 +175,13 @@ def _claimed_stdio() -> Iterator[tuple[int, int]]:
     for its own streams). The copies stay open: a worker thread may still be
     blocked reading one when serving ends.
     """
-    wire_in = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
-    wire_out = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
-    null = os.open(os.devnull, os.O_RDONLY)
+    try:
+        wire_in = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
+        wire_out = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
+        null = os.open(os.devnull, os.O_RDONLY)
+    except OSError:  # no descriptors to spare: serve the wire in place
+        yield 0, 1
+        return
     os.dup2(null, 0)
     os.close(null)
     os.dup2(2, 1)

@@ -419,3 +419,25 @@ def test_log_escapes_control_characters(git_repo: Path) -> None:
 
     assert data.rstrip().endswith(b"a\\x00b\\x1b[2Jc\\x7fd")
     assert not any(byte < 0x20 and byte != 0x0A for byte in data)
+
+
+def test_a_name_that_is_not_utf8_is_recalled_and_linted(git_repo: Path) -> None:
+    """Results naming an undecodable file reach the client (its byte as `\\xe9`),
+    and the server answers the next call."""
+    memory = memory_of(git_repo)
+    (memory / os.fsdecode(b"user_caf\xe9.md")).write_text(
+        "---\nname: Cafe\ndescription: The user drinks flat whites\n"
+        "type: user\n---\nB.\n"
+    )
+    (memory / "MEMORY.md").write_text("# Index\n")  # the file is an orphan (I006)
+
+    recalled, linted, listed = call(
+        git_repo,
+        ("memory_recall", {"query": "flat whites"}),
+        ("memory_lint", {}),
+        ("list", {}),
+    )
+
+    assert "user_caf\\xe9.md" == json.loads(text_of(recalled))["relpath"]
+    assert '"path": "user_caf\\\\xe9.md"' in text_of(linted)
+    assert TOOLS == listed

@@ -188,9 +188,9 @@ def _printable(text: str, *, json_escape: bool = False) -> str:
             return "".join(
                 f"\\u{ord(c):04x}" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text
             )
-        return text.encode("utf-8", "surrogateescape").decode(
-            "utf-8", "backslashreplace"
-        )
+        from memd.diagnostics import escape_surrogates
+
+        return escape_surrogates(text)
     return text
 
 
