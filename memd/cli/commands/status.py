@@ -120,6 +120,12 @@ def format_text(status: dict[str, object]) -> str:
             if hook_lint.get("listening")
             else "hooks lint by themselves: the daemon could not listen for them"
         )
+        crashes = hook_lint.get("crashes")
+        if isinstance(crashes, int) and crashes:
+            lines.append(
+                f"  the hooks' lint server crashed {crashes} time(s); "
+                "see hook_lint_crashed in the log"
+            )
     if status.get("agent_profile"):
         lines.append(
             f"agent profile: {status['agent_profile']}"
