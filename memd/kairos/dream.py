@@ -31,7 +31,8 @@ from memd.kairos.daily_log import (
     memory_key,
     update_dream_record,
 )
-from memd.kairos.external import DreamCommandFailed, run_dream_command
+from memd.kairos.external import DreamCommandFailed, run_agent_dream
+from memd.kairos.generations import GenerationError, apply_generation, recover
 from memd.locks import acquire_consolidate_lock, release_lock, roll_back_lock
 
 TYPE_CHECKING = False
@@ -68,6 +69,8 @@ class DreamResult:
     diff: str = ""
     duration_seconds: float = 0.0
     log_files: tuple[str, ...] = field(default=())
+    # added / merged / superseded / archived (built-in), deleted, generation
+    summary: Mapping[str, object] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -86,6 +89,7 @@ class DreamResult:
             "lint_warnings": self.lint_warnings,
             "message": self.message,
             "duration_seconds": round(self.duration_seconds, 3),
+            "summary": dict(self.summary),
         }
 
 
@@ -108,11 +112,41 @@ class _Writer:
 
 
 def plan_builtin(memory_dir: str, entries: tuple[LogEntry, ...]) -> ConsolidationPlan:
-    """Read the files the entries route to and plan the built-in consolidation."""
+    """Read the files the entries route to, and their archive pages; plan the dream."""
     targets = sorted({route(entry).relpath for entry in entries})
-    files = {rel: read_bytes_or_none(os.path.join(memory_dir, rel)) for rel in targets}
+    files: dict[str, bytes | None] = {
+        rel: read_bytes_or_none(os.path.join(memory_dir, rel)) for rel in targets
+    }
+    for rel in targets:
+        for page in _archive_pages(memory_dir, rel[:-3]):
+            files[page] = read_bytes_or_none(os.path.join(memory_dir, page))
     index = read_bytes_or_none(os.path.join(memory_dir, "MEMORY.md"))
     return plan_consolidation(entries, files, index)
+
+
+def _archive_pages(memory_dir: str, topic: str) -> list[str]:
+    """Return `archive/<topic>/*.md` relpaths, never through a symlinked folder."""
+    from memd.fsread import list_dir, open_dir
+
+    try:
+        fd = open_dir(os.path.join(memory_dir, "archive"), follow=False)
+    except OSError:
+        return []
+    try:
+        try:
+            topic_fd = open_dir(topic, dir_fd=fd)
+        except OSError:
+            return []
+        try:
+            return sorted(
+                f"archive/{topic}/{entry.name}"
+                for entry in list_dir(topic_fd)
+                if entry.name.endswith(".md") and entry.is_file(follow_symlinks=False)
+            )
+        finally:
+            os.close(topic_fd)
+    finally:
+        os.close(fd)
 
 
 def planned_lint_errors(
@@ -252,8 +286,12 @@ def run_dream(
         written: tuple[str, ...] = ()
         already = 0
         unindexed: tuple[str, ...] = ()
-        if config.dream_command:
-            run_dream_command(directory, config, entries, log_files, log)
+        summary: dict[str, object] = {}
+        recover(config.state_dir, directory)  # a kill mid-apply: finish it first
+        if config.dream_command or config.dream_agent:
+            outcome = run_agent_dream(directory, config, entries, log_files, log)
+            writes, deletes = outcome.writes, outcome.deletes
+            summary = outcome.summary()
         else:
             plan = plan_builtin(directory, entries)
             introduced = planned_lint_errors(directory, plan, config)
@@ -272,11 +310,21 @@ def run_dream(
                     len(entries),
                     status="error",
                 )
-            for edit in plan.edits:
-                writer.write(os.path.join(directory, edit.relpath), edit.new)
-            written = tuple(edit.relpath for edit in plan.edits)
+            writes = {edit.relpath: (edit.old, edit.new) for edit in plan.edits}
+            deletes = {
+                rel: read_bytes_or_none(os.path.join(directory, rel)) or b""
+                for rel in plan.deletes
+            }
             already, unindexed = len(plan.already_filed), plan.unindexed
-    except (_DreamFailed, DreamCommandFailed, OSError) as error:
+            summary = dict(plan.summary.to_dict())
+        generation = apply_generation(
+            config.state_dir, directory, writes, deletes, created=now.isoformat()
+        )
+        if generation is not None:
+            summary["generation"] = generation.number
+        written = tuple(sorted(writes))
+        summary["deleted"] = sorted(deletes)
+    except (_DreamFailed, DreamCommandFailed, GenerationError, OSError) as error:
         roll_back_lock(lock)
         return _finish_failed(
             directory, config, now, started, str(error), log, telemetry, len(entries)
@@ -302,6 +350,7 @@ def run_dream(
         message=message,
         duration_seconds=time.monotonic() - started,
         log_files=log_files,
+        summary=summary,
     )
     try:
         _record(config, directory, now, result, marks, writer)
@@ -320,15 +369,16 @@ def _dry_run(
 ) -> DreamResult:
     try:
         entries, _ = collect_entries(directory, marks_in)
-        if config.dream_command:
+        summary: dict[str, object] = {}
+        if config.dream_command or config.dream_agent:
             diff = ""
-            message = (
-                f"would run {' '.join(config.dream_command)} on {len(entries)} entries"
-            )
+            argv = config.dream_command or (config.dream_agent or "",)
+            message = f"would run {' '.join(argv)} on {len(entries)} entries"
             plan = None
         else:
             plan = plan_builtin(directory, entries)
-            diff, message = render_diff(plan), ""
+            diff, message = render_diff(plan), plan.summary.describe()
+            summary = dict(plan.summary.to_dict())
     except (_DreamFailed, DreamCommandFailed, OSError) as error:
         return DreamResult(memory_dir=directory, status="failed", message=str(error))
     return DreamResult(
@@ -340,6 +390,7 @@ def _dry_run(
         message=message,
         diff=diff,
         duration_seconds=time.monotonic() - started,
+        summary=summary,
     )
 
 

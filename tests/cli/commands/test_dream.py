@@ -71,7 +71,7 @@ class TestDream:
         code = run_dream("--project", str(git_repo), "--now")
 
         assert 0 == code
-        assert " one <!-- memd:entry " in (memory / "cli.md").read_text()
+        assert "- one <!-- memd:fact " in (memory / "cli.md").read_text()
 
     def test_not_due_after_tonights_run(
         self, git_repo: Path, memory: Path, capsys: pytest.CaptureFixture[str]
