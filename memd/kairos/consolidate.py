@@ -288,7 +288,7 @@ def _archive_page(topic: str, month: str, page: int) -> tuple[str, str]:
 def _archive_head(topic: str, name: str, month: str, kind: str) -> str:
     from memd.memory.yaml_safe import dump_yaml
 
-    front = {
+    front: dict[str, object] = {
         "name": name,
         "description": (
             f"Facts from {topic}.md last seen in {month}, moved here by memd's "
@@ -312,7 +312,6 @@ class _Topic:
     book: FactBook
     pages: dict[str, FactFile]  # archive relpath -> parsed page
     archived_before: set[int]  # id() of the facts that were in archive pages
-    through: tuple[str, int] | None
     changes: Changes
 
 
@@ -341,7 +340,7 @@ def _load_topic(target: Route, files: Mapping[str, bytes | None]) -> _Topic:
         for fact in page.facts:
             book.load(fact)
             archived.add(id(fact))
-    return _Topic(target, parsed, book, pages, archived, parsed.through, changes)
+    return _Topic(target, parsed, book, pages, archived, changes)
 
 
 def _place(topic: _Topic) -> tuple[list[Fact], list[Fact]]:
@@ -356,9 +355,7 @@ def _place(topic: _Topic) -> tuple[list[Fact], list[Fact]]:
     reserve = _size(
         ARCHIVE_LEAD + "".join(f" [[{name}-archive-{m}-99]]" for m in months) + "\n"
     )
-    fixed = _size(
-        render_fact_file(topic.parsed, [], through=("x" * 40, 10**9), archive_names=[])
-    )
+    fixed = _size(render_fact_file(topic.parsed, [], archive_names=[]))
     room = TOPIC_BYTES - fixed - reserve
     ranked = sorted(
         facts, key=lambda f: (f.last, f.seen, f.first, f.text), reverse=True
@@ -402,7 +399,7 @@ def _page_text(topic: _Topic, month: str, number: int, facts: list[Fact]) -> str
     if parsed is None or not parsed.head:
         kind = _frontmatter_type(topic) or topic.route.type
         parsed = FactFile(head=_archive_head(topic.route.topic, name, month, kind))
-    return render_fact_file(parsed, facts, through=None, archive_names=[])
+    return render_fact_file(parsed, facts, archive_names=[])
 
 
 def _frontmatter_type(topic: _Topic) -> str | None:
@@ -440,15 +437,11 @@ def plan_consolidation(
         topic = topics.get(target.relpath)
         if topic is None:
             topic = topics[target.relpath] = _load_topic(target, files)
-        position = (entry.log, entry.offset)
-        if entry.entry_id in topic.parsed.entry_ids or (
-            topic.parsed.through is not None and position <= topic.parsed.through
-        ):
+        if entry.entry_id in topic.parsed.entry_ids:  # filed by memd before 0.x
             already.append(entry.entry_id)
             continue
-        text = resolve_relative_dates(target.text, entry.date)
+        text = resolve_relative_dates(target.text, entry.date).strip()
         topic.book.file(text, entry.date, topic.changes)
-        topic.through = position
         filed.append(entry.entry_id)
     edits: list[FileEdit] = []
     deletes: list[str] = []
@@ -457,22 +450,26 @@ def plan_consolidation(
     texts: dict[str, str] = {}
     for relpath, topic in topics.items():
         kept, archived = _place(topic)
+        while True:  # the links line can need more room than reserved: shed more
+            pages = _render_pages(topic, archived)
+            names = [name for name, _ in pages.values()]
+            text = render_fact_file(topic.parsed, kept, archive_names=names)
+            if _size(text) <= TOPIC_BYTES or not kept:
+                break
+            shed = min(kept, key=lambda f: (f.last, f.seen, f.first, f.text))
+            kept = [f for f in kept if f is not shed]
+            archived.append(shed)
         archived_count += sum(id(f) not in topic.archived_before for f in archived)
-        pages = _render_pages(topic, archived)
-        for rel, (_, text) in pages.items():
-            _add_edit(edits, rel, files.get(rel), text, "archive older facts")
+        for rel, (_, page_text) in pages.items():
+            _add_edit(edits, rel, files.get(rel), page_text, "archive older facts")
         for rel, page in topic.pages.items():
             if rel in pages:
                 continue
             if _is_memd_only(page, rel, topic):
                 deletes.append(rel)  # its facts are in the topic or another page
             else:
-                emptied = render_fact_file(page, [], through=None, archive_names=[])
+                emptied = render_fact_file(page, [], archive_names=[])
                 _add_edit(edits, rel, files.get(rel), emptied, "archive older facts")
-        names = [name for name, _ in pages.values()]
-        text = render_fact_file(
-            topic.parsed, kept, through=topic.through, archive_names=names
-        )
         texts[relpath] = text
         reason = (
             "consolidate facts"
@@ -550,9 +547,10 @@ def _group(text: str, extra: list[tuple[str, str]]) -> str:
             continue
         kept.append(line)
     links += extra
-    seen: set[str] = set()
-    unique = [(n, r) for n, r in links if not (r in seen or seen.add(r))]
-    line = GROUP_LEAD + " " + " · ".join(f"[{n}]({r})" for n, r in unique)
+    unique: dict[str, str] = {}  # relpath -> name, first link wins
+    for name, relpath in links:
+        unique.setdefault(relpath, name)
+    line = GROUP_LEAD + " " + " · ".join(f"[{n}]({r})" for r, n in unique.items())
     if at is None:
         body = "\n".join(kept).rstrip("\n")
         return (body + "\n" if body else "") + line + "\n"

@@ -269,6 +269,8 @@ def run_dream(
         )
     entries: tuple[LogEntry, ...] = ()
     try:
+        recover(config.state_dir, directory)  # a kill mid-apply: finish it first
+        _catch_up_watermark(config, directory)
         # Read under the lock: a dream that just finished has moved it.
         entries, marks = collect_entries(directory, _watermark(config, directory))
         log_files = tuple(sorted({e.log for e in entries}))
@@ -287,7 +289,6 @@ def run_dream(
         already = 0
         unindexed: tuple[str, ...] = ()
         summary: dict[str, object] = {}
-        recover(config.state_dir, directory)  # a kill mid-apply: finish it first
         if config.dream_command or config.dream_agent:
             outcome = run_agent_dream(directory, config, entries, log_files, log)
             writes, deletes = outcome.writes, outcome.deletes
@@ -318,7 +319,13 @@ def run_dream(
             already, unindexed = len(plan.already_filed), plan.unindexed
             summary = dict(plan.summary.to_dict())
         generation = apply_generation(
-            config.state_dir, directory, writes, deletes, created=now.isoformat()
+            config.state_dir,
+            directory,
+            writes,
+            deletes,
+            created=now.isoformat(),
+            watermark=_int_marks(_watermark(config, directory)),
+            marks=marks,
         )
         if generation is not None:
             summary["generation"] = generation.number
@@ -394,6 +401,87 @@ def _dry_run(
     )
 
 
+def _catch_up_watermark(config: Config, directory: str) -> None:
+    """Record the watermark of a generation applied by a run killed before its record.
+
+    dreams.json names the newest generation its watermark reflects; a newer
+    one (its files already live) brings its own: a dream's marks after it,
+    an undo's the marks from before the dream it undid.
+    """
+    from memd.kairos.generations import list_generations
+    from memd.state import read_state
+
+    kept = list_generations(config.state_dir, directory)
+    if not kept:
+        return
+    newest = kept[-1]
+    record = read_state(config.state_dir, DREAMS_STATE).get(directory)
+    known = record.get("generation") if isinstance(record, dict) else None
+    if isinstance(known, int) and known >= newest.number:
+        return
+    marks = newest.marks if newest.kind == "dream" else newest.watermark
+
+    def update(record: dict[str, object]) -> None:
+        record["generation"] = newest.number
+        if marks is not None:
+            record["watermark"] = marks
+
+    update_dream_record(config.state_dir, directory, update)
+
+
+def _int_marks(marks: Mapping[str, object]) -> dict[str, int]:
+    return {k: v for k, v in marks.items() if isinstance(v, int)}
+
+
+def undo_dream(
+    memory_dir: str,
+    config: Config,
+    *,
+    now: datetime.datetime,
+    log: FilteringBoundLogger,
+) -> tuple[bool, str]:
+    """Restore the memory as it was before its newest kept dream; (ok, one line).
+
+    Under the dream lock, as one generation (crash-safe like a dream). The
+    watermark goes back too, so the next dream files those entries again.
+    """
+    from memd.kairos.generations import undo
+
+    directory = memory_key(memory_dir)
+    writer = _Writer()
+    try:
+        lock = acquire_consolidate_lock(directory, writer)
+    except LockHeldError as error:
+        return False, f"a dream is running ({error}); try again when it ends"
+    try:
+        recover(config.state_dir, directory)
+        _catch_up_watermark(config, directory)
+        target, own = undo(config.state_dir, directory, created=now.isoformat())
+    except (GenerationError, OSError) as error:
+        roll_back_lock(lock)
+        return False, str(error)
+    except BaseException:
+        roll_back_lock(lock)
+        raise
+    marks = target.watermark
+
+    def rewind(record: dict[str, object]) -> None:
+        record["last_result"] = {
+            "status": "undone",
+            "entries": 0,
+            "message": f"dream {target.number} of {target.created} undone",
+        }
+        record["generation"] = own.number
+        if marks is not None:
+            record["watermark"] = marks
+
+    update_dream_record(config.state_dir, directory, rewind)
+    roll_back_lock(lock)
+    _lint_and_render(directory, config, log)
+    files = len(target.writes) + len(target.deletes)
+    return True, f"undid dream {target.number} of {target.created} ({files} file(s))"
+
+
 def _watermark(config: Config, directory: str) -> dict[str, object]:
     from memd.state import read_state
 
@@ -415,6 +503,9 @@ def _record(
     def update(record: dict[str, object]) -> None:
         record["last_run"] = now.isoformat()
         record["last_result"] = result.to_dict()
+        generation = result.summary.get("generation")
+        if isinstance(generation, int):
+            record["generation"] = generation
         if marks is not None:
             record["last_success"] = now.isoformat()
             record["watermark"] = marks
@@ -495,6 +586,30 @@ def _emit(
             **result.to_dict(),
         }
     )
+
+
+def describe_summary(summary: object) -> str:
+    """Return "2 added, 30 merged, 1 superseded, 0 archived" (or what is known)."""
+    if not isinstance(summary, dict):
+        return ""
+    parts = [
+        f"{summary[name]} {name}"
+        for name in ("added", "merged", "superseded", "archived")
+        if isinstance(summary.get(name), int)
+    ]
+    changed = summary.get("changed")
+    if isinstance(changed, list):
+        parts.append(f"{len(changed)} file(s) changed")
+    deleted_to = summary.get("deleted_to")
+    if isinstance(deleted_to, dict):
+        parts += [
+            f"{rel} deleted, its content in {', '.join(map(str, where))}"
+            for rel, where in deleted_to.items()
+            if isinstance(where, list)
+        ]
+    if isinstance(summary.get("generation"), int):
+        parts.append(f"generation {summary['generation']}")
+    return ", ".join(parts)
 
 
 def dream_status(state_dir: str) -> dict[str, dict[str, object]]:

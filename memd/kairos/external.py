@@ -221,8 +221,8 @@ def _run(
         f"[{e.date}{' ' + e.time if e.time else ''}] {e.text}\n" for e in entries
     )
     prompt_file = os.path.join(scratch, "prompt.md")
-    with open(prompt_file, "w", encoding="utf-8") as out:
-        out.write(prompt)
+    with open(prompt_file, "w", encoding="utf-8") as handle:
+        handle.write(prompt)
     if config.dream_agent:
         argv = agent_argv(config.dream_agent)
         stdin = prompt

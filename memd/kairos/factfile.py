@@ -3,7 +3,7 @@
 A consolidated topic file is the user's text (frontmatter, preamble and any
 line they add) plus one block memd owns:
 
-    <!-- memd:facts through=logs/2026/11/2026-11-29.md:1234 -->
+    <!-- memd:facts -->
     - The timeout is 60 s <!-- memd:fact 2026-11-15 2026-11-29 9 -->
       - previously: timeout is 30 s, until 2026-11-15 <!-- memd:was 2026-11-01 -->
     Older facts, by the month last seen: [[gateway-archive-2026-10]]
@@ -11,8 +11,9 @@ line they add) plus one block memd owns:
 
 The facts are re-derived from this block every night, so the files are the
 dream's whole state: a second dream over the same facts adds nothing.
-`through` is the last log position filed into the file; a rerun after a
-crash skips entries at or before it. A line inside the block that is none of
+(A kill between applying a dream and recording its watermark is caught up
+from the generation it applied, memd.kairos.dream, so an entry is never
+counted twice.) A line inside the block that is none of
 memd's is the user's: it is kept, after the block. A file from before the
 block existed (dated `## YYYY-MM-DD` sections of `<!-- memd:entry -->`
 bullets) is read as facts, so its repeats merge on the first new dream.
@@ -39,7 +40,6 @@ _FACT_TAIL = re.compile(rf" <!-- memd:fact ({_DATE}) ({_DATE}) (\d{{1,9}}) -->")
 _PAST_TAIL = re.compile(rf" <!-- memd:was ({_DATE}) -->")
 _UNTIL = re.compile(rf", until ({_DATE})")
 _ENTRY_TAIL = re.compile(r" <!-- memd:entry ([0-9a-f]{16}) -->")
-_THROUGH = re.compile(r"<!-- memd:facts through=(\S{1,512}):(\d{1,12}) -->")
 _OLD_SECTION = re.compile(rf"## ({_DATE})")
 _OLD_TIME = re.compile(r"\d{2}:\d{2} ")
 
@@ -52,7 +52,6 @@ class FactFile:
     facts: list[Fact] = field(default_factory=list)
     extra: list[str] = field(default_factory=list)  # the user's lines in the block
     tail: str = ""  # everything after the block, verbatim
-    through: tuple[str, int] | None = None
     entry_ids: frozenset[str] = frozenset()  # old-format bullets' ids
     had_block: bool = False
 
@@ -68,14 +67,9 @@ def parse_fact_file(text: str) -> FactFile:
     end = next(
         (i for i in range(start + 1, len(lines)) if lines[i] == BLOCK_END), len(lines)
     )
-    through_match = _THROUGH.fullmatch(lines[start])
-    through = (
-        (through_match.group(1), int(through_match.group(2))) if through_match else None
-    )
     result = FactFile(
         head="\n".join(lines[:start]) + "\n" if start else "",
         tail="\n".join(lines[end + 1 :]),
-        through=through,
         had_block=True,
     )
     current: Fact | None = None
@@ -195,13 +189,11 @@ def render_fact_file(
     parsed: FactFile,
     facts: list[Fact],
     *,
-    through: tuple[str, int] | None,
     archive_names: list[str],
 ) -> str:
     """Return the whole file: the user's text, then memd's block, then theirs."""
     head = parsed.head.rstrip("\n")
-    mark = f" through={through[0]}:{through[1]}" if through else ""
-    parts = [head + "\n\n" if head else "", f"{BLOCK_START}{mark} -->\n"]
+    parts = [head + "\n\n" if head else "", f"{BLOCK_START} -->\n"]
     parts += [render_fact(fact) for fact in facts]
     if archive_names:
         links = " ".join(f"[[{name}]]" for name in archive_names)

@@ -58,6 +58,8 @@ class Generation:
     writes: tuple[str, ...]
     deletes: tuple[str, ...]
     undoes: int | None
+    watermark: dict[str, int] | None = None  # the dream's watermark before it ran
+    marks: dict[str, int] | None = None  # and after: recorded once it is applied
 
 
 def generations_root(state_dir: str, memory_dir: str) -> str:
@@ -113,6 +115,8 @@ def _load(directory: str) -> Generation:
         writes=tuple(raw["writes"]),
         deletes=tuple(raw["deletes"]),
         undoes=raw.get("undoes"),
+        watermark=raw.get("watermark"),
+        marks=raw.get("marks"),
     )
 
 
@@ -195,6 +199,8 @@ def apply_generation(
     created: str,
     kind: str = "dream",
     undoes: int | None = None,
+    watermark: dict[str, int] | None = None,
+    marks: dict[str, int] | None = None,
 ) -> Generation | None:
     """Apply `writes` (relpath -> (expected old bytes, new)) and `deletes` as one.
 
@@ -234,6 +240,8 @@ def apply_generation(
         writes=tuple(sorted(writes, key=_write_order)),
         deletes=tuple(sorted(deletes)),
         undoes=undoes,
+        watermark=watermark,
+        marks=marks,
     )
     plan = {
         "number": number,
@@ -242,6 +250,8 @@ def apply_generation(
         "writes": list(generation.writes),
         "deletes": list(generation.deletes),
         "undoes": undoes,
+        "watermark": watermark,
+        "marks": marks,
     }
     write_atomic(os.path.join(partial, "plan.json"), json.dumps(plan).encode())
     final = os.path.join(root, f"{number:06}")
@@ -266,8 +276,13 @@ def _prune(root: str) -> None:
         shutil.rmtree(os.path.join(root, name), ignore_errors=True)
 
 
-def undo(state_dir: str, memory_dir: str, *, created: str) -> Generation:
-    """Put back the bytes the newest not-yet-undone dream replaced."""
+def undo(
+    state_dir: str, memory_dir: str, *, created: str
+) -> tuple[Generation, Generation]:
+    """Put back the bytes the newest not-yet-undone dream replaced.
+
+    Returns (the dream undone, the undo's own generation).
+    """
     recover(state_dir, memory_dir)
     kept = list_generations(state_dir, memory_dir)
     undone = {g.undoes for g in kept if g.kind == "undo"}
@@ -315,7 +330,8 @@ def undo(state_dir: str, memory_dir: str, *, created: str) -> Generation:
         created=created,
         kind="undo",
         undoes=target.number,
+        watermark=target.watermark,
     )
     if generation is None:
         raise GenerationError(f"dream {target.number} changed nothing to undo")
-    return generation
+    return target, generation

@@ -248,7 +248,8 @@ class TestExternalCommand:
         """The command gets the memory dir, log files and entries as JSON lines."""
         out = tmp_path / "seen.json"
         script = (
-            "import json, os, sys; json.dump({'dir': os.environ['MEMD_LIVE_MEMORY_DIR'],"
+            "import json, os, sys; json.dump("
+            "{'dir': os.environ['MEMD_LIVE_MEMORY_DIR'],"
             " 'copy': os.environ['MEMD_MEMORY_DIR'], 'cwd': os.getcwd(),"
             " 'logs': os.environ['MEMD_LOG_FILES'],"
             " 'entries': [json.loads(l)['text'] for l in sys.stdin]},"
