@@ -65,7 +65,8 @@ Do this:
    material into another file and link it rather than losing it.
 6. Keep MEMORY.md under 200 lines: one line per topic file,
    `- [Title](file.md) — one-line hook`.
-7. Delete a file only when everything in it now lives in another file.
+7. Delete a file only when everything in it now lives in another file. To
+   delete one, write it empty: memd removes the empty files after checking.
 
 The new entries, one per line as `[YYYY-MM-DD HH:MM] text`:
 """
@@ -99,6 +100,8 @@ def agent_argv(agent: str) -> list[str]:
         "text",
         "--permission-mode",
         "acceptEdits",
+        "--tools",
+        AGENT_TOOLS,
         "--allowedTools",
         AGENT_TOOLS,
         "--disallowedTools",
@@ -106,6 +109,7 @@ def agent_argv(agent: str) -> list[str]:
         "--strict-mcp-config",
         "--setting-sources",
         "project",
+        "--no-session-persistence",
     ]
 
 
@@ -157,6 +161,17 @@ def _write_tree(root: str, files: dict[str, bytes]) -> None:
             out.write(data)
 
 
+def staging_root(state_dir: str, memory_dir: str) -> str:
+    """Return the scratch folder of `memory_dir`'s agent dream (one at a time: the lock).
+
+    `<scratch>/memory` is the copy the agent works in, so its path is known
+    before the dream runs.
+    """
+    from memd.kairos.generations import dir_key
+
+    return os.path.join(state_dir, "dream-staging", dir_key(memory_dir))
+
+
 def run_agent_dream(
     memory_dir: str,
     config: Config,
@@ -166,12 +181,11 @@ def run_agent_dream(
 ) -> AgentOutcome:
     """Run the agent on a staging copy, check what it left; raise on any failure."""
     import shutil
-    import tempfile
 
     live_before = snapshot_tree(memory_dir)
-    base = os.path.join(config.state_dir, "dream-staging")
-    os.makedirs(base, exist_ok=True)
-    scratch = tempfile.mkdtemp(prefix="dream-", dir=base)
+    scratch = staging_root(config.state_dir, memory_dir)
+    shutil.rmtree(scratch, ignore_errors=True)  # a killed dream's; the lock is ours
+    os.makedirs(scratch, 0o700)
     try:
         staging = os.path.join(scratch, "memory")
         for name in ("memory", "home", "tmp"):
@@ -305,6 +319,10 @@ def check_result(
     if os.path.lexists(os.path.join(staging, "logs")):
         raise DreamCommandFailed("the agent wrote under logs/, which memd owns")
     after = snapshot_tree(staging)
+    # An agent without a shell deletes a file by emptying it (the prompt says so).
+    for rel in [r for r, data in after.items() if r in before and not data.strip()]:
+        os.unlink(os.path.join(staging, rel))  # the copy is ours: lint sees it gone
+        del after[rel]
     if "MEMORY.md" in before and "MEMORY.md" not in after:
         raise DreamCommandFailed("the agent deleted MEMORY.md")
     _check_index(after)

@@ -8,11 +8,12 @@ A generation lives in memd's state dir, never in the memory directory:
     <state>/dream-generations/<key>/APPLYING       the generation being applied
 
 The order makes a SIGKILL at any point leave the old generation or the new:
-1. the generation is written under `.000007.partial` and renamed whole into
-   place (a kill before the rename leaves a partial dir, swept next time);
-2. `APPLYING` is written atomically: the commit point;
-3. each file is replaced with `write_atomic` (deleted with `unlink`);
-4. `APPLYING` is removed.
+1. the generation is written under `.000007.partial`;
+2. `APPLYING` (naming it) is written atomically;
+3. the partial folder is renamed into place: the commit point (a kill
+   before it leaves a partial folder that `recover` sweeps away);
+4. each file is replaced with `write_atomic` (deleted with `unlink`);
+5. `APPLYING` is removed.
 `recover` (run first by every dream and undo) rolls a generation whose
 `APPLYING` survived a kill forward, from its `after/` copies: replaying a
 write is idempotent. Before the commit, every file must still hold the bytes
@@ -62,10 +63,14 @@ class Generation:
     marks: dict[str, int] | None = None  # and after: recorded once it is applied
 
 
+def dir_key(memory_dir: str) -> str:
+    """Return the short name of a memory directory in memd's state folders."""
+    return hashlib.sha256(os.path.realpath(memory_dir).encode()).hexdigest()[:16]
+
+
 def generations_root(state_dir: str, memory_dir: str) -> str:
     """Return the folder holding `memory_dir`'s generations."""
-    key = hashlib.sha256(os.path.realpath(memory_dir).encode()).hexdigest()[:16]
-    return os.path.join(state_dir, GENERATIONS_DIR, key)
+    return os.path.join(state_dir, GENERATIONS_DIR, dir_key(memory_dir))
 
 
 def _safe_target(memory_dir: str, relpath: str) -> str:
@@ -137,21 +142,27 @@ def list_generations(state_dir: str, memory_dir: str) -> tuple[Generation, ...]:
 def recover(state_dir: str, memory_dir: str) -> int | None:
     """Finish a generation a kill interrupted; sweep partial ones. Return its number."""
     root = generations_root(state_dir, memory_dir)
-    try:
-        names = os.listdir(root)
-    except FileNotFoundError:
+    if not os.path.isdir(root):
         return None
-    for name in names:
-        if name.endswith(".partial"):
-            shutil.rmtree(os.path.join(root, name), ignore_errors=True)
     marker = read_bytes_or_none(os.path.join(root, _APPLYING), 64)
     if marker is None:
+        _sweep_partial(root)
         return None
     number = int(marker.decode("ascii").strip())
     directory = os.path.join(root, f"{number:06}")
+    if not os.path.isdir(directory):  # killed before the commit: it never happened
+        _finish(root)
+        _sweep_partial(root)
+        return None
     _apply_files(memory_dir, directory, _load(directory))
     _finish(root)
     return number
+
+
+def _sweep_partial(root: str) -> None:
+    for name in os.listdir(root):
+        if name.endswith(".partial"):
+            shutil.rmtree(os.path.join(root, name), ignore_errors=True)
 
 
 def _apply_files(memory_dir: str, directory: str, generation: Generation) -> None:
@@ -255,10 +266,10 @@ def apply_generation(
     }
     write_atomic(os.path.join(partial, "plan.json"), json.dumps(plan).encode())
     final = os.path.join(root, f"{number:06}")
-    os.rename(partial, final)
-    fsync_directory(root)
-    crash_point()  # the generation is whole; not yet committed
     write_atomic(os.path.join(root, _APPLYING), f"{number}\n".encode())
+    os.rename(partial, final)  # the commit point
+    fsync_directory(root)
+    crash_point()
     _apply_files(memory_dir, final, generation)
     _finish(root)
     _prune(root)
