@@ -204,7 +204,8 @@ def _row(label: str, results: dict[int, dict[str, float]], nights: int) -> str:
     ratio = full["bytes"] / max(1.0, half["bytes"])
     return (
         f"| {label} | {full['retained']:.0f} % | {full['duplicates']:.0f} | "
-        f"{full['stale']:.0f} | {half['bytes']:.0f} | {full['bytes']:.0f} | {ratio:.2f}x |"
+        f"{full['stale']:.0f} | {half['bytes']:.0f} | {full['bytes']:.0f} | "
+        f"{ratio:.2f}x |"
     )
 
 
@@ -222,7 +223,8 @@ def main() -> None:
         return
     print(
         f"| code | facts retained | duplicate current facts | superseded shown as "
-        f"current | bytes after {checkpoints[0]} nights | after {checkpoints[1]} | ratio |"
+        f"current | bytes after {checkpoints[0]} nights | after {checkpoints[1]} "
+        "| ratio |"
     )
     print("|---|---|---|---|---|---|---|")
     if args.baseline:
