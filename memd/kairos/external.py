@@ -162,7 +162,7 @@ def _write_tree(root: str, files: dict[str, bytes]) -> None:
 
 
 def staging_root(state_dir: str, memory_dir: str) -> str:
-    """Return the scratch folder of `memory_dir`'s agent dream (one at a time: the lock).
+    """Return the scratch folder of `memory_dir`'s agent dream (the lock: one at once).
 
     `<scratch>/memory` is the copy the agent works in, so its path is known
     before the dream runs.

@@ -9,8 +9,6 @@ what reaches the live memory: nothing, unless the result passes.
 from __future__ import annotations
 
 import os
-import sys
-from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -227,7 +225,8 @@ class TestMisbehavingAgent:
         assert before == world.files()
         assert not (world.memory.parent / "escape2.md").exists()
         if result.status == "failed":
-            assert reason is not None and reason in result.message, result.message
+            assert reason is not None, result.message
+            assert reason in result.message
             assert {} == world.watermark()
         else:  # the agent refused the call: memd's permissions held
             assert "ok" == result.status, result.message
