@@ -154,11 +154,12 @@ def snapshot_tree(root: str, *, skip_logs: bool = True) -> dict[str, bytes]:
 
 
 def _write_tree(root: str, files: dict[str, bytes]) -> None:
+    from memd.atomic import write_atomic
+
     for rel, data in files.items():
         path = os.path.join(root, rel)
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "wb") as out:
-            out.write(data)
+        write_atomic(path, data, durable=False)  # memd's scratch: no fsync
 
 
 def staging_root(state_dir: str, memory_dir: str) -> str:
@@ -235,8 +236,9 @@ def _run(
         f"[{e.date}{' ' + e.time if e.time else ''}] {e.text}\n" for e in entries
     )
     prompt_file = os.path.join(scratch, "prompt.md")
-    with open(prompt_file, "w", encoding="utf-8") as handle:
-        handle.write(prompt)
+    from memd.atomic import write_atomic
+
+    write_atomic(prompt_file, prompt.encode("utf-8"), durable=False)
     if config.dream_agent:
         argv = agent_argv(config.dream_agent)
         stdin = prompt
@@ -301,7 +303,9 @@ def check_result(
 ) -> AgentOutcome:
     """Check the staging copy the agent left; return the changes to apply."""
     staging = os.path.join(scratch, "memory")
-    strays = sorted(set(os.listdir(scratch)) - {"memory", "home", "tmp", "prompt.md"})
+    from memd.fsread import list_names
+
+    strays = sorted(set(list_names(scratch)) - {"memory", "home", "tmp", "prompt.md"})
     if strays:
         raise DreamCommandFailed(
             f"the agent wrote outside the staging copy: ../{strays[0]}"

@@ -37,7 +37,7 @@ import stat
 from dataclasses import dataclass
 
 from memd.atomic import crash_point, fsync_directory, write_atomic
-from memd.fsread import read_bytes_or_none
+from memd.fsread import list_names, read_bytes, read_bytes_or_none
 
 GENERATIONS_KEPT = 5
 GENERATIONS_DIR = "dream-generations"
@@ -111,8 +111,7 @@ def _write_copy(root: str, relpath: str, data: bytes) -> None:
 
 
 def _load(directory: str) -> Generation:
-    with open(os.path.join(directory, "plan.json"), encoding="utf-8") as handle:
-        raw = json.load(handle)
+    raw = json.loads(read_bytes(os.path.join(directory, "plan.json"), 1 << 20))
     return Generation(
         number=int(raw["number"]),
         kind=str(raw["kind"]),
@@ -129,7 +128,7 @@ def list_generations(state_dir: str, memory_dir: str) -> tuple[Generation, ...]:
     """Return the kept generations, oldest first."""
     root = generations_root(state_dir, memory_dir)
     try:
-        names = sorted(n for n in os.listdir(root) if n.isdigit())
+        names = sorted(n for n in list_names(root) if n.isdigit())
     except FileNotFoundError:
         return ()
     found = []
@@ -160,7 +159,7 @@ def recover(state_dir: str, memory_dir: str) -> int | None:
 
 
 def _sweep_partial(root: str) -> None:
-    for name in os.listdir(root):
+    for name in list_names(root):
         if name.endswith(".partial"):
             shutil.rmtree(os.path.join(root, name), ignore_errors=True)
 
@@ -282,7 +281,7 @@ def _write_order(relpath: str) -> tuple[bool, bool, str]:
 
 
 def _prune(root: str) -> None:
-    names = sorted(n for n in os.listdir(root) if n.isdigit())
+    names = sorted(n for n in list_names(root) if n.isdigit())
     for name in names[:-GENERATIONS_KEPT]:
         shutil.rmtree(os.path.join(root, name), ignore_errors=True)
 
