@@ -42,7 +42,9 @@ if TYPE_CHECKING:
 
 _OUTPUT_TAIL = 4000  # characters of stdout/stderr kept in the log
 _MAX_FILES = 10_000
-_SKIP = frozenset({".consolidate-lock"})
+_MAX_FILE = 64 * 1024 * 1024
+_MAX_TOTAL = 256 * 1024 * 1024
+_SKIP = frozenset({".consolidate-lock", "logs"})  # top level: the lock, memd's logs
 
 # The tools the agent may use: read and edit files in its cwd, nothing else.
 AGENT_TOOLS = "Read,Edit,Write,Glob,Grep"
@@ -113,15 +115,18 @@ def agent_argv(agent: str) -> list[str]:
     ]
 
 
-def snapshot_tree(root: str, *, skip_logs: bool = True) -> dict[str, bytes]:
-    """Return relpath -> bytes of every regular file under `root`.
+def snapshot_tree(root: str, *, strict: bool = True) -> dict[str, bytes]:
+    """Return relpath -> bytes of every regular file under `root` (not `logs/`).
 
-    Raises `DreamCommandFailed` naming the first symlink, special file or
-    oversized tree found: the agent must leave only files and folders.
+    `strict` (the agent's copy): raise `DreamCommandFailed` naming the first
+    symlink, special file, hard link or oversized tree: the agent must leave
+    only plain files and folders. Not strict (the live directory): links and
+    special files are skipped, never followed (lint reports them).
     """
     from memd.fsread import list_dir, open_dir, read_bytes
 
     found: dict[str, bytes] = {}
+    total = 0
     root_fd = open_dir(root, follow=True)
     pending: list[tuple[int, str]] = [(root_fd, "")]
     try:
@@ -130,20 +135,31 @@ def snapshot_tree(root: str, *, skip_logs: bool = True) -> dict[str, bytes]:
             try:
                 for entry in sorted(list_dir(fd), key=lambda e: e.name):
                     rel = prefix + entry.name
-                    if (not prefix and entry.name in _SKIP) or (
-                        skip_logs and rel == "logs"
-                    ):
+                    if not prefix and entry.name in _SKIP:
                         continue
-                    mode = entry.stat(follow_symlinks=False).st_mode
-                    if stat.S_ISDIR(mode):
+                    st = entry.stat(follow_symlinks=False)
+                    if stat.S_ISDIR(st.st_mode):
                         pending.append((open_dir(entry.name, dir_fd=fd), rel + "/"))
-                    elif stat.S_ISREG(mode):
-                        found[rel] = read_bytes(entry.name, 64 * 1024 * 1024, dir_fd=fd)
-                        if len(found) > _MAX_FILES:
-                            raise DreamCommandFailed(f"more than {_MAX_FILES} files")
-                    else:
-                        kind = "a symlink" if stat.S_ISLNK(mode) else "a special file"
+                        continue
+                    kind = (
+                        "a symlink"
+                        if stat.S_ISLNK(st.st_mode)
+                        else "a special file"
+                        if not stat.S_ISREG(st.st_mode)
+                        else "a hard link"
+                        if st.st_nlink > 1
+                        else None
+                    )
+                    if kind is not None and strict:
                         raise DreamCommandFailed(f"the result holds {kind}: {rel}")
+                    if kind is not None and kind != "a hard link":
+                        continue  # the live dir: never followed, lint reports it
+                    found[rel] = read_bytes(entry.name, _MAX_FILE, dir_fd=fd)
+                    total += len(found[rel])
+                    if len(found) > _MAX_FILES or total > _MAX_TOTAL:
+                        raise DreamCommandFailed(
+                            f"more than {_MAX_FILES} files or {_MAX_TOTAL} bytes"
+                        )
             finally:
                 os.close(fd)
     finally:
@@ -183,7 +199,7 @@ def run_agent_dream(
     """Run the agent on a staging copy, check what it left; raise on any failure."""
     import shutil
 
-    live_before = snapshot_tree(memory_dir)
+    live_before = snapshot_tree(memory_dir, strict=False)
     scratch = staging_root(config.state_dir, memory_dir)
     shutil.rmtree(scratch, ignore_errors=True)  # a killed dream's; the lock is ours
     os.makedirs(scratch, 0o700)
@@ -206,7 +222,7 @@ def _restore_live(
     from memd.atomic import write_atomic
 
     try:
-        now = snapshot_tree(memory_dir)
+        now = snapshot_tree(memory_dir, strict=False)
     except (DreamCommandFailed, OSError) as error:
         log.warning("dream_live_check_failed", error=str(error))
         return
@@ -310,7 +326,7 @@ def check_result(
         raise DreamCommandFailed(
             f"the agent wrote outside the staging copy: ../{strays[0]}"
         )
-    live = snapshot_tree(memory_dir)
+    live = snapshot_tree(memory_dir, strict=False)
     if live != before:
         changed = sorted(
             rel

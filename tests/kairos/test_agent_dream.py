@@ -52,6 +52,16 @@ BAD = {
     "../": ("open('../escape.md', 'w').write('out')", "outside the staging copy"),
     "symlink": ("import os; os.symlink('/etc/hostname', 'link.md')", "a symlink"),
     "exits non-zero": ("import sys; sys.exit(7)", "status 7"),
+    "hard link to a file outside": (
+        "import os; os.link(os.environ['MEMD_PROMPT_FILE'], 'linked.md')",
+        "a hard link",
+    ),
+    "a FIFO": ("import os; os.mkfifo('pipe.md')", "a special file"),
+    "../ through a subfolder": (
+        "import os; os.makedirs('sub', exist_ok=True); "
+        "open('sub/../../escape.md', 'w').write('out')",
+        "outside the staging copy",
+    ),
     "hangs": ("import time; time.sleep(120)", "timed out"),
     "deletes a file whose content is nowhere": (
         "import os; os.remove('old.md')",
@@ -121,6 +131,26 @@ class TestMisbehavingAgent:
         assert {} == record["watermark"]
         assert reason in str(record["last_result"])
         assert not os.listdir(os.path.join(world.config.state_dir, "dream-staging"))
+
+
+class TestLiveLinks:
+    def test_a_symlink_in_the_live_memory_is_skipped_not_followed(
+        self, world: World, tmp_path: Path
+    ) -> None:
+        """A user's symlink in the live dir neither fails the dream nor is copied."""
+        outside = tmp_path / "outside.md"
+        outside.write_text("secret\n")
+        (world.memory / "link.md").symlink_to(outside)
+        seen = tmp_path / "seen"
+        script = (
+            f"import os; open({str(seen)!r}, 'w').write(repr(sorted(os.listdir())))"
+        )
+
+        result = world.dream(script)
+
+        assert "ok" == result.status, result.message
+        assert "link.md" not in seen.read_text()
+        assert (world.memory / "link.md").is_symlink()
 
 
 class TestGoodAgentAndUndo:
