@@ -104,8 +104,6 @@ def agent_argv(agent: str) -> list[str]:
         "acceptEdits",
         "--tools",
         AGENT_TOOLS,
-        "--allowedTools",
-        AGENT_TOOLS,
         "--disallowedTools",
         AGENT_DENIED,
         "--strict-mcp-config",

@@ -225,11 +225,15 @@ class TestGoodAgentAndUndo:
 
 class TestAgentFlags:
     def test_claude_gets_memds_flags(self) -> None:
-        """Print mode, file tools only, no Bash, no MCP, project settings only."""
+        """Print mode, file tools only, edits in the cwd only, no Bash, no MCP."""
         argv = agent_argv("claude")
 
         assert ["claude", "-p"] == argv[:2]
-        assert "Read,Edit,Write,Glob,Grep" == argv[argv.index("--allowedTools") + 1]
+        assert "Read,Edit,Write,Glob,Grep" == argv[argv.index("--tools") + 1]
+        # No --allowedTools: it would approve Write anywhere; acceptEdits approves
+        # edits inside the working directory only (tests/e2e/test_agent_dream.py).
+        assert "acceptEdits" == argv[argv.index("--permission-mode") + 1]
+        assert "--allowedTools" not in argv
         assert "Bash" in argv[argv.index("--disallowedTools") + 1].split(",")
         assert "--strict-mcp-config" in argv
         assert "--add-dir" not in argv
