@@ -36,7 +36,7 @@ import re
 from dataclasses import dataclass, field
 
 SIMILARITY = 0.75
-MIN_TOKENS = 3
+MIN_TOKENS = 2
 HISTORY_KEPT = 5  # older values past this many are left to the daily logs
 _MAX_SUBJECT_TOKENS = 6
 _COPULA_WITHIN = 8

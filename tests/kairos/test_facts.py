@@ -15,6 +15,7 @@ from memd.kairos.consolidate import (
 )
 from memd.kairos.factfile import parse_fact_file, render_fact_file
 from memd.kairos.facts import (
+    MIN_TOKENS,
     SIMILARITY,
     Changes,
     FactBook,
@@ -111,6 +112,21 @@ class TestFactBook:
             fact.history[0].text,
         )
 
+    def test_other_spellings_of_an_update(self) -> None:
+        """A colon, `=`, another verb, a time: each restatement supersedes."""
+        pairs = [
+            ("Moved the standup to 10:00", "moved the standup to 9:30"),
+            ("The gateway timeout: 30 s", "gateway timeout = 60s"),
+            ("staging is Postgres 15", "Staging runs Postgres 16"),
+            ("We use Node 18", "we use node 20 now"),
+        ]
+        for old, new in pairs:
+            book = FactBook()
+            _file(book, (old, "2026-11-01"), (new, "2026-11-05"))
+            assert [(new, [old])] == [
+                (f.text, [p.text for p in f.history]) for f in book.facts
+            ]
+
     def test_a_different_relation_is_another_fact(self) -> None:
         """`staging is X` and `staging uses Y` are two facts."""
         book = FactBook()
@@ -193,8 +209,8 @@ class TestPrefixFilter:
         probe = shape(texts[-1])
         brute = any(
             jaccard(probe.tokens, shape(f.text).tokens) >= SIMILARITY
-            and len(shape(f.text).tokens) >= 3
-            and len(probe.tokens) >= 3
+            and len(shape(f.text).tokens) >= MIN_TOKENS
+            and len(probe.tokens) >= MIN_TOKENS
             for f in book.facts
         ) or any(shape(f.text).norm == probe.norm for f in book.facts)
 
