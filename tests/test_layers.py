@@ -48,6 +48,8 @@ LAYERS = {
     "memd.kairos.*": EDGE,
     "memd.kairos.schedule": CORE,
     "memd.kairos.consolidate": CORE,
+    "memd.kairos.facts": CORE,  # the similarity rule and relative dates
+    "memd.kairos.factfile": CORE,  # the fact block of a topic file
     "memd.kairos.scheduler": WIRING,  # the one APScheduler owner
     "memd.daemon.*": EDGE,
     "memd.daemon.watcher": WIRING,  # the one watchdog owner

@@ -198,7 +198,11 @@ def _dream_result(result: object) -> str:
     """One line for a dreams.json result: status, entries, and why if it failed."""
     if not isinstance(result, dict):
         return str(result)
+    from memd.kairos.dream import describe_summary
+
     text = f"{result.get('status', '?')}, {result.get('entries', 0)} entries"
+    summary = describe_summary(result.get("summary"))
+    text += f" ({summary})" if summary else ""
     return f"{text}: {result['message']}" if result.get("message") else text
 
 
