@@ -374,8 +374,6 @@ def _why_left_out(team_dir: str, relpath: str, errors: Mapping[str, str]) -> str
     parts = relpath.split("/")
     if any(part.startswith(".") for part in parts):
         return "hidden file"
-    if "\n" in relpath or "\r" in relpath:
-        return "line break in the file name"
     if not relpath.endswith(".md"):
         return "not a Markdown file"
     try:
