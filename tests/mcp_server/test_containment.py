@@ -57,3 +57,30 @@ def test_a_swapped_folder_never_leaks_an_outside_file(
     assert [] == [t for t in texts if "OUTSIDE" in t]
     assert any("inside" in t for t in texts)
     assert READS == len(texts)
+
+
+def test_a_link_to_a_file_inside_is_read_by_its_target(
+    git_repo: Path, tmp_path: Path
+) -> None:
+    """A topic file linked to another inside reads; one whose text climbs out fails."""
+    memory = memory_of(git_repo)
+    (memory / "sub").mkdir()
+    (memory / "sub" / "real.md").write_text(
+        "---\nname: real\ndescription: d\ntype: user\n---\nreal body\n"
+    )
+    (memory / "alias.md").symlink_to("sub/real.md")
+    (memory / "absolute.md").symlink_to(memory / "sub" / "real.md")
+    (tmp_path / "secret.md").write_text("---\nname: leak\n---\nOUTSIDE SECRET\n")
+    (memory / "sub" / "climb.md").symlink_to("../../../secret.md")
+
+    alias, absolute, climb = call(
+        git_repo,
+        ("memory_read", {"name_or_relpath": "alias.md"}),
+        ("memory_read", {"name_or_relpath": "absolute.md"}),
+        ("memory_read", {"name_or_relpath": "sub/climb.md"}),
+    )
+
+    assert "real body" in text_of(alias)
+    assert "real body" in text_of(absolute)
+    assert climb.is_error  # type: ignore[attr-defined]
+    assert "OUTSIDE" not in text_of(climb)
