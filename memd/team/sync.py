@@ -784,7 +784,7 @@ def _worktree_blobs(git: Git, relpaths: list[str]) -> dict[str, str]:
 
     from memd.fsread import DEFAULT_LIMIT, read_beneath
 
-    algorithm = "sha256" if len(git.rev("HEAD") or ZERO_OID) == 64 else "sha1"
+    algorithm = git.text("rev-parse", "--show-object-format")  # sha1 or sha256
     blobs: dict[str, str] = {}
     with _team_fd(git.work_tree) as root_fd:
         for relpath in relpaths:
