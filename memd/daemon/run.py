@@ -62,6 +62,7 @@ def run(
     """
     from memd.dirs import runtime_dir
     from memd.locks import acquire_instance_lock
+    from memd.logconfig import routed_warnings
 
     environ = dict(os.environ if env is None else env)
     lock_dir = runtime_dir(environ, state_dir=config.state_dir)
@@ -69,7 +70,13 @@ def run(
     for directory in claims:  # claimed by real path: make it exist first
         with contextlib.suppress(OSError):
             os.makedirs(directory, mode=0o700, exist_ok=True)
-    with acquire_instance_lock(lock_dir, claims=claims), _signals_held():
+    # Libraries' warnings (watchdog's, from its threads) go through `log`,
+    # throttled and cut, never straight to stderr: under systemd that is the journal.
+    with (
+        routed_warnings(log.bind(component="library")),
+        acquire_instance_lock(lock_dir, claims=claims),
+        _signals_held(),
+    ):
         return _Daemon(config, log, environ).serve()
 
 

@@ -11,6 +11,13 @@ Behaviour relied on (watchdog 7.1, Linux inotify; SPEC §7):
   memory directory so one slow pair does not delay the others' batches.
 - `schedule()` raises `OSError` ENOSPC / EMFILE when inotify watches or
   instances run out (inotify_c.py); that root then goes to a `PollingObserver`.
+- A recursive watch adds every directory below one that appears by walking
+  it, and also when the creation events of the directories the walk already
+  found arrive: a chain made while watchdog walks is added again level by
+  level (`inotify.py`, `InotifyWatchGroup.on_event`). Each re-add warns with
+  the repr of the whole watch group (700 KB under a 400-level chain, since
+  `short_str` is formatted uncalled). memd's inotify reader treats the same
+  callback added again to the same watch as the no-op it is.
 - On IN_Q_OVERFLOW watchdog rebuilds its watches and logs a warning on
   `watchdog.observers.inotify_c`, emitting no event: we listen to that log
   record and rescan everything.
@@ -42,8 +49,10 @@ import errno
 import logging
 import math
 import os
+import sys
 import threading
 import time
+import warnings
 
 from watchdog.events import (
     DirCreatedEvent,
@@ -58,6 +67,7 @@ from watchdog.events import (
     FileSystemEventHandler,
 )
 from watchdog.observers import Observer
+from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
 from memd.daemon.discovery import Discovery, WatchRoot, memory_dir_of
@@ -71,7 +81,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
     from structlog.typing import FilteringBoundLogger
-    from watchdog.observers.api import BaseObserver, ObservedWatch
+    from watchdog.observers.api import ObservedWatch
 
 _EXHAUSTED = frozenset({errno.ENOSPC, errno.EMFILE})
 MAX_WATCH_DEPTH = 34  # below a watch root: projects/<project>/memory/ + 32 levels
@@ -350,7 +360,7 @@ class Watcher:
     def _main_observer(self) -> tuple[BaseObserver, str]:
         """The native observer; polling when inotify cannot even start (EMFILE)."""
         try:
-            return Observer(), "native"
+            return _native_observer(), "native"
         except OSError as error:
             if error.errno not in _EXHAUSTED:
                 raise
@@ -620,6 +630,66 @@ class Watcher:
             parts = path[len(root) :].split(os.sep)
             return len(parts) == 1 or (len(parts) == 2 and parts[1] == "memory")
         return False
+
+
+if sys.platform.startswith("linux"):
+    from watchdog.observers.api import DEFAULT_OBSERVER_TIMEOUT
+    from watchdog.observers.inotify import InotifyEmitter, InotifyObserver
+    from watchdog.observers.inotify_c import (
+        CallbackId,
+        InotifyFD,
+        Mask,
+        WatchCallback,
+        WatchDescriptor,
+    )
+
+    class _InotifyFD(InotifyFD):
+        """watchdog's inotify reader, where adding a callback again is a no-op.
+
+        The recursive walk and the creation events it raced with add the
+        same directory for the same watch group twice (see the module
+        docstring); watchdog would warn each time with a repr of the group.
+        A different callback under a taken id still replaces it, with a
+        warning of bounded length.
+        """
+
+        def _add_callback(
+            self, path: bytes, mask: Mask, callback: WatchCallback, id_: CallbackId
+        ) -> WatchDescriptor:
+            watch = self._get_or_create_watch(path, mask)
+            known = watch.callbacks.get(id_)
+            if known is not callback:
+                if known is not None:
+                    warnings.warn(
+                        f"inotify callback {id_} replaced for watch {watch.wd}",
+                        RuntimeWarning,
+                        stacklevel=3,
+                    )
+                watch.callbacks[id_] = callback
+            return watch.wd
+
+    class _InotifyObserver(InotifyObserver):
+        """`InotifyObserver` over `_InotifyFD`, its own reader thread as upstream."""
+
+        def __init__(self) -> None:
+            self._inotify_fd = _InotifyFD()
+            self._inotify_fd.start()
+            BaseObserver.__init__(
+                self,
+                InotifyEmitter,
+                timeout=DEFAULT_OBSERVER_TIMEOUT,
+                inotify_fd=self._inotify_fd,
+            )
+
+    def _native_observer() -> BaseObserver:
+        """The native observer: on Linux, one whose re-adds are quiet."""
+        return _InotifyObserver()
+
+else:
+
+    def _native_observer() -> BaseObserver:
+        """The native observer: on Linux, one whose re-adds are quiet."""
+        return Observer()
 
 
 def _event_filter(*, polling: bool = False) -> list[type[FileSystemEvent]]:
