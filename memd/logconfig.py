@@ -10,7 +10,8 @@ it is readable key=value text. Timestamps are ISO 8601 in UTC either way.
 
 Every line is bounded: a value that embeds user or library text (a path, a
 message, an exception's text) is cut to `MAX_LOG_TEXT_CHARS`, a list or
-mapping to `MAX_LOG_ITEMS` (`bound_event`). `routed_warnings` sends what
+mapping to `MAX_LOG_ITEMS`, a whole line to about `MAX_LOG_LINE_CHARS`
+(`bound_event`). `routed_warnings` sends what
 libraries say through the `warnings` module or stdlib `logging` into the same
 log, one line per distinct category and location per `REPEAT_WINDOW_SECONDS`:
 under systemd stderr is the journal, and one watchdog warning repeated with a
@@ -40,7 +41,9 @@ FORMATS = ("auto", "json", "console")
 LOG_FILE_MAX_BYTES = 10 * 1024 * 1024
 LEVELS = ("debug", "info", "warning", "error", "critical")
 MAX_LOG_TEXT_CHARS = 1000  # of one string in a log line
-MAX_TRACE_TEXT_CHARS = 16_000  # of one string of a rendered traceback or stack
+MAX_LOG_LINE_CHARS = 8000  # of all the strings in one log line together
+MAX_TRACE_CHARS = 32_000  # of a rendered traceback or stack
+_MIN_CUT_CHARS = 40  # a value past the line's budget still shows its head
 MAX_LOG_ITEMS = 64  # of one list or mapping in a log line
 MAX_LOG_DEPTH = 8  # nesting kept in a log line
 _TRACE_KEYS = frozenset({"exception", "stack"})
@@ -108,42 +111,66 @@ def configure_logging(
 def bound_event(
     logger: WrappedLogger, method_name: str, event_dict: EventDict
 ) -> EventDict:
-    """Cut every value of `event_dict` to the bounds of one log line (a processor)."""
+    """Cut `event_dict` to the bounds of one log line (a processor).
+
+    Each string is cut to `MAX_LOG_TEXT_CHARS`, and all of them together
+    to `MAX_LOG_LINE_CHARS` (a rendered traceback or stack has a budget of
+    its own), so many long values in one event are bounded too.
+    """
+    line, trace = _Budget(MAX_LOG_LINE_CHARS), _Budget(MAX_TRACE_CHARS)
     for key, value in event_dict.items():
-        if key not in _UNTOUCHED_KEYS:
-            limit = MAX_TRACE_TEXT_CHARS if key in _TRACE_KEYS else MAX_LOG_TEXT_CHARS
-            event_dict[key] = bound_value(value, limit)
+        if key in _TRACE_KEYS:
+            event_dict[key] = trace.bound(value, MAX_TRACE_CHARS)
+        elif key not in _UNTOUCHED_KEYS:
+            event_dict[key] = line.bound(value, MAX_LOG_TEXT_CHARS)
     return event_dict
 
 
-def bound_value(value: object, limit: int = MAX_LOG_TEXT_CHARS, depth: int = 0) -> Any:
-    """Return `value` with each string cut to `limit` and each container bounded.
+class _Budget:
+    """What is left of a line's characters, spent by the values `bound` returns."""
 
-    Numbers, booleans and None pass; any other object becomes its (cut) repr,
-    which the JSON renderer would otherwise write whole.
-    """
-    if value is None or isinstance(value, (bool, int, float)):
-        return value
-    if isinstance(value, str):
-        return cut_text(value, limit)
-    if depth >= MAX_LOG_DEPTH:
-        return "…"
-    if isinstance(value, dict):
-        items = list(value.items())
-        bounded = {
-            cut_text(str(k), limit): bound_value(v, limit, depth + 1)
-            for k, v in items[:MAX_LOG_ITEMS]
-        }
-        if len(items) > MAX_LOG_ITEMS:
-            bounded["…"] = f"{len(items) - MAX_LOG_ITEMS} more"
-        return bounded
-    if isinstance(value, (list, tuple, set, frozenset)):
-        listed = list(value)
-        kept = [bound_value(v, limit, depth + 1) for v in listed[:MAX_LOG_ITEMS]]
-        if len(listed) > MAX_LOG_ITEMS:
-            kept.append(f"… {len(listed) - MAX_LOG_ITEMS} more")
-        return kept
-    return cut_text(repr(value), limit)
+    __slots__ = ("remaining",)
+
+    def __init__(self, chars: int) -> None:
+        self.remaining = chars
+
+    def bound(self, value: object, limit: int, depth: int = 0) -> Any:
+        """Return `value` with strings cut and containers bounded, within budget.
+
+        Numbers, booleans and None pass; any other object becomes its (cut)
+        repr, which the JSON renderer would otherwise write whole.
+        """
+        if value is None or isinstance(value, (bool, int, float)):
+            return value
+        if isinstance(value, str):
+            text = cut_text(value, max(min(limit, self.remaining), _MIN_CUT_CHARS))
+            self.remaining -= len(text)
+            return text
+        if depth >= MAX_LOG_DEPTH:
+            return "…"
+        if isinstance(value, dict):
+            items = list(value.items())
+            bounded: dict[str, object] = {}
+            for k, v in items[:MAX_LOG_ITEMS]:
+                if self.remaining <= 0:
+                    break
+                bounded[self.bound(str(k), limit, depth + 1)] = self.bound(
+                    v, limit, depth + 1
+                )
+            if len(bounded) < len(items):
+                bounded["…"] = f"{len(items) - len(bounded)} more"
+            return bounded
+        if isinstance(value, (list, tuple, set, frozenset)):
+            listed = list(value)
+            kept: list[object] = []
+            for item in listed[:MAX_LOG_ITEMS]:
+                if self.remaining <= 0:
+                    break
+                kept.append(self.bound(item, limit, depth + 1))
+            if len(kept) < len(listed):
+                kept.append(f"… {len(listed) - len(kept)} more")
+            return kept
+        return self.bound(repr(value), limit, depth)
 
 
 def cut_text(text: str, limit: int = MAX_LOG_TEXT_CHARS) -> str:
