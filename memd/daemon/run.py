@@ -522,6 +522,9 @@ class _Daemon:
             watched = self.dirs.setdefault(path, WatchedDir(path))
             if watched.busy:  # still on its last rebuild: read it again after
                 watched.pending = True
+                if not watched.busy:
+                    # It finished between the two lines, before seeing `pending`.
+                    self.watcher.wake_in(0.0)
             else:
                 todo.append(watched)
         if not todo:

@@ -4,7 +4,8 @@ Behaviour relied on (watchdog 7.1, Linux inotify; SPEC §7):
 
 - Without an `event_filter` watchdog also reports opens and close-without-write,
   so a handler that reads files on any event triggers itself forever. We ask
-  for close-after-write, create, delete and move only.
+  for close-after-write, create, delete, move and attribute changes only
+  (reading changes no attribute inotify reports: atime is IN_ACCESS).
 - One recursive watch on `<base>/projects/` costs a few threads; one watch per
   project costs a thread each. `Discovery.watch_roots` is already minimal.
 - Unpaired renames are held by watchdog for up to 0.5 s; settling is per
@@ -55,9 +56,11 @@ import time
 import warnings
 
 from watchdog.events import (
+    DirAttribEvent,
     DirCreatedEvent,
     DirDeletedEvent,
     DirMovedEvent,
+    FileAttribEvent,
     FileClosedEvent,
     FileCreatedEvent,
     FileDeletedEvent,
@@ -609,6 +612,8 @@ class Watcher:
                 return
         dirs = self._dirs
         memory_dir = memory_dir_of(path, dirs)
+        if memory_dir is None and kind.endswith("attrib"):
+            return  # a chmod or touch outside memory changes nothing memd reads
         if memory_dir is not None:
             relpath = os.path.relpath(path, memory_dir).replace(os.sep, "/")
             self._settler.add(
@@ -637,6 +642,7 @@ if sys.platform.startswith("linux"):
     from watchdog.observers.inotify import InotifyEmitter, InotifyObserver
     from watchdog.observers.inotify_c import (
         CallbackId,
+        InotifyConstants,
         InotifyFD,
         Mask,
         WatchCallback,
@@ -668,6 +674,20 @@ if sys.platform.startswith("linux"):
                 watch.callbacks[id_] = callback
             return watch.wd
 
+    class _InotifyEmitter(InotifyEmitter):
+        """Asks the kernel for IN_ATTRIB when attribute events are wanted.
+
+        watchdog 7.1 maps only `FileModifiedEvent` to IN_ATTRIB, and with it
+        IN_MODIFY, an event per write(2): memd wants the `touch` alone.
+        """
+
+        def get_event_mask_from_filter(self) -> Mask:
+            mask = super().get_event_mask_from_filter()
+            wanted = self._event_filter or ()
+            if FileAttribEvent in wanted or DirAttribEvent in wanted:
+                mask = Mask(mask | InotifyConstants.IN_ATTRIB)
+            return mask
+
     class _InotifyObserver(InotifyObserver):
         """`InotifyObserver` over `_InotifyFD`, its own reader thread as upstream."""
 
@@ -676,7 +696,7 @@ if sys.platform.startswith("linux"):
             self._inotify_fd.start()
             BaseObserver.__init__(
                 self,
-                InotifyEmitter,
+                _InotifyEmitter,
                 timeout=DEFAULT_OBSERVER_TIMEOUT,
                 inotify_fd=self._inotify_fd,
             )
@@ -695,7 +715,11 @@ else:
 def _event_filter(*, polling: bool = False) -> list[type[FileSystemEvent]]:
     # Polling reports content changes as "modified"; it stats, so reading cannot loop.
     extra: list[type[FileSystemEvent]] = [FileModifiedEvent] if polling else []
+    # Attributes: a `touch` (utime) changes a recorded stat and writes nothing,
+    # so without them only the sweep would see it.
     return [
+        FileAttribEvent,
+        DirAttribEvent,
         FileClosedEvent,
         FileCreatedEvent,
         FileDeletedEvent,
