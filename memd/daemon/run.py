@@ -522,9 +522,7 @@ class _Daemon:
             watched = self.dirs.setdefault(path, WatchedDir(path))
             if watched.busy:  # still on its last rebuild: read it again after
                 watched.pending = True
-                if not watched.busy:
-                    # It finished between the two lines, before seeing `pending`.
-                    self.watcher.wake_in(0.0)
+                self._wake_if_done(watched)
             else:
                 todo.append(watched)
         if not todo:
@@ -562,6 +560,15 @@ class _Daemon:
                     memory_dir=watched.path,
                     budget_seconds=REBUILD_BUDGET_SECONDS,
                 )
+
+    def _wake_if_done(self, watched: WatchedDir) -> None:
+        """Wake the settle thread if `watched` finished before it saw `pending`.
+
+        The rebuild's thread clears `busy`, then looks at `pending`; set just
+        between the two, `pending` would wait for the next heartbeat.
+        """
+        if not watched.busy:
+            self.watcher.wake_in(0.0)
 
     def _guarded_rebuild(
         self,

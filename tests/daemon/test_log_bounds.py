@@ -35,7 +35,7 @@ class TestLogFlood:
     def test_deep_chains_made_while_watching_keep_the_log_small(
         self, start_daemon: Starter, project: Path
     ) -> None:
-        """The chains cost a few lines, and a file written afterwards is still linted."""
+        """The chains cost a few lines; a file written afterwards is still linted."""
         daemon = start_daemon(MEMD_SWEEP_SECONDS="2")  # health is checked as often
         daemon.wait_fresh(project)
 
