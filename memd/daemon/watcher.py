@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import inspect
 import logging
 import math
 import os
@@ -637,17 +638,40 @@ class Watcher:
         return False
 
 
-if sys.platform.startswith("linux"):
-    from watchdog.observers.api import DEFAULT_OBSERVER_TIMEOUT
-    from watchdog.observers.inotify import InotifyEmitter, InotifyObserver
-    from watchdog.observers.inotify_c import (
-        CallbackId,
-        InotifyConstants,
-        InotifyFD,
-        Mask,
-        WatchCallback,
-        WatchDescriptor,
+def _native_observer() -> BaseObserver:
+    """The platform's native observer; memd's own where watchdog allows it."""
+    if sys.platform.startswith("linux"):
+        memd_observer = _memd_inotify_observer()
+        if memd_observer is not None:
+            return memd_observer()
+    return Observer()
+
+
+def _memd_inotify_observer() -> Callable[[], BaseObserver] | None:
+    """watchdog's inotify observer with quiet re-adds and IN_ATTRIB, if it fits.
+
+    It builds on watchdog 7.1's reader (`InotifyFD` with `_add_callback`
+    and `_get_or_create_watch`, an emitter taking `inotify_fd`); with any
+    other layout memd takes watchdog's observer as it comes.
+    """
+    try:
+        from watchdog.observers.api import DEFAULT_OBSERVER_TIMEOUT
+        from watchdog.observers.inotify import InotifyEmitter, InotifyObserver
+        from watchdog.observers.inotify_c import (
+            CallbackId,
+            InotifyConstants,
+            InotifyFD,
+            Mask,
+            WatchCallback,
+            WatchDescriptor,
+        )
+    except ImportError:
+        return None
+    fits = getattr(InotifyFD, "_get_or_create_watch", None) is not None and (
+        "inotify_fd" in inspect.signature(InotifyEmitter.__init__).parameters
     )
+    if not fits:
+        return None
 
     class _InotifyFD(InotifyFD):
         """watchdog's inotify reader, where adding a callback again is a no-op.
@@ -701,15 +725,7 @@ if sys.platform.startswith("linux"):
                 inotify_fd=self._inotify_fd,
             )
 
-    def _native_observer() -> BaseObserver:
-        """The native observer: on Linux, one whose re-adds are quiet."""
-        return _InotifyObserver()
-
-else:
-
-    def _native_observer() -> BaseObserver:
-        """The native observer: on Linux, one whose re-adds are quiet."""
-        return Observer()
+    return _InotifyObserver
 
 
 def _event_filter(*, polling: bool = False) -> list[type[FileSystemEvent]]:
