@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -59,54 +60,63 @@ def _old_ns(round_: int, offset: int) -> int:
     return (int(time.time()) - 3600 + 10 * round_ + offset) * 1_000_000_000
 
 
+def _change_right_after_each_build(
+    start_daemon: Starter,
+    project: Path,
+    settle: str,
+    change: Callable[[Path, int, int], object],
+) -> None:
+    """Save, wait for the build that read it, `change(target, round, saved_ns)`.
+
+    Each save's mtime is an hour back, so the build is never racy and the
+    daemon's racy re-check cannot stand in for seeing the change itself.
+    Each round the snapshot must then serve warm what a cold render holds.
+    """
+    daemon = start_daemon(settle=settle, MEMD_SWEEP_SECONDS="600")
+    daemon.wait_fresh(project)
+    target = project / "user_role.md"
+    for round_ in range(ROUNDS):
+        saved = _old_ns(round_, 0)
+        target.write_text(topic("user_role", body=f"Round {round_:03}a.\n"))
+        os.utime(target, ns=(saved, saved))
+        _wait_built_with(daemon, project, target, saved)
+        change(target, round_, saved)
+        _assert_served_warm(daemon, project, round_)
+
+
+def _utime(target: Path, round_: int, saved_ns: int) -> None:
+    touched = _old_ns(round_, 1)
+    os.utime(target, ns=(touched, touched))
+
+
+def _touch_command(target: Path, round_: int, saved_ns: int) -> None:
+    stamp = time.strftime("%Y%m%d%H%M.%S", time.localtime(_old_ns(round_, 1) / 1e9))
+    subprocess.run(["touch", "-m", "-t", stamp, str(target)], check=True)
+
+
+def _same_size_same_mtime(target: Path, round_: int, saved_ns: int) -> None:
+    target.write_text(topic("user_role", body=f"Round {round_:03}b.\n"))
+    os.utime(target, ns=(saved_ns, saved_ns))
+
+
 @pytest.mark.parametrize("settle", ["0.0", "0.01", "0.05"])
 class TestChangeRightAfterABuild:
     def test_a_touch_right_after_a_build_is_picked_up(
         self, start_daemon: Starter, project: Path, settle: str
     ) -> None:
         """`touch -d` (a utime, no write) just after the build of a save."""
-        daemon = start_daemon(settle=settle, MEMD_SWEEP_SECONDS="600")
-        daemon.wait_fresh(project)
-        target = project / "user_role.md"
-        for round_ in range(ROUNDS):
-            saved, touched = _old_ns(round_, 0), _old_ns(round_, 1)
-            target.write_text(topic("user_role", body=f"Round {round_}.\n"))
-            os.utime(target, ns=(saved, saved))
-            _wait_built_with(daemon, project, target, saved)
-            os.utime(target, ns=(touched, touched))
-
-            _assert_served_warm(daemon, project, round_)
+        _change_right_after_each_build(start_daemon, project, settle, _utime)
 
     def test_a_touch_command_right_after_a_build_is_picked_up(
         self, start_daemon: Starter, project: Path, settle: str
     ) -> None:
         """The `touch` command itself (open for writing, set the time, close)."""
-        daemon = start_daemon(settle=settle, MEMD_SWEEP_SECONDS="600")
-        daemon.wait_fresh(project)
-        target = project / "user_role.md"
-        for round_ in range(ROUNDS):
-            saved, touched = _old_ns(round_, 0), _old_ns(round_, 1)
-            target.write_text(topic("user_role", body=f"Round {round_}.\n"))
-            os.utime(target, ns=(saved, saved))
-            _wait_built_with(daemon, project, target, saved)
-            stamp = time.strftime("%Y%m%d%H%M.%S", time.localtime(touched / 1e9))
-            subprocess.run(["touch", "-m", "-t", stamp, str(target)], check=True)
-
-            _assert_served_warm(daemon, project, round_)
+        _change_right_after_each_build(start_daemon, project, settle, _touch_command)
 
     def test_same_size_rewrite_with_the_same_mtime_is_picked_up(
         self, start_daemon: Starter, project: Path, settle: str
     ) -> None:
         """New bytes of the same size, the mtime set back to what the build recorded."""
-        daemon = start_daemon(settle=settle, MEMD_SWEEP_SECONDS="600")
-        daemon.wait_fresh(project)
-        target = project / "user_role.md"
-        for round_ in range(ROUNDS):
-            saved = _old_ns(round_, 0)
-            target.write_text(topic("user_role", body=f"Round {round_:03}a.\n"))
-            os.utime(target, ns=(saved, saved))
-            _wait_built_with(daemon, project, target, saved)
-            target.write_text(topic("user_role", body=f"Round {round_:03}b.\n"))
-            os.utime(target, ns=(saved, saved))
-
-            _assert_served_warm(daemon, project, round_)
+        _change_right_after_each_build(
+            start_daemon, project, settle, _same_size_same_mtime
+        )
