@@ -62,11 +62,13 @@ class Project:
             timeout=120,
         )
 
-    def memory_dir(self, env: Mapping[str, str] | None = None) -> Path:
-        """Return the memory dir `memd paths --format json` names."""
+    def memory_dir(
+        self, env: Mapping[str, str] | None = None, cwd: Path | None = None
+    ) -> Path:
+        """Return the memory dir `memd paths --format json` names from `cwd`."""
         import json
 
-        out = self.memd("paths", "--format", "json", env=env).stdout
+        out = self.memd("paths", "--format", "json", env=env, cwd=cwd).stdout
         return Path(json.loads(out)["memory_dir"])
 
     def write_index(self, content: bytes) -> Path:
