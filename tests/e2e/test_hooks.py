@@ -78,3 +78,8 @@ def test_hooks_reach_the_model(project: Project) -> None:
         assert said[step].count("Your last tool call") == said[step - 1].count(
             "Your last tool call"
         ), said[step][-1500:]
+    # The agent rewrote the clean file its own way (2.1.112 adds
+    # originSessionId, 2.1.332 nests under metadata:); memd lints it clean.
+    rewritten = (memory / "clean.md").read_text()
+    assert "originSessionId" in rewritten
+    project.memd("lint", str(memory / "clean.md"))
