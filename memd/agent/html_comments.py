@@ -105,6 +105,21 @@ def strip_comment_blocks(text: str, *, rebuild: bool) -> Stripped:
     return Stripped("".join(out), True)
 
 
+def comment_free_lines(lines: list[str]) -> list[str]:
+    """Return `lines` (LF-split, no CR) with the agent's stripped comments removed.
+
+    The same blocks as `strip_comment_blocks`, but line for line: a comment
+    that spans lines leaves empty lines, so line numbers stay the file's.
+    Comments the agent keeps (in a list item, a paragraph line, code) stay.
+    """
+    shown = list(lines)
+    for first, end in _comment_blocks(lines):
+        block = "\n".join(lines[first:end])
+        kept = _COMMENT.sub(lambda m: "\n" * m.group().count("\n"), block)
+        shown[first:end] = kept.split("\n")
+    return shown
+
+
 def _comment_blocks(lines: list[str]) -> list[tuple[int, int]]:
     """Return (first line, end line) of each top-level `<!--` html block.
 
