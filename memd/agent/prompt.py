@@ -57,8 +57,15 @@ class IndexView:
     truncation: EntrypointTruncation | None  # None when nothing is left to show
 
 
-def view_index(index_text: str | None, *, profile: ProfileSpec = None) -> IndexView:
-    """Return `index_text` stripped of markup and truncated as the agent does it."""
+def view_index(
+    index_text: str | None, *, profile: ProfileSpec = None, has_bom: bool = False
+) -> IndexView:
+    """Return `index_text` stripped of markup and truncated as the agent does it.
+
+    `has_bom`: the file began with a BOM that the reader took off `index_text`.
+    """
+    if has_bom and index_text is not None:
+        index_text = "\ufeff" + index_text
     shown = (
         strip_index_markup(index_text, profile=profile)
         if index_text is not None

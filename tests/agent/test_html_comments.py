@@ -97,6 +97,13 @@ class TestViewIndex:
         assert "---\nk: v\n---\n- a" == old.content
         assert "- a" == new.content
 
+    def test_bom_taken_off_by_the_reader(self) -> None:
+        """`has_bom` puts back the BOM the reader removed, for 2.1.112's rule."""
+        view = view_index("---\nk: v\n---\n- a\n", profile="2.1.112", has_bom=True)
+
+        assert view.truncation is not None
+        assert "---\nk: v\n---\n- a" == view.truncation.content
+
     def test_2_1_332_removes_invisible_characters(self) -> None:
         """Zero-width, soft hyphen, BEL go and U+2028 breaks the line (2.1.332)."""
         raw = "- a\u200b b\n- c\u2028d\n- e\u00ad\x07f\n"

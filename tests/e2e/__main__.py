@@ -19,13 +19,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--release", action="append", required=True, help="e.g. 2.1.332"
     )
-    parser.add_argument("pytest_args", nargs="*", help="more pytest arguments")
-    args = parser.parse_args(argv)
+    args, pytest_args = parser.parse_known_args(argv)  # the rest goes to pytest
     os.environ["MEMD_E2E_RELEASES"] = ",".join(args.release)
     here = os.path.dirname(os.path.abspath(__file__))
-    return int(
-        pytest.main(["-q", "-p", "no:cacheprovider", "-rf", here, *args.pytest_args])
-    )
+    return int(pytest.main(["-q", "-p", "no:cacheprovider", "-rf", here, *pytest_args]))
 
 
 if __name__ == "__main__":

@@ -51,15 +51,21 @@ class Project:
     def memd(
         self, *args: str, env: Mapping[str, str] | None = None, cwd: Path | None = None
     ) -> subprocess.CompletedProcess[str]:
-        """Run the real memd CLI with `args` (checked), in the project."""
-        return subprocess.run(
+        """Run the real memd CLI with `args` (checked), in the project.
+
+        Output is decoded by hand: text mode would turn the CRLF memd prints
+        into LF and hide a difference.
+        """
+        done = subprocess.run(
             [*MEMD, *args],
             cwd=cwd or self.root,
             env=dict(env or self.env),
             capture_output=True,
-            text=True,
             check=True,
             timeout=120,
+        )
+        return subprocess.CompletedProcess(
+            done.args, done.returncode, done.stdout.decode(), done.stderr.decode()
         )
 
     def memory_dir(
