@@ -212,7 +212,7 @@ def _quote_end(lines: list[str], i: int) -> int:
     while j < len(lines) and _QUOTE.match(lines[j]):
         content = re.sub(r"^ {0,3}> ?", "", lines[j])
         j += 1
-        if content.strip(" ") and not _INTERRUPT.match(content):
+        if content:  # `(paragraph|[^\n]*)`: any text opens a paragraph
             while j < len(lines) and _continues_paragraph(lines[j]):
                 j += 1
     return j
