@@ -72,13 +72,12 @@ def test_mcp_round_trip(project: Project) -> None:
             break
     assert attempt is not None
     model, _ = attempt
-    if WRITE not in model.conversation[first].tool_names():
-        # Reported, not hidden: the round trip below runs whenever it connects.
-        pytest.xfail(
-            f"{project.release.version} went on without memd mcp: it was not"
-            " connected within the agent's start-up wait"
-        )
-
+    # Three tries for a slow start of `memd mcp` on a loaded machine; not
+    # connected in any of them is a failure, never an expected one.
+    assert WRITE in model.conversation[first].tool_names(), (
+        f"{project.release.version} went on without memd mcp in 3 runs: it was not"
+        " connected within the agent's start-up wait"
+    )
     assert {WRITE, RECALL} <= set(model.conversation[first].tool_names())
     written, recalled = _results(model, first), _results(model, first + 1)
     assert "real-database-tests" in written
