@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from tests.e2e.harness import Project
 from tests.e2e.model_server import ScriptedModel, Turn, text, tool_use
 from tests.e2e.releases import ClaudeRun
