@@ -278,7 +278,7 @@ def _journal_path(git: Git) -> str:
     return os.path.join(git.git_dir, MEMD_DIR, "apply")
 
 
-def _recover(git: Git, ref: str, merged: _Merged) -> None:
+def _recover(git: Git, ref: str, merged: _Merged, layout: Layout | None = None) -> None:
     """Finish a merge a killed sync was writing, then make git's index match HEAD."""
     with contextlib.suppress(FileNotFoundError):
         os.unlink(os.path.join(git.git_dir, "index.lock"))
@@ -294,7 +294,7 @@ def _recover(git: Git, ref: str, merged: _Merged) -> None:
     else:
         head = git.rev(ref) or ZERO_OID
         if head == old:
-            _apply(git, old, new, ref, merged, frozenset())
+            _apply(git, old, new, ref, merged, frozenset(), layout)
         elif head == new:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(_journal_path(git))
@@ -411,12 +411,64 @@ def _identity(git: Git) -> tuple[str, ...]:
     )
 
 
+# -- where repository paths live --------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """Where each repository path lives on this machine, and which MEMORY.md indexes it.
+
+    A team repository is one memory folder (prefix ``""``) whose files live in
+    the team dir. A personal repository holds one folder per project
+    (``projects/<identity>/``), each placed in that project's memory dir on
+    this machine, or nowhere when the project is not here; files outside
+    every folder (the manifest, dream claims) live only in the repository.
+    """
+
+    roots: Mapping[str, str]  # folder prefix -> local directory
+    prefixes: tuple[str, ...] = ("",)  # every memory folder, placed or not
+    # repository-only files both sides changed, merged by a rule (the manifest)
+    unions: Mapping[str, Callable[[bytes, bytes], bytes]] = field(default_factory=dict)
+    first_wins: tuple[str, ...] = ()  # prefixes where the side pushed first wins
+    label: str = "memd team sync"  # how commit messages begin
+
+    def folder_of(self, relpath: str) -> str | None:
+        """Return the memory folder (longest prefix) `relpath` is in, or None."""
+        best = None
+        for prefix in self.prefixes:
+            if relpath.startswith(prefix) and (best is None or len(prefix) > len(best)):
+                best = prefix
+        return best
+
+    def is_index(self, relpath: str) -> bool:
+        folder = self.folder_of(relpath)
+        return folder is not None and relpath == folder + INDEX_NAME
+
+    def place(self, relpath: str) -> tuple[str, str] | None:
+        """Return (local directory, path inside it) of `relpath`, or None."""
+        folder = self.folder_of(relpath)
+        if folder is None or folder not in self.roots:
+            return None
+        return self.roots[folder], relpath[len(folder) :]
+
+
+def team_layout(team_dir: str) -> Layout:
+    """Return the layout of a team repository: the whole tree in `team_dir`."""
+    return Layout(roots={"": team_dir})
+
+
 # -- 3. fetch and merge ------------------------------------------------------------
 
 
 def _fetch_and_merge(
-    git: Git, branch: str, ref: str, merged: _Merged, dirty: frozenset[str]
+    git: Git,
+    branch: str,
+    ref: str,
+    merged: _Merged,
+    dirty: frozenset[str],
+    layout: Layout | None = None,
 ) -> None:
+    layout = layout or team_layout(git.work_tree)
     tracking = f"refs/remotes/{REMOTE}/{branch}"
     done = git.run(
         "fetch",
@@ -440,10 +492,10 @@ def _fetch_and_merge(
     if ours is not None and _is_ancestor(git, theirs, ours):
         return
     if ours is None or _is_ancestor(git, ours, theirs):
-        _apply(git, ours or ZERO_OID, theirs, ref, merged, dirty)
+        _apply(git, ours or ZERO_OID, theirs, ref, merged, dirty, layout)
         return
-    commit = _merge_commit(git, ours, theirs, merged)
-    _apply(git, ours, commit, ref, merged, dirty)
+    commit = _merge_commit(git, ours, theirs, merged, layout)
+    _apply(git, ours, commit, ref, merged, dirty, layout)
 
 
 def _is_ancestor(git: Git, older: str, newer: str) -> bool:
@@ -480,8 +532,11 @@ def _author_of(git: Git, commit: str, relpath: str) -> str:
     return name or "them"
 
 
-def _merge_commit(git: Git, ours: str, theirs: str, merged: _Merged) -> str:
+def _merge_commit(
+    git: Git, ours: str, theirs: str, merged: _Merged, layout: Layout | None = None
+) -> str:
     """Write the merge of `theirs` into `ours` as a commit (objects only)."""
+    layout = layout or team_layout(git.work_tree)
     base_done = git.run("merge-base", ours, theirs, check=False)
     base_oid = base_done.stdout.decode().strip() if base_done.returncode == 0 else None
     base, mine, other = (
@@ -511,8 +566,15 @@ def _merge_commit(git: Git, ours: str, theirs: str, merged: _Merged) -> str:
                 f"- kept {relpath} (deleted on one side, changed on the other)"
             )
             continue
-        if relpath == INDEX_NAME:
+        if layout.is_index(relpath):
             continue  # merged below, once the deletions are known
+        if relpath in layout.unions:
+            union = layout.unions[relpath](_blob(git, o[1]), _blob(git, t[1]))
+            result[relpath] = (o[0], _store(git, union))
+            continue
+        if layout.first_wins and relpath.startswith(layout.first_wins):
+            result[relpath] = t  # theirs reached the remote first
+            continue
         author = _author_of(git, theirs, relpath)
         copy = conflict_copy_path(relpath, author, frozenset(result) | frozenset(other))
         result[copy] = (
@@ -521,7 +583,7 @@ def _merge_commit(git: Git, ours: str, theirs: str, merged: _Merged) -> str:
         )
         merged.conflicts.append(copy)
         notes.append(f"- both changed {relpath}: theirs is {copy}")
-    _merge_the_index(git, base, mine, other, result, merged)
+    _merge_the_indexes(git, base, mine, other, result, merged, layout)
     entries = "".join(f"{mode} {oid}\t{p}\0" for p, (mode, oid) in result.items())
     tree = _write_tree(
         git,
@@ -529,43 +591,57 @@ def _merge_commit(git: Git, ours: str, theirs: str, merged: _Merged) -> str:
         ("--add", "-z", "--index-info"),
         entries.encode("utf-8", "surrogateescape"),
     )
-    message = f"memd team sync: merge {theirs[:12]}\n\n" + "\n".join(notes) + "\n"
+    message = f"{layout.label}: merge {theirs[:12]}\n\n" + "\n".join(notes) + "\n"
     return git.text(
         *_identity(git), "commit-tree", tree, "-p", ours, "-p", theirs, "-m", message
     )
 
 
-def _merge_the_index(
+def _merge_the_indexes(
     git: Git,
     base: dict[str, tuple[str, str]],
     mine: dict[str, tuple[str, str]],
     other: dict[str, tuple[str, str]],
     result: dict[str, tuple[str, str]],
     merged: _Merged,
+    layout: Layout,
 ) -> None:
-    """Union MEMORY.md when both sides changed it, and link this merge's copies."""
-    b, o, t = base.get(INDEX_NAME), mine.get(INDEX_NAME), other.get(INDEX_NAME)
-    text = (
-        _blob(git, result[INDEX_NAME][1]).decode("utf-8", "replace")
-        if INDEX_NAME in result
-        else ""
-    )
-    if o is not None and t is not None and o != t and b not in (o, t):
-        deleted = frozenset(p for p in base if p not in result)
-        text = merge_index(
-            _blob(git, o[1]).decode("utf-8", "replace"),
-            _blob(git, t[1]).decode("utf-8", "replace"),
-            deleted=deleted,
+    """Union each MEMORY.md both sides changed, and link this merge's copies."""
+    copies_by_folder: dict[str, list[tuple[str, str, str]]] = {}
+    for copy in merged.conflicts:
+        folder = layout.folder_of(copy)
+        if copy in result and folder is not None:
+            rest = copy[len(folder) :]
+            copies_by_folder.setdefault(folder, []).append(
+                (_original_of(rest), rest, _author_in(rest))
+            )
+    indexes = {p for p in set(base) | set(mine) | set(other) if layout.is_index(p)}
+    indexes |= {folder + INDEX_NAME for folder in copies_by_folder}
+    for index in sorted(indexes):
+        folder = index[: -len(INDEX_NAME)]
+        b, o, t = base.get(index), mine.get(index), other.get(index)
+        text = (
+            _blob(git, result[index][1]).decode("utf-8", "replace")
+            if index in result
+            else ""
         )
-    copies = tuple(
-        (_original_of(copy), copy, _author_in(copy))
-        for copy in merged.conflicts
-        if copy in result
-    )
-    if copies:
-        text = link_copies(text, copies)
-    if copies or (o is not None and t is not None and o != t and b not in (o, t)):
-        result[INDEX_NAME] = ("100644", _store(git, text.encode("utf-8")))
+        both = o is not None and t is not None and o != t and b not in (o, t)
+        if both and o is not None and t is not None:
+            deleted = frozenset(
+                p[len(folder) :]
+                for p in base
+                if p not in result and p.startswith(folder)
+            )
+            text = merge_index(
+                _blob(git, o[1]).decode("utf-8", "replace"),
+                _blob(git, t[1]).decode("utf-8", "replace"),
+                deleted=deleted,
+            )
+        copies = tuple(copies_by_folder.get(folder, ()))
+        if copies:
+            text = link_copies(text, copies)
+        if copies or both:
+            result[index] = ("100644", _store(git, text.encode("utf-8")))
 
 
 def _original_of(copy: str) -> str:
@@ -582,7 +658,13 @@ def _author_in(copy: str) -> str:
 
 
 def _apply(
-    git: Git, old: str, new: str, ref: str, merged: _Merged, dirty: frozenset[str]
+    git: Git,
+    old: str,
+    new: str,
+    ref: str,
+    merged: _Merged,
+    dirty: frozenset[str],
+    layout: Layout | None = None,
 ) -> None:
     """Write `new`'s files over `old`'s in the tree, then move `ref` to `new`.
 
@@ -591,17 +673,46 @@ def _apply(
     neither `old`'s nor `new`'s holds a local edit that was not committed;
     it stays, and the incoming version goes beside it as a conflict copy.
     """
+    layout = layout or team_layout(git.work_tree)
     journal = _journal_path(git)
     write_atomic(journal, f"{old} {new}\n".encode("ascii"))
-    before = _tree_of(git, None if old == ZERO_OID else old)
+    write_changes(git, None if old == ZERO_OID else old, new, merged, dirty, layout)
+    git.run("update-ref", ref, new, old)
+    git.run("reset", "-q", "--mixed")
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(journal)
+
+
+def write_changes(
+    git: Git,
+    old: str | None,
+    new: str,
+    merged: _Merged,
+    dirty: frozenset[str],
+    layout: Layout,
+) -> None:
+    """Write the placed files that differ between commits `old` and `new` locally.
+
+    With `old` None every placed file of `new` is written: how a project
+    first seen on this machine receives its memory (a local file that
+    differs stays, and theirs goes beside it).
+    """
+    before = _tree_of(git, old)
     after = _tree_of(git, new)
     changed = sorted(
-        p for p in set(before) | set(after) if before.get(p) != after.get(p)
+        p
+        for p in set(before) | set(after)
+        if before.get(p) != after.get(p) and layout.place(p) is not None
     )
-    current = _worktree_blobs(git, changed)
-    copies: list[tuple[str, str, str]] = []
+    current = _worktree_blobs(git, changed, layout)
+    copies: dict[str, list[tuple[str, str, str]]] = {}
     taken = frozenset(after) | frozenset(current)
     for relpath in changed:
+        placed = layout.place(relpath)
+        if placed is None:
+            continue
+        root, rest = placed
+        folder = relpath[: len(relpath) - len(rest)]
         old_entry, new_entry = before.get(relpath), after.get(relpath)
         have = current.get(relpath)
         want = new_entry[1] if new_entry else None
@@ -611,30 +722,37 @@ def _apply(
         if new_entry is not None and new_entry[0] == "120000":
             continue  # someone pushed a symlink with plain git: never made here
         if is_clean and relpath not in dirty:
-            _write_or_remove(git.work_tree, relpath, _blob(git, want) if want else None)
-        elif relpath == INDEX_NAME and new_entry is not None and have is not None:
+            _write_or_remove(root, rest, _blob(git, want) if want else None)
+        elif layout.is_index(relpath) and new_entry is not None and have is not None:
             # A held-back local index (say, over budget) takes the incoming
             # entries in: the union loses neither side's lines.
-            local = (_read_local(git.work_tree, relpath) or b"").decode(
-                "utf-8", "replace"
-            )
+            local = (_read_local(root, rest) or b"").decode("utf-8", "replace")
             incoming = _blob(git, new_entry[1]).decode("utf-8", "replace")
-            gone = frozenset(p for p in before if p not in after)
+            gone = frozenset(
+                p[len(folder) :]
+                for p in before
+                if p not in after and p.startswith(folder)
+            )
             union = merge_index(local, incoming, deleted=gone).encode("utf-8")
             if union != local.encode("utf-8"):
-                _write_or_remove(git.work_tree, relpath, union)
+                _write_or_remove(root, rest, union)
         elif new_entry is not None and relpath.endswith(".md"):
             author = _author_of(git, new, relpath)
             copy = conflict_copy_path(relpath, author, taken)
             taken |= {copy}
             data = conflict_copy_text(relpath, _blob(git, new_entry[1]), author)
-            _write_or_remove(git.work_tree, copy, data)
-            copies.append((relpath, copy, author))
+            _write_or_remove(root, copy[len(folder) :], data)
+            copies.setdefault(folder, []).append((rest, copy[len(folder) :], author))
             merged.conflicts.append(copy)
-    if copies:
-        index_entry = after.get(INDEX_NAME)
-        if INDEX_NAME not in dirty and current.get(INDEX_NAME) in (
-            (before.get(INDEX_NAME) or ("", None))[1],
+    for folder, folder_copies in copies.items():
+        index = folder + INDEX_NAME
+        placed = layout.place(index)
+        if placed is None:
+            continue
+        index_entry = after.get(index)
+        have_index = current.get(index, _blob_id_of(git, placed))
+        if index not in dirty and have_index in (
+            (before.get(index) or ("", None))[1],
             index_entry[1] if index_entry else None,
         ):
             text = (
@@ -643,14 +761,24 @@ def _apply(
                 else ""
             )
             _write_or_remove(
-                git.work_tree,
-                INDEX_NAME,
-                link_copies(text, tuple(copies)).encode("utf-8"),
+                placed[0],
+                placed[1],
+                link_copies(text, tuple(folder_copies)).encode("utf-8"),
             )
-    git.run("update-ref", ref, new, old)
-    git.run("reset", "-q", "--mixed")
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(journal)
+
+
+def _blob_id_of(git: Git, placed: tuple[str, str]) -> str | None:
+    """Return the blob id of a placed file as it is on disk (None when absent)."""
+    path = os.path.join(*placed)
+    with contextlib.suppress(OSError):
+        if stat.S_ISREG(os.lstat(path).st_mode):
+            return git.text(
+                "hash-object",
+                "--no-filters",
+                "--stdin-paths",
+                input_bytes=(path + "\n").encode("utf-8", "surrogateescape"),
+            )
+    return None
 
 
 def _read_local(team_dir: str, relpath: str) -> bytes | None:
@@ -663,26 +791,33 @@ def _read_local(team_dir: str, relpath: str) -> bytes | None:
         return None
 
 
-def _worktree_blobs(git: Git, relpaths: list[str]) -> dict[str, str]:
-    """Return relpath -> blob id of the regular files among `relpaths` in the tree."""
-    present = []
+def _worktree_blobs(
+    git: Git, relpaths: list[str], layout: Layout | None = None
+) -> dict[str, str]:
+    """Return relpath -> blob id of the regular files among `relpaths` on disk."""
+    layout = layout or team_layout(git.work_tree)
+    present: list[tuple[str, str]] = []
     for relpath in relpaths:
         if "\n" in relpath or "\r" in relpath:
             continue  # --stdin-paths is line-based; such a file is never written
+        placed = layout.place(relpath)
+        if placed is None:
+            continue
+        path = os.path.join(*placed)
         with contextlib.suppress(OSError):
-            if stat.S_ISREG(os.lstat(os.path.join(git.work_tree, relpath)).st_mode):
-                present.append(relpath)
+            if stat.S_ISREG(os.lstat(path).st_mode):
+                present.append((relpath, path))
     if not present:
         return {}
     out = git.text(
         "hash-object",
         "--no-filters",
         "--stdin-paths",
-        input_bytes="".join(p + "\n" for p in present).encode(
+        input_bytes="".join(path + "\n" for _, path in present).encode(
             "utf-8", "surrogateescape"
         ),
     )
-    return dict(zip(present, out.split("\n"), strict=True))
+    return dict(zip((r for r, _ in present), out.split("\n"), strict=True))
 
 
 def _write_or_remove(team_dir: str, relpath: str, data: bytes | None) -> None:
