@@ -41,9 +41,9 @@ class TestNormalizeRemoteUrl:
         identity = normalize_remote_url(url)
 
         assert identity is not None
-        assert (
-            "s3cr3t" not in identity and "tok3n" not in identity and "@" not in identity
-        )
+        assert "s3cr3t" not in identity
+        assert "tok3n" not in identity
+        assert "@" not in identity
 
     @pytest.mark.parametrize(
         "url",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 from pathlib import Path
 
@@ -87,7 +86,9 @@ class TestConvergence:
             assert "Tuesdays, says linux." in everything
             assert "Thursdays, says mac." in everything
             index = machine.read("MEMORY.md")
-            assert "(l.md)" in index and "(m.md)" in index and "from-linux" in index
+            assert "(l.md)" in index
+            assert "(m.md)" in index
+            assert "from-linux" in index
         assert linux.files() == mac.files()
 
     def test_a_delete_against_an_edit_keeps_the_edit(self, machines: Machines) -> None:
@@ -110,7 +111,7 @@ class TestNeverLeaves:
     ) -> None:
         """A token in a topic file never reaches the remote; status names the line."""
         linux = machines.all[0]
-        token = "ghp_4fJ9kLm2Qw8Rt6Yz1Xc3Vb5Nm7As0Df2Gh4J"
+        token = "ghp_4fJ9kLm2Qw8Rt6Yz1Xc3Vb5Nm7As0Df2Gh4J"  # noqa: S105 -- the test secret
         linux.write("creds.md", topic_text("creds", f"The CI token is {token}."))
         linux.write("ok.md", topic_text("ok"))
 
@@ -124,9 +125,7 @@ class TestNeverLeaves:
         lint = linux.memd("lint", "--format", "json", str(linux.memory_dir))
         diagnostics = json.loads(lint.stdout)["diagnostics"]
         found = [d for d in diagnostics if d["code"] == "S001"]
-        assert [("creds.md", 6)] == [
-            (Path(d["path"]).name, d["line"]) for d in found
-        ]
+        assert [("creds.md", 6)] == [(Path(d["path"]).name, d["line"]) for d in found]
 
     def test_team_memory_never_goes_to_the_personal_remote(
         self, machines: Machines
@@ -258,7 +257,7 @@ class TestDaemon:
                 time.sleep(0.5)
         finally:
             process.terminate()
-            out, err = process.communicate(timeout=60)
+            _out, err = process.communicate(timeout=60)
 
         assert f"{FOLDER}later.md" in machines.remote_files(), err[-3000:]
         assert 0 == process.returncode

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memd.lint.secrets import RULE_NAMES, fingerprint, find_secrets
+from memd.lint.secrets import RULE_NAMES, find_secrets, fingerprint
 
 CASES = {
     "github-token": "token ghp_4fJ9kLm2Qw8Rt6Yz1Xc3Vb5Nm7As0Df2Gh4J here",
@@ -13,7 +13,7 @@ CASES = {
     "openai-key": "key sk-proj-abcdefghijklmnopqrstuvwx1234",
     "aws-access-key": "aws AKIAIOSFODNN7EXAMPL3 in prod",
     "gitlab-token": "glpat-abcdefghij1234567890",
-    "npm-token": "//registry.npmjs.org/:_authToken=npm_abcdefghijklmnopqrstuvwxyz0123456789",
+    "npm-token": "_authToken=npm_abcdefghijklmnopqrstuvwxyz0123456789",
     "private-key": "-----BEGIN OPENSSH PRIVATE KEY-----",
     "secret-assignment": "db_password = Xk29fLq7Pz03mW",
 }
