@@ -148,8 +148,11 @@ def local_refusal(rest: str) -> str | None:
 
 def path_refusal(relpath: str, identities: frozenset[str]) -> str | None:
     """Return why `relpath` may not be in a personal tree, or None when it may."""
-    if relpath == MANIFEST:
-        return None
+    from memd.relpath import relpath_refusal
+
+    why = relpath_refusal(relpath)
+    if why is not None or relpath == MANIFEST:
+        return why
     why = _component_refusal(relpath.split("/"))
     if why is not None:
         return why
