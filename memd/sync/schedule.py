@@ -120,6 +120,7 @@ def run_sync(
             path,
             severities=config.lint_severities,
             max_file_bytes=config.max_topic_file_bytes,
+            secret_allow=config.sync_allow,
         ),
         allow=frozenset(config.sync_allow),
         max_file_bytes=config.max_topic_file_bytes,

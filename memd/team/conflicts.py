@@ -71,8 +71,13 @@ def lint_errors(
     *,
     severities: Mapping[str, str] | None = None,
     max_file_bytes: int | None = None,
+    secret_allow: tuple[str, ...] = (),
 ) -> dict[str, str]:
-    """Return relpath -> first error message for each file in `team_dir` with errors."""
+    """Return relpath -> first error message for each file in `team_dir` with errors.
+
+    A likely secret (lint's S001, whatever its configured severity) counts
+    as an error here: no sync ever commits it.
+    """
     from memd.lint.engine import lint_memdir
     from memd.memory.reader import load_memdir
 
@@ -82,8 +87,10 @@ def lint_errors(
         else load_memdir(team_dir, max_file_bytes=max_file_bytes)
     )
     errors: dict[str, str] = {}
-    for diagnostic in lint_memdir(memdir, severities=severities):
-        if str(diagnostic.severity) == "error":
+    for diagnostic in lint_memdir(
+        memdir, severities=severities, secret_allow=secret_allow
+    ):
+        if str(diagnostic.severity) == "error" or diagnostic.code == "S001":
             errors.setdefault(
                 diagnostic.path, f"{diagnostic.code} {diagnostic.message}"
             )

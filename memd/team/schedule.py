@@ -84,6 +84,7 @@ def sync_teams(
                 path,
                 severities=config.lint_severities,
                 max_file_bytes=config.max_topic_file_bytes,
+                secret_allow=config.sync_allow,
             ),
         )
         if result.state != "skipped":

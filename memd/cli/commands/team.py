@@ -128,6 +128,7 @@ def _sync(config: Config, project: str) -> int:
             path,
             severities=config.lint_severities,
             max_file_bytes=config.max_topic_file_bytes,
+            secret_allow=config.sync_allow,
         ),
     )
     record_result(
