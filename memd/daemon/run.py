@@ -631,7 +631,11 @@ class _Daemon:
 
     def _start_scheduler(self) -> None:
         from memd.kairos.scheduler import DreamScheduler
-        from memd.sync.schedule import job_interval_seconds, job_settle_seconds
+        from memd.sync.schedule import (
+            job_interval_seconds,
+            job_settle_seconds,
+            may_dream_here,
+        )
 
         def memory_dirs() -> tuple[str, ...]:
             return self.discovery.memory_dirs if self.discovery else ()
@@ -657,6 +661,9 @@ class _Daemon:
                 team_sync=team_sync,
                 team_interval_seconds=job_interval_seconds(self.config),
                 team_settle_seconds=job_settle_seconds(self.config),
+                may_dream=lambda memory_dir, now: may_dream_here(
+                    self.config, memory_dir, now, log=self.log.bind(component="sync")
+                ),
             )
             scheduler.start()
             scheduler.team_dir_settled()  # one sync soon after start-up

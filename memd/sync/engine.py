@@ -54,7 +54,6 @@ from memd.team.sync import (
     _Merged,
     _push,
     _recover,
-    _store,
     _tree_of,
     _try_lock,
     _write_tree,
@@ -581,7 +580,9 @@ def _commit_places(
 ) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
     """Commit every placed memory dir's changes; return (committed, left out).
 
-    Both name local paths, so status and lint output point at the file.
+    Both name local paths, so status and lint output point at the file. Only
+    files that differ from HEAD are judged (a memory dir with no change is
+    not even linted), and their blobs are stored in one `store_blobs` call.
     """
     from memd.lint.secrets import find_secrets_in_bytes
 
@@ -591,6 +592,7 @@ def _commit_places(
     committed: list[str] = []
     in_repo: list[str] = []  # the message names repository paths, not this machine's
     left_out: list[tuple[str, str]] = []
+    to_store: dict[str, bytes] = {}
     for identity, memory_dir in sorted(places.items()):
         prefix = folder_of(identity)
         in_head = {
@@ -599,28 +601,31 @@ def _commit_places(
             if p.startswith(prefix)
         }
         local = collect_files(memory_dir, max_file_bytes)
-        errors = lint_errors(memory_dir) if local else {}
-        for relpath, data in sorted(local.items()):
+        changed = {
+            relpath: data
+            for relpath, data in local.items()
+            if not (isinstance(data, bytes) and in_head.get(relpath) == _blob_oid(data))
+        }
+        errors = lint_errors(memory_dir) if changed else {}
+        for relpath, data in sorted(changed.items()):
             path = os.path.join(memory_dir, relpath)
             why = data if isinstance(data, str) else None
-            if why is None and relpath in errors:
-                why = f"lint error: {errors[relpath]}"
             if why is None and isinstance(data, bytes):
+                # The whole file, logs included: lint reads topic files only.
                 secrets = find_secrets_in_bytes(data, allow=allow)
                 if secrets:
                     first = secrets[0]
                     why = f"line {first.line}: {first.message()}"
+            if why is None and relpath in errors:
+                why = f"lint error: {errors[relpath]}"
             if why is not None or not isinstance(data, bytes):
                 left_out.append((path, why or "left out"))
                 continue
             oid = _blob_oid(data)
-            if in_head.get(relpath) != oid:
-                stored = _store(git, data)
-                if stored != oid:
-                    raise MemdError(f"{path}: git stored another object than read")
-                updates.append(f"100644 {oid}\t{prefix}{relpath}\0")
-                committed.append(path)
-                in_repo.append(prefix + relpath)
+            to_store[oid] = data
+            updates.append(f"100644 {oid}\t{prefix}{relpath}\0")
+            committed.append(path)
+            in_repo.append(prefix + relpath)
         for relpath in sorted(in_head):
             if relpath not in local:
                 updates.append(f"0 {'0' * 40}\t{prefix}{relpath}\0")
@@ -631,9 +636,11 @@ def _commit_places(
     )
     if not set(places) <= identities or MANIFEST not in tree:
         manifest = manifest_bytes(identities | set(places))
-        updates.append(f"100644 {_store(git, manifest)}\t{MANIFEST}\0")
+        to_store[_blob_oid(manifest)] = manifest
+        updates.append(f"100644 {_blob_oid(manifest)}\t{MANIFEST}\0")
     if not updates:
         return (), tuple(left_out)
+    store_blobs(git, to_store)
     new_tree = _write_tree(
         git,
         head or EMPTY_TREE,
@@ -650,6 +657,31 @@ def _commit_places(
     return tuple(committed), tuple(left_out)
 
 
+def store_blobs(git: Git, blobs: Mapping[str, bytes]) -> None:
+    """Write `blobs` (oid -> bytes, as read) into the object store in one git call.
+
+    ``git fast-import`` takes the bytes memd read (never a path, so nothing
+    is opened by name behind memd's back); `git cat-file --batch-check`
+    then confirms every oid exists before a tree names it.
+
+    Raises:
+        MemdError: an object is missing afterwards.
+    """
+    if not blobs:
+        return
+    stream = b"".join(
+        b"blob\ndata %d\n%s\n" % (len(data), data) for data in blobs.values()
+    )
+    git.run("fast-import", "--quiet", "--done", input_bytes=stream + b"done\n")
+    check = git.run(
+        "cat-file",
+        "--batch-check",
+        input_bytes="".join(oid + "\n" for oid in blobs).encode("ascii"),
+    ).stdout.decode("ascii", "replace")
+    if "missing" in check:
+        raise MemdError("git did not store every object memd read; nothing committed")
+
+
 # -- queries -----------------------------------------------------------------------
 
 
@@ -663,3 +695,106 @@ def remote_of(state_dir: str, timeout_seconds: float) -> str | None:
     with contextlib.suppress(GitError):
         return remote_url(repo, timeout_seconds)
     return None
+
+
+# -- one dream per night across machines ----------------------------------------------
+
+
+def machine_id(git_dir: str) -> str:
+    """Return this machine's id for dream claims (made once, kept in .git/memd)."""
+    from memd.atomic import write_atomic
+    from memd.fsread import read_bytes
+
+    path = os.path.join(git_dir, MEMD_DIR, "machine")
+    try:
+        text = read_bytes(path, 256).decode("ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        text = ""
+    if len(text) == 32 and all(c in "0123456789abcdef" for c in text):
+        return text
+    text = os.urandom(16).hex()
+    write_atomic(path, (text + "\n").encode("ascii"))
+    return text
+
+
+def claim_path(identity: str, night: str) -> str:
+    """Return the repository path of the dream claim of `identity` for `night`."""
+    return f"{DREAMS}{identity}/{night}.json"
+
+
+def claim_holder(git: Git, ref: str, path: str) -> str | None:
+    """Return the machine id the claim at `path` in `ref` names, or None."""
+    from memd.fastjson import loads
+
+    entry = _tree_of(git, git.rev(ref)).get(path)
+    if entry is None:
+        return None
+    try:
+        data = loads(_blob(git, entry[1]))
+    except ValueError:
+        return None
+    holder = data.get("machine") if isinstance(data, dict) else None
+    return holder if isinstance(holder, str) else None
+
+
+def add_claim(git: Git, ref: str, path: str, machine: str) -> bool:
+    """Commit a claim at `path` naming `machine` unless one is there; True if added."""
+    if claim_holder(git, ref, path) is not None:
+        return False
+    head = git.rev(ref)
+    data = ('{"machine": "' + machine + '"}\n').encode("ascii")
+    store_blobs(git, {_blob_oid(data): data})
+    tree = _write_tree(
+        git,
+        head or EMPTY_TREE,
+        ("-z", "--index-info"),
+        f"100644 {_blob_oid(data)}\t{path}\0".encode(),
+    )
+    parents = ("-p", head) if head else ()
+    message = f"{_LABEL}: dream claim {path}\n"
+    commit = git.text(*_identity(git), "commit-tree", tree, *parents, "-m", message)
+    git.run("update-ref", ref, commit, head or "0" * 40)
+    return True
+
+
+def may_dream(
+    state_dir: str,
+    memory_dir: str,
+    night: str,
+    *,
+    branch: str,
+    timeout_seconds: float,
+    sync: Callable[[], object],
+) -> bool:
+    """Return True when this machine dreams `memory_dir` for `night`.
+
+    The claim is a file, ``dreams/<identity>/<night>.json`` naming a machine,
+    committed and pushed by the next sync; a merge keeps the claim that
+    reached the remote first (`Layout.first_wins`), so of two machines that
+    claim one night, the first to push dreams and the other steps aside. A
+    machine that cannot reach the remote dreams (its claim goes out later
+    and loses or wins then). Without personal sync, or for a project it does
+    not sync, a machine always dreams.
+    """
+    repo = repo_dir(state_dir)
+    if not is_team_repo(repo):
+        return True
+    git_dir = os.path.join(repo, ".git")
+    target = memory_dir.rstrip(os.sep)
+    identity = next((i for i, d in read_places(git_dir).items() if d == target), None)
+    if identity is None:
+        return True
+    path = claim_path(identity, night)
+    ref = f"refs/heads/{branch}"
+    lock_fd = _try_lock(os.path.join(git_dir, MEMD_DIR, "sync.lock"))
+    if lock_fd is None:
+        return True  # a sync is running; the claim goes out with the next one
+    try:
+        git = Git(repo, timeout_seconds, lock_fd=lock_fd)
+        me = machine_id(git_dir)
+        add_claim(git, ref, path, me)
+    finally:
+        os.close(lock_fd)
+    sync()
+    holder = claim_holder(Git(repo, timeout_seconds), ref, path)
+    return holder in (None, me)

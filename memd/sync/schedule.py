@@ -212,3 +212,45 @@ def sync_if_due(
     except (MemdError, OSError) as error:
         log.warning("personal_sync_failed", error=str(error))
         return None
+
+
+def dream_night(config: Config, now: object) -> str:
+    """Return the night a dream at `now` belongs to: its local date, ISO."""
+    import datetime as dt
+
+    if not isinstance(now, dt.datetime):
+        now = dt.datetime.now(dt.UTC)
+    if config.dream_timezone:
+        import zoneinfo
+
+        now = now.astimezone(zoneinfo.ZoneInfo(config.dream_timezone))
+    else:
+        now = now.astimezone()
+    return now.date().isoformat()
+
+
+def may_dream_here(
+    config: Config, memory_dir: str, now: object, *, log: FilteringBoundLogger
+) -> bool:
+    """What the dream scheduler asks before a dream: see `memd.sync.engine.may_dream`.
+
+    Any failure answers True: a dream on two machines merges like any edit,
+    a dream on none loses a night.
+    """
+    from memd.errors import MemdError
+    from memd.sync.engine import may_dream
+
+    if not is_enabled(config.state_dir):
+        return True
+    try:
+        return may_dream(
+            config.state_dir,
+            memory_dir,
+            dream_night(config, now),
+            branch=config.sync_branch,
+            timeout_seconds=config.team_git_timeout_seconds,
+            sync=lambda: run_sync(config, log=log.bind(reason="dream-claim")),
+        )
+    except (MemdError, OSError) as error:
+        log.warning("dream_claim_failed", memory_dir=memory_dir, error=str(error))
+        return True

@@ -91,7 +91,8 @@ def lint_errors(
         memdir, severities=severities, secret_allow=secret_allow
     ):
         if str(diagnostic.severity) == "error" or diagnostic.code == "S001":
+            line = f" at line {diagnostic.line}" if diagnostic.line else ""
             errors.setdefault(
-                diagnostic.path, f"{diagnostic.code} {diagnostic.message}"
+                diagnostic.path, f"{diagnostic.code}{line} {diagnostic.message}"
             )
     return errors

@@ -634,6 +634,28 @@ def _blob(git: Git, oid: str) -> bytes:
     return git.run("cat-file", "blob", oid).stdout
 
 
+def _blobs(git: Git, oids: set[str]) -> dict[str, bytes]:
+    """Return oid -> bytes of every blob in `oids`, read by one ``cat-file --batch``."""
+    if not oids:
+        return {}
+    ordered = sorted(oids)
+    out = git.run(
+        "cat-file", "--batch", input_bytes="".join(o + "\n" for o in ordered).encode()
+    ).stdout
+    found: dict[str, bytes] = {}
+    at = 0
+    for oid in ordered:
+        end = out.index(b"\n", at)
+        header = out[at:end].split(b" ")
+        at = end + 1
+        if len(header) != 3 or header[1] != b"blob":
+            raise GitError(f"git cat-file: {oid} is not a blob")
+        size = int(header[2])
+        found[oid] = out[at : at + size]
+        at += size + 1
+    return found
+
+
 def _store(git: Git, data: bytes) -> str:
     return git.text("hash-object", "-w", "--stdin", input_bytes=data)
 
@@ -820,6 +842,11 @@ def write_changes(
         if before.get(p) != after.get(p) and layout.place(p) is not None
     )
     current = _worktree_blobs(git, changed, layout)
+    # One read for every incoming file this apply may write.
+    incoming_blobs = _blobs(
+        git,
+        {after[p][1] for p in changed if p in after and current.get(p) != after[p][1]},
+    )
     copies: dict[str, list[tuple[str, str, str]]] = {}
     taken = frozenset(after) | frozenset(current)
     for relpath in changed:
@@ -835,7 +862,7 @@ def write_changes(
             continue
         is_clean = have == (old_entry[1] if old_entry else None)
         if is_clean and relpath not in dirty:
-            _write_or_remove(root, rest, _blob(git, want) if want else None)
+            _write_or_remove(root, rest, incoming_blobs[want] if want else None)
         elif layout.is_index(relpath) and new_entry is not None and have is not None:
             # A held-back local index (say, over budget) takes the incoming
             # entries in: the union loses neither side's lines.

@@ -6,7 +6,7 @@ import json
 import time
 from pathlib import Path
 
-from tests.sync.conftest import Machines, git, synced, topic_text
+from tests.sync.conftest import Machine, Machines, git, synced, topic_text
 
 IDENTITY = "github.com/ana/app"
 FOLDER = f"projects/{IDENTITY}/"
@@ -272,3 +272,35 @@ def test_nothing_but_the_state_dir_holds_a_repository(machines: Machines) -> Non
     assert not (linux.memory_dir / ".git").exists()
     assert (linux.root / "state" / "memd" / "sync" / "repo" / ".git").is_dir()
     assert [] == [p for p in Path(linux.memory_dir).rglob("*") if p.is_symlink()]
+
+
+class TestOneDreamPerNight:
+    def test_the_first_machine_to_claim_a_night_dreams_the_other_steps_aside(
+        self, machines: Machines
+    ) -> None:
+        """Claims per night go through the remote; the first pushed one wins."""
+        from memd.sync.engine import claim_path, may_dream
+
+        linux, mac, _ = machines.all
+        linux.write("logs/2026/12/2026-12-01.md", "- 10:00 a note\n")
+        _init(machines)
+
+        def ask(machine: Machine, night: str) -> bool:
+            return may_dream(
+                str(machine.root / "state" / "memd"),
+                str(machine.expected_memory_dir()),
+                night,
+                branch="main",
+                timeout_seconds=60,
+                sync=lambda: synced(machine),
+            )
+
+        assert ask(linux, "2026-12-01")
+        assert not ask(mac, "2026-12-01")
+        assert ask(mac, "2026-12-02")
+        assert not ask(linux, "2026-12-02")
+        assert ask(linux, "2026-12-01")  # asking again keeps the answer
+        remote = machines.remote_files()
+        assert {claim_path(IDENTITY, n) for n in ("2026-12-01", "2026-12-02")} <= set(
+            remote
+        )
