@@ -405,10 +405,17 @@ def _sync_locked(
     repo = git.work_tree
     try:
         places = read_places(git.git_dir)
+        gone = [i for i, d in places.items() if not os.path.isdir(d)]
+        if gone:  # a memory dir removed whole: re-attach later, delete nothing
+            places = {i: d for i, d in places.items() if i not in gone}
+            _write_places(git, places)
         # A killed merge is finished with the places it was writing into.
         _recover(git, ref, merged, _layout(places, _identities_in(git, git.rev(ref))))
-        wanted = {p.identity: p.memory_dir for p in projects}
-        for identity, memory_dir in sorted(wanted.items()):
+        # Every attached dir stays placed whether or not this run resolved its
+        # project: a folder left unplaced would miss merges, then commit its
+        # stale files back as if they were edits.
+        for project in projects:
+            identity, memory_dir = project.identity, project.memory_dir
             if places.get(identity) == memory_dir:
                 continue
             head = git.rev(ref)
@@ -419,12 +426,6 @@ def _sync_locked(
             places[identity] = memory_dir
             _write_places(git, places)
             attached.append(identity)
-        # Projects no longer here keep their folder in the repository.
-        places = {i: d for i, d in places.items() if wanted.get(i) == d}
-        gone = [i for i, d in places.items() if not os.path.isdir(d)]
-        if gone:  # a memory dir removed whole: re-attach next time, delete nothing
-            places = {i: d for i, d in places.items() if i not in gone}
-            _write_places(git, places)
         committed, left_out = _commit_places(
             git, ref, places, lint_errors, allow, max_file_bytes
         )

@@ -6,6 +6,8 @@ import json
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.sync.conftest import Machine, Machines, git, synced, topic_text
 
 IDENTITY = "github.com/ana/app"
@@ -104,6 +106,24 @@ class TestConvergence:
 
         assert "edited on mac" in linux.read("x.md") == mac.read("x.md")
 
+    def test_a_project_memd_was_not_told_about_this_run_still_follows(
+        self, machines: Machines
+    ) -> None:
+        """An attached dir is merged into even when its project is not listed."""
+        linux, mac, _ = machines.all
+        linux.write("x.md", topic_text("x", "old"))
+        _init(machines)
+        mac.write("x.md", topic_text("x", "new on mac"))
+        synced(mac)
+
+        done = linux.memd("sync", MEMD_WATCH_PROJECTS="")
+        synced(linux)  # listed again: its files are not committed back as edits
+        synced(mac)
+
+        assert 0 == done.returncode, done.stderr
+        assert "new on mac" in linux.read("x.md")
+        assert "new on mac" in mac.read("x.md")
+
 
 class TestNeverLeaves:
     def test_a_secret_is_refused_and_named_with_file_and_line(
@@ -168,8 +188,19 @@ class TestNeverLeaves:
 
 
 class TestHostileRemote:
-    def test_a_tree_with_a_bad_path_is_refused_whole(self, machines: Machines) -> None:
-        """A pushed tree with team/ or a hidden path writes nothing at all."""
+    @pytest.mark.parametrize(
+        "bad",
+        [
+            "team/post-merge.md",  # team memory in a personal remote
+            "notes/.hidden.md",
+            "a\u2215b.md",  # a division slash: a separator to a person
+            "run.sh",
+        ],
+    )
+    def test_a_tree_with_a_bad_path_is_refused_whole(
+        self, machines: Machines, bad: str
+    ) -> None:
+        """A pushed tree with one path outside the rule writes nothing at all."""
         linux, mac, _ = machines.all
         linux.write("a.md", topic_text("a"))
         _init(machines)
@@ -177,9 +208,8 @@ class TestHostileRemote:
         evil = machines.remote.parent / "evil"
         git("clone", "-q", machines.url, str(evil), cwd=machines.remote.parent)
         (evil / FOLDER / "fine.md").write_text(topic_text("fine"))
-        # team/ in a personal tree would write into the team repository.
-        (evil / FOLDER / "team").mkdir()
-        (evil / FOLDER / "team" / "post-merge.md").write_text("#!/bin/sh\n")
+        (evil / FOLDER / bad).parent.mkdir(parents=True, exist_ok=True)
+        (evil / FOLDER / bad).write_text("#!/bin/sh\n")
         git("add", "-f", ".", cwd=evil)
         git(
             "-c",
@@ -200,7 +230,7 @@ class TestHostileRemote:
         assert "refused whole" in done.stdout
         assert before == mac.files()
         assert not (mac.expected_memory_dir() / "fine.md").exists()
-        assert not (mac.expected_memory_dir() / "team").exists()
+        assert not (mac.expected_memory_dir() / bad).exists()
 
 
 class TestKilled:
