@@ -45,7 +45,6 @@ from memd.team.sync import (
     EMPTY_TREE,
     MEMD_DIR,
     PUSH_ATTEMPTS,
-    REMOTE,
     Layout,
     SyncResult,
     _blob,
@@ -59,6 +58,7 @@ from memd.team.sync import (
     _write_tree,
     init_team,
     is_team_repo,
+    sync_outcome,
     write_changes,
 )
 
@@ -215,6 +215,7 @@ def _layout(places: Mapping[str, str], identities: Iterable[str]) -> Layout:
         unions={MANIFEST: merge_manifests},
         first_wins=(DREAMS,),
         label=_LABEL,
+        check_tree=refuse_hostile_tree,
     )
 
 
@@ -404,6 +405,7 @@ def _sync_locked(
     retries = 0
     repo = git.work_tree
     try:
+        git.check_local_config()
         places = read_places(git.git_dir)
         gone = [i for i, d in places.items() if not os.path.isdir(d)]
         if gone:  # a memory dir removed whole: re-attach later, delete nothing
@@ -437,7 +439,6 @@ def _sync_locked(
         )
         for attempt in range(PUSH_ATTEMPTS):
             retries = attempt
-            _fetch_refusing_hostile(git, branch)
             layout = _layout(places, _identities_in(git, git.rev(ref)))
             _fetch_and_merge(git, branch, ref, merged, dirty, layout)
             if _push(git, branch, ref):
@@ -446,18 +447,15 @@ def _sync_locked(
         else:
             raise GitError(f"push still rejected after {PUSH_ATTEMPTS} merges")
     except (GitError, MemdError, OSError) as error:
-        is_network = isinstance(error, GitError) and error.is_network
-        state = "offline" if is_network else "failed"
-        event = "personal_sync_offline" if is_network else "personal_sync_failed"
-        log.warning(event, repo=repo, error=redact(str(error)))
-        failed = SyncResult(
-            team_dir=repo,
-            state=state,
+        failed = sync_outcome(
+            repo,
+            merged,
             committed=committed,
             left_out=left_out,
-            conflicts=tuple(merged.conflicts),
-            kept=tuple(merged.kept),
-            error=redact(str(error)),
+            log=log,
+            event="personal",
+            error=error,
+            repo=repo,
         )
         return PersonalResult(
             sync=failed,
@@ -465,55 +463,20 @@ def _sync_locked(
             attached=tuple(attached),
             not_synced=not_synced,
         )
-    done = SyncResult(
-        team_dir=repo,
-        state="synced",
+    done = sync_outcome(
+        repo,
+        merged,
         committed=committed,
         left_out=left_out,
-        conflicts=tuple(merged.conflicts),
-        kept=tuple(merged.kept),
-        pushed=True,
-        push_retries=retries,
-    )
-    log.info(
-        "personal_synced",
+        log=log,
+        event="personal",
+        retries=retries,
         projects=len(projects),
         attached=attached,
-        committed=len(committed),
-        left_out=[p for p, _ in left_out],
-        conflicts=list(merged.conflicts),
-        push_retries=retries,
     )
     return PersonalResult(
         sync=done, projects=projects, attached=tuple(attached), not_synced=not_synced
     )
-
-
-def _fetch_refusing_hostile(git: Git, branch: str) -> None:
-    """Fetch the branch and refuse its tree whole if any path breaks the rule.
-
-    `_fetch_and_merge` fetches again; the tracking ref it then reads is the
-    one checked here unless the remote moved in between, and then that tree
-    is checked on the next pass before it is pushed on (a merge writes only
-    placed, rule-abiding paths: `Layout.place` never maps a refused one).
-    """
-    tracking = f"refs/remotes/{REMOTE}/{branch}"
-    done = git.run(
-        "fetch",
-        "--no-tags",
-        "--quiet",
-        REMOTE,
-        f"+refs/heads/{branch}:{tracking}",
-        check=False,
-        is_network=True,
-    )
-    if done.returncode != 0:
-        if "couldn't find remote ref" in done.stderr.decode("utf-8", "replace").lower():
-            return
-        git.run("fetch", "--no-tags", "--quiet", REMOTE, is_network=True)  # raises
-    theirs = git.rev(tracking)
-    if theirs is not None:
-        refuse_hostile_tree(git, theirs)
 
 
 # -- committing the memory dirs -----------------------------------------------------

@@ -3,15 +3,20 @@
 Git runs through `memd.team.git.Git` (explicit ``--git-dir``, no terminal,
 a timeout, and whatever hardening that module applies), on the canonical git
 root, so every worktree of a repository gets the main repository's identity,
-as it gets its memory dir. Remote URLs are read with ``git remote get-url``,
-which applies the user's ``url.<base>.insteadOf`` rewrites.
+as it gets its memory dir. Remote URLs are read as configured, in one
+``git config --get-regexp`` call (``url.<base>.insteadOf`` rewrites are not
+applied: spell the remote in full, or pin the identity in ``[sync.projects]``).
 """
 
 from __future__ import annotations
 
 import os
 
-from memd.agent.identity import ProjectIdentity, choose_identity
+from memd.agent.identity import (
+    ProjectIdentity,
+    choose_identity,
+    normalize_remote_url,
+)
 from memd.team.git import Git, GitError
 
 TYPE_CHECKING = False
@@ -53,14 +58,19 @@ def project_identity(
     if git_root is not None and os.path.isdir(os.path.join(git_root, ".git")):
         git = Git(git_root, timeout_seconds)
         try:
-            names = git.text("remote").split()
-            for name in names:
-                url = git.text("remote", "get-url", name, check=False)
-                if url:
-                    remotes[name] = url
-            done = git.run("rev-list", "--max-parents=0", "HEAD", check=False)
-            if done.returncode == 0:
-                roots = tuple(done.stdout.decode("ascii", "replace").split())
+            # One call for every remote's URL; the root commit only when no
+            # URL names a repository (a clone always has one).
+            listed = git.run(
+                "config", "--null", "--get-regexp", r"^remote\..+\.url$", check=False
+            ).stdout.decode("utf-8", "replace")
+            for record in listed.split("\0"):
+                key, _, url = record.partition("\n")
+                if key.startswith("remote.") and key.endswith(".url") and url:
+                    remotes.setdefault(key[len("remote.") : -len(".url")], url)
+            if not any(normalize_remote_url(url) for url in remotes.values()):
+                done = git.run("rev-list", "--max-parents=0", "HEAD", check=False)
+                if done.returncode == 0:
+                    roots = tuple(done.stdout.decode("ascii", "replace").split())
         except GitError:
             pass  # no git, or it timed out: only a configured identity is left
     return choose_identity(

@@ -98,7 +98,7 @@ def run_sync(
     """Sync every known project now and record the result; see `sync_personal`."""
     from memd.errors import UsageError
     from memd.sync.engine import _same_remote, remote_of
-    from memd.team.conflicts import lint_errors
+    from memd.team.conflicts import lint_errors_for
 
     projects, skipped = resolve_projects(config, project_roots(config))
     remote = remote_of(config.state_dir, config.team_git_timeout_seconds)
@@ -116,12 +116,7 @@ def run_sync(
         branch=config.sync_branch,
         timeout_seconds=config.team_git_timeout_seconds,
         log=log,
-        lint_errors=lambda path: lint_errors(
-            path,
-            severities=config.lint_severities,
-            max_file_bytes=config.max_topic_file_bytes,
-            secret_allow=config.sync_allow,
-        ),
+        lint_errors=lint_errors_for(config),
         allow=frozenset(config.sync_allow),
         max_file_bytes=config.max_topic_file_bytes,
     )

@@ -16,7 +16,9 @@ from memd.lint.checks_files import is_conflict_copy
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
+
+    from memd.config import Config
 
 MAX_SCAN_ENTRIES = 10_000  # a team dir is small; a huge one is not scanned whole
 
@@ -96,3 +98,13 @@ def lint_errors(
                 diagnostic.path, f"{diagnostic.code}{line} {diagnostic.message}"
             )
     return errors
+
+
+def lint_errors_for(config: Config) -> Callable[[str], dict[str, str]]:
+    """Return `lint_errors` as every sync calls it: with `config`'s lint settings."""
+    return lambda directory: lint_errors(
+        directory,
+        severities=config.lint_severities,
+        max_file_bytes=config.max_topic_file_bytes,
+        secret_allow=config.sync_allow,
+    )

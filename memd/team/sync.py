@@ -283,12 +283,53 @@ def _sync_locked(
         else:
             raise GitError(f"push still rejected after {PUSH_ATTEMPTS} merges")
     except (GitError, MemdError, OSError) as error:
+        return sync_outcome(
+            team_dir,
+            merged,
+            committed=committed,
+            left_out=left_out,
+            log=log,
+            event="team",
+            error=error,
+            team_dir=team_dir,
+        )
+    return sync_outcome(
+        team_dir,
+        merged,
+        committed=committed,
+        left_out=left_out,
+        log=log,
+        event="team",
+        retries=retries,
+        team_dir=team_dir,
+    )
+
+
+def sync_outcome(
+    where: str,
+    merged: _Merged,
+    *,
+    committed: tuple[str, ...],
+    left_out: tuple[tuple[str, str], ...],
+    log: FilteringBoundLogger,
+    event: str,
+    error: Exception | None = None,
+    retries: int = 0,
+    **fields: object,
+) -> SyncResult:
+    """Return the result of a sync of `where` that finished or stopped on `error`.
+
+    It is logged once, with `fields`. An unreachable remote is ``offline``
+    (the commit is kept, the next try backs off), any other error ``failed``;
+    `event` prefixes the log events (``team_synced``, ``team_sync_offline``,
+    ``team_sync_failed``).
+    """
+    if error is not None:
         is_network = isinstance(error, GitError) and error.is_network
         state = "offline" if is_network else "failed"
-        event = "team_sync_offline" if is_network else "team_sync_failed"
-        log.warning(event, team_dir=team_dir, error=redact(str(error)))
+        log.warning(f"{event}_sync_{state}", **fields, error=redact(str(error)))
         return SyncResult(
-            team_dir=team_dir,
+            team_dir=where,
             state=state,
             committed=committed,
             left_out=left_out,
@@ -296,8 +337,16 @@ def _sync_locked(
             kept=tuple(merged.kept),
             error=redact(str(error)),
         )
-    result = SyncResult(
-        team_dir=team_dir,
+    log.info(
+        f"{event}_synced",
+        **fields,
+        committed=len(committed),
+        left_out=[p for p, _ in left_out],
+        conflicts=list(merged.conflicts),
+        push_retries=retries,
+    )
+    return SyncResult(
+        team_dir=where,
         state="synced",
         committed=committed,
         left_out=left_out,
@@ -306,15 +355,6 @@ def _sync_locked(
         pushed=True,
         push_retries=retries,
     )
-    log.info(
-        "team_synced",
-        team_dir=team_dir,
-        committed=len(committed),
-        left_out=[p for p, _ in left_out],
-        conflicts=list(merged.conflicts),
-        push_retries=retries,
-    )
-    return result
 
 
 # -- 1. recover ------------------------------------------------------------------
@@ -485,6 +525,9 @@ class Layout:
     unions: Mapping[str, Callable[[bytes, bytes], bytes]] = field(default_factory=dict)
     first_wins: tuple[str, ...] = ()  # prefixes where the side pushed first wins
     label: str = "memd team sync"  # how commit messages begin
+    # check_tree(git, commit) raises for a fetched tree this layout refuses
+    # whole, before anything of it is written
+    check_tree: Callable[[Git, str], None] | None = None
 
     def folder_of(self, relpath: str) -> str | None:
         """Return the memory folder (longest prefix) `relpath` is in, or None."""
@@ -544,6 +587,8 @@ def _fetch_and_merge(
     if theirs is None or theirs == ours:
         return
     _tree_of(git, theirs)  # a tree that breaks the path rule is refused whole, here
+    if layout.check_tree is not None:
+        layout.check_tree(git, theirs)  # and one that breaks the layout's own
     if ours is not None and _is_ancestor(git, theirs, ours):
         return
     if ours is None or _is_ancestor(git, ours, theirs):

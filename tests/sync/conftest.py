@@ -8,13 +8,14 @@ differs on each; only the bare remote is shared.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from tests.team.conftest import Member
 
 TOPIC = (
     "---\nname: {name}\ndescription: What I know about {name}\ntype: user\n---\n"
@@ -38,37 +39,23 @@ def git(*args: str, cwd: Path, env: dict[str, str] | None = None) -> str:
 
 
 @dataclass(frozen=True)
-class Machine:
-    name: str
-    root: Path
-    project: Path
+class Machine(Member):
+    """A team member's machine set-up, used by one person: the same isolation."""
 
     def env(self, **extra: str) -> dict[str, str]:
-        env = {
-            k: v
-            for k, v in os.environ.items()
-            if not k.startswith(("GIT_", "MEMD_", "XDG_", "CLAUDE_"))
-        }
+        env = super().env()
         env.update(
-            HOME=str(self.root / "home"),
-            XDG_CONFIG_HOME=str(self.root / "config"),
-            XDG_CACHE_HOME=str(self.root / "cache"),
-            XDG_STATE_HOME=str(self.root / "state"),
             XDG_RUNTIME_DIR=str(self.root / "runtime"),
-            GIT_CONFIG_NOSYSTEM="1",
-            GIT_CONFIG_GLOBAL=str(self.root / "gitconfig"),
-            GIT_AUTHOR_NAME=self.name,
-            GIT_COMMITTER_NAME=self.name,
             GIT_AUTHOR_EMAIL=f"{self.name}@machines.invalid",
             GIT_COMMITTER_EMAIL=f"{self.name}@machines.invalid",
-            MEMD_LOG_FORMAT="json",
             MEMD_WATCH_PROJECTS=str(self.project),
-            MEMD_MANAGED_SETTINGS_PATH=str(self.root / "managed-settings.json"),
         )
         env.update(extra)
         return env
 
-    def memd(self, *args: str, **extra: str) -> subprocess.CompletedProcess[str]:
+    def memd(  # type: ignore[override]
+        self, *args: str, **extra: str
+    ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [str(Path(sys.executable).with_name("memd")), *args],
             env=self.env(**extra),
@@ -78,7 +65,9 @@ class Machine:
             check=False,
         )
 
-    def popen(self, *args: str, **extra: str) -> subprocess.Popen[str]:
+    def popen(  # type: ignore[override]
+        self, *args: str, **extra: str
+    ) -> subprocess.Popen[str]:
         return subprocess.Popen(
             [str(Path(sys.executable).with_name("memd")), *args],
             env=self.env(**extra),
@@ -87,25 +76,18 @@ class Machine:
             text=True,
         )
 
-    @property
-    def memory_dir(self) -> Path:
-        projects = self.root / "home" / ".claude" / "projects"
-        found = [p for p in projects.glob("*/memory") if p.is_dir()]
-        assert len(found) == 1, found
-        return found[0]
-
     def expected_memory_dir(self) -> Path:
         """The dir the agent reads: the munged path of this machine's clone."""
         munged = "".join(c if c.isalnum() else "-" for c in str(self.project))
         return self.root / "home" / ".claude" / "projects" / munged / "memory"
 
-    def write(self, relpath: str, text: str) -> Path:
+    def write(self, relpath: str, text: str) -> Path:  # into memory, not team/
         path = self.expected_memory_dir() / relpath
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, "utf-8")
         return path
 
-    def read(self, relpath: str) -> str:
+    def read(self, relpath: str) -> str:  # from memory, not team/
         return (self.expected_memory_dir() / relpath).read_text("utf-8")
 
     def files(self) -> dict[str, str]:
