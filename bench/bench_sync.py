@@ -3,8 +3,9 @@
 Prints the first sync (everything pushed), a no-change sync, a sync after one
 edit, and a new machine's first sync (everything received), each as seconds
 and as a ratio to `git status` on one repository measured in the same run.
-The SessionStart hook does not pull (not built), so its cost is unchanged;
-bench/bench_hooks.py measures it.
+Then the SessionStart hook with personal sync on: its median cost when no
+pull is due (the common case), as a ratio to a bare `python -c pass`, as
+bench/bench_hooks.py reports it, and one session start whose pull is due.
 
     python bench/bench_sync.py [PROJECTS] [FILES]
 """
@@ -97,6 +98,7 @@ def main() -> None:
         root2, projects2 = machines[1]
         env2 = _env(root2, projects2)
         received = _timed([MEMD, "sync", "init", "--remote", str(remote)], env2)
+        hook_due_off, hook_due = _hook_costs(root2, projects2[0], env2)
         print(
             f"{count} projects x {files} files; "
             f"baseline git status {baseline * 1000:.1f} ms"
@@ -108,6 +110,35 @@ def main() -> None:
             ("new machine (receive all)", received),
         ):
             print(f"{label:28} {value:7.2f} s  {value / baseline:8.0f}x")
+        print(hook_due_off)
+        print(hook_due)
+
+
+def _hook_costs(root: Path, project: Path, env: dict[str, str]) -> tuple[str, str]:
+    import json
+    import statistics
+
+    payload = json.dumps(
+        {"session_id": "b", "hook_event_name": "SessionStart", "cwd": str(project)}
+    ).encode()
+    hook = [MEMD, "hook", "session-start"]
+
+    def once(args: list[str], data: bytes | None = None) -> float:
+        start = time.perf_counter()
+        subprocess.run(args, env=env, input=data, capture_output=True, check=True)
+        return time.perf_counter() - start
+
+    once(hook, payload)  # warm the snapshot and the session record
+    bare = statistics.median(once([sys.executable, "-c", "pass"]) for _ in range(20))
+    warm = statistics.median(once(hook, payload) for _ in range(20))
+    record = root / "state" / "memd" / "sync.json"
+    os.utime(record, (time.time() - 3600, time.time() - 3600))
+    due = once(hook, payload)
+    return (
+        f"session-start, no pull due: {warm * 1000:.1f} ms = {warm / bare:.2f}x "
+        f"python -c pass ({bare * 1000:.1f} ms)",
+        f"session-start, pull due: {due:.2f} s (bounded at 10 s)",
+    )
 
 
 if __name__ == "__main__":

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -339,3 +341,46 @@ class TestOneDreamPerNight:
         assert {claim_path(IDENTITY, n) for n in ("2026-12-01", "2026-12-02")} <= set(
             remote
         )
+
+
+class TestSessionStartPull:
+    def test_a_new_machines_first_session_pulls_its_memory_first(
+        self, machines: Machines
+    ) -> None:
+        """SessionStart syncs when the last sync is old; right after, it does not."""
+        linux, mac, _ = machines.all
+        linux.write("a.md", topic_text("a", "from linux"))
+        assert 0 == linux.memd("sync", "init", "--remote", machines.url).returncode
+        unknown = {"MEMD_WATCH_PROJECTS": ""}  # memd has not seen the project
+        assert (
+            0
+            == mac.memd("sync", "init", "--remote", machines.url, **unknown).returncode
+        )
+        record = mac.root / "state" / "memd" / "sync.json"
+        os.utime(record, (time.time() - 3600, time.time() - 3600))
+        payload = json.dumps(
+            {
+                "session_id": "s1",
+                "hook_event_name": "SessionStart",
+                "cwd": str(mac.project),
+            }
+        )
+
+        def session_start() -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [str(Path(sys.executable).with_name("memd")), "hook", "session-start"],
+                input=payload,
+                env=mac.env(**unknown),
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
+            )
+
+        first = session_start()
+        pulled_at = record.stat().st_mtime_ns
+        second = session_start()
+
+        assert (0, 0) == (first.returncode, second.returncode), first.stderr
+        assert "from linux" in mac.read("a.md")
+        assert pulled_at == record.stat().st_mtime_ns  # not due again
