@@ -130,13 +130,18 @@ def _hook_costs(root: Path, project: Path, env: dict[str, str]) -> tuple[str, st
 
     once(hook, payload)  # warm the snapshot and the session record
     bare = statistics.median(once([sys.executable, "-c", "pass"]) for _ in range(20))
+    marker = root / "state" / "memd" / "sync" / "repo" / ".git" / "memd"
+    marker.rename(marker.with_name("memd-off"))  # personal sync off, for a baseline
+    off = statistics.median(once(hook, payload) for _ in range(20))
+    marker.with_name("memd-off").rename(marker)
     warm = statistics.median(once(hook, payload) for _ in range(20))
     record = root / "state" / "memd" / "sync.json"
     os.utime(record, (time.time() - 3600, time.time() - 3600))
     due = once(hook, payload)
     return (
         f"session-start, no pull due: {warm * 1000:.1f} ms = {warm / bare:.2f}x "
-        f"python -c pass ({bare * 1000:.1f} ms)",
+        f"python -c pass ({bare * 1000:.1f} ms); personal sync off: "
+        f"{off / bare:.2f}x",
         f"session-start, pull due: {due:.2f} s (bounded at 10 s)",
     )
 
