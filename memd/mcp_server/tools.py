@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 MAX_READ_BYTES = 256 * 1024
 MAX_LOG_CHARS = 4000
 LOCK_WAIT_SECONDS = 5.0
+MAX_LINK_HOPS = 8  # a topic file linked to another inside, as the reader allows
 
 
 class ToolFailedError(MemdError):
@@ -159,13 +160,26 @@ def _read_inside(memory_dir: str, relpath: str) -> bytes:
     Opened relative to the memory dir's descriptor, component by component,
     with no symlink followed (`memd.fsread.open_beneath`): a directory swapped
     for a link between the reader's walk and this open fails, never leads out.
+    A topic file that is itself a link to a file inside (which the reader
+    reads) is read by its target's relpath, worked out from the link's text
+    alone, and opened the same way.
     """
-    from memd.fsread import open_beneath, open_dir, read_fd
+    from memd.fsread import UnsafeFileError, open_beneath, open_dir, read_fd
 
     try:
         root_fd = open_dir(memory_dir, follow=True)  # the dir itself may be a link
         try:
-            fd = open_beneath(root_fd, relpath)
+            wanted = relpath
+            for _ in range(MAX_LINK_HOPS):
+                try:
+                    fd = open_beneath(root_fd, wanted)
+                    break
+                except UnsafeFileError as error:
+                    if error.errno != errno.ELOOP:
+                        raise
+                    wanted = _link_target(memory_dir, root_fd, wanted, error)
+            else:
+                raise OSError(errno.ELOOP, "too many levels of symbolic links")
         finally:
             os.close(root_fd)
         try:
@@ -174,6 +188,36 @@ def _read_inside(memory_dir: str, relpath: str) -> bytes:
             os.close(fd)
     except OSError as error:
         raise _refused(relpath, error) from None
+
+
+def _link_target(memory_dir: str, root_fd: int, relpath: str, error: OSError) -> str:
+    """Return the relpath the link at `relpath` names, if it stays inside; else raise.
+
+    Only the last component may be the link (a linked folder on the way
+    re-raises `error`); its text is resolved lexically against the memory
+    dir, never by following it, and must pass the path rule.
+    """
+    import posixpath
+
+    from memd.fsread import open_dir_beneath, split_beneath
+    from memd.relpath import relpath_refusal
+
+    parts = split_beneath(relpath)
+    parent = open_dir_beneath(root_fd, parts[:-1])  # ELOOP here: a linked folder
+    try:
+        text = os.readlink(parts[-1], dir_fd=parent)
+    except OSError:
+        raise error from None
+    finally:
+        os.close(parent)
+    if text.startswith("/"):
+        root = os.path.realpath(memory_dir) + "/"
+        target = text[len(root) :] if text.startswith(root) else ".."
+    else:
+        target = posixpath.normpath(posixpath.join(posixpath.dirname(relpath), text))
+    if relpath_refusal(target) is not None:
+        raise error
+    return target
 
 
 def _refused(relpath: str, error: OSError) -> ToolFailedError:

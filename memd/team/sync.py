@@ -414,8 +414,6 @@ def _why_left_out(team_dir: str, relpath: str, errors: Mapping[str, str]) -> str
     parts = relpath.split("/")
     if any(part.startswith(".") for part in parts):
         return "hidden file"
-    if "\n" in relpath or "\r" in relpath:
-        return "line break in the file name"
     if not relpath.endswith(".md"):
         return "not a Markdown file"
     try:
@@ -983,7 +981,7 @@ def _worktree_blobs(
     from memd.fsread import DEFAULT_LIMIT, read_beneath
 
     layout = layout or team_layout(git.work_tree)
-    algorithm = "sha256" if len(git.rev("HEAD") or ZERO_OID) == 64 else "sha1"
+    algorithm = git.text("rev-parse", "--show-object-format")  # sha1 or sha256
     blobs: dict[str, str] = {}
     by_root: dict[str, list[tuple[str, str]]] = {}
     for relpath in relpaths:
