@@ -115,6 +115,20 @@ class TestTruncateEntrypoint:
 
         assert actual.content.startswith("a" * 100 + WARNING_HEAD)
 
+    @pytest.mark.parametrize(
+        ("newline_at", "kept_units"),
+        [(24_999, 24_999), (25_000, 25_000), (25_001, 100)],
+    )
+    def test_cut_falls_at_the_last_newline_at_or_before_the_limit(
+        self, newline_at: int, kept_units: int
+    ) -> None:
+        """With a newline at 100 too, one at 24,999 or 25,000 wins; at 25,001 not."""
+        text = "a" * 100 + "\n" + "a" * (newline_at - 101) + "\n" + "b" * 10
+
+        actual = truncate_entrypoint(text, profile=OLD)
+
+        assert actual.content.startswith(text[:kept_units] + WARNING_HEAD)
+
     def test_astral_characters_count_two_units(self) -> None:
         """12,500 emoji are 25,000 units: within the limit."""
         text = "😀" * 12_500
