@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+
 from memd.hooks.feedback import caused_by_call, judge
 from memd.hooks.session_state import SessionState
 from memd.hooks.wording import MAX_CONTEXT_UNITS, session_start_context
 
 OVER = {"code": "I002", "severity": "error", "path": "MEMORY.md", "name": "x"}
+TOO_LARGE = {"code": "I003", "severity": "error", "path": "MEMORY.md", "name": "x"}
 BAD = {"code": "M008", "severity": "error", "path": "a.md", "name": "type-invalid"}
 NOTHING: frozenset[str] = frozenset()
 
@@ -54,6 +57,45 @@ class TestCausedByCall:
             errors_before=frozenset({("I002", "MEMORY.md")}),
             index_before=(230, 9000),
             index_after=(220, 8600),
+        )
+
+    @pytest.mark.parametrize(
+        ("finding", "before", "after", "expected"),
+        [
+            (OVER, (230, 9000), (230, 9100), False),  # lines same, units grew
+            (OVER, (230, 9000), (231, 8900), True),  # one line more
+            (TOO_LARGE, (150, 30000), (150, 30000), False),  # same
+            (TOO_LARGE, (150, 30000), (151, 30000), False),  # lines grew, units same
+            (TOO_LARGE, (150, 30000), (150, 30001), True),  # one unit more
+            (TOO_LARGE, (150, 30000), (140, 29999), False),  # shorter
+        ],
+    )
+    def test_an_old_index_error_is_caused_only_when_its_measure_grew(
+        self,
+        finding: dict[str, object],
+        before: tuple[int, int],
+        after: tuple[int, int],
+        expected: bool,
+    ) -> None:
+        """I002 compares lines and I003 units, and only a strictly larger one counts."""
+        actual = caused(
+            finding,
+            changed=frozenset({"MEMORY.md"}),
+            errors_before=frozenset({(str(finding["code"]), "MEMORY.md")}),
+            index_before=before,
+            index_after=after,
+        )
+
+        assert expected == actual
+
+    def test_an_over_budget_index_edited_to_the_same_size_is_not_caused(self) -> None:
+        """Worse versus same: an edit that keeps 230 lines is not this call's fault."""
+        assert not caused(
+            OVER,
+            changed=frozenset({"MEMORY.md"}),
+            errors_before=frozenset({("I002", "MEMORY.md")}),
+            index_before=(230, 9000),
+            index_after=(230, 9000),
         )
 
     def test_crossing_the_limit_is_caused(self) -> None:

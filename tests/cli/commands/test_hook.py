@@ -401,6 +401,49 @@ class TestPostToolUse:
         assert "decision" not in output
         assert "I002" in context_of(output)
 
+    def test_an_edit_that_keeps_an_over_budget_index_as_long_does_not_block(
+        self, git_repo: Path, memory_dir: Path, isolated_home: Home
+    ) -> None:
+        """Same line count over 200 (worse versus same): a note, never a block."""
+        index = memory_dir / "MEMORY.md"
+        index.write_text(over_budget_index(240))
+        run_hook(
+            ["session-start"], session_start(git_repo, "startup"), isolated_home.env()
+        )
+        same = edit_payload(git_repo, index, "note 7\n", "note seven\n")
+
+        output = output_of(run_hook(["post-tool-use"], same, isolated_home.env()))
+
+        assert "decision" not in output
+        assert "I002" in context_of(output)
+
+    @pytest.mark.parametrize(
+        ("new", "is_blocked"), [("y" * 9, False), ("y" * 10, False), ("y" * 11, True)]
+    )
+    def test_an_index_over_the_unit_limit_blocks_only_when_longer(
+        self,
+        git_repo: Path,
+        memory_dir: Path,
+        isolated_home: Home,
+        new: str,
+        is_blocked: bool,
+    ) -> None:
+        """Over 25,000 units: a shorter or equal edit passes, one more unit blocks."""
+        index = memory_dir / "MEMORY.md"
+        index.write_text(
+            "".join(f"- [E{i}](feedback_db.md) — {'x' * 200}\n" for i in range(150))
+            + "- [Last](feedback_db.md) — zzzzzzzzzz\n"
+        )
+        run_hook(
+            ["session-start"], session_start(git_repo, "startup"), isolated_home.env()
+        )
+        edit = edit_payload(git_repo, index, "z" * 10, new)
+
+        output = output_of(run_hook(["post-tool-use"], edit, isolated_home.env()))
+
+        assert is_blocked == ("block" == output.get("decision")), output
+        assert "I003" in (output.get("reason") or context_of(output))
+
     def test_unrelated_tools_are_silent(
         self, git_repo: Path, started: Path, isolated_home: Home
     ) -> None:
