@@ -200,6 +200,82 @@ class TestAtomicWrites:
         assert Call("sync", str(link.parent)) in calls[at + 1 :], calls
 
 
+class TestReplacedNotRewritten:
+    """A write replaces the file: a reader that opened the old one reads it whole.
+
+    An in-place rewrite (open with O_TRUNC, write) would keep the inode and
+    show a concurrent reader a truncated or half-written file.
+    """
+
+    @staticmethod
+    def _opened(path: Path) -> tuple[int, bytes, int]:
+        fd = os.open(path, os.O_RDONLY)
+        return fd, path.read_bytes(), os.fstat(fd).st_ino
+
+    @staticmethod
+    def _assert_replaced(path: Path, opened: tuple[int, bytes, int]) -> None:
+        fd, old, inode = opened
+        try:
+            seen = os.pread(fd, len(old) + 4096, 0)
+        finally:
+            os.close(fd)
+
+        assert old == seen
+        assert inode != path.stat().st_ino
+
+    def test_write_atomic(self, tmp_path: Path) -> None:
+        """write_atomic gives the path a new inode; the old one keeps its bytes."""
+        from memd.atomic import write_atomic
+
+        target = tmp_path / "file.txt"
+        target.write_bytes(b"old " * 1000)
+        opened = self._opened(target)
+
+        write_atomic(str(target), b"new")
+
+        self._assert_replaced(target, opened)
+        assert b"new" == target.read_bytes()
+
+    def test_state_file(self, tmp_path: Path) -> None:
+        """write_state replaces its JSON file."""
+        from memd.state import read_state, write_state
+
+        write_state(str(tmp_path), "dreams", {"old": "x" * 1000})
+        [path] = [p for p in tmp_path.iterdir() if not p.name.startswith(".")]
+        opened = self._opened(path)
+
+        write_state(str(tmp_path), "dreams", {"new": 1})
+
+        self._assert_replaced(path, opened)
+        assert {"new": 1} == read_state(str(tmp_path), "dreams")
+
+    def test_memd_fix(self, tmp_path: Path) -> None:
+        """`memd fix` replaces the user's files, never rewrites them in place."""
+        from memd.cli.main import main
+
+        root = _memdir(tmp_path / "memory")
+        opened = [self._opened(root / name) for name in ("MEMORY.md", "b.md")]
+
+        assert 0 == main(["fix", str(root)])
+
+        self._assert_replaced(root / "MEMORY.md", opened[0])
+        self._assert_replaced(root / "b.md", opened[1])
+
+    def test_memd_hook_install(self, tmp_path: Path) -> None:
+        """`memd hook install` replaces the agent's settings file."""
+        from memd.cli.main import main
+
+        project = tmp_path / "project"
+        (project / ".claude").mkdir(parents=True)
+        settings = project / ".claude" / "settings.local.json"
+        settings.write_text('{"permissions": {}}\n')
+        opened = self._opened(settings)
+
+        assert 0 == main(["hook", "install", "--project", str(project)])
+
+        self._assert_replaced(settings, opened)
+
+
 # Every rename in memd, by module and function: the atomic-write primitives,
 # and the renames whose durability is argued where they stand.
 RENAMES = {
