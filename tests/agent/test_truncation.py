@@ -129,6 +129,35 @@ class TestTruncateEntrypoint:
 
         assert actual.content.startswith(text[:kept_units] + WARNING_HEAD)
 
+    def test_a_newline_at_index_1_is_a_cut_point(self) -> None:
+        """Only index 0 means "no newline": one at index 1 keeps the first character."""
+        actual = truncate_entrypoint("x\n" + "a" * 25_010, profile=OLD)
+
+        assert actual.content.startswith("x" + WARNING_HEAD)
+
+    def test_200_kept_lines_of_exactly_25000_units_are_not_cut_again(self) -> None:
+        """Past 200 lines, kept text exactly at 25,000 units stays whole."""
+        # 200 lines: 199 of 125 units plus newlines, the last filling to 25,000.
+        head = ["y" * 124] * 199
+        last = "y" * (25_000 - 199 * 125)
+        text = "\n".join([*head, last, "over the line limit"])
+
+        actual = truncate_entrypoint(text, profile=OLD)
+
+        kept = "\n".join([*head, last])
+        assert 25_000 == utf16_len(kept)
+        assert warned(kept, "201 lines and 24.4KB") == actual.content
+
+    def test_the_newest_notice_names_what_was_cut(self) -> None:
+        """2.1.332's sentence counts the cut lines and quotes the first one cut."""
+        actual = truncate_entrypoint(lines(203), profile="2.1.332")
+
+        assert actual.content.endswith(
+            "Only part of it was loaded: 3 of 203 lines were cut off, starting at"
+            ' line 201 ("x200"). Keep index entries to one line under ~200 chars;'
+            " move detail into topic files."
+        )
+
     def test_astral_characters_count_two_units(self) -> None:
         """12,500 emoji are 25,000 units: within the limit."""
         text = "😀" * 12_500
