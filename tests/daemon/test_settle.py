@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 import structlog
+import structlog.testing
 
 from memd.daemon.settle import Batch, Change, Settler
 
@@ -24,14 +25,16 @@ LOG = structlog.get_logger()
 class Recorder:
     """Collects the batches the settler hands over, and lets a test wait for them."""
 
-    def __init__(self) -> None:
+    def __init__(self, wakes: list[float | None] | None = None) -> None:
         self.batches: list[Batch] = []
         self._cond = threading.Condition()
+        self._wakes = list(wakes or [])
 
-    def __call__(self, batch: Batch) -> None:
+    def __call__(self, batch: Batch) -> float | None:
         with self._cond:
             self.batches.append(batch)
             self._cond.notify_all()
+        return self._wakes.pop(0) if self._wakes else None
 
     def changes(self) -> list[Change]:
         with self._cond:
@@ -142,3 +145,181 @@ class TestSettler:
             busy.join()
 
         assert is_streaming
+
+
+class TestFlagsAndTicks:
+    def test_an_urgent_flag_does_not_wait_for_settling(
+        self, running: list[Settler]
+    ) -> None:
+        """rescan_all flagged urgently arrives at once, before a settling directory."""
+        recorder = Recorder()
+        settler = _settler(600.0, 600.0, recorder)
+        running.append(settler)
+        settler.start()
+        settler.add(Change("/m", "a.md", "modified"))
+
+        settler.flag(rescan_all=True, reload_config=True)
+        recorder.wait_for(lambda batches: len(batches) >= 1)
+        [batch] = recorder.batches
+
+        assert (True, True, False, False, ()) == (
+            batch.rescan_all,
+            batch.reload_config,
+            batch.rediscover,
+            batch.recheck_all,
+            batch.changes,
+        )
+
+    def test_an_urgent_flag_jumps_a_settling_one(self, running: list[Settler]) -> None:
+        """A settling touch_file, then an urgent flag: both arrive at once, together."""
+        recorder = Recorder()
+        settler = _settler(600.0, 600.0, recorder)
+        running.append(settler)
+        settler.start()
+
+        settler.touch_file("/s.json")
+        settler.flag(rescan_all=True)
+        recorder.wait_for(lambda batches: len(batches) >= 1)
+        [batch] = recorder.batches
+
+        assert (frozenset({"/s.json"}), True, True) == (
+            batch.touched_files,
+            batch.rediscover,
+            batch.rescan_all,
+        )
+
+    def test_flags_raised_apart_are_all_kept(self, running: list[Settler]) -> None:
+        """Flags raised one after another before a batch all arrive in it."""
+        recorder = Recorder()
+        settler = _settler(0.1, 600.0, recorder)
+        running.append(settler)
+        settler.start()
+
+        settler.flag(rediscover=True, urgent=False)
+        settler.flag(recheck_all=True, urgent=False)
+        settler.flag(reload_config=True, urgent=False)
+        recorder.wait_for(lambda batches: len(batches) >= 1)
+        [batch] = recorder.batches
+
+        assert (True, True, True, False) == (
+            batch.rediscover,
+            batch.recheck_all,
+            batch.reload_config,
+            batch.rescan_all,
+        )
+
+    def test_a_touched_file_settles_then_asks_for_rediscovery(
+        self, running: list[Settler]
+    ) -> None:
+        """touch_file waits for quiet, then hands over the files and `rediscover`."""
+        recorder = Recorder()
+        settler = _settler(0.2, 600.0, recorder)
+        running.append(settler)
+        settler.start()
+
+        settler.touch_file("/home/u/.claude/settings.json")
+        settler.touch_file("/p/.claude/settings.local.json")
+        recorder.wait_for(lambda batches: len(batches) >= 1)
+        [batch] = recorder.batches
+
+        assert (
+            frozenset(
+                {"/home/u/.claude/settings.json", "/p/.claude/settings.local.json"}
+            )
+            == batch.touched_files
+        )
+        assert (True, False) == (batch.rediscover, batch.rescan_all)
+
+    def test_flags_are_handed_over_once(self, running: list[Settler]) -> None:
+        """A batch hands its flags and files over: the next one has only its own."""
+        recorder = Recorder()
+        settler = _settler(0.05, 600.0, recorder)
+        running.append(settler)
+        settler.start()
+        settler.touch_file("/s.json")
+        settler.flag(recheck_all=True)
+        recorder.wait_for(lambda batches: len(batches) >= 1)
+
+        settler.touch_file("/t.json")
+        settler.flag(reload_config=True)
+        recorder.wait_for(lambda batches: len(batches) >= 2)
+        second = recorder.batches[1]
+
+        assert (frozenset({"/t.json"}), False, True) == (
+            second.touched_files,
+            second.recheck_all,
+            second.reload_config,
+        )
+
+    def test_a_tick_wakes_the_daemon_with_an_empty_batch(
+        self, running: list[Settler]
+    ) -> None:
+        """tick(s) asks for a batch after `s` even when nothing happened."""
+        recorder = Recorder()
+        settler = _settler(600.0, 600.0, recorder)
+        running.append(settler)
+        settler.start()
+
+        settler.tick(0.05)
+        recorder.wait_for(lambda batches: len(batches) >= 1)
+
+        assert [Batch()] == recorder.batches
+
+    def test_the_wake_on_batch_returns_is_a_tick(self, running: list[Settler]) -> None:
+        """on_batch returning seconds gets another batch that long after."""
+        recorder = Recorder(wakes=[0.05, 0.05, None])
+        settler = _settler(600.0, 600.0, recorder)
+        running.append(settler)
+        settler.start()
+
+        settler.tick(0.0)
+        recorder.wait_for(lambda batches: len(batches) >= 3)
+
+        assert [Batch()] * 3 == recorder.batches
+
+    def test_a_failing_batch_does_not_stop_the_settler(
+        self, running: list[Settler]
+    ) -> None:
+        """on_batch raising is logged as batch_failed; the next change still arrives."""
+        batches: list[Batch] = []
+        done = threading.Event()
+
+        def on_batch(batch: Batch) -> None:
+            batches.append(batch)
+            if len(batches) == 1:
+                raise RuntimeError("boom")
+            done.set()
+
+        settler = Settler(
+            settle_seconds=0.05, max_delay_seconds=600.0, on_batch=on_batch, log=LOG
+        )
+        running.append(settler)
+        with structlog.testing.capture_logs() as logs:
+            settler.start()
+            settler.add(Change("/m", "a.md", "modified"))
+            while not batches:
+                time.sleep(0.01)
+            settler.add(Change("/m", "b.md", "modified"))
+            assert done.wait(30)
+
+        assert ["a.md", "b.md"] == [c.relpath for b in batches for c in b.changes]
+        assert ["batch_failed"] == [e["event"] for e in logs]
+
+    def test_stop_ends_the_thread(self) -> None:
+        """stop() returns with the thread gone, pending changes left undelivered."""
+        recorder = Recorder()
+        settler = _settler(600.0, 600.0, recorder)
+        settler.start()
+        settler.add(Change("/m", "a.md", "modified"))
+
+        settler.stop()
+
+        assert (False, []) == (settler.is_alive(), recorder.batches)
+
+
+def test_batch_memory_dirs_are_unique_and_sorted() -> None:
+    """A batch names each changed directory once, in order."""
+    names = [f"/m{i:02}" for i in (7, 3, 19, 0, 11, 3, 15, 8, 1, 19, 12, 5, 16)]
+    batch = Batch(changes=tuple(Change(n, "x.md", "modified") for n in names))
+
+    assert tuple(sorted(set(names))) == batch.memory_dirs
