@@ -310,11 +310,38 @@ def _renames(root: Path) -> set[tuple[str, str]]:
     return found
 
 
+# write_atomic(durable=False) callers: memd's own records, cheap to lose.
+NOT_DURABLE = {("memd/hooks/session_state.py", "write_state")}
+
+
+def _calls_not_durable(root: Path) -> set[tuple[str, str]]:
+    found = set()
+    for path in sorted((root / "memd").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for func in ast.walk(tree):
+            if not isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for node in ast.walk(func):
+                if isinstance(node, ast.Call) and any(
+                    k.arg == "durable"
+                    and not (isinstance(k.value, ast.Constant) and k.value.value)
+                    for k in node.keywords
+                ):
+                    found.add((path.relative_to(root).as_posix(), func.name))
+    return found
+
+
 class TestEveryRename:
+    ROOT = Path(__file__).resolve().parents[2]
+
     def test_renames_are_the_known_ones(self) -> None:
         """A new os.replace/os.rename must use write_atomic or be listed and argued."""
-        root = Path(__file__).resolve().parents[2]
-
-        actual = _renames(root)
+        actual = _renames(self.ROOT)
 
         assert RENAMES == actual
+
+    def test_only_the_hooks_session_record_skips_the_fsyncs(self) -> None:
+        """Every write_atomic but the session record's is durable."""
+        actual = _calls_not_durable(self.ROOT)
+
+        assert NOT_DURABLE == actual
