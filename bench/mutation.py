@@ -171,6 +171,11 @@ def run_target(target: Target, *, children: int, show: bool) -> dict[str, object
     killed = sum(n for status, n in counts.items() if status in KILLED)
     judged = sum(counts.values())
     survivors = sorted(n for n, s in statuses.items() if s not in KILLED)
+    if done.returncode != 0 and not killed:
+        print(
+            f"{target.name}: mutmut failed (exit {done.returncode}); see {work}/run.log"
+        )
+        judged = 0
     if show:
         for name in survivors:
             diff = subprocess.run(
