@@ -32,10 +32,11 @@ WORDS = 12  # body words per file: the hits plus filler, so lengths are equal
 CORPUS = (
     ("tf5.md", 5, 400),
     ("tf3.md", 3, 300),
-    ("tf2-new.md", 2, 0),  # an exact tie with tf2-old.md: the newer wins
-    ("tf2-old.md", 2, 200),
-    ("tf1-new.md", 1, 0),  # newest of all, still below every stronger match
-    ("tf1-old.md", 1, 365),
+    # Exact lexical ties: the newer wins though its path sorts and is indexed later.
+    ("tf2-b-new.md", 2, 0),
+    ("tf2-a-old.md", 2, 200),
+    ("tf1-b-new.md", 1, 0),  # newest of all, still below every stronger match
+    ("tf1-a-old.md", 1, 365),
 )
 EXPECTED = [relpath for relpath, _, _ in CORPUS]
 
@@ -79,6 +80,25 @@ class TestRanking:
         assert sorted(f"other{i:02}.md" for i in range(20)) == sorted(actual[6:])
         scores = [h.score for h in hits]
         assert sorted(scores, reverse=True) == scores
+
+    def test_exact_ties_are_in_path_order(
+        self, make_memdir: MemDirMaker, tmp_path: Path
+    ) -> None:
+        """Same words, same age: by path, whichever was indexed first."""
+        for relpath in ("tie-b.md", "tie-a.md"):
+            path = make_memdir.topic(
+                relpath, name="Tie", description="a tie", type="user", body=QUERY
+            )
+            os.utime(path, ns=(NOW_NS, NOW_NS))
+        with open_index(str(tmp_path / "cache")) as index:
+            (make_memdir.root / "tie-a.md").rename(tmp_path / "held.md")
+            index.update(load_memdir(str(make_memdir.root)))  # tie-b gets the first row
+            (tmp_path / "held.md").rename(make_memdir.root / "tie-a.md")
+            index.update(load_memdir(str(make_memdir.root)))
+
+            hits = index.search(QUERY, limit=2, now_ns=NOW_NS)
+
+        assert ["tie-a.md", "tie-b.md"] == [h.relpath for h in hits]
 
     @pytest.mark.parametrize("limit", [1, 2, 3, 5])
     def test_limit_keeps_the_best(
