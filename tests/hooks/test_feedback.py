@@ -98,6 +98,16 @@ class TestCausedByCall:
             index_after=(230, 9000),
         )
 
+    def test_an_untouched_index_is_not_measured(self) -> None:
+        """Sizes known but MEMORY.md not written: an old I002 is not caused."""
+        assert not caused(
+            OVER,
+            changed=frozenset({"b.md"}),
+            errors_before=frozenset({("I002", "MEMORY.md")}),
+            index_before=None,
+            index_after=(230, 9000),
+        )
+
     def test_crossing_the_limit_is_caused(self) -> None:
         """An index that was fine and now is over the limit is this call's doing."""
         assert caused(
@@ -148,6 +158,55 @@ class TestJudge:
         assert ([], [OVER]) == (caused1, said1)
         assert frozenset({"I002 MEMORY.md 10:20:30"}) == keys
         assert ([], []) == (caused2, said2)
+
+    def _judge(
+        self,
+        findings: list[dict[str, object]],
+        state: SessionState | None,
+        **facts: object,
+    ) -> tuple[list[dict[str, object]], list[dict[str, object]], frozenset[str]]:
+        arguments: dict[str, object] = {
+            "changed": NOTHING,
+            "maybe_changed": NOTHING,
+            "index_before": None,
+            "index_after": None,
+            "entries": {},
+        }
+        arguments.update(facts)
+        return judge(findings, state=state, **arguments)  # type: ignore[arg-type]
+
+    def test_without_a_record_a_changed_file_still_blocks(self) -> None:
+        """No session record: an error in the file the call changed is caused."""
+        caused_, said, _ = self._judge([BAD], None, changed=frozenset({"a.md"}))
+
+        assert ([BAD], []) == (caused_, said)
+
+    def test_warnings_are_skipped_and_every_error_after_them_judged(self) -> None:
+        """Neither a warning nor a notice ends the judging: every error is looked at."""
+        warning = {**BAD, "severity": "warning", "code": "M011", "path": "w.md"}
+        old_b, old_c = {**BAD, "path": "b.md"}, {**BAD, "path": "c.md"}
+        state = SessionState(
+            memory_dir="/m/",
+            recorded_ns=0,
+            entries={},
+            errors=frozenset({("M008", "b.md"), ("M008", "c.md")}),
+        )
+
+        caused_, said, _ = self._judge(
+            [warning, old_b, old_c, BAD], state, changed=frozenset({"a.md"})
+        )
+
+        assert ([BAD], [old_b, old_c]) == (caused_, said)
+
+    def test_a_new_error_in_a_racy_file_is_caused_given_a_record(self) -> None:
+        """With a record that lacks it, a racy file's error is this call's doing."""
+        state = SessionState(
+            memory_dir="/m/", recorded_ns=0, entries={}, errors=frozenset()
+        )
+
+        caused_, _, _ = self._judge([BAD], state, maybe_changed=frozenset({"a.md"}))
+
+        assert [BAD] == caused_
 
 
 class TestSessionStartContext:
