@@ -81,3 +81,14 @@ class TestTypeCase:
         actual = {e.relpath: e.type for e in entries}
 
         assert {"a.md": None, "b.md": kind} == actual
+
+    @pytest.mark.parametrize("quoted", ['" user"', '"user "', "'User'", '"USER"'])
+    def test_quoted_variants_are_reported(
+        self, make_memdir: MemDirMaker, quoted: str
+    ) -> None:
+        """A quoted value keeps its spaces and case: still not one of the four."""
+        _topic(make_memdir, quoted, nested=False)
+
+        actual = _type_findings(make_memdir)
+
+        assert [("M008", "a.md")] == actual
