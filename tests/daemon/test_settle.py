@@ -64,6 +64,25 @@ def _running() -> Iterator[list[Settler]]:
         settler.stop()
 
 
+Starter = Callable[..., tuple[Settler, Recorder]]
+
+
+@pytest.fixture(name="start")
+def _start(running: list[Settler]) -> Starter:
+    """Start a settler that hands its batches to a Recorder; stopped after the test."""
+
+    def start(
+        settle: float, max_delay: float, *, wakes: list[float | None] | None = None
+    ) -> tuple[Settler, Recorder]:
+        recorder = Recorder(wakes)
+        settler = _settler(settle, max_delay, recorder)
+        running.append(settler)
+        settler.start()
+        return settler, recorder
+
+    return start
+
+
 def _burst(
     settler: Settler, memory_dir: str, seconds: float, every: float
 ) -> tuple[int, float]:
@@ -83,15 +102,12 @@ def _burst(
 
 class TestSettler:
     def test_a_burst_longer_than_the_settle_time_is_one_batch(
-        self, running: list[Settler]
+        self, start: Starter
     ) -> None:
         """Changes 20 ms apart for three settle times arrive as one batch, in order."""
         settle = 0.6
         for _attempt in range(5):
-            recorder = Recorder()
-            settler = _settler(settle, 60.0, recorder)
-            running.append(settler)
-            settler.start()
+            settler, recorder = start(settle, 60.0)
             sent, longest = _burst(settler, "/m", 3 * settle, 0.02)
             recorder.wait_for_changes(sent)
             if longest < settle / 2:  # else the test thread stalled: replay
@@ -104,14 +120,9 @@ class TestSettler:
             c.relpath for c in recorder.batches[0].changes
         ]
 
-    def test_an_endless_stream_is_flushed_at_max_delay(
-        self, running: list[Settler]
-    ) -> None:
+    def test_an_endless_stream_is_flushed_at_max_delay(self, start: Starter) -> None:
         """Never quiet for the settle time, a stream still flushes, more than once."""
-        recorder = Recorder()
-        settler = _settler(600.0, 0.3, recorder)
-        running.append(settler)
-        settler.start()
+        settler, recorder = start(600.0, 0.3)
 
         _burst(settler, "/m", 2.0, 0.02)
         during = list(recorder.batches)
@@ -120,12 +131,9 @@ class TestSettler:
         delivered = [c.relpath for b in during for c in b.changes]
         assert [f"f{i}.md" for i in range(len(delivered))] == delivered
 
-    def test_directories_settle_on_their_own(self, running: list[Settler]) -> None:
+    def test_directories_settle_on_their_own(self, start: Starter) -> None:
         """A stream in one directory does not hold back a quiet one's batch."""
-        recorder = Recorder()
-        settler = _settler(0.2, 600.0, recorder)
-        running.append(settler)
-        settler.start()
+        settler, recorder = start(0.2, 600.0)
         settler.add(Change("/quiet", "a.md", "modified"))
 
         stop = threading.Event()
@@ -148,14 +156,9 @@ class TestSettler:
 
 
 class TestFlagsAndTicks:
-    def test_an_urgent_flag_does_not_wait_for_settling(
-        self, running: list[Settler]
-    ) -> None:
+    def test_an_urgent_flag_does_not_wait_for_settling(self, start: Starter) -> None:
         """rescan_all flagged urgently arrives at once, before a settling directory."""
-        recorder = Recorder()
-        settler = _settler(600.0, 600.0, recorder)
-        running.append(settler)
-        settler.start()
+        settler, recorder = start(600.0, 600.0)
         settler.add(Change("/m", "a.md", "modified"))
 
         settler.flag(rescan_all=True, reload_config=True)
@@ -170,12 +173,9 @@ class TestFlagsAndTicks:
             batch.changes,
         )
 
-    def test_an_urgent_flag_jumps_a_settling_one(self, running: list[Settler]) -> None:
+    def test_an_urgent_flag_jumps_a_settling_one(self, start: Starter) -> None:
         """A settling touch_file, then an urgent flag: both arrive at once, together."""
-        recorder = Recorder()
-        settler = _settler(600.0, 600.0, recorder)
-        running.append(settler)
-        settler.start()
+        settler, recorder = start(600.0, 600.0)
 
         settler.touch_file("/s.json")
         settler.flag(rescan_all=True)
@@ -188,12 +188,9 @@ class TestFlagsAndTicks:
             batch.rescan_all,
         )
 
-    def test_flags_raised_apart_are_all_kept(self, running: list[Settler]) -> None:
+    def test_flags_raised_apart_are_all_kept(self, start: Starter) -> None:
         """Flags raised one after another before a batch all arrive in it."""
-        recorder = Recorder()
-        settler = _settler(0.1, 600.0, recorder)
-        running.append(settler)
-        settler.start()
+        settler, recorder = start(0.1, 600.0)
 
         settler.flag(rediscover=True, urgent=False)
         settler.flag(recheck_all=True, urgent=False)
@@ -209,13 +206,10 @@ class TestFlagsAndTicks:
         )
 
     def test_a_touched_file_settles_then_asks_for_rediscovery(
-        self, running: list[Settler]
+        self, start: Starter
     ) -> None:
         """touch_file waits for quiet, then hands over the files and `rediscover`."""
-        recorder = Recorder()
-        settler = _settler(0.2, 600.0, recorder)
-        running.append(settler)
-        settler.start()
+        settler, recorder = start(0.2, 600.0)
 
         settler.touch_file("/home/u/.claude/settings.json")
         settler.touch_file("/p/.claude/settings.local.json")
@@ -230,12 +224,9 @@ class TestFlagsAndTicks:
         )
         assert (True, False) == (batch.rediscover, batch.rescan_all)
 
-    def test_flags_are_handed_over_once(self, running: list[Settler]) -> None:
+    def test_flags_are_handed_over_once(self, start: Starter) -> None:
         """A batch hands its flags and files over: the next one has only its own."""
-        recorder = Recorder()
-        settler = _settler(0.05, 600.0, recorder)
-        running.append(settler)
-        settler.start()
+        settler, recorder = start(0.05, 600.0)
         settler.touch_file("/s.json")
         settler.flag(recheck_all=True)
         recorder.wait_for(lambda batches: len(batches) >= 1)
@@ -251,26 +242,18 @@ class TestFlagsAndTicks:
             second.reload_config,
         )
 
-    def test_a_tick_wakes_the_daemon_with_an_empty_batch(
-        self, running: list[Settler]
-    ) -> None:
+    def test_a_tick_wakes_the_daemon_with_an_empty_batch(self, start: Starter) -> None:
         """tick(s) asks for a batch after `s` even when nothing happened."""
-        recorder = Recorder()
-        settler = _settler(600.0, 600.0, recorder)
-        running.append(settler)
-        settler.start()
+        settler, recorder = start(600.0, 600.0)
 
         settler.tick(0.05)
         recorder.wait_for(lambda batches: len(batches) >= 1)
 
         assert [Batch()] == recorder.batches
 
-    def test_the_wake_on_batch_returns_is_a_tick(self, running: list[Settler]) -> None:
+    def test_the_wake_on_batch_returns_is_a_tick(self, start: Starter) -> None:
         """on_batch returning seconds gets another batch that long after."""
-        recorder = Recorder(wakes=[0.05, 0.05, None])
-        settler = _settler(600.0, 600.0, recorder)
-        running.append(settler)
-        settler.start()
+        settler, recorder = start(600.0, 600.0, wakes=[0.05, 0.05, None])
 
         settler.tick(0.0)
         recorder.wait_for(lambda batches: len(batches) >= 3)

@@ -20,6 +20,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -291,44 +292,39 @@ RENAMES = {
 }
 
 
-def _renames(root: Path) -> set[tuple[str, str]]:
+def _functions_calling(
+    root: Path, is_it: Callable[[ast.Call], bool]
+) -> set[tuple[str, str]]:
+    """Return (module, function) for every function in memd with a call `is_it`."""
     found = set()
     for path in sorted((root / "memd").rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for func in ast.walk(tree):
-            if not isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
-                continue
-            for node in ast.walk(func):
-                if (
-                    isinstance(node, ast.Call)
-                    and isinstance(node.func, ast.Attribute)
-                    and node.func.attr in ("replace", "rename", "renames")
-                    and isinstance(node.func.value, ast.Name)
-                    and node.func.value.id == "os"
-                ):
-                    found.add((path.relative_to(root).as_posix(), func.name))
+            if isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef) and any(
+                isinstance(node, ast.Call) and is_it(node) for node in ast.walk(func)
+            ):
+                found.add((path.relative_to(root).as_posix(), func.name))
     return found
+
+
+def _is_os_rename(call: ast.Call) -> bool:
+    return (
+        isinstance(call.func, ast.Attribute)
+        and call.func.attr in ("replace", "rename", "renames")
+        and isinstance(call.func.value, ast.Name)
+        and call.func.value.id == "os"
+    )
+
+
+def _is_not_durable(call: ast.Call) -> bool:
+    return any(
+        k.arg == "durable" and not (isinstance(k.value, ast.Constant) and k.value.value)
+        for k in call.keywords
+    )
 
 
 # write_atomic(durable=False) callers: memd's own records, cheap to lose.
 NOT_DURABLE = {("memd/hooks/session_state.py", "write_state")}
-
-
-def _calls_not_durable(root: Path) -> set[tuple[str, str]]:
-    found = set()
-    for path in sorted((root / "memd").rglob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        for func in ast.walk(tree):
-            if not isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
-                continue
-            for node in ast.walk(func):
-                if isinstance(node, ast.Call) and any(
-                    k.arg == "durable"
-                    and not (isinstance(k.value, ast.Constant) and k.value.value)
-                    for k in node.keywords
-                ):
-                    found.add((path.relative_to(root).as_posix(), func.name))
-    return found
 
 
 class TestEveryRename:
@@ -336,12 +332,12 @@ class TestEveryRename:
 
     def test_renames_are_the_known_ones(self) -> None:
         """A new os.replace/os.rename must use write_atomic or be listed and argued."""
-        actual = _renames(self.ROOT)
+        actual = _functions_calling(self.ROOT, _is_os_rename)
 
         assert RENAMES == actual
 
     def test_only_the_hooks_session_record_skips_the_fsyncs(self) -> None:
         """Every write_atomic but the session record's is durable."""
-        actual = _calls_not_durable(self.ROOT)
+        actual = _functions_calling(self.ROOT, _is_not_durable)
 
         assert NOT_DURABLE == actual
