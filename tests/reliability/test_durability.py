@@ -14,6 +14,7 @@ gets its own durability test here.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import os
 import re
@@ -297,14 +298,22 @@ def _functions_calling(
 ) -> set[tuple[str, str]]:
     """Return (module, function) for every function in memd with a call `is_it`."""
     found = set()
-    for path in sorted((root / "memd").rglob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+    for relpath, tree in _memd_trees(root):
         for func in ast.walk(tree):
             if isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef) and any(
                 isinstance(node, ast.Call) and is_it(node) for node in ast.walk(func)
             ):
-                found.add((path.relative_to(root).as_posix(), func.name))
+                found.add((relpath, func.name))
     return found
+
+
+@functools.cache
+def _memd_trees(root: Path) -> tuple[tuple[str, ast.Module], ...]:
+    """Parse memd's modules once for both censuses."""
+    return tuple(
+        (path.relative_to(root).as_posix(), ast.parse(path.read_text("utf-8")))
+        for path in sorted((root / "memd").rglob("*.py"))
+    )
 
 
 def _is_os_rename(call: ast.Call) -> bool:
