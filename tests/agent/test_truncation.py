@@ -252,3 +252,8 @@ class TestFormatFileSize:
         actual = format_file_size(size)
 
         assert expected == actual
+
+    def test_an_unknown_profile_is_refused(self) -> None:
+        """The profile is checked though every profile formats alike."""
+        with pytest.raises(ValueError, match="no agent profile for"):
+            format_file_size(1, profile="0.0.1")
