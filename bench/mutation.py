@@ -58,7 +58,11 @@ TARGETS = (
     Target(
         "atomic",
         ("memd/atomic.py",),
-        ("tests/reliability/test_durability.py", "tests/test_state.py"),
+        (
+            "tests/test_atomic.py",
+            "tests/reliability/test_durability.py",
+            "tests/test_state.py",
+        ),
     ),
     Target(
         "feedback",
