@@ -104,13 +104,14 @@ class TestSettler:
     def test_a_burst_longer_than_the_settle_time_is_one_batch(
         self, start: Starter
     ) -> None:
-        """Changes 20 ms apart for three settle times arrive as one batch, in order."""
-        settle = 0.6
+        """Changes 50 ms apart for three settle times arrive as one batch, in order."""
+        settle = 1.0
         for _attempt in range(5):
             settler, recorder = start(settle, 60.0)
-            sent, longest = _burst(settler, "/m", 3 * settle, 0.02)
+            sent, longest = _burst(settler, "/m", 3 * settle, 0.05)
             recorder.wait_for_changes(sent)
-            if longest < settle / 2:  # else the test thread stalled: replay
+            # A gap near the settle time (this thread starved) may split it: replay.
+            if longest < 0.8 * settle:
                 break
         else:
             pytest.fail("the machine stalled the burst five times")
