@@ -69,3 +69,26 @@ class TestLogPaths:
             assert (tmp_path / log_relpath(day)).is_file()
 
         assert [log_relpath(d) for d in SAMPLES] == list(list_logs(str(tmp_path)))
+
+    def test_only_real_log_names_in_their_own_month_are_listed(
+        self, tmp_path: Path
+    ) -> None:
+        """Another month's date, a suffix, a copy or no such day: not a log."""
+        month = tmp_path / "logs" / "2026" / "11"
+        month.mkdir(parents=True)
+        names = (
+            "2026-11-29.md",
+            "2026-12-01.md",
+            "2026-11-29.md.bak",
+            "2026-11-29-copy.md",
+            "2026-11-31.md",
+            "2026-11-2x.md",
+        )
+        for name in names:
+            (month / name).write_text("# a day\n")
+
+        assert ("logs/2026/11/2026-11-29.md",) == list_logs(str(tmp_path))
+
+    def test_listing_creates_nothing(self, tmp_path: Path) -> None:
+        """A memory directory without logs/ lists none and still has none."""
+        assert ((), False) == (list_logs(str(tmp_path)), (tmp_path / "logs").exists())
