@@ -14,7 +14,14 @@ from pathlib import Path
 import pytest
 
 from memd.agent.paths import daily_log_path
-from memd.kairos.daily_log import append_entry, list_logs, log_date, log_relpath
+from memd.kairos.daily_log import (
+    RetentionAction,
+    append_entry,
+    apply_retention,
+    list_logs,
+    log_date,
+    log_relpath,
+)
 
 LEAP_YEAR = [datetime.date(2028, 1, 1) + datetime.timedelta(days=n) for n in range(366)]
 SHAPE = re.compile(r"logs/(\d{4})/(\d{2})/(\d{4})-(\d{2})-(\d{2})\.md")
@@ -92,3 +99,61 @@ class TestLogPaths:
     def test_listing_creates_nothing(self, tmp_path: Path) -> None:
         """A memory directory without logs/ lists none and still has none."""
         assert ((), False) == (list_logs(str(tmp_path)), (tmp_path / "logs").exists())
+
+
+def _consolidated_logs(root: Path, days: list[datetime.date]) -> dict[str, int]:
+    """Write one entry per day; return watermarks that say all were consolidated."""
+    marks = {}
+    for day in days:
+        now = datetime.datetime.combine(day, datetime.time(9, 0))
+        append_entry(str(root), f"note of {day}", now=now)
+        marks[log_relpath(day)] = (root / log_relpath(day)).stat().st_size
+    return marks
+
+
+class TestRetention:
+    TODAY = datetime.date(2026, 11, 29)
+
+    @pytest.mark.parametrize("delta", [-1, 0, 1])
+    def test_a_log_exactly_days_old_is_kept(self, tmp_path: Path, delta: int) -> None:
+        """With 30 days, a log 29 or 30 days old stays and one 31 days old goes."""
+        day = self.TODAY - datetime.timedelta(days=30 + delta)
+        marks = _consolidated_logs(tmp_path, [day])
+
+        done = apply_retention(
+            str(tmp_path), marks, today=self.TODAY, days=30, action="remove"
+        )
+
+        assert (delta > 0) == bool(done)
+        assert (delta <= 0) == (tmp_path / log_relpath(day)).exists()
+
+    def test_remove_removes_and_archives_nothing(self, tmp_path: Path) -> None:
+        """`remove` deletes old consolidated logs, reports each, makes no archive."""
+        days = [datetime.date(2026, 9, 1), datetime.date(2026, 9, 2)]
+        marks = _consolidated_logs(tmp_path, days)
+
+        done = apply_retention(
+            str(tmp_path), marks, today=self.TODAY, days=30, action="remove"
+        )
+
+        assert [RetentionAction(log_relpath(d), "remove", None) for d in days] == list(
+            done
+        )
+        assert ((), False) == (
+            list_logs(str(tmp_path)),
+            (tmp_path / "logs" / "archive").exists(),
+        )
+
+    def test_an_unconsolidated_log_does_not_stop_the_rest(self, tmp_path: Path) -> None:
+        """The oldest log still has entries to file; the next old one is archived."""
+        days = [datetime.date(2026, 9, 1), datetime.date(2026, 9, 2)]
+        marks = _consolidated_logs(tmp_path, days)
+        marks[log_relpath(days[0])] -= 1
+
+        done = apply_retention(
+            str(tmp_path), marks, today=self.TODAY, days=30, action="archive"
+        )
+
+        assert [log_relpath(days[1])] == [d.relpath for d in done]
+        assert (tmp_path / "logs/archive/2026/09/2026-09-02.md").is_file()
+        assert (tmp_path / log_relpath(days[0])).is_file()
