@@ -34,7 +34,7 @@ from types import MappingProxyType
 from memd.agent.recall import is_reserved_folder
 from memd.agent.truncation import format_file_size
 from memd.diagnostics import Diagnostic, Severity, one_line
-from memd.fsread import list_dir, open_dir, open_regular, read_fd
+from memd.fsread import list_dir, open_dir, open_dir_beneath, open_regular, read_fd
 from memd.memory.memdir import (
     DEFAULT_MAX_FILE_BYTES,
     INDEX_NAME,
@@ -142,6 +142,7 @@ class Walk:
         self.diags: list[Diagnostic] = []
         self.unreadable: list[str] = []
         self.index_text: str | None = None
+        self.index_has_bom = False
         self.index_seen = False
         self.positions: dict[str, int] = {}  # see MemDir.input_positions
         self.hidden_counted: dict[str, str] = {}
@@ -297,16 +298,11 @@ class Walk:
         instead of leading out of the memory directory.
         """
         parts = os.path.relpath(target, self.root_real).split(os.sep)
-        opened: list[int] = []
-        current = self.root_fd
+        parent = open_dir_beneath(self.root_fd, parts[:-1])
         try:
-            for part in parts[:-1]:
-                current = open_dir(part, dir_fd=current)
-                opened.append(current)
-            return open_regular(parts[-1], dir_fd=current)
+            return open_regular(parts[-1], dir_fd=parent)
         finally:
-            for fd in opened:
-                os.close(fd)
+            os.close(parent)
 
     def _broken(self, rel: str, why: str) -> None:
         self.unreadable.append(rel)
@@ -381,9 +377,12 @@ class Walk:
                 )
             )
         # The reference keeps CRs inside lines (it splits on LF only): so do we.
-        text, diags, _, _ = decode_text(INDEX_NAME, data, normalize_newlines=False)
+        text, diags, has_bom, _ = decode_text(
+            INDEX_NAME, data, normalize_newlines=False
+        )
         self.diags.extend(diags)
         self.index_text = text
+        self.index_has_bom = has_bom
 
 
 def _prefix(data: bytes) -> bytes:
@@ -423,6 +422,7 @@ def reload_memdir(
     mtimes: dict[str, int] = {}
     diags = list(previous.diagnostics)
     index_text = previous.index_text
+    index_has_bom = previous.index_has_bom
     logs = frozenset(previous.log_files)
     hidden_counted = dict(previous.hidden_counted)
     try:
@@ -438,7 +438,7 @@ def reload_memdir(
             parent = "".join(part + "/" for part in parts[:-1])
             if not rel or "" in parts or parent not in positions:
                 return None
-            fd = _open_dir(walk.root_fd, parts[:-1])
+            fd = open_dir_beneath(walk.root_fd, parts[:-1])
             try:
                 where = positions[parent]
                 inputs[where] = input_stat(previous.inputs[where].path, os.fstat(fd))
@@ -465,6 +465,7 @@ def reload_memdir(
                 if rel == INDEX_NAME:
                     walk.read_index(opener)
                     index_text = walk.index_text
+                    index_has_bom = walk.index_has_bom
                 else:
                     walk.files.clear()
                     walk.read_topic(rel, opener, st)
@@ -494,23 +495,12 @@ def reload_memdir(
         - before.count("dir"),
         hidden_counted=MappingProxyType(hidden_counted),
         index_text=index_text,
+        index_has_bom=index_has_bom,
         files=_patched(previous.files, files),
         mtimes_ns=_updated(previous.mtimes_ns, mtimes),
         inputs=_patched(previous.inputs, inputs),
         diagnostics=tuple(diags),
     )
-
-
-def _open_dir(root_fd: int, parts: list[str]) -> int:
-    """Open the directory `parts` below `root_fd` without following any symlink."""
-    fd = os.dup(root_fd)
-    for part in parts:
-        try:
-            child = open_dir(part, dir_fd=fd)
-        finally:
-            os.close(fd)
-        fd = child
-    return fd
 
 
 def _recount(fd: int, name: str, counted: dict[str, str]) -> None:
@@ -610,6 +600,7 @@ def load_memdir(
     return MemDir(
         path=root,
         index_text=walk.index_text,
+        index_has_bom=walk.index_has_bom,
         files=files,
         mtimes_ns=MappingProxyType(walk.mtimes),
         log_files=tuple(sorted(walk.logs)),
