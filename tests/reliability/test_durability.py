@@ -339,9 +339,6 @@ NOT_DURABLE = {
     ("memd/hooks/session_state.py", "write_state"),
     ("memd/kairos/external.py", "_run"),  # the dream command's scratch files
     ("memd/kairos/external.py", "_write_tree"),
-    # The dream's generation copies: flushed by nothing before the commit
-    # rename (issue 25 flags it for the dream's owner).
-    ("memd/kairos/generations.py", "_write_copy"),
 }
 
 
