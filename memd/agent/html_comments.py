@@ -343,23 +343,24 @@ def sanitize_loaded_text(text: str) -> str:
     ignorable character go, except ZWNJ, ZWJ and the two emoji variation
     selectors (the release's `/[\0-\x08…\p{Cf}\p{Co}\p{Cn}\p{Cs}\p{DI}]/gu`).
     """
-    import unicodedata
-
     text = _LINE_BREAKS.sub("\n", text)
     if text.isascii() and text.isprintable():
         return text
-    kept: list[str] = []
-    for char in text:
-        code = ord(char)
-        if code in _KEPT_INVISIBLE or char in "\t\n\r":
-            kept.append(char)
-        elif (
-            code < 0x20
-            or 0x7F <= code <= 0x9F
-            or unicodedata.category(char) in ("Cf", "Co", "Cn", "Cs")
-            or any(low <= code <= high for low, high in _DEFAULT_IGNORABLE)
-        ):
-            continue
-        else:
-            kept.append(char)
-    return "".join(kept)
+    # Judge each distinct character once, then drop them all in one C pass:
+    # a per-character loop cost 2 us a character on every large index.
+    dropped = {ord(char): None for char in set(text) if _is_dropped(char)}
+    return text.translate(dropped) if dropped else text
+
+
+def _is_dropped(char: str) -> bool:
+    import unicodedata
+
+    code = ord(char)
+    if code in _KEPT_INVISIBLE or char in "\t\n\r":
+        return False
+    return (
+        code < 0x20
+        or 0x7F <= code <= 0x9F
+        or unicodedata.category(char) in ("Cf", "Co", "Cn", "Cs")
+        or any(low <= code <= high for low, high in _DEFAULT_IGNORABLE)
+    )
