@@ -31,7 +31,8 @@ import os
 import sys
 import time
 
-from memd import __version__, fastjson
+from memd import fastjson
+from memd._version import __version__
 from memd.dirs import config_path, runtime_dir
 
 TYPE_CHECKING = False

@@ -22,6 +22,7 @@ CORE, EDGE, WIRING = "core", "edge", "wiring"
 # a module named on its own overrides its folder's wildcard.
 LAYERS = {
     "memd": CORE,  # lazy re-exports only; imports nothing at import time
+    "memd._version": CORE,  # the release string, a leaf
     "memd.errors": CORE,
     "memd.diagnostics": CORE,
     "memd.config_keys": CORE,  # the key table and value parsers; config.py reads files
@@ -272,6 +273,28 @@ class TestImports:
         )
 
         assert [] == outside
+
+    def test_no_arrow_runs_back_up_to_the_package_root(self, module: str) -> None:
+        """A module imports `memd.<module>`, never a name from `memd` itself."""
+        if module == "memd":
+            return
+        tree = ast.parse(source_of(module).read_text("utf-8"))
+        upward = sorted(
+            f"{node.lineno}: {alias.name}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Import | ast.ImportFrom)
+            for alias in node.names
+            if (isinstance(node, ast.Import) and alias.name == "memd")
+            or (
+                isinstance(node, ast.ImportFrom)
+                and node.module == "memd"
+                and node.level == 0
+                and not (PACKAGE / f"{alias.name}.py").exists()
+                and not (PACKAGE / alias.name / "__init__.py").exists()
+            )
+        )
+
+        assert [] == upward
 
     def test_only_logconfig_configures_structlog(self, module: str) -> None:
         """structlog.configure is called in one place."""

@@ -14,7 +14,7 @@ import contextlib
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from memd import __version__
+from memd._version import __version__
 from memd.errors import MemdError
 from memd.mcp_server import tools
 

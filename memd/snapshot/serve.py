@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 
-from memd import __version__
+from memd._version import __version__
 from memd.dirs import default_cache_dir
 from memd.snapshot.store import MODES
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import os
 
-from memd import __version__
+from memd._version import __version__
 from memd.agent.jscompat import js_trim
 from memd.agent.paths import sanitize_path
 from memd.fsread import read_bytes
