@@ -8,6 +8,7 @@ run); imports inside functions count, since they run when the function does.
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -370,3 +371,79 @@ def test_importing_core_and_edges_stays_light(module: str) -> None:
     )
 
     assert (0, "") == (result.returncode, result.stdout.strip()), result.stderr
+
+
+ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
+_TICKED = re.compile(r"`([^`]+)`")
+
+
+def doc_table() -> dict[str, tuple[str, str, str]]:
+    """Return the doc's folder table: folder -> (concern, layer, may import)."""
+    text = ARCHITECTURE.read_text("utf-8")
+    start = text.index("| folder | concern | layer | may import |")
+    rows = text[start:].split("\n\n", 1)[0].splitlines()[2:]
+    table = {}
+    for row in rows:
+        folder, concern, layer, imports = (c.strip() for c in row.strip("|").split("|"))
+        name = _TICKED.findall(folder)[0].removeprefix("memd/").rstrip("/")
+        table[name] = (concern, layer, imports)
+    return table
+
+
+def documented_layers(folder: str, column: str) -> dict[str, str]:
+    """Parse "edge (`a`, `b`: core; `c`: wiring)" into {module: layer}."""
+    base, _, overrides = column.partition("(")
+    layers = {f"memd.{folder}.*": base.strip()}
+    for part in overrides.rstrip(")").split(";"):
+        names, _, layer = part.partition(":")
+        for name in _TICKED.findall(names):
+            layers[f"memd.{folder}.{name}"] = layer.strip()
+    return layers
+
+
+def may_import_line(folder: str) -> set[str]:
+    """Return the folders named in the "May import:" paragraph of folder/__init__.py."""
+    docstring = ast.get_docstring(
+        ast.parse((PACKAGE / folder / "__init__.py").read_text())
+    )
+    paragraph = (docstring or "").split("May import:", 1)[1].split("\n\n", 1)[0]
+    named = (n.removeprefix("memd.").split(".")[0] for n in _TICKED.findall(paragraph))
+    return {name for name in named if name in FOLDERS}
+
+
+class TestTheDocumentedMap:
+    """docs/architecture.md and each folder's __init__ say what FOLDERS, LAYERS do."""
+
+    def test_the_doc_table_has_a_row_per_folder(self) -> None:
+        """One row for the top-level modules and one per folder."""
+        assert sorted(["", *FOLDERS]) == sorted(doc_table())
+
+    @pytest.mark.parametrize("folder", sorted(FOLDERS))
+    def test_the_doc_table_says_what_folders_says(self, folder: str) -> None:
+        """The "may import" column names exactly FOLDERS[folder]."""
+        imports = doc_table()[folder][2]
+
+        assert FOLDERS[folder] == set(_TICKED.findall(imports))
+
+    @pytest.mark.parametrize("folder", sorted(FOLDERS))
+    def test_the_doc_table_says_what_layers_says(self, folder: str) -> None:
+        """The layer column gives the folder's layer and every module that differs."""
+        in_layers = {
+            name: layer
+            for name, layer in LAYERS.items()
+            if name.startswith(f"memd.{folder}.")
+        }
+
+        assert in_layers == documented_layers(folder, doc_table()[folder][1])
+
+    @pytest.mark.parametrize("folder", sorted(FOLDERS))
+    def test_each_init_says_what_folders_says(self, folder: str) -> None:
+        """The folder's own docstring names the folders FOLDERS lets it import."""
+        assert FOLDERS[folder] == may_import_line(folder)
+
+    def test_the_top_row_names_every_shared_module(self) -> None:
+        """The top-level row lists the modules that exist, no more and no fewer."""
+        shared = {p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__"}
+        concern = doc_table()[""][0]
+
+        assert shared == set(_TICKED.findall(concern))
