@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 
 from memd.atomic import write_atomic
-from memd.errors import LockHeldError
+from memd.errors import DreamError, LockHeldError
 from memd.fsread import read_bytes_or_none
 from memd.kairos.consolidate import plan_consolidation, render_diff, route
 from memd.kairos.daily_log import (
@@ -89,7 +89,7 @@ class DreamResult:
         }
 
 
-class _DreamFailed(Exception):
+class _DreamFailed(DreamError):
     """A dream step failed; the message is the one-line reason."""
 
 

@@ -12,6 +12,8 @@ import contextlib
 import os
 import signal
 
+from memd.errors import DreamError
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from structlog.typing import FilteringBoundLogger
@@ -22,7 +24,7 @@ if TYPE_CHECKING:
 _OUTPUT_TAIL = 4000  # characters of stdout/stderr kept in the log
 
 
-class DreamCommandFailed(Exception):
+class DreamCommandFailed(DreamError):
     """The command could not start, timed out or exited non-zero (one-line reason)."""
 
 
