@@ -100,3 +100,23 @@ def test_import_memd_loads_no_submodule() -> None:
     )
 
     assert "[]" == result.stdout.strip()
+
+
+def test_no_parameter_shadows_the_builtin_type() -> None:
+    """No function takes `type`, but the MCP tools, whose names are the wire schema.
+
+    A value object's `type` field (the frontmatter key, as `MemoryFile.type`)
+    is set by its constructor, so `__init__` may name it.
+    """
+    shadowing = sorted(
+        f"{path.relative_to(PACKAGE)}:{node.lineno} {node.name}"
+        for path in PACKAGE.rglob("*.py")
+        if path.relative_to(PACKAGE).as_posix() != "mcp_server/server.py"
+        for node in ast.walk(ast.parse(path.read_text("utf-8")))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.name != "__init__"
+        for arg in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)
+        if arg.arg == "type"
+    )
+
+    assert [] == shadowing

@@ -39,6 +39,9 @@ def build_server(project: Project) -> MCPServer:
         "memd", version=__version__, instructions=INSTRUCTIONS
     )
 
+    # `type` below is the tools' argument on the wire, the frontmatter key the
+    # model knows; the SDK builds the schema from these names. Past here it is
+    # `memory_type`, which shadows no builtin.
     @server.tool()
     def memory_recall(
         query: str, limit: int = 5, type: str | None = None

@@ -84,15 +84,20 @@ def open_project(project: str | None, env: Mapping[str, str]) -> Project:
 
 
 def recall_memories(
-    project: Project, query: str, limit: int = 5, type: str | None = None
+    project: Project, query: str, limit: int = 5, memory_type: str | None = None
 ) -> list[dict[str, object]]:
     """The memories best matching `query`, as dicts, best first."""
     from memd.recall.store import open_index, recall
 
     project.require_enabled()
-    if type is not None and type not in ("user", "feedback", "project", "reference"):
+    if memory_type is not None and memory_type not in (
+        "user",
+        "feedback",
+        "project",
+        "reference",
+    ):
         raise ToolFailedError(
-            f"type must be user, feedback, project or reference, not {type!r}"
+            f"type must be user, feedback, project or reference, not {memory_type!r}"
         )
     with open_index(project.config.cache_dir) as index:
         hits = recall(
@@ -100,7 +105,7 @@ def recall_memories(
             query,
             (project.memory_dir,),
             limit=max(1, min(limit, 50)),
-            type=type,
+            memory_type=memory_type,
             max_file_bytes=project.config.max_topic_file_bytes,
         )
     return [
@@ -173,14 +178,14 @@ def _read_inside(memory_dir: str, relpath: str) -> bytes:
 
 
 def write_memory(
-    project: Project, name: str, description: str, type: str, body: str
+    project: Project, name: str, description: str, memory_type: str, body: str
 ) -> dict[str, object]:
     """Write one memory and its index line atomically; return what was written."""
     project.require_enabled()
     root = project.memory_dir
     os.makedirs(root, exist_ok=True)
     with _directory_lock(root):
-        return _write_locked(project, root, name, description, type, body)
+        return _write_locked(project, root, name, description, memory_type, body)
 
 
 @contextlib.contextmanager
@@ -215,7 +220,12 @@ def _directory_lock(root: str) -> Iterator[None]:
 
 
 def _write_locked(
-    project: Project, root: str, name: str, description: str, type: str, body: str
+    project: Project,
+    root: str,
+    name: str,
+    description: str,
+    memory_type: str,
+    body: str,
 ) -> dict[str, object]:
     from memd.atomic import write_atomic
     from memd.mcp_server.writing import WriteRefusedError, plan_write
@@ -229,7 +239,7 @@ def _write_locked(
             project.load(),
             name=name,
             description=description,
-            type=type,
+            memory_type=memory_type,
             body=body,
             index_bytes=index_bytes,
             severities=project.config.lint_severities,

@@ -62,7 +62,7 @@ def plan_write(
     *,
     name: str,
     description: str,
-    type: str,
+    memory_type: str,
     body: str,
     index_bytes: bytes | None,
     severities: Mapping[str, str] | None = None,
@@ -72,9 +72,9 @@ def plan_write(
     Raises:
         WriteRefusedError: the result would not lint clean or would not fit.
     """
-    if type not in MEMORY_TYPES:
+    if memory_type not in MEMORY_TYPES:
         raise WriteRefusedError(
-            f"type must be one of {', '.join(MEMORY_TYPES)}, not {type!r}"
+            f"type must be one of {', '.join(MEMORY_TYPES)}, not {memory_type!r}"
         )
     name = " ".join(name.split())
     description = " ".join(description.split())
@@ -93,16 +93,18 @@ def plan_write(
     body = "\n".join(line.rstrip() for line in body.split("\n")) + "\n"
     existing = _same_name(memdir, name)
     relpath = (
-        existing.relpath if existing is not None else _new_relpath(memdir, name, type)
+        existing.relpath
+        if existing is not None
+        else _new_relpath(memdir, name, memory_type)
     )
     dialect = _dialect_of(memdir)
-    data = _file_bytes(name, description, type, body, dialect, relpath)
+    data = _file_bytes(name, description, memory_type, body, dialect, relpath)
     parsed = parse_memory_file(relpath, data)
     written_name = name if dialect == "classic" else _nested_name(name, relpath)
     if (parsed.name, parsed.description, parsed.type) != (
         written_name,
         description,
-        type,
+        memory_type,
     ) or parsed.body != body:
         raise WriteRefusedError(
             "name, description or body do not survive YAML and Markdown unchanged "
@@ -139,16 +141,16 @@ def _same_name(memdir: MemDir, name: str) -> MemoryFile | None:
     return None
 
 
-def _new_relpath(memdir: MemDir, name: str, type: str) -> str:
+def _new_relpath(memdir: MemDir, name: str, memory_type: str) -> str:
     slug = slugify(name)[:MAX_SLUG_CHARS].strip("-_")
     if not slug:  # a name with no ASCII letters or digits (Chinese, Japanese)
         slug = f"memory-{zlib.crc32(name.encode('utf-8', 'replace')):08x}"
     taken = {f.relpath for f in memdir.files} | set(memdir.unreadable_paths)
     taken.update(d.path for d in memdir.diagnostics)
-    relpath, number = f"{type}_{slug}.md", 1
+    relpath, number = f"{memory_type}_{slug}.md", 1
     while relpath in taken:
         number += 1
-        relpath = f"{type}_{slug}-{number}.md"
+        relpath = f"{memory_type}_{slug}-{number}.md"
     return relpath
 
 
@@ -163,17 +165,17 @@ def _nested_name(name: str, relpath: str) -> str:
 
 
 def _file_bytes(
-    name: str, description: str, type: str, body: str, dialect: str, relpath: str
+    name: str, description: str, memory_type: str, body: str, dialect: str, relpath: str
 ) -> bytes:
     head: dict[str, object]
     if dialect == "nested":
         head = {
             "name": _nested_name(name, relpath),
             "description": description,
-            "metadata": {"node_type": "memory", "type": type},
+            "metadata": {"node_type": "memory", "type": memory_type},
         }
     else:
-        head = {"name": name, "description": description, "type": type}
+        head = {"name": name, "description": description, "type": memory_type}
     text = "---\n" + dump_yaml(head) + "---\n" + body
     try:
         return text.encode("utf-8")

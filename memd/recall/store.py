@@ -551,7 +551,7 @@ class RecallIndex:
         *,
         memory_dirs: Sequence[str] | None = None,
         limit: int = 5,
-        type: str | None = None,
+        memory_type: str | None = None,
         now_ns: int | None = None,
         dir_ids: Mapping[str, int] | None = None,
     ) -> tuple[Hit, ...]:
@@ -570,11 +570,11 @@ class RecallIndex:
 
         def run() -> tuple[Hit, ...]:
             return self._search(
-                expression, terms, memory_dirs, limit, type, now, dir_ids
+                expression, terms, memory_dirs, limit, memory_type, now, dir_ids
             )
 
         def again() -> tuple[Hit, ...]:  # rebuilt: the ids are gone with it
-            return self._search(expression, terms, memory_dirs, limit, type, now)
+            return self._search(expression, terms, memory_dirs, limit, memory_type, now)
 
         return self._guard(run, again)
 
@@ -725,7 +725,7 @@ def recall(
     memory_dirs: Sequence[str],
     *,
     limit: int = 5,
-    type: str | None = None,
+    memory_type: str | None = None,
     max_file_bytes: int | None = None,
 ) -> tuple[Hit, ...]:
     """Refresh `memory_dirs` by stat, then search them; a deleted file never returns.
@@ -753,14 +753,20 @@ def recall(
         else {path: record[2] for path, record in records.items()}
     )
     hits = index.search(
-        query, memory_dirs=memory_dirs, limit=limit, type=type, dir_ids=dir_ids
+        query,
+        memory_dirs=memory_dirs,
+        limit=limit,
+        memory_type=memory_type,
+        dir_ids=dir_ids,
     )
     stale = {h.memory_dir for h in hits if not _still_there(h)}
     if not stale:
         return hits
     for memory_dir in sorted(stale):
         index.refresh(memory_dir, max_file_bytes=max_file_bytes, force=True)
-    return index.search(query, memory_dirs=memory_dirs, limit=limit, type=type)
+    return index.search(
+        query, memory_dirs=memory_dirs, limit=limit, memory_type=memory_type
+    )
 
 
 def stat_signature(memory_dir: str, taken_ns: int) -> tuple[str, bool] | None:

@@ -134,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
             " ".join(args.query),
             memory_dirs,
             limit=args.limit,
-            type=args.type,
+            memory_type=args.type,
             max_file_bytes=max_bytes,
         )
     if args.format == "json":
