@@ -45,6 +45,7 @@ LAYERS = {
     "memd.memory.reader": EDGE,  # the descriptor-relative walk and re-read
     "memd.lint.*": CORE,
     "memd.lint.targets": EDGE,  # what lint and fix act on; reads directories
+    "memd.lint.fix_files": EDGE,  # fix's reads and its compare-and-write
     "memd.snapshot.*": EDGE,
     "memd.snapshot.telemetry": CORE,  # events as dicts; telemetry_sink writes them
     "memd.kairos.*": EDGE,
