@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import os
 
+from memd.agent.terms import INDEX_NAME
 from memd.dirs import default_state_dir, expand_home
 from memd.fsread import list_dir, read_bytes
 from memd.racy import is_racy
@@ -304,7 +305,7 @@ def within(path: str, directories: Iterable[str]) -> bool:
 
 def read_index_text(memory_dir: str, max_bytes: int = 1024 * 1024) -> str | None:
     """Return MEMORY.md's text: a regular file, no link, at most `max_bytes`."""
-    data = _read_regular(os.path.join(memory_dir, "MEMORY.md"), max_bytes)
+    data = _read_regular(os.path.join(memory_dir, INDEX_NAME), max_bytes)
     return None if data is None else data.decode("utf-8", "replace")
 
 
@@ -333,7 +334,7 @@ def untouched(payload: Mapping[str, object], env: Mapping[str, str]) -> bool:
 def _may_be_memory(path: str) -> bool:
     """Whether `path` may lie in a memory directory: an index beside it or above it."""
     parent = os.path.dirname(path)
-    return os.path.basename(path) == "MEMORY.md" or any(
-        os.path.exists(os.path.join(d, "MEMORY.md"))
+    return os.path.basename(path) == INDEX_NAME or any(
+        os.path.exists(os.path.join(d, INDEX_NAME))
         for d in (parent, os.path.dirname(parent))
     )

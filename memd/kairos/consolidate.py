@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 
 from memd.agent.jscompat import js_trim, utf16_len
+from memd.agent.terms import INDEX_NAME, MEMORY_TYPES
 from memd.agent.truncation import MAX_ENTRYPOINT_LINES, MAX_ENTRYPOINT_UNITS
 from memd.lint.fixes import FileEdit
 from memd.memory.memfile import parse_memory_file
@@ -29,9 +30,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-TYPES = ("user", "feedback", "project", "reference")
-INDEX = "MEMORY.md"
-_TYPE_TAG = re.compile(r"\[(user|feedback|project|reference)\]", re.IGNORECASE)
+_TYPE_TAG = re.compile(rf"\[({'|'.join(MEMORY_TYPES)})\]", re.IGNORECASE)
 _TOPIC_TAG = re.compile(r"(?<![\w#&/])#([A-Za-z][\w-]{0,63})")
 _TIME = re.compile(r"(\d{2}:\d{2})(?:\s+|$)")
 _MARKER = "<!-- memd:entry {} -->"
@@ -184,7 +183,7 @@ def _title(topic: str) -> str:
 def _description(route_: Route) -> str:
     if route_.topic == "journal":
         return "Untagged notes from the KAIROS daily logs, filed nightly by memd"
-    if route_.topic.endswith("-notes") and route_.topic[:-6] in TYPES:
+    if route_.topic.endswith("-notes") and route_.topic[:-6] in MEMORY_TYPES:
         return (
             f"Daily-log notes tagged [{route_.topic[:-6]}] with no topic, filed by memd"
         )
@@ -332,7 +331,7 @@ def _plan_index(
     if text == current:
         return None, tuple(unindexed)
     edit = FileEdit(
-        relpath=INDEX,
+        relpath=INDEX_NAME,
         old=index,
         new=text.encode("utf-8"),
         reason="index the consolidated topic files",

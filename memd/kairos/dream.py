@@ -20,6 +20,7 @@ import os
 import time
 from dataclasses import dataclass, field
 
+from memd.agent.terms import INDEX_NAME
 from memd.atomic import write_atomic
 from memd.errors import DreamError, LockHeldError
 from memd.fsread import read_bytes_or_none
@@ -45,8 +46,6 @@ if TYPE_CHECKING:
     from memd.diagnostics import Diagnostic
     from memd.kairos.consolidate import ConsolidationPlan, LogEntry
     from memd.memory.memdir import MemDir
-
-INDEX = "MEMORY.md"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -111,7 +110,7 @@ def plan_builtin(memory_dir: str, entries: tuple[LogEntry, ...]) -> Consolidatio
     """Read the files the entries route to and plan the built-in consolidation."""
     targets = sorted({route(entry).relpath for entry in entries})
     files = {rel: read_bytes_or_none(os.path.join(memory_dir, rel)) for rel in targets}
-    index = read_bytes_or_none(os.path.join(memory_dir, "MEMORY.md"))
+    index = read_bytes_or_none(os.path.join(memory_dir, INDEX_NAME))
     return plan_consolidation(entries, files, index)
 
 
@@ -137,9 +136,9 @@ def planned_lint_errors(
     files += [
         parse_memory_file(rel, data[:limit], was_truncated=len(data) > limit)
         for rel, data in new.items()
-        if rel != INDEX
+        if rel != INDEX_NAME
     ]
-    index = new.get(INDEX)
+    index = new.get(INDEX_NAME)
     after = dataclasses.replace(
         before,
         files=tuple(sorted(files, key=lambda f: f.relpath)),
@@ -149,7 +148,7 @@ def planned_lint_errors(
             *(
                 too_large_diagnostic(rel, len(data), limit)
                 for rel, data in new.items()
-                if rel != INDEX and len(data) > limit
+                if rel != INDEX_NAME and len(data) > limit
             ),
         ),
     )

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 
+from memd.agent.terms import INDEX_NAME
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -50,12 +52,12 @@ def plan_directory(
             )
     raw: dict[str, bytes] = {}
     index_is_file = True
-    for relpath in ("MEMORY.md", *(f.relpath for f in memdir.files)):
+    for relpath in (INDEX_NAME, *(f.relpath for f in memdir.files)):
         path = os.path.join(memdir.path, relpath)
         data = _read(path, max_file_bytes)
         if data is not None:
             raw[relpath] = data
-        elif relpath == "MEMORY.md" and os.path.lexists(path):
+        elif relpath == INDEX_NAME and os.path.lexists(path):
             warn(f"skipped {shown(path)}: not a regular file; the index is left alone")
             index_is_file = False
     return plan_fixes(memdir, raw, dialect=dialect, index=index_is_file)

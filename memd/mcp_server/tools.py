@@ -17,6 +17,7 @@ import errno
 import os
 import posixpath
 
+from memd.agent.terms import INDEX_NAME, MEMORY_TYPES
 from memd.errors import MemdError
 
 TYPE_CHECKING = False
@@ -90,12 +91,7 @@ def recall_memories(
     from memd.recall.store import open_index, recall
 
     project.require_enabled()
-    if memory_type is not None and memory_type not in (
-        "user",
-        "feedback",
-        "project",
-        "reference",
-    ):
+    if memory_type is not None and memory_type not in MEMORY_TYPES:
         raise ToolFailedError(
             f"type must be user, feedback, project or reference, not {memory_type!r}"
         )
@@ -144,7 +140,7 @@ def _resolve_relpath(memdir: MemDir, wanted: str) -> str:
         )
     relpath = posixpath.normpath("/".join(parts))
     known = {f.relpath for f in memdir.files}
-    if relpath == "MEMORY.md" and memdir.index_text is not None:
+    if relpath == INDEX_NAME and memdir.index_text is not None:
         return relpath
     if relpath in known:
         return relpath
@@ -230,7 +226,7 @@ def _write_locked(
     from memd.atomic import write_atomic
     from memd.mcp_server.writing import WriteRefusedError, plan_write
 
-    index_path = os.path.join(root, "MEMORY.md")
+    index_path = os.path.join(root, INDEX_NAME)
     if os.path.islink(index_path):
         raise ToolFailedError("MEMORY.md is a symlink; memd never writes through one")
     index_bytes = _read_optional(index_path)

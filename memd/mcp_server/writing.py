@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import zlib
 
-from memd.agent.manifest import MEMORY_TYPES
+from memd.agent.terms import INDEX_NAME, MEMORY_TYPES
 from memd.errors import MemdError
 from memd.kairos.consolidate import fits_index
 from memd.lint.engine import lint_memdir
@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from memd.memory.memdir import MemDir
     from memd.memory.memfile import MemoryFile
 
-INDEX = "MEMORY.md"
 MAX_NAME_CHARS = 80  # the index line must stay near 150 characters
 MAX_SLUG_CHARS = 60
 
@@ -215,7 +214,7 @@ def _refuse_unless_clean(
     before = {
         (d.code, d.line, d.message)
         for d in lint_memdir(memdir, severities=severities)
-        if d.path == INDEX
+        if d.path == INDEX_NAME
     }
     problems = [
         d
@@ -223,7 +222,7 @@ def _refuse_unless_clean(
         if d.severity in ("error", "warning")
         and (
             d.path == relpath
-            or (d.path == INDEX and (d.code, d.line, d.message) not in before)
+            or (d.path == INDEX_NAME and (d.code, d.line, d.message) not in before)
         )
     ]
     if problems:

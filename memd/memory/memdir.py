@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from memd.diagnostics import Diagnostic
     from memd.memory.memfile import MemoryFile
 
-INDEX_NAME = "MEMORY.md"
 LOGS_DIR = "logs"
 DEFAULT_MAX_FILE_BYTES = 256 * 1024
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC

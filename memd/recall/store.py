@@ -34,6 +34,7 @@ import _sqlite3 as sqlite3
 import os
 import time
 
+from memd.agent.terms import INDEX_NAME, MEMORY_TYPES
 from memd.errors import MemdError
 from memd.fsread import list_dir, open_dir
 from memd.recall.text import (
@@ -61,7 +62,6 @@ if TYPE_CHECKING:
 
 INDEX_FILE = "recall.sqlite3"
 SCHEMA_VERSION = "3"
-MEMORY_TYPES = ("user", "feedback", "project", "reference")
 # bm25 column weights: name, description, body. The description is what the
 # agent's own recall judges, so it counts most.
 WEIGHTS = (3.0, 6.0, 1.0, 0.0)  # scope only filters
@@ -847,7 +847,7 @@ def _scan(root_fd: int, window: tuple[int, int]) -> tuple[list[str], int, int, b
                         if (not prefix and name == "logs") or depth >= MAX_DEPTH:
                             continue
                         pending.append((prefix + name + "/", depth + 1))
-                    elif name[-3:] != ".md" or name == "MEMORY.md":
+                    elif name[-3:] != ".md" or name == INDEX_NAME:
                         continue
                     st = entry.stat(follow_symlinks=False)
                 except OSError:

@@ -32,11 +32,11 @@ import os
 import stat
 from dataclasses import dataclass, field
 
+from memd.agent.terms import INDEX_NAME
 from memd.atomic import write_atomic
 from memd.errors import MemdError, UsageError
 from memd.team.git import Git, GitError, redact
 from memd.team.merge import (
-    INDEX_NAME,
     conflict_copy_path,
     conflict_copy_text,
     link_copies,

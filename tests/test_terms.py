@@ -1,0 +1,61 @@
+"""Each term the agent names has one home, memd/agent/terms.py; no copies elsewhere.
+
+As tests/test_fsread.py forbids a raw `open(`, this forbids another spelling
+of the index's name or another tuple of the memory types in code (prose,
+docstrings and the agent's own sentences may say "MEMORY.md").
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import tokenize
+from pathlib import Path
+
+import pytest
+
+from memd.agent.terms import INDEX_NAME, MEMORY_TYPES
+
+PACKAGE = Path(__file__).resolve().parent.parent / "memd"
+HOME = PACKAGE / "agent" / "terms.py"
+SOURCES = sorted(p for p in PACKAGE.rglob("*.py") if p != HOME)
+
+
+def _name(path: Path) -> str:
+    return path.relative_to(PACKAGE).as_posix()
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=_name)
+class TestNoCopies:
+    def test_no_bare_index_name(self, path: Path) -> None:
+        """A string that is exactly "MEMORY.md" is INDEX_NAME's job."""
+        source = path.read_text("utf-8")
+        found = [
+            f"{_name(path)}:{tok.start[0]}"
+            for tok in tokenize.generate_tokens(io.StringIO(source).readline)
+            if tok.type == tokenize.STRING
+            and tok.string.lstrip("bBrRuU") in (f'"{INDEX_NAME}"', f"'{INDEX_NAME}'")
+        ]
+
+        assert [] == found
+
+    def test_no_other_tuple_of_the_memory_types(self, path: Path) -> None:
+        """A literal holding all four types is MEMORY_TYPES' job."""
+        tree = ast.parse(path.read_text("utf-8"))
+        found = [
+            f"{_name(path)}:{node.lineno}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Tuple | ast.List | ast.Set)
+            and {c.value for c in node.elts if isinstance(c, ast.Constant)}
+            >= set(MEMORY_TYPES)
+        ]
+
+        assert [] == found
+
+
+def test_the_home_holds_what_the_agent_uses() -> None:
+    """The index's name and the four types, in the agent's order."""
+    assert ("MEMORY.md", ("user", "feedback", "project", "reference")) == (
+        INDEX_NAME,
+        MEMORY_TYPES,
+    )
