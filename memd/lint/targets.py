@@ -150,8 +150,11 @@ def _listdir(path: str) -> list[str]:
         return []
 
 
-def memory_dir_of(path: str) -> tuple[str, str]:
-    """Return (memory dir, relpath) for a lone file: where directory lint sees it.
+def infer_memory_dir(path: str) -> tuple[str, str]:
+    """Infer (memory dir, relpath) for a lone file: where directory lint sees it.
+
+    Not `memd.daemon.discovery.memory_dir_of`, which looks a path up among the
+    directories already watched; this one guesses from the disk.
 
     The nearest ancestor holding MEMORY.md wins, then one named `memory`, then
     the parent of a `logs/` folder; failing all, the file's own directory. So
@@ -213,7 +216,7 @@ def lint_targets(
         elif target.is_dir:
             wanted[target.path.rstrip(os.sep)] = None
         else:
-            memory_dir, relpath = memory_dir_of(target.path)
+            memory_dir, relpath = infer_memory_dir(target.path)
             if memory_dir not in wanted:
                 wanted[memory_dir] = {relpath}
             elif (chosen := wanted[memory_dir]) is not None:
