@@ -59,3 +59,37 @@ def test_the_home_holds_what_the_agent_uses() -> None:
         INDEX_NAME,
         MEMORY_TYPES,
     )
+
+
+def _calls(node: ast.AST, name: str) -> bool:
+    return any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == name
+        for n in ast.walk(node)
+    )
+
+
+@pytest.mark.parametrize(
+    "path", [p for p in SOURCES if _name(p) != "memory/index.py"], ids=_name
+)
+def test_is_linked_has_one_answer(path: Path) -> None:
+    """Only memd.memory.index.linked_relpaths turns an index's links into relpaths.
+
+    A comprehension over `parse_index(...)` that normalises targets, or a
+    regex for `](target)`, is a second answer that can disagree with it.
+    """
+    source = path.read_text("utf-8")
+    tree = ast.parse(source)
+    found = [
+        f"{_name(path)}:{node.lineno}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ListComp | ast.SetComp | ast.GeneratorExp)
+        and any(_calls(g.iter, "parse_index") for g in node.generators)
+        and _calls(node.elt, "normalize_target")
+    ]
+    found += [
+        f"{_name(path)}:{number}"
+        for number, line in enumerate(source.splitlines(), start=1)
+        if r"\]\(" in line
+    ]
+
+    assert [] == found

@@ -24,6 +24,7 @@ from memd.agent.jscompat import js_trim, utf16_len
 from memd.agent.terms import INDEX_NAME, MEMORY_TYPES
 from memd.agent.truncation import MAX_ENTRYPOINT_LINES, MAX_ENTRYPOINT_UNITS
 from memd.lint.fixes import FileEdit
+from memd.memory.index import linked_relpaths
 from memd.memory.memfile import parse_memory_file
 
 TYPE_CHECKING = False
@@ -292,11 +293,6 @@ def plan_consolidation(
     )
 
 
-def _is_linked(index_text: str, relpath: str) -> bool:
-    pattern = r"\]\(\s*(?:\./)?" + re.escape(relpath) + r"\s*\)"
-    return re.search(pattern, index_text) is not None
-
-
 def fits_index(text: str) -> bool:
     """Return True when MEMORY.md text loads whole (200 lines, 25,000 units)."""
     trimmed = js_trim(text)
@@ -317,7 +313,7 @@ def _plan_index(
     text = current
     unindexed: list[str] = []
     for relpath, route_ in routes.items():
-        if _is_linked(text, relpath):
+        if relpath in linked_relpaths(text):
             continue
         parsed = parse_memory_file(relpath, texts[relpath].encode("utf-8", "replace"))
         name = parsed.name or _title(route_.topic)

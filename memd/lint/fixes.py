@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from memd.agent.terms import INDEX_NAME
 from memd.lint.checks_index import classify_links, topic_wiki_targets
-from memd.memory.index import normalize_target, parse_index
+from memd.memory.index import linked_relpaths, normalize_target, parse_index
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -199,7 +199,7 @@ def _plan_index(memdir: MemDir, data: bytes | None) -> FileEdit | None:
 
 def _links(text: str, relpaths: set[str]) -> bool:
     """Return True when `text`, read as an index, links every one of `relpaths`."""
-    return relpaths <= {normalize_target(e.target) for e in parse_index(text)}
+    return relpaths <= linked_relpaths(text)
 
 
 def _lines_to_drop(

@@ -26,7 +26,7 @@ from memd.kairos.consolidate import fits_index
 from memd.lint.engine import lint_memdir
 from memd.lint.fixes import entry_line
 from memd.memory.dialect import slugify
-from memd.memory.index import normalize_target, parse_index
+from memd.memory.index import linked_relpaths
 from memd.memory.memfile import parse_memory_file
 from memd.memory.yaml_safe import dump_yaml
 
@@ -194,7 +194,7 @@ def _index_text(index_bytes: bytes | None) -> str:
 
 
 def _links(index_text: str, relpath: str) -> bool:
-    return any(normalize_target(e.target) == relpath for e in parse_index(index_text))
+    return relpath in linked_relpaths(index_text)
 
 
 def _refuse_unless_clean(
