@@ -28,6 +28,7 @@ LAYERS = {
     "memd.diagnostics": CORE,
     "memd.config_keys": CORE,  # the key table and value parsers; config.py reads files
     "memd.fsread": CORE,  # the one bounded reader (the agent reads through it)
+    "memd.statkey": CORE,  # (size, mtime_ns, inode): what every stat comparison reads
     "memd.racy": CORE,  # the racily-clean rule every stat comparison shares
     "memd.dirs": CORE,  # memd's own dirs from the environment, for the warm paths
     "memd.fastjson": CORE,  # JSON through `_json`, without `json`'s `re` import

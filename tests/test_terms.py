@@ -93,3 +93,31 @@ def test_is_linked_has_one_answer(path: Path) -> None:
     ]
 
     assert [] == found
+
+
+STAT_KEY = {"st_size", "st_mtime_ns", "st_ino"}
+# The parse cache's key adds ctime and the size cap: another key, on purpose.
+STAT_KEY_ELSEWHERE = ("memory/reader.py",)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for p in SOURCES if _name(p) not in ("statkey.py", *STAT_KEY_ELSEWHERE)],
+    ids=_name,
+)
+def test_the_stat_key_is_read_in_one_place(path: Path) -> None:
+    """(size, mtime_ns, inode) of a stat result comes from memd.statkey.key_of."""
+    tree = ast.parse(path.read_text("utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Tuple | ast.List):
+            parts: list[ast.expr] = list(node.elts)
+        elif isinstance(node, ast.Call):
+            parts = [*node.args, *(k.value for k in node.keywords)]
+        else:
+            continue
+        read = {p.attr for p in parts if isinstance(p, ast.Attribute)}
+        if STAT_KEY <= read:
+            found.append(f"{_name(path)}:{node.lineno}")
+
+    assert [] == found

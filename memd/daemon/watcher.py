@@ -63,6 +63,7 @@ from watchdog.observers.polling import PollingObserver
 from memd.daemon.discovery import Discovery, WatchRoot, memory_dir_of
 from memd.daemon.settle import Batch, Change, Settler
 from memd.fsread import list_dir
+from memd.statkey import key_of
 
 __all__ = ["Batch", "Change", "Watcher"]
 
@@ -700,11 +701,11 @@ def _stat_signature(root: WatchRoot) -> int:
         except OSError:
             seen.append((directory,))
             continue
-        seen.append((directory, st.st_ino, st.st_mtime_ns))
+        seen.append((directory, *key_of(st)))
         for entry in entries:
             with contextlib.suppress(OSError):  # gone meanwhile: the mtime tells
                 est = entry.stat(follow_symlinks=False)
-                seen.append((entry.name, est.st_ino, est.st_mtime_ns, est.st_size))
+                seen.append((entry.name, *key_of(est)))
     return hash(tuple(seen))
 
 

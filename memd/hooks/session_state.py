@@ -39,6 +39,7 @@ from memd.agent.terms import INDEX_NAME
 from memd.dirs import default_state_dir, expand_home
 from memd.fsread import list_dir, read_bytes
 from memd.racy import is_racy
+from memd.statkey import key_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -114,7 +115,7 @@ def scan(memory_dir: str) -> Entries:
         st = os.lstat(root)
     except OSError:
         return entries
-    entries[""] = (st.st_size, st.st_mtime_ns, st.st_ino)
+    entries[""] = key_of(st)
     pending = [("", root, 1)]
     while pending and len(entries) < MAX_ENTRIES:
         prefix, directory, depth = pending.pop()
@@ -128,7 +129,7 @@ def scan(memory_dir: str) -> Entries:
             except OSError:
                 continue
             relpath = prefix + item.name
-            entries[relpath] = (st.st_size, st.st_mtime_ns, st.st_ino)
+            entries[relpath] = key_of(st)
             if depth < MAX_DEPTH and item.is_dir(follow_symlinks=False):
                 pending.append((relpath + "/", item.path, depth + 1))
             if len(entries) >= MAX_ENTRIES:
@@ -160,7 +161,7 @@ def changes(
     return frozenset(changed), frozenset(maybe)
 
 
-def stat_key(entries: Entries, relpath: str) -> str:
+def entry_key(entries: Entries, relpath: str) -> str:
     """Return `size:mtime_ns:inode` of `relpath` in `entries` ("-" when absent)."""
     found = entries.get(relpath)
     return "-" if found is None else f"{found[0]}:{found[1]}:{found[2]}"
@@ -169,7 +170,7 @@ def stat_key(entries: Entries, relpath: str) -> str:
 def notice_key(finding: Mapping[str, object], entries: Entries) -> str:
     """The key a said notice is remembered by: code, file and that file's stat."""
     path = str(finding.get("path"))
-    return f"{finding.get('code')} {path} {stat_key(entries, path)}"
+    return f"{finding.get('code')} {path} {entry_key(entries, path)}"
 
 
 def read_state(path: str) -> SessionState | None:
