@@ -45,18 +45,103 @@ def write_atomic(
     `mode` defaults to the existing file's permission bits, else 0o644.
     `durable=False` skips both fsyncs, for memd's own records whose loss to a
     power cut costs only a recomputation (the hooks' session records).
+    The directory part of `path` is resolved as given (memd's own dirs may sit
+    behind a link); the final name is replaced, never written through.
     Raises `OSError` (with the old file intact) when the write fails.
     """
-    directory = os.path.dirname(path) or "."
+    directory, name = os.path.split(path)
+    dir_fd = open_dir(directory or ".", follow=True)
+    try:
+        _replace_at(dir_fd, name, data, mode, durable)
+    finally:
+        os.close(dir_fd)
+
+
+def write_atomic_beneath(
+    root_fd: int,
+    relpath: str,
+    data: bytes,
+    *,
+    mode: int | None = None,
+    make_dirs: bool = False,
+) -> None:
+    """Replace `relpath` below the directory open at `root_fd` with `data`, atomically.
+
+    Every directory on the way is opened relative to the one before with
+    `O_NOFOLLOW` (`memd.fsread.open_dir_beneath`), so no symlink, however
+    swapped in, carries the write out of the root; `make_dirs` creates the
+    missing ones. A symlink at the final name is replaced, never followed.
+    The temp file is made with `O_EXCL` in the parent's descriptor, fsynced,
+    renamed over the name with both descriptors, and the parent fsynced.
+    Raises `OSError` (`UnsafeFileError` for a link or a climbing relpath),
+    with the old file intact.
+    """
+    from memd.fsread import open_dir_beneath, split_beneath
+
+    parts = split_beneath(relpath)
+    parent = open_dir_beneath(root_fd, parts[:-1], make_missing=make_dirs)
+    try:
+        _replace_at(parent, parts[-1], data, mode, True)
+    finally:
+        os.close(parent)
+
+
+def remove_beneath(root_fd: int, relpath: str, *, prune_empty: bool = False) -> None:
+    """Delete `relpath` below the directory open at `root_fd`; a missing one is fine.
+
+    The directories on the way are opened as in `write_atomic_beneath`, so
+    the unlink lands below the root; a link at the final name is removed
+    itself. `prune_empty` then removes the parents it leaves empty, up to
+    (not including) the root. The parent is fsynced.
+    """
+    import errno
+
+    from memd.fsread import open_dir_beneath, split_beneath
+
+    parts = split_beneath(relpath)
+    try:
+        parent = open_dir_beneath(root_fd, parts[:-1])
+    except FileNotFoundError:
+        return
+    try:
+        try:  # noqa: SIM105 -- see write_atomic's import note
+            os.unlink(parts[-1], dir_fd=parent)
+        except FileNotFoundError:
+            pass
+        try:  # noqa: SIM105
+            os.fsync(parent)
+        except OSError:
+            pass
+    finally:
+        os.close(parent)
+    for depth in range(len(parts) - 1, 0, -1) if prune_empty else ():
+        above = open_dir_beneath(root_fd, parts[: depth - 1])
+        try:
+            os.rmdir(parts[depth - 1], dir_fd=above)
+        except OSError as error:
+            if error.errno in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOENT):
+                return
+            raise
+        finally:
+            os.close(above)
+
+
+def _replace_at(
+    dir_fd: int, name: str, data: bytes, mode: int | None, durable: bool
+) -> None:
+    """Write `data` to a temp file in `dir_fd`, then rename it over `name`."""
     if mode is None:
         try:
-            mode = os.stat(path).st_mode & 0o7777
-        except FileNotFoundError:
+            mode = os.stat(name, dir_fd=dir_fd).st_mode & 0o7777
+        except (FileNotFoundError, NotADirectoryError):
+            mode = 0o644
+        except OSError:  # a link loop, a dangling link: it is replaced anyway
             mode = 0o644
     # Short and fixed-length: a 243-byte target name must not push the temp
     # name past NAME_MAX (255).
-    temp = os.path.join(directory, f"{TEMP_PREFIX}{os.urandom(8).hex()}")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
+    temp = f"{TEMP_PREFIX}{os.urandom(8).hex()}"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(temp, flags, mode, dir_fd=dir_fd)
     try:
         try:
             view = memoryview(data)
@@ -69,16 +154,19 @@ def write_atomic(
             crash_point()
         finally:
             os.close(fd)
-        os.replace(temp, path)
+        os.rename(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
         try:  # noqa: SIM105 -- importing contextlib costs the hooks 3 ms
-            os.unlink(temp)
+            os.unlink(temp, dir_fd=dir_fd)
         except FileNotFoundError:
             pass
         raise
     crash_point()
     if durable:
-        fsync_directory(directory)
+        try:  # noqa: SIM105 -- best effort, as fsync_directory
+            os.fsync(dir_fd)
+        except OSError:
+            pass
     crash_point()
 
 

@@ -57,6 +57,7 @@ class Config:
     dream_timezone: str | None = None  # None: the local zone
     dream_grace_hours: float = 12.0
     dream_command: tuple[str, ...] = ()
+    dream_agent: str | None = None  # "claude" (or its path): memd's flags, a copy
     dream_timeout_seconds: float = 600.0
     log_retention_days: int | None = None
     log_retention_action: str = "archive"

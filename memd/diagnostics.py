@@ -70,6 +70,30 @@ def one_line(text: str) -> str:
     return text.translate(_LINE_BREAKS)
 
 
+def escape_surrogates(text: str) -> str:
+    """Return `text` with each lone surrogate written as a visible escape.
+
+    A file name that is not UTF-8 holds its undecodable bytes as U+DC80-U+DCFF
+    (`surrogateescape`); each reads back as its byte, `\\xe9`. Any other lone
+    surrogate reads `\\ud83d`. Nothing else changes, so valid text is returned
+    as it came.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "".join(_escape_surrogate(c) for c in text)
+    return text
+
+
+def _escape_surrogate(char: str) -> str:
+    code = ord(char)
+    if 0xDC80 <= code <= 0xDCFF:
+        return f"\\x{code - 0xDC00:02x}"
+    if 0xD800 <= code <= 0xDFFF:
+        return f"\\u{code:04x}"
+    return char
+
+
 def count_by_severity(diagnostics: tuple[Diagnostic, ...]) -> tuple[int, int, int]:
     """Return (errors, warnings, infos)."""
     errors = sum(1 for d in diagnostics if d.severity is Severity.ERROR)

@@ -16,8 +16,10 @@ subclass in the package is drawn here; tests/test_errors.py checks the tree::
     │   └── UserManagerUnreachable  no user service manager to talk to
     ├── DreamError              a dream could not finish; its edits are rolled back
     │   ├── DreamCommandFailed      the external dream command failed (kairos)
-    │   └── _DreamFailed            a built-in dream step failed (kairos.dream)
+    │   ├── _DreamFailed            a built-in dream step failed (kairos.dream)
+    │   └── GenerationError         a dream's apply or undo cannot go ahead
     ├── GitError                team memory: git failed, timed out or is missing
+    │   └── UnsafeTreeError         a commit names a path memd never writes (team.sync)
     ├── RecallUnavailableError  this Python's SQLite has no FTS5
     ├── WriteRefusedError       a memory_write would not lint clean (mcp_server)
     └── ToolFailedError         an MCP tool could not do what the model asked

@@ -40,14 +40,40 @@ else:
     _scan = _json.make_scanner(_ScannerContext())  # type: ignore[arg-type]
 
 
-def loads(data: str | bytes) -> object:
-    """Return the value of the JSON document `data`, as `json.loads(data)` does."""
+def loads(
+    data: str | bytes, *, max_depth: int | None = None, strict_text: bool = False
+) -> object:
+    """Return the value of the JSON document `data`, as `json.loads(data)` does.
+
+    Args:
+        max_depth: refuse arrays and objects nested deeper than this before
+            parsing (the C scanner recurses: a line of `[` is a RecursionError).
+        strict_text: refuse bytes that are not UTF-8 and strings that hold a
+            lone surrogate (`"\\ud83d"`), which no UTF-8 peer can read back.
+    """
     if isinstance(data, bytes):
-        if _scan is None or data[:3] == b"\xef\xbb\xbf" or b"\0" in data[:4]:
+        if strict_text:
+            try:
+                data = data.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise ValueError(f"not UTF-8: byte {error.start}") from None
+        elif _scan is None or data[:3] == b"\xef\xbb\xbf" or b"\0" in data[:4]:
+            if max_depth is not None:
+                import json
+
+                encoding = json.detect_encoding(data)
+                _refuse_deeper(data.decode(encoding, "surrogatepass"), max_depth)
             return _json_module_loads(data)
-        text = data.decode("utf-8", "surrogatepass")
-    else:
-        text = data
+    text = data if isinstance(data, str) else data.decode("utf-8", "surrogatepass")
+    if max_depth is not None:
+        _refuse_deeper(text, max_depth)
+    value = _loads_text(text)
+    if strict_text:
+        _refuse_lone_surrogates(value)
+    return value
+
+
+def _loads_text(text: str) -> object:
     if _scan is None or text[:1] == "\ufeff":
         return _json_module_loads(text)
     start = len(text) - len(text.lstrip(_WHITESPACE))
@@ -80,6 +106,58 @@ def dumps(value: object) -> str:
         True,  # allow_nan
     )
     return "".join(encode(value, 0))
+
+
+def _refuse_deeper(text: str, limit: int) -> None:
+    """Raise ValueError if brackets outside strings nest deeper than `limit`.
+
+    One pass, linear in the text: string contents are skipped by `find`, and
+    each quote's preceding backslashes are counted once.
+    """
+    if text.count("[") + text.count("{") <= limit:
+        return  # the common case: too few brackets to nest that deep
+    depth, at, end = 0, 0, len(text)
+    while at < end:
+        char = text[at]
+        if char == '"':
+            close = at
+            while True:
+                close = text.find('"', close + 1)
+                if close < 0:
+                    return  # an unterminated string: the parser says so
+                slashes = 0
+                while text[close - 1 - slashes] == "\\":
+                    slashes += 1
+                if slashes % 2 == 0:
+                    break
+            at = close + 1
+            continue
+        if char in "[{":
+            depth += 1
+            if depth > limit:
+                raise ValueError(f"nested deeper than {limit}: char {at}")
+        elif char in "]}":
+            depth -= 1
+        at += 1
+
+
+def _refuse_lone_surrogates(value: object) -> None:
+    """Raise ValueError if a string of `value` (key or item) is not valid Unicode."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError as error:
+                raise ValueError(
+                    f"a string holds a lone surrogate: U+{ord(item[error.start]):04X}"
+                ) from None
+        elif isinstance(item, dict):
+            stack.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
 
 
 def _json_module_loads(data: str | bytes) -> object:

@@ -9,6 +9,14 @@ stops at a cap. `O_NONBLOCK` has no effect on a regular file, so the
 descriptor is used as it is. Refusals raise `UnsafeFileError`, an `OSError`,
 so a caller's existing `except OSError` keeps handling them.
 
+`open_beneath` opens a relpath below a root directory's descriptor one
+component at a time, each directory with `O_DIRECTORY | O_NOFOLLOW` relative
+to the one before and the file with `open_regular`: no symlink is followed
+at any component, so a directory renamed or swapped for a symlink while the
+walk runs (``renameat2(RENAME_EXCHANGE)``) fails with ELOOP instead of leading
+out. Which names may arrive from outside is `memd.relpath`'s rule; the
+opener itself only refuses what would climb (``..``, ``.``, empty parts).
+
 `follow=True` is for files the user points memd at on purpose (config.toml,
 the agent's settings, which the agent itself follows); the final component
 may then be a symlink, but its target must still be a regular file.
@@ -134,9 +142,13 @@ def read_bytes(
             import fcntl
 
             fcntl.flock(fd, fcntl.LOCK_SH)
-        data = read_fd(fd, limit + 1, os.fstat(fd).st_size)
+        return _read_capped(fd, limit, path)
     finally:
         os.close(fd)
+
+
+def _read_capped(fd: int, limit: int, path: str) -> bytes:
+    data = read_fd(fd, limit + 1, os.fstat(fd).st_size)
     if len(data) > limit:
         raise FileTooLargeError(errno.EFBIG, f"is larger than {limit} bytes", path)
     return data
@@ -188,3 +200,77 @@ def list_dir(path: str | int) -> list[os.DirEntry[str]]:
 def list_names(path: str | int) -> list[str]:
     """Return a directory's entry names, sorted."""
     return sorted(entry.name for entry in list_dir(path))
+
+
+def split_beneath(relpath: str) -> list[str]:
+    """Return `relpath`'s components; refuse one that would climb or is empty.
+
+    Raises `UnsafeFileError` (EINVAL) for an absolute path or a ``..``,
+    ``.`` or empty component: relative to a descriptor each would name
+    something other than a plain entry below it.
+    """
+    parts = relpath.split("/")
+    if relpath.startswith("/") or any(p in ("", ".", "..") for p in parts):
+        raise UnsafeFileError(errno.EINVAL, "is not a plain relative path", relpath)
+    return parts
+
+
+def open_dir_beneath(
+    root_fd: int, parts: list[str] | tuple[str, ...], *, make_missing: bool = False
+) -> int:
+    """Open the directory `parts` below `root_fd`, never following a symlink.
+
+    Returns a new descriptor (the caller closes it); `parts` may be empty
+    (a duplicate of `root_fd`). `make_missing` creates absent directories
+    (mode 0o755, relative to their parent's descriptor, so the new one is
+    where the walk stands). A component that is a symlink raises
+    `UnsafeFileError` (ELOOP); one that is a file, ENOTDIR.
+    """
+    fd = os.dup(root_fd)
+    for part in parts:
+        if part in ("", ".", "..") or "/" in part:
+            os.close(fd)
+            raise UnsafeFileError(errno.EINVAL, "is not a plain name", part)
+        try:
+            try:
+                child = open_dir(part, dir_fd=fd)
+            except FileNotFoundError:
+                if not make_missing:
+                    raise
+                try:  # noqa: SIM105 -- contextlib costs the warm path
+                    os.mkdir(part, 0o755, dir_fd=fd)
+                except FileExistsError:
+                    pass  # made meanwhile: open_dir below checks what it is
+                child = open_dir(part, dir_fd=fd)
+        finally:
+            os.close(fd)
+        fd = child
+    return fd
+
+
+def open_beneath(
+    root_fd: int, relpath: str, flags: int = os.O_RDONLY, mode: int = 0o644
+) -> int:
+    """Open the regular file `relpath` below `root_fd`; no symlink on the way.
+
+    `flags` as for `open_regular`. Raises `UnsafeFileError` for a symlink at
+    any component, a non-regular file, or a relpath that would climb.
+    """
+    parts = split_beneath(relpath)
+    parent = open_dir_beneath(root_fd, parts[:-1])
+    try:
+        return open_regular(parts[-1], flags, mode, dir_fd=parent)
+    finally:
+        os.close(parent)
+
+
+def read_beneath(root_fd: int, relpath: str, limit: int = DEFAULT_LIMIT) -> bytes:
+    """Return the bytes of `relpath` below `root_fd` (`open_beneath`), capped.
+
+    Raises `FileTooLargeError` past `limit`.
+    """
+    fd = open_beneath(root_fd, relpath)
+    try:
+        return _read_capped(fd, limit, relpath)
+    finally:
+        os.close(fd)

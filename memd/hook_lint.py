@@ -49,6 +49,7 @@ LINT_ENV = (
     "MEMD_HOW_LABELS",
 )
 MAX_REQUEST_BYTES = 64 * 1024
+MAX_REQUEST_DEPTH = 8  # a request nests 3 deep; the C parser recurses per level
 MAX_ANSWER_BYTES = 8 * 1024 * 1024
 TIMEOUT_SECONDS = 2.0  # a busy daemon; past this the hook lints by itself
 

@@ -117,3 +117,45 @@ def test_importing_it_loads_neither_json_nor_re() -> None:
         check=True,
     )
     assert "" == done.stdout.strip()
+
+
+def _depth(value: object) -> int:
+    if isinstance(value, dict):
+        return 1 + max(map(_depth, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(_depth, value), default=0)
+    return 0
+
+
+class TestBounds:
+    @given(values)
+    def test_depth_bound_is_exact(self, value: object) -> None:
+        """A document parses at its own depth and is refused one level below it."""
+        text = json.dumps(value)
+        depth = _depth(value)
+
+        assert json.loads(text) == fastjson.loads(text, max_depth=depth)
+        if depth:
+            with pytest.raises(ValueError, match="nested deeper"):
+                fastjson.loads(text, max_depth=depth - 1)
+
+    @pytest.mark.parametrize("opening", ["[", '{"a":'])
+    def test_a_deep_line_is_a_value_error(self, opening: str) -> None:
+        """50 KB of openers is refused before the C scanner recurses."""
+        line = (opening * 50_000).encode()
+
+        with pytest.raises(ValueError, match="nested deeper than 64"):
+            fastjson.loads(line, max_depth=64)
+
+    @pytest.mark.parametrize(
+        "data",
+        [b'{"a": "\\ud83d"}', b'["\\udc00x"]', b'{"\\ud800": 1}', b'["\xff"]'],
+    )
+    def test_strict_text_refuses_what_utf8_cannot_hold(self, data: bytes) -> None:
+        """Lone surrogates, in keys or values, and bytes that are not UTF-8."""
+        with pytest.raises(ValueError, match=r"surrogate|not UTF-8"):
+            fastjson.loads(data, strict_text=True)
+
+    def test_strict_text_keeps_a_surrogate_pair(self) -> None:
+        """An escaped pair is one character, not a lone surrogate."""
+        assert ["\U0001f600"] == fastjson.loads(b'["\\ud83d\\ude00"]', strict_text=True)

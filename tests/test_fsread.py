@@ -27,6 +27,7 @@ ALLOWED_OPENS = {
     ("memd/atomic.py", "os.open"),  # creates memd's own O_EXCL-like temp file
     ("memd/snapshot/publish.py", "os.open"),  # memd's own cache: new files, fsync
     ("memd/cli/main.py", "open"),  # /dev/null for stdout after a broken pipe
+    ("memd/mcp_server/server.py", "os.open"),  # /dev/null in place of the wire on fd 0
     ("memd/cli/commands/prompt.py", "os.open"),  # /dev/null, same reason
     ("memd/daemon/run.py", "os.walk"),  # memd's own cache tree (lead's module)
     ("memd/team/sync.py", "open"),  # appends to .git/info/exclude of a repo memd made
@@ -144,3 +145,136 @@ def test_list_names_by_path_and_descriptor(tmp_path: Path) -> None:
     finally:
         os.close(fd)
     assert ["a.md", "b.md"] == list_names(str(tmp_path))
+
+
+# -- the beneath-opener --------------------------------------------------------
+
+RENAME_EXCHANGE = 2
+
+
+def _renameat2() -> object:
+    """Return libc's renameat2, or fail: the race needs a real atomic exchange."""
+    import ctypes
+    import ctypes.util
+
+    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+    func = getattr(libc, "renameat2", None)
+    if func is None:
+        pytest.fail("libc has no renameat2 (glibc >= 2.28 is needed)")
+    func.argtypes = [
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_uint,
+    ]
+    return func
+
+
+def exchange_forever(first: Path, second: Path, stop: threading.Event) -> int:
+    """Swap two names atomically until `stop`; return how many swaps were made."""
+    renameat2 = _renameat2()
+    at_fdcwd = -100
+    swaps = 0
+    while not stop.is_set():
+        if (
+            renameat2(  # type: ignore[operator]
+                at_fdcwd, bytes(first), at_fdcwd, bytes(second), RENAME_EXCHANGE
+            )
+            == 0
+        ):
+            swaps += 1
+    return swaps
+
+
+class TestBeneath:
+    def test_a_link_at_any_component_is_refused(self, tmp_path: Path) -> None:
+        """A linked folder, a linked file and a climbing relpath all fail."""
+        from memd.fsread import open_beneath, read_beneath, split_beneath
+
+        root, outside = tmp_path / "root", tmp_path / "outside"
+        (root / "a" / "b").mkdir(parents=True)
+        outside.mkdir()
+        (outside / "x.md").write_text("OUTSIDE")
+        (root / "a" / "b" / "in.md").write_text("inside")
+        (root / "a" / "link").symlink_to(outside)
+        (root / "a" / "b" / "file-link.md").symlink_to(outside / "x.md")
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            assert b"inside" == read_beneath(fd, "a/b/in.md")
+            for relpath in ("a/link/x.md", "a/b/file-link.md"):
+                with pytest.raises(UnsafeFileError, match="symlink"):
+                    read_beneath(fd, relpath)
+            for relpath in ("../outside/x.md", "a/../../outside/x.md", "/etc/passwd"):
+                with pytest.raises(UnsafeFileError):
+                    open_beneath(fd, relpath)
+            with pytest.raises(UnsafeFileError):
+                split_beneath("a//b")
+        finally:
+            os.close(fd)
+
+    def test_a_write_never_lands_through_a_linked_folder(self, tmp_path: Path) -> None:
+        """A linked parent is refused; a link at the final name is replaced."""
+        from memd.atomic import remove_beneath, write_atomic_beneath
+
+        root, outside = tmp_path / "root", tmp_path / "outside"
+        root.mkdir()
+        outside.mkdir()
+        (outside / "x.md").write_text("OUTSIDE")
+        (root / "sub").symlink_to(outside)
+        (root / "name.md").symlink_to(outside / "x.md")
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            with pytest.raises(UnsafeFileError):
+                write_atomic_beneath(fd, "sub/x.md", b"new", make_dirs=True)
+            with pytest.raises(UnsafeFileError):
+                remove_beneath(fd, "sub/x.md")
+            write_atomic_beneath(fd, "name.md", b"replaced")
+            write_atomic_beneath(fd, "new/deep/y.md", b"made", make_dirs=True)
+            remove_beneath(fd, "new/deep/y.md", prune_empty=True)
+        finally:
+            os.close(fd)
+
+        assert "OUTSIDE" == (outside / "x.md").read_text()
+        assert ["x.md"] == sorted(p.name for p in outside.iterdir())
+        assert (b"replaced", False) == (
+            (root / "name.md").read_bytes(),
+            (root / "name.md").is_symlink(),
+        )
+        assert not (root / "new").exists()
+
+    def test_a_swap_with_a_link_never_leads_outside(self, tmp_path: Path) -> None:
+        """A thread exchanges `sub` and a link out (renameat2): no outside byte."""
+        from memd.fsread import read_beneath
+
+        root, outside = tmp_path / "root", tmp_path / "outside"
+        (root / "sub").mkdir(parents=True)
+        outside.mkdir()
+        (root / "sub" / "x.md").write_text("inside")
+        (outside / "x.md").write_text("OUTSIDE")
+        (root / "swap").symlink_to(outside)
+        stop = threading.Event()
+        swaps: list[int] = []
+        swapper = threading.Thread(
+            target=lambda: swaps.append(
+                exchange_forever(root / "sub", root / "swap", stop)
+            )
+        )
+        seen: dict[str, int] = {}
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+        swapper.start()
+        try:
+            for _ in range(20_000):
+                try:
+                    key = read_beneath(fd, "sub/x.md").decode()
+                except OSError as error:
+                    key = f"errno {error.errno}"
+                seen[key] = seen.get(key, 0) + 1
+        finally:
+            stop.set()
+            swapper.join()
+            os.close(fd)
+
+        assert "OUTSIDE" not in seen
+        assert seen.get("inside", 0) > 0
+        assert swaps[0] > 0

@@ -29,6 +29,7 @@ LAYERS = {
     "memd.config_keys": CORE,  # the key table and value parsers; config.py reads files
     "memd.fsread": CORE,  # the one bounded reader (the agent reads through it)
     "memd.statkey": CORE,  # (size, mtime_ns, inode): what every stat comparison reads
+    "memd.relpath": CORE,  # the one path rule for relpaths from outside
     "memd.racy": CORE,  # the racily-clean rule every stat comparison shares
     "memd.dirs": CORE,  # memd's own dirs from the environment, for the warm paths
     "memd.fastjson": CORE,  # JSON through `_json`, without `json`'s `re` import
@@ -52,6 +53,8 @@ LAYERS = {
     "memd.kairos.*": EDGE,
     "memd.kairos.schedule": CORE,
     "memd.kairos.consolidate": CORE,
+    "memd.kairos.facts": CORE,  # the similarity rule and relative dates
+    "memd.kairos.factfile": CORE,  # the fact block of a topic file
     "memd.kairos.scheduler": WIRING,  # the one APScheduler owner
     "memd.daemon.*": EDGE,
     "memd.daemon.watcher": WIRING,  # the one watchdog owner
@@ -110,6 +113,10 @@ THIRD_PARTY_OWNERS = {
         "memd.kairos.scheduler",
     ),  # APScheduler 3's own dependency: the local zone
     "mcp": ("memd.mcp_server.server",),  # pydantic, starlette: `memd mcp` only
+    # The SDK's own dependencies, for the line reader in front of its stdin.
+    "anyio": ("memd.mcp_server.server",),
+    "mcp_types": ("memd.mcp_server.server",),
+    "pydantic": ("memd.mcp_server.server",),
 }
 WIRING_THIRD_PARTY = frozenset({"structlog"})
 HEAVY = ("watchdog", "apscheduler", "structlog")

@@ -37,7 +37,10 @@ COMMANDS = {
         "print the memory prompt for a project (served warm from a snapshot)",
     ),
     "log": ("memd.cli.commands.log", "append an entry to today's KAIROS daily log"),
-    "dream": ("memd.cli.commands.dream", "consolidate daily logs into topic files now"),
+    "dream": (
+        "memd.cli.commands.dream",
+        "consolidate daily logs into topic files now, or undo the last dream",
+    ),
     "stats": ("memd.cli.commands.stats", "summarise the memdir_loaded telemetry"),
     "config": (
         "memd.cli.commands.config",

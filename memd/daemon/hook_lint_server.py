@@ -19,7 +19,12 @@ import stat
 import threading
 
 from memd import fastjson
-from memd.hook_lint import MAX_REQUEST_BYTES, read_line, same_user
+from memd.hook_lint import (
+    MAX_REQUEST_BYTES,
+    MAX_REQUEST_DEPTH,
+    read_line,
+    same_user,
+)
 from memd.lint.targets import lint_findings
 from memd.memory.memdir import ParseCache
 
@@ -32,6 +37,9 @@ if TYPE_CHECKING:
     from memd.config import Config
 
 PEER_TIMEOUT_SECONDS = 1.0
+# Crashes of the serving loop it recovers from; past them the socket is removed,
+# so hooks lint by themselves at once instead of waiting out their timeout.
+MAX_RESTARTS = 5
 
 
 class HookLinter:
@@ -83,6 +91,9 @@ class HookLintServer:
         self._listener: socket.socket | None = None
         self._wake_r, self._wake_w = -1, -1
         self._thread: threading.Thread | None = None
+        self._stopping = False
+        self.crashes = 0  # of the serving loop, each logged and restarted
+        self._bound_inode = -1
 
     @property
     def listening(self) -> bool:
@@ -97,7 +108,7 @@ class HookLintServer:
             return False
         self._wake_r, self._wake_w = os.pipe()
         self._thread = threading.Thread(
-            target=self._serve,
+            target=self._supervise,
             args=(self._listener,),
             name="memd-hook-lint",
             daemon=True,
@@ -109,6 +120,7 @@ class HookLintServer:
         """Stop serving, and remove the socket so no hook waits on it."""
         if self._thread is None or self._listener is None:
             return
+        self._stopping = True
         os.write(self._wake_w, b"x")
         self._thread.join()
         self._listener.close()
@@ -129,12 +141,37 @@ class HookLintServer:
         )
         try:
             listener.bind(self.path)
+            self._bound_inode = os.lstat(self.path).st_ino
             os.chmod(self.path, 0o600)
             listener.listen(16)
         except OSError:
             listener.close()
             raise
         return listener
+
+    def _supervise(self, listener: socket.socket) -> None:
+        """Serve; restart the loop after a crash, and remove the socket if it
+        ends for any reason but `stop()`, so no hook waits on a deaf socket."""
+        try:
+            while True:
+                try:
+                    self._serve(listener)
+                    return
+                except Exception:  # noqa: BLE001 -- the loop's guard: log, count, go on
+                    self.crashes += 1
+                    self._log.exception("hook_lint_crashed", crashes=self.crashes)
+                    if self.crashes >= MAX_RESTARTS:
+                        return
+        finally:
+            if not self._stopping:
+                self._log.error("hook_lint_stopped", path=self.path)
+                self._remove_socket()
+
+    def _remove_socket(self) -> None:
+        # Only the socket this server bound, not one a successor made since.
+        with contextlib.suppress(OSError):
+            if os.lstat(self.path).st_ino == self._bound_inode:
+                os.unlink(self.path)
 
     def _serve(self, listener: socket.socket) -> None:
         while True:
@@ -146,7 +183,10 @@ class HookLintServer:
             except OSError:
                 continue
             with conn:
-                self._handle(conn)
+                try:
+                    self._handle(conn)
+                except Exception:  # noqa: BLE001 -- one peer's failure is not the server's
+                    self._log.exception("hook_lint_request_crashed")
 
     def _handle(self, conn: socket.socket) -> None:
         try:
@@ -155,7 +195,11 @@ class HookLintServer:
                 self._log.warning("hook_lint_refused", reason="another user")
                 return
             line = read_line(conn, MAX_REQUEST_BYTES, seconds=PEER_TIMEOUT_SECONDS)
-            request = fastjson.loads(line) if line is not None else None
+            request = (
+                fastjson.loads(line, max_depth=MAX_REQUEST_DEPTH)
+                if line is not None
+                else None
+            )
         except (OSError, ValueError):
             return
         try:

@@ -723,6 +723,7 @@ class _Daemon:
             "hook_lint": {
                 "socket": self.hook_lint_server.path,
                 "listening": self.hook_lint_server.listening,
+                "crashes": self.hook_lint_server.crashes,
             },
             "telemetry_dropped": int(getattr(self.sink, "dropped", 0)),
             "watched_roots": self.watcher.watched_roots(),

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from memd.agent.paths import daily_log_path
 from memd.atomic import crash_point
+from memd.diagnostics import escape_surrogates
 from memd.errors import UsageError
 from memd.fsread import (
     UnsafeFileError,
@@ -36,6 +37,7 @@ from memd.fsread import (
     read_bytes,
 )
 from memd.kairos.consolidate import parse_log_entries
+from memd.lint.checks_files import CONTROL_CHARACTERS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -63,13 +65,47 @@ def log_relpath(day: datetime.date) -> str:
 
 
 def format_entry(text: str, now: datetime.datetime) -> bytes:
-    """Return `- HH:MM text` with continuation lines indented two spaces, as UTF-8."""
-    lines = [line.rstrip() for line in text.strip().splitlines()]
+    """Return `- HH:MM text` with continuation lines indented two spaces, as UTF-8.
+
+    Every way into a log (`memd log`, `memory_log`, `memd.append_log`) comes
+    here, so this is where text becomes safe to keep: see `sanitize_log_text`.
+    """
+    lines = [line.rstrip() for line in sanitize_log_text(text).strip().split("\n")]
     if not lines or not lines[0]:
         raise UsageError("nothing to log: the entry is empty")
     first, rest = lines[0], lines[1:]
     body = [f"- {now:%H:%M} {first}"] + [f"  {line}" if line else "  " for line in rest]
     return ("\n".join(body) + "\n").encode("utf-8")
+
+
+def sanitize_log_text(text: str) -> str:
+    """Return `text` with line breaks as `\\n` and nothing else a terminal acts on.
+
+    Any line break Python knows (CR, CRLF, VT, FF, NEL, U+2028…) becomes a
+    newline; control characters (NUL, ESC, DEL, C1, bidi overrides: lint's
+    F010 set) and the undecodable bytes of a command line (lone surrogates)
+    are written as visible escapes (`\\x1b`, `\\u202e`), so a log stays
+    printable text that lints clean and says what was sent.
+    """
+    text = "\n".join(text.splitlines())
+    if CONTROL_CHARACTERS.search(text) is None and _is_encodable(text):
+        return text
+    return "".join(_visible(c) for c in text)
+
+
+def _is_encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _visible(char: str) -> str:
+    if char != "\n" and CONTROL_CHARACTERS.match(char) is not None:
+        code = ord(char)
+        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    return escape_surrogates(char)
 
 
 def heading(day: datetime.date) -> bytes:

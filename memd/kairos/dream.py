@@ -32,7 +32,8 @@ from memd.kairos.daily_log import (
     memory_key,
     update_dream_record,
 )
-from memd.kairos.external import DreamCommandFailed, run_dream_command
+from memd.kairos.external import DreamCommandFailed, run_agent_dream
+from memd.kairos.generations import GenerationError, apply_generation, recover
 from memd.locks import acquire_consolidate_lock, release_lock, roll_back_lock
 
 TYPE_CHECKING = False
@@ -67,6 +68,8 @@ class DreamResult:
     diff: str = ""
     duration_seconds: float = 0.0
     log_files: tuple[str, ...] = field(default=())
+    # added / merged / superseded / archived (built-in), deleted, generation
+    summary: Mapping[str, object] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -85,6 +88,7 @@ class DreamResult:
             "lint_warnings": self.lint_warnings,
             "message": self.message,
             "duration_seconds": round(self.duration_seconds, 3),
+            "summary": dict(self.summary),
         }
 
 
@@ -107,11 +111,41 @@ class _Writer:
 
 
 def plan_builtin(memory_dir: str, entries: tuple[LogEntry, ...]) -> ConsolidationPlan:
-    """Read the files the entries route to and plan the built-in consolidation."""
+    """Read the files the entries route to, and their archive pages; plan the dream."""
     targets = sorted({route(entry).relpath for entry in entries})
-    files = {rel: read_bytes_or_none(os.path.join(memory_dir, rel)) for rel in targets}
+    files: dict[str, bytes | None] = {
+        rel: read_bytes_or_none(os.path.join(memory_dir, rel)) for rel in targets
+    }
+    for rel in targets:
+        for page in _archive_pages(memory_dir, rel[:-3]):
+            files[page] = read_bytes_or_none(os.path.join(memory_dir, page))
     index = read_bytes_or_none(os.path.join(memory_dir, INDEX_NAME))
     return plan_consolidation(entries, files, index)
+
+
+def _archive_pages(memory_dir: str, topic: str) -> list[str]:
+    """Return `archive/<topic>/*.md` relpaths, never through a symlinked folder."""
+    from memd.fsread import list_dir, open_dir
+
+    try:
+        fd = open_dir(os.path.join(memory_dir, "archive"), follow=False)
+    except OSError:
+        return []
+    try:
+        try:
+            topic_fd = open_dir(topic, dir_fd=fd)
+        except OSError:
+            return []
+        try:
+            return sorted(
+                f"archive/{topic}/{entry.name}"
+                for entry in list_dir(topic_fd)
+                if entry.name.endswith(".md") and entry.is_file(follow_symlinks=False)
+            )
+        finally:
+            os.close(topic_fd)
+    finally:
+        os.close(fd)
 
 
 def planned_lint_errors(
@@ -234,6 +268,8 @@ def run_dream(
         )
     entries: tuple[LogEntry, ...] = ()
     try:
+        recover(config.state_dir, directory)  # a kill mid-apply: finish it first
+        _catch_up_watermark(config, directory)
         # Read under the lock: a dream that just finished has moved it.
         entries, marks = collect_entries(directory, _watermark(config, directory))
         log_files = tuple(sorted({e.log for e in entries}))
@@ -251,8 +287,11 @@ def run_dream(
         written: tuple[str, ...] = ()
         already = 0
         unindexed: tuple[str, ...] = ()
-        if config.dream_command:
-            run_dream_command(directory, config, entries, log_files, log)
+        summary: dict[str, object] = {}
+        if config.dream_command or config.dream_agent:
+            outcome = run_agent_dream(directory, config, entries, log_files, log)
+            writes, deletes = outcome.writes, outcome.deletes
+            summary = outcome.summary()
         else:
             plan = plan_builtin(directory, entries)
             introduced = planned_lint_errors(directory, plan, config)
@@ -271,11 +310,27 @@ def run_dream(
                     len(entries),
                     status="error",
                 )
-            for edit in plan.edits:
-                writer.write(os.path.join(directory, edit.relpath), edit.new)
-            written = tuple(edit.relpath for edit in plan.edits)
+            writes = {edit.relpath: (edit.old, edit.new) for edit in plan.edits}
+            deletes = {
+                rel: read_bytes_or_none(os.path.join(directory, rel)) or b""
+                for rel in plan.deletes
+            }
             already, unindexed = len(plan.already_filed), plan.unindexed
-    except (_DreamFailed, DreamCommandFailed, OSError) as error:
+            summary = dict(plan.summary.to_dict())
+        generation = apply_generation(
+            config.state_dir,
+            directory,
+            writes,
+            deletes,
+            created=now.isoformat(),
+            watermark=_int_marks(_watermark(config, directory)),
+            marks=marks,
+        )
+        if generation is not None:
+            summary["generation"] = generation.number
+        written = tuple(sorted(writes))
+        summary["deleted"] = sorted(deletes)
+    except (_DreamFailed, DreamCommandFailed, GenerationError, OSError) as error:
         roll_back_lock(lock)
         return _finish_failed(
             directory, config, now, started, str(error), log, telemetry, len(entries)
@@ -301,6 +356,7 @@ def run_dream(
         message=message,
         duration_seconds=time.monotonic() - started,
         log_files=log_files,
+        summary=summary,
     )
     try:
         _record(config, directory, now, result, marks, writer)
@@ -319,15 +375,16 @@ def _dry_run(
 ) -> DreamResult:
     try:
         entries, _ = collect_entries(directory, marks_in)
-        if config.dream_command:
+        summary: dict[str, object] = {}
+        if config.dream_command or config.dream_agent:
             diff = ""
-            message = (
-                f"would run {' '.join(config.dream_command)} on {len(entries)} entries"
-            )
+            argv = config.dream_command or (config.dream_agent or "",)
+            message = f"would run {' '.join(argv)} on {len(entries)} entries"
             plan = None
         else:
             plan = plan_builtin(directory, entries)
-            diff, message = render_diff(plan), ""
+            diff, message = render_diff(plan), plan.summary.describe()
+            summary = dict(plan.summary.to_dict())
     except (_DreamFailed, DreamCommandFailed, OSError) as error:
         return DreamResult(memory_dir=directory, status="failed", message=str(error))
     return DreamResult(
@@ -339,7 +396,89 @@ def _dry_run(
         message=message,
         diff=diff,
         duration_seconds=time.monotonic() - started,
+        summary=summary,
     )
+
+
+def _catch_up_watermark(config: Config, directory: str) -> None:
+    """Record the watermark of a generation applied by a run killed before its record.
+
+    dreams.json names the newest generation its watermark reflects; a newer
+    one (its files already live) brings its own: a dream's marks after it,
+    an undo's the marks from before the dream it undid.
+    """
+    from memd.kairos.generations import list_generations
+    from memd.state import read_state
+
+    kept = list_generations(config.state_dir, directory)
+    if not kept:
+        return
+    newest = kept[-1]
+    record = read_state(config.state_dir, DREAMS_STATE).get(directory)
+    known = record.get("generation") if isinstance(record, dict) else None
+    if isinstance(known, int) and known >= newest.number:
+        return
+    marks = newest.marks if newest.kind == "dream" else newest.watermark
+
+    def update(record: dict[str, object]) -> None:
+        record["generation"] = newest.number
+        if marks is not None:
+            record["watermark"] = marks
+
+    update_dream_record(config.state_dir, directory, update)
+
+
+def _int_marks(marks: Mapping[str, object]) -> dict[str, int]:
+    return {k: v for k, v in marks.items() if isinstance(v, int)}
+
+
+def undo_dream(
+    memory_dir: str,
+    config: Config,
+    *,
+    now: datetime.datetime,
+    log: FilteringBoundLogger,
+) -> tuple[bool, str]:
+    """Restore the memory as it was before its newest kept dream; (ok, one line).
+
+    Under the dream lock, as one generation (crash-safe like a dream). The
+    watermark goes back too, so the next dream files those entries again.
+    """
+    from memd.kairos.generations import undo
+
+    directory = memory_key(memory_dir)
+    writer = _Writer()
+    try:
+        lock = acquire_consolidate_lock(directory, writer)
+    except LockHeldError as error:
+        return False, f"a dream is running ({error}); try again when it ends"
+    try:
+        recover(config.state_dir, directory)
+        _catch_up_watermark(config, directory)
+        target, own = undo(config.state_dir, directory, created=now.isoformat())
+    except (GenerationError, OSError) as error:
+        roll_back_lock(lock)
+        return False, str(error)
+    except BaseException:
+        roll_back_lock(lock)
+        raise
+    marks = target.watermark
+
+    def rewind(record: dict[str, object]) -> None:
+        record["last_result"] = {
+            "status": "undone",
+            "entries": 0,
+            "message": f"dream {target.number} of {target.created} undone",
+        }
+        record["generation"] = own.number
+        if marks is not None:
+            record["watermark"] = marks
+
+    update_dream_record(config.state_dir, directory, rewind)
+    roll_back_lock(lock)
+    _lint_and_render(directory, config, log)
+    files = len(target.writes) + len(target.deletes)
+    return True, f"undid dream {target.number} of {target.created} ({files} file(s))"
 
 
 def _watermark(config: Config, directory: str) -> dict[str, object]:
@@ -363,6 +502,9 @@ def _record(
     def update(record: dict[str, object]) -> None:
         record["last_run"] = now.isoformat()
         record["last_result"] = result.to_dict()
+        generation = result.summary.get("generation")
+        if isinstance(generation, int):
+            record["generation"] = generation
         if marks is not None:
             record["last_success"] = now.isoformat()
             record["watermark"] = marks
@@ -443,6 +585,30 @@ def _emit(
             **result.to_dict(),
         }
     )
+
+
+def describe_summary(summary: object) -> str:
+    """Return "2 added, 30 merged, 1 superseded, 0 archived" (or what is known)."""
+    if not isinstance(summary, dict):
+        return ""
+    parts = [
+        f"{summary[name]} {name}"
+        for name in ("added", "merged", "superseded", "archived")
+        if isinstance(summary.get(name), int)
+    ]
+    changed = summary.get("changed")
+    if isinstance(changed, list):
+        parts.append(f"{len(changed)} file(s) changed")
+    deleted_to = summary.get("deleted_to")
+    if isinstance(deleted_to, dict):
+        parts += [
+            f"{rel} deleted, its content in {', '.join(map(str, where))}"
+            for rel, where in deleted_to.items()
+            if isinstance(where, list)
+        ]
+    if isinstance(summary.get("generation"), int):
+        parts.append(f"generation {summary['generation']}")
+    return ", ".join(parts)
 
 
 def dream_status(state_dir: str) -> dict[str, dict[str, object]]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from memd.agent.terms import INDEX_NAME
 from memd.diagnostics import Severity
 
 TYPE_CHECKING = False
@@ -22,6 +23,12 @@ if TYPE_CHECKING:
 # Retention archives consolidated logs under logs/archive/ with the same layout.
 _LOG_PATH = re.compile(r"logs/(?:archive/)?(\d{4})/(\d{2})/(\d{4})-(\d{2})-(\d{2})\.md")
 _FLAT_LOG = re.compile(r"logs/(?:archive/)?(\d{4})-(\d{2})-(\d{2})\.md")
+# Characters no memory needs and a terminal or a model may act on: C0 controls
+# but tab and line feed (NUL makes a file F002 binary first), DEL, the C1
+# controls, and the bidirectional overrides and isolates that reorder text.
+CONTROL_CHARACTERS = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
+)
 # How the agent names the memories it writes (REFERENCE.md §4, the four types).
 MEMORY_PREFIXES = ("user_", "feedback_", "project_", "reference_")
 
@@ -84,6 +91,30 @@ def _is_date(year: str, month: str, day: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def check_control_characters(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
+    """A control character in a topic file's body or in MEMORY.md: the first of each."""
+    texts = [
+        (f.relpath, f.body, f.body_start_line) for f in ctx.files if not f.is_binary
+    ]
+    if ctx.index_text is not None:
+        texts.append((INDEX_NAME, ctx.index_text, 1))
+    for relpath, text, first_line in texts:
+        found = CONTROL_CHARACTERS.search(text)
+        if found is None:
+            continue
+        at = found.start()
+        count = sum(1 for _ in CONTROL_CHARACTERS.finditer(text))
+        line_start = text.rfind("\n", 0, at) + 1
+        yield rule.diag(
+            relpath,
+            f"holds {count} control character(s), the first U+{ord(found.group()):04X}",
+            "delete them; a terminal or the model may act on them "
+            "(`cat -v` shows where)",
+            line=first_line + text.count("\n", 0, at),
+            column=at - line_start + 1,
+        )
 
 
 def check_log_paths(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:

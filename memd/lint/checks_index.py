@@ -341,14 +341,20 @@ def check_duplicates(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
 
 
 def check_outside(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
-    """A `../`, absolute or URL link: it leaves the directory and is never followed."""
+    """A `../`, absolute or URL link on an entry line: it leaves the directory.
+
+    Every link of an entry line counts, the hook's too: a `[x](../../etc)`
+    in a description is as much a pointer out as the entry's own link.
+    """
     if ctx.index_text is None:
         return
+    entry_lines = entry_line_numbers(ctx.index_text, ctx.entries)
     for entry, _, why in _classified(ctx):
-        if why in _OUTSIDE and entry.is_entry:
+        if why in _OUTSIDE and (entry.is_entry or entry.line in entry_lines):
+            kind = "entry link" if entry.is_entry else "link"
             yield rule.diag(
                 INDEX_NAME,
-                f"entry link {entry.target} {_OUTSIDE[why]}; memd never follows it",
+                f"{kind} {entry.target} {_OUTSIDE[why]}; memd never follows it",
                 "index only files inside the memory directory; "
                 "keep outside pointers in a reference memory",
                 line=entry.line,

@@ -8,6 +8,7 @@ prints (`warn` is told what is left alone).
 
 from __future__ import annotations
 
+import errno
 import os
 
 from memd.agent.terms import INDEX_NAME
@@ -101,15 +102,33 @@ def _read(path: str, limit: int) -> bytes | None:
         return None
 
 
-def apply_edit(path: str, edit: FileEdit) -> bool:
-    """Write `edit` atomically unless the file no longer holds `edit.old`.
+def apply_edit(root: str, edit: FileEdit) -> bool:
+    """Write `edit` below `root` atomically unless the file no longer holds `edit.old`.
 
+    The file is re-read and replaced relative to `root`'s descriptor, each
+    folder on the way opened with `O_NOFOLLOW` (`memd.atomic.write_atomic_beneath`):
+    a folder swapped for a symlink since the plan was made fails the edit
+    instead of carrying the write out of the memory directory.
     Returns whether it wrote.
     """
-    from memd.atomic import write_atomic
+    from memd.atomic import write_atomic_beneath
+    from memd.fsread import open_dir, read_beneath
 
-    current = _read(path, max(len(edit.old or b""), 1) + 1)
-    if current != edit.old:
-        return False
-    write_atomic(path, edit.new)
+    root_fd = open_dir(root or ".", follow=True)  # the memory dir may be a link
+    try:
+        try:
+            current: bytes | None = read_beneath(
+                root_fd, edit.relpath, max(len(edit.old or b""), 1) + 1
+            )
+        except FileNotFoundError:
+            current = None
+        except OSError as error:
+            if error.errno != errno.EFBIG:
+                raise
+            current = None  # grown past the planned bytes: it changed
+        if current != edit.old:
+            return False
+        write_atomic_beneath(root_fd, edit.relpath, edit.new)
+    finally:
+        os.close(root_fd)
     return True

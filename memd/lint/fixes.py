@@ -13,7 +13,12 @@ from dataclasses import dataclass
 
 from memd.agent.terms import INDEX_NAME
 from memd.lint.checks_index import classify_links, topic_wiki_targets
-from memd.memory.index import linked_relpaths, normalize_target, parse_index
+from memd.memory.index import (
+    escape_inline,
+    linked_relpaths,
+    normalize_target,
+    parse_index,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -243,13 +248,13 @@ def entry_line(f: MemoryFile) -> str:
     title = " ".join(
         (f.name or f.relpath.rsplit("/", 1)[-1].removesuffix(".md")).split()
     )
-    title = title.replace("[", "\\[").replace("]", "\\]")
     target = f"<{f.relpath}>" if any(c in f.relpath for c in " ()<>") else f.relpath
-    line = f"- [{title}]({target})"
+    line = f"- [{escape_inline(title)}]({target})"
     hook = " ".join((f.description or "").split())
     if hook:
         room = TARGET_LINE_CHARS - len(line) - 3
         if len(hook) > room:
             hook = hook[: max(room - 1, 10)].rstrip() + "…"
-        line += f" — {hook}"
+        # The hook ends the line, so its code spans close inside it.
+        line += f" — {escape_inline(hook, keep_code=True)}"
     return line

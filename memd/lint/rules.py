@@ -267,6 +267,13 @@ RULES: tuple[RuleSpec, ...] = (
         "logs/ or a directory under it is a symlink (never followed)",
         files.surface,
     ),
+    RuleSpec(
+        "F010",
+        "control-characters",
+        W,
+        "a topic file or MEMORY.md holds control characters (ESC, DEL, bidi overrides)",
+        files.check_control_characters,
+    ),
     # Team memory (memd.team).
     RuleSpec(
         "T001",

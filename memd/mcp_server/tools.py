@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import posixpath
 
 from memd.agent.terms import INDEX_NAME, MEMORY_TYPES
 from memd.errors import MemdError
@@ -31,7 +30,7 @@ if TYPE_CHECKING:
 MAX_READ_BYTES = 256 * 1024
 MAX_LOG_CHARS = 4000
 LOCK_WAIT_SECONDS = 5.0
-_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+MAX_LINK_HOPS = 8  # a topic file linked to another inside, as the reader allows
 
 
 class ToolFailedError(MemdError):
@@ -122,52 +121,118 @@ def read_memory(project: Project, name_or_relpath: str) -> str:
 
 
 def _resolve_relpath(memdir: MemDir, wanted: str) -> str:
+    """Return the relpath a name or relpath means; refuse any other path.
+
+    A relpath must pass `memd.relpath.relpath_refusal`, the one rule team
+    sync applies to a remote's tree too, and name a file the reader found.
+    """
+    from memd.relpath import relpath_refusal
+
     key = " ".join(wanted.split()).casefold()
     for f in memdir.files:
         if f.name is not None and " ".join(f.name.split()).casefold() == key:
             return f.relpath
     text = wanted.strip()
-    if not text or "\0" in text:
+    if not text:
         raise ToolFailedError(
             "give a memory's name or its path in the memory directory"
         )
-    if text.startswith(("/", "\\", "~")) or (len(text) > 1 and text[1] == ":"):
-        raise ToolFailedError(f"{text!r}: absolute paths are refused; use a relpath")
-    parts = text.replace("\\", "/").split("/")
-    if ".." in parts:
+    why = relpath_refusal(text)
+    if why is not None:
         raise ToolFailedError(
-            f"{text!r}: '..' is refused; paths stay in the memory dir"
+            f"{text!r} is refused ({why}); give a relpath inside the memory dir"
         )
-    relpath = posixpath.normpath("/".join(parts))
     known = {f.relpath for f in memdir.files}
-    if relpath == INDEX_NAME and memdir.index_text is not None:
-        return relpath
-    if relpath in known:
-        return relpath
+    if text == INDEX_NAME and memdir.index_text is not None:
+        return text
+    if text in known:
+        return text
     outside = {d.path for d in memdir.diagnostics if d.code == "F004"}
-    if relpath in outside:
+    if text in outside:
         raise ToolFailedError(
-            f"{relpath} is a symlink out of the memory directory; it is never read"
+            f"{text} is a symlink out of the memory directory; it is never read"
         )
     raise ToolFailedError(f"no memory named or at {text!r}")
 
 
 def _read_inside(memory_dir: str, relpath: str) -> bytes:
-    """Read a regular file whose real path is inside `memory_dir`, bounded."""
-    root = os.path.realpath(memory_dir)
-    real = os.path.realpath(os.path.join(memory_dir, relpath))
-    if not real.startswith(root + os.sep):
-        raise ToolFailedError(f"{relpath} leads out of the memory directory; refused")
-    from memd.fsread import UnsafeFileError, read_prefix
+    """Read at most MAX_READ_BYTES of a regular file below `memory_dir`.
+
+    Opened relative to the memory dir's descriptor, component by component,
+    with no symlink followed (`memd.fsread.open_beneath`): a directory swapped
+    for a link between the reader's walk and this open fails, never leads out.
+    A topic file that is itself a link to a file inside (which the reader
+    reads) is read by its target's relpath, worked out from the link's text
+    alone, and opened the same way.
+    """
+    from memd.fsread import UnsafeFileError, open_beneath, open_dir, read_fd
 
     try:
-        return read_prefix(real, MAX_READ_BYTES)
-    except UnsafeFileError as error:
-        if error.errno == errno.ELOOP:
-            raise ToolFailedError(f"{relpath}: {error.strerror}") from None
-        raise ToolFailedError(f"{relpath} is not a regular file") from None
+        root_fd = open_dir(memory_dir, follow=True)  # the dir itself may be a link
+        try:
+            wanted = relpath
+            for _ in range(MAX_LINK_HOPS):
+                try:
+                    fd = open_beneath(root_fd, wanted)
+                    break
+                except UnsafeFileError as error:
+                    if error.errno != errno.ELOOP:
+                        raise
+                    wanted = _link_target(memory_dir, root_fd, wanted, error)
+            else:
+                raise OSError(errno.ELOOP, "too many levels of symbolic links")
+        finally:
+            os.close(root_fd)
+        try:
+            return read_fd(fd, MAX_READ_BYTES, os.fstat(fd).st_size)
+        finally:
+            os.close(fd)
     except OSError as error:
-        raise ToolFailedError(f"{relpath}: {error.strerror}") from None
+        raise _refused(relpath, error) from None
+
+
+def _link_target(memory_dir: str, root_fd: int, relpath: str, error: OSError) -> str:
+    """Return the relpath the link at `relpath` names, if it stays inside; else raise.
+
+    Only the last component may be the link (a linked folder on the way
+    re-raises `error`); its text is resolved lexically against the memory
+    dir, never by following it, and must pass the path rule.
+    """
+    import posixpath
+
+    from memd.fsread import open_dir_beneath, split_beneath
+    from memd.relpath import relpath_refusal
+
+    parts = split_beneath(relpath)
+    parent = open_dir_beneath(root_fd, parts[:-1])  # ELOOP here: a linked folder
+    try:
+        text = os.readlink(parts[-1], dir_fd=parent)
+    except OSError:
+        raise error from None
+    finally:
+        os.close(parent)
+    if text.startswith("/"):
+        root = os.path.realpath(memory_dir) + "/"
+        target = text[len(root) :] if text.startswith(root) else ".."
+    else:
+        target = posixpath.normpath(posixpath.join(posixpath.dirname(relpath), text))
+    if relpath_refusal(target) is not None:
+        raise error
+    return target
+
+
+def _refused(relpath: str, error: OSError) -> ToolFailedError:
+    """Word an I/O refusal for the model: a link, not a regular file, or errno."""
+    from memd.fsread import UnsafeFileError
+
+    if error.errno == errno.ELOOP:
+        return ToolFailedError(
+            f"{relpath}: a symlink is on the way; memd never reads or writes "
+            "through one"
+        )
+    if isinstance(error, UnsafeFileError):
+        return ToolFailedError(f"{relpath} is not a regular file")
+    return ToolFailedError(f"{relpath}: {error.strerror or error}")
 
 
 # -- memory_write ----------------------------------------------------------------
@@ -180,16 +245,18 @@ def write_memory(
     project.require_enabled()
     root = project.memory_dir
     os.makedirs(root, exist_ok=True)
-    with _directory_lock(root):
-        return _write_locked(project, root, name, description, memory_type, body)
+    with _directory_lock(root) as root_fd:
+        return _write_locked(project, root_fd, name, description, memory_type, body)
 
 
 @contextlib.contextmanager
-def _directory_lock(root: str) -> Iterator[None]:
+def _directory_lock(root: str) -> Iterator[int]:
     """Hold the memory directory's flock, as a dream does, or refuse after a wait.
 
-    Two servers (or a server and a dream) must not both read MEMORY.md, add a
-    line and write it back: the second would drop the first one's entry.
+    Yields the directory's descriptor: every read and write of the tool is
+    made relative to it. Two servers (or a server and a dream) must not both
+    read MEMORY.md, add a line and write it back: the second would drop the
+    first one's entry.
     """
     import fcntl
     import time
@@ -210,26 +277,24 @@ def _directory_lock(root: str) -> Iterator[None]:
                         "try again in a moment"
                     ) from None
                 time.sleep(0.05)
-        yield
+        yield fd
     finally:
         os.close(fd)  # closing the descriptor releases the lock
 
 
 def _write_locked(
     project: Project,
-    root: str,
+    root_fd: int,
     name: str,
     description: str,
     memory_type: str,
     body: str,
 ) -> dict[str, object]:
-    from memd.atomic import write_atomic
+    from memd.atomic import write_atomic_beneath
     from memd.mcp_server.writing import WriteRefusedError, plan_write
+    from memd.relpath import relpath_refusal
 
-    index_path = os.path.join(root, INDEX_NAME)
-    if os.path.islink(index_path):
-        raise ToolFailedError("MEMORY.md is a symlink; memd never writes through one")
-    index_bytes = _read_optional(index_path)
+    index_bytes = _read_optional(root_fd, INDEX_NAME)
     try:
         plan = plan_write(
             project.load(),
@@ -242,19 +307,20 @@ def _write_locked(
         )
     except WriteRefusedError as error:
         raise ToolFailedError(str(error)) from None
-    target = os.path.join(root, plan.relpath)
-    if os.path.islink(target):
-        raise ToolFailedError(
-            f"{plan.relpath} is a symlink; memd never writes through one"
-        )
-    old = _read_optional(target)
-    write_atomic(target, plan.data)
+    why = relpath_refusal(plan.relpath)
+    if why is not None:  # the planner makes its names; a found file could differ
+        raise ToolFailedError(f"{plan.relpath!r} is refused ({why}); not written")
+    old = _read_optional(root_fd, plan.relpath)
+    try:
+        write_atomic_beneath(root_fd, plan.relpath, plan.data)
+    except OSError as error:
+        raise _refused(plan.relpath, error) from None
     if plan.index is not None:
         try:
-            write_atomic(index_path, plan.index)
-        except OSError:
-            _roll_back(target, old)
-            raise
+            write_atomic_beneath(root_fd, INDEX_NAME, plan.index)
+        except OSError as error:
+            _roll_back(root_fd, plan.relpath, old)
+            raise _refused(INDEX_NAME, error) from None
     return {
         "relpath": plan.relpath,
         "replaced": plan.old_data_exists,
@@ -262,24 +328,26 @@ def _write_locked(
     }
 
 
-def _read_optional(path: str) -> bytes | None:
-    """A regular file's bytes, None if missing; a symlink or FIFO is refused."""
-    from memd.fsread import read_bytes_or_none
+def _read_optional(root_fd: int, relpath: str) -> bytes | None:
+    """A regular file's bytes below `root_fd`, None if missing; a link is refused."""
+    from memd.fsread import read_beneath
 
     try:
-        return read_bytes_or_none(path)
+        return read_beneath(root_fd, relpath)
+    except FileNotFoundError:
+        return None
     except OSError as error:
-        why = error.strerror or str(error)
-        raise ToolFailedError(f"{os.path.basename(path)}: {why}") from None
+        raise _refused(relpath, error) from None
 
 
-def _roll_back(target: str, old: bytes | None) -> None:
-    from memd.atomic import write_atomic
+def _roll_back(root_fd: int, relpath: str, old: bytes | None) -> None:
+    """Put back what `relpath` held before this write (remove it if it was new)."""
+    from memd.atomic import remove_beneath, write_atomic_beneath
 
     if old is None:
-        os.unlink(target)
+        remove_beneath(root_fd, relpath)
     else:
-        write_atomic(target, old)
+        write_atomic_beneath(root_fd, relpath, old)
 
 
 # -- memory_log, memory_lint, the prompt ---------------------------------------

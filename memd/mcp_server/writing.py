@@ -26,7 +26,7 @@ from memd.kairos.consolidate import fits_index
 from memd.lint.engine import lint_memdir
 from memd.lint.fixes import entry_line
 from memd.memory.dialect import slugify
-from memd.memory.index import linked_relpaths
+from memd.memory.index import appended_entry_problem, linked_relpaths
 from memd.memory.memfile import parse_memory_file
 from memd.memory.yaml_safe import dump_yaml
 
@@ -121,6 +121,9 @@ def plan_write(
                 "MEMORY.md has no room for another entry within the 200 lines / "
                 "25,000 units the agent loads; trim it (memd fix, memd lint) first"
             )
+        problem = appended_entry_problem(index_text, candidate, relpath)
+        if problem is not None:
+            raise WriteRefusedError(f"not written: {problem}")
         new_index = candidate
     _refuse_unless_clean(memdir, parsed, relpath, new_index, severities)
     return WritePlan(

@@ -23,6 +23,7 @@ turns URLs (any scheme), absolute paths and `..` escapes into `None`.
 
 from __future__ import annotations
 
+import bisect
 import posixpath
 import re
 from dataclasses import dataclass
@@ -100,6 +101,61 @@ def entry_line_numbers(text: str, links: tuple[IndexEntry, ...]) -> frozenset[in
         if _ITEM.match(visible) or visible.lstrip().startswith("|"):
             numbers.add(number)
     return frozenset(numbers)
+
+
+# What would change how an entry line reads, in memd's parser or the agent's:
+# a bracket opening a link, reference or wiki-link, `<!` opening a comment,
+# `<` a tag or autolink, and the backslash that would escape our escapes.
+_INLINE_SPECIALS = "\\[]<>!`"
+
+
+def escape_inline(text: str, *, keep_code: bool = False) -> str:
+    """Return `text` with Markdown's inline specials backslash-escaped.
+
+    The escaped text reads as plain words on one line: no link, comment, tag
+    or code span starts in it (`keep_code` leaves backticks, whose spans end
+    within the text they start in when it is the last part of a line).
+    """
+    specials = _INLINE_SPECIALS.replace("`", "") if keep_code else _INLINE_SPECIALS
+    if not any(c in text for c in specials):
+        return text
+    return "".join("\\" + c if c in specials else c for c in text)
+
+
+def appended_entry_problem(old_text: str, new_text: str, relpath: str) -> str | None:
+    """Return why `new_text` does not read as `old_text` plus one entry, else None.
+
+    `new_text` is `old_text` with one line appended. It is right only when that
+    line holds exactly one link, an entry reaching `relpath`, and every other
+    line reads exactly as before: so a written entry can never hide, add or
+    change another line's links (an unclosed comment or fence would).
+    """
+    line = new_text.rstrip("\n").count("\n") + 1
+
+    def shape(links: tuple[IndexEntry, ...]) -> list[tuple[object, ...]]:
+        return [
+            (e.line, e.column, e.title, e.target, e.hook, e.is_entry, e.is_wiki)
+            for e in links
+            if e.line != line
+        ]
+
+    new_links = parse_index(new_text)
+    own = [e for e in new_links if e.line == line]
+    if not own:
+        return (
+            "MEMORY.md leaves an HTML comment (<!--) or a code fence (```) open "
+            "above its end, so a new entry would be hidden; close it first"
+        )
+    if (
+        len(own) != 1
+        or not own[0].is_entry
+        or own[0].is_wiki
+        or normalize_target(own[0].target) != relpath
+    ):
+        return "the index line would not read as one entry linking the new file"
+    if shape(new_links) != shape(parse_index(old_text)):
+        return "the index line would change how other lines of MEMORY.md read"
+    return None
 
 
 def wiki_names(text: str) -> tuple[str, ...]:
@@ -298,25 +354,31 @@ def _code_mask(line: str) -> bytearray:
     """Return 1 for each character of `line` inside an inline code span, else 0.
 
     A run of N backticks opens a span closed by the next run of exactly N
-    (CommonMark); an unmatched run is literal text.
+    (CommonMark); an unmatched run is literal text, and so is a backtick
+    escaped by a backslash outside a span (inside one a backslash is literal).
     """
     mask = bytearray(len(line))
     if "`" not in line:
         return mask
-    runs = [(m.start(), m.end() - m.start()) for m in _TICKS.finditer(line)]
-    next_same: list[int | None] = [None] * len(runs)
-    last: dict[int, int] = {}
-    for k in range(len(runs) - 1, -1, -1):
-        next_same[k] = last.get(runs[k][1])
-        last[runs[k][1]] = k
+    runs = [(m.start(), m.end()) for m in _TICKS.finditer(line)]
+    by_length: dict[int, list[int]] = {}  # run length -> indexes of such runs
+    for k, (begin, end) in enumerate(runs):
+        by_length.setdefault(end - begin, []).append(k)
     k = 0
     while k < len(runs):
-        partner = next_same[k]
-        if partner is None:
+        begin, end = runs[k]
+        slashes = 0  # the backslashes between the last run and this one
+        while begin - slashes > 0 and line[begin - slashes - 1] == "\\":
+            slashes += 1
+        begin += slashes % 2
+        same = by_length.get(end - begin, [])
+        after = bisect.bisect_right(same, k)
+        if begin == end or after == len(same):
             k += 1
             continue
-        begin, end = runs[k][0], runs[partner][0] + runs[partner][1]
-        mask[begin:end] = b"\x01" * (end - begin)
+        partner = same[after]
+        close = runs[partner][1]
+        mask[begin:close] = b"\x01" * (close - begin)
         k = partner + 1
     return mask
 

@@ -35,7 +35,7 @@ from memd.agent.recall import is_reserved_folder
 from memd.agent.terms import INDEX_NAME
 from memd.agent.truncation import format_file_size
 from memd.diagnostics import Diagnostic, Severity, one_line
-from memd.fsread import list_dir, open_dir, open_regular, read_fd
+from memd.fsread import list_dir, open_dir, open_dir_beneath, open_regular, read_fd
 from memd.memory.memdir import (
     DEFAULT_MAX_FILE_BYTES,
     LOGS_DIR,
@@ -297,16 +297,11 @@ class Walk:
         instead of leading out of the memory directory.
         """
         parts = os.path.relpath(target, self.root_real).split(os.sep)
-        opened: list[int] = []
-        current = self.root_fd
+        parent = open_dir_beneath(self.root_fd, parts[:-1])
         try:
-            for part in parts[:-1]:
-                current = open_dir(part, dir_fd=current)
-                opened.append(current)
-            return open_regular(parts[-1], dir_fd=current)
+            return open_regular(parts[-1], dir_fd=parent)
         finally:
-            for fd in opened:
-                os.close(fd)
+            os.close(parent)
 
     def _broken(self, rel: str, why: str) -> None:
         self.unreadable.append(rel)
@@ -438,7 +433,7 @@ def reload_memdir(
             parent = "".join(part + "/" for part in parts[:-1])
             if not rel or "" in parts or parent not in positions:
                 return None
-            fd = _open_dir(walk.root_fd, parts[:-1])
+            fd = open_dir_beneath(walk.root_fd, parts[:-1])
             try:
                 where = positions[parent]
                 inputs[where] = input_stat(previous.inputs[where].path, os.fstat(fd))
@@ -499,18 +494,6 @@ def reload_memdir(
         inputs=_patched(previous.inputs, inputs),
         diagnostics=tuple(diags),
     )
-
-
-def _open_dir(root_fd: int, parts: list[str]) -> int:
-    """Open the directory `parts` below `root_fd` without following any symlink."""
-    fd = os.dup(root_fd)
-    for part in parts:
-        try:
-            child = open_dir(part, dir_fd=fd)
-        finally:
-            os.close(fd)
-        fd = child
-    return fd
 
 
 def _recount(fd: int, name: str, counted: dict[str, str]) -> None:

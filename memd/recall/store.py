@@ -22,6 +22,15 @@ is corrupt, not a database, of another schema or deleted under an open
 connection is removed and built again; it is a cache, never the only copy.
 FTS5 must be compiled into the interpreter's SQLite: `open_index` says so
 clearly when it is not (`RecallUnavailableError`).
+
+The index only ever costs speed. Its files are never opened through a link:
+a symlink at the database's name or at any of its side files (`-wal`,
+`-shm`, `-journal`) is removed (the link, never its target) before SQLite
+opens them by name, and anything else that is not a regular file there is
+refused. When the index cannot be used at all (a read-only or full cache,
+another process holding its write lock past the busy timeout, a refused
+file), `open_index` and `recall` search a fresh in-memory index built from
+the memory directories instead, and say why in `RecallIndex.unusable`.
 """
 
 from __future__ import annotations
@@ -31,7 +40,9 @@ from __future__ import annotations
 # `memd recall` a tenth of a bare interpreter's start-up. The exception and
 # connection classes are the very same objects.
 import _sqlite3 as sqlite3
+import errno
 import os
+import stat
 import time
 
 from memd.agent.terms import INDEX_NAME, MEMORY_TYPES
@@ -61,6 +72,9 @@ if TYPE_CHECKING:
 
 
 INDEX_FILE = "recall.sqlite3"
+IN_MEMORY = ":memory:"
+# What SQLite opens by name next to the database.
+_SIDE_FILES = ("-wal", "-shm", "-journal")
 SCHEMA_VERSION = "3"
 # bm25 column weights: name, description, body. The description is what the
 # agent's own recall judges, so it counts most.
@@ -188,12 +202,16 @@ class RecallIndex:
         self.generation = 0  # bumped on every (re)connect: rows may be gone
         self._conn: sqlite3.Connection | None = None
         self._inode = 0
+        # Why the index on disk could not be used; set when searching without it.
+        self.unusable: str | None = None
         self._open()
 
     # Opening, and starting again ------------------------------------------
 
     def _open(self) -> None:
-        os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
+        if self.path != IN_MEMORY:
+            os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
+            _remove_links(self.path)
         try:
             self._connect()
         except sqlite3.DatabaseError:
@@ -261,11 +279,12 @@ class RecallIndex:
             with contextlib.suppress(sqlite3.Error):
                 self._conn.close()
             self._conn = None
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            try:
-                os.unlink(self.path + suffix)
-            except FileNotFoundError:
-                continue
+        if self.path != IN_MEMORY:
+            for suffix in ("", *_SIDE_FILES):
+                try:
+                    os.unlink(self.path + suffix)
+                except FileNotFoundError:
+                    continue
         self.rebuilds += count
 
     def reset(self) -> None:
@@ -293,7 +312,7 @@ class RecallIndex:
 
     def _reopen_if_replaced(self) -> bool:
         """Reconnect when the file was deleted or replaced under this connection."""
-        if _inode_of(self.path) == self._inode:
+        if self.path == IN_MEMORY or _inode_of(self.path) == self._inode:
             return False
         self.close()
         self._open()
@@ -355,22 +374,20 @@ class RecallIndex:
             rows = conn.execute(
                 "SELECT relpath, id, digest FROM files WHERE dir_id = ?", (dir_id,)
             ).fetchall()
-            known = {r[0]: (r[1], r[2]) for r in rows}
+            known = {_from_db(r[0]): (r[1], r[2]) for r in rows}
             consider: Iterable[str] = set(known) | set(present)
         else:
             known = {}
             for relpath in only:
                 row = conn.execute(
                     "SELECT id, digest FROM files WHERE dir_id = ? AND relpath = ?",
-                    (dir_id, relpath),
+                    (dir_id, _to_db(relpath)),
                 ).fetchone()
                 if row is not None:
                     known[relpath] = (row[0], row[1])
             consider = only
         written = 0
         for relpath in consider:
-            if not _storable(relpath):
-                continue  # an undecodable name: SQLite text must be valid UTF-8
             old = known.get(relpath)
             parsed = present.get(relpath)
             if parsed is None:
@@ -408,7 +425,7 @@ class RecallIndex:
         conn = self.conn
         kind = parsed.type if parsed.type in MEMORY_TYPES else None
         values = (
-            parsed.relpath,
+            _to_db(parsed.relpath),
             *(_int64(n) for n in stat),
             digest,
             parsed.name,
@@ -635,7 +652,7 @@ class RecallIndex:
         return tuple(
             Hit(
                 memory_dir=path,
-                relpath=relpath,
+                relpath=_from_db(relpath),
                 name=name,
                 type=kind_,
                 description=description,
@@ -668,7 +685,10 @@ class RecallUpdater:
         """Bring `memdir`'s rows up to date; return None, or why it failed."""
         try:
             if self._index is None:
-                self._index = open_index(self.cache_dir)
+                # The index on disk or a failure to log: an in-memory spare
+                # would take the daemon's updates and keep none of them.
+                check_fts5()
+                self._index = RecallIndex(index_path(self.cache_dir))
             index = self._index
             index._reopen_if_replaced()
             if index.generation != self._generation:
@@ -700,23 +720,73 @@ class RecallUpdater:
             self._index = None
 
 
-def _storable(text: str) -> bool:
-    """Whether `text` is valid UTF-8 once encoded (no lone surrogates from a name)."""
+def _to_db(relpath: str) -> str | bytes:
+    """A relpath as SQLite can keep it: text, or the file name's own bytes.
+
+    SQLite text must be valid UTF-8, and a name that is not (its bytes held
+    as lone surrogates, Python's `surrogateescape`) is still memory: it is
+    kept as a BLOB, which `_from_db` turns back into the same str.
+    """
     try:
-        text.encode("utf-8")
+        relpath.encode("utf-8")
     except UnicodeEncodeError:
-        return False
-    return True
+        return relpath.encode("utf-8", "surrogateescape")
+    return relpath
+
+
+def _from_db(value: str | bytes) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "surrogateescape")
+    return value
 
 
 def open_index(cache_dir: str, *, tokenizer: str = DEFAULT_TOKENIZER) -> RecallIndex:
     """Open (creating or rebuilding as needed) the recall index in `cache_dir`.
 
+    An index that cannot be opened (a read-only cache, a refused file) gives
+    an empty in-memory one, its `unusable` saying why: a search then reads
+    the memory directories afresh.
+
     Raises:
         RecallUnavailableError: this Python's SQLite has no FTS5.
     """
     check_fts5()
-    return RecallIndex(index_path(cache_dir), tokenizer=tokenizer)
+    path = index_path(cache_dir)
+    try:
+        return RecallIndex(path, tokenizer=tokenizer)
+    except (OSError, sqlite3.Error) as error:
+        spare = RecallIndex(IN_MEMORY, tokenizer=tokenizer)
+        spare.unusable = _why_unusable(path, error)
+        return spare
+
+
+def _remove_links(path: str) -> None:
+    """Remove a symlink at the database's name or a side file's; refuse the rest.
+
+    SQLite opens these files by name and would follow a link, writing its
+    header into whatever the link names. Unlinking removes only the link.
+
+    Raises:
+        OSError: one of them is there and is neither a link nor a regular file.
+    """
+    for name in (path, *(path + suffix for suffix in _SIDE_FILES)):
+        try:
+            mode = os.lstat(name).st_mode
+        except FileNotFoundError:
+            continue
+        if stat.S_ISLNK(mode):
+            os.unlink(name)
+        elif not stat.S_ISREG(mode):
+            raise OSError(errno.EEXIST, "not a regular file", name)
+
+
+def _why_unusable(path: str, error: OSError | sqlite3.Error) -> str:
+    if isinstance(error, sqlite3.OperationalError) and _is_busy(error):
+        return f"{path} is busy (another process is writing it)"
+    if isinstance(error, OSError):
+        where = error.filename or path
+        return f"{where}: {error.strerror or error}"
+    return f"{path}: {error}"
 
 
 def recall(
@@ -733,7 +803,29 @@ def recall(
     Each hit is checked with `lstat` before it is returned: a file deleted or
     changed since the index saw it (a daemon's batch still settling) sends
     its directory through a forced re-read and the search runs again.
+
+    When the index cannot be written or read (busy past its timeout, a
+    read-only or full cache), the directories are searched through a fresh
+    in-memory index instead, and `index.unusable` says why.
     """
+    try:
+        return _recall(index, query, memory_dirs, limit, memory_type, max_file_bytes)
+    except (OSError, sqlite3.OperationalError) as error:
+        if index.path == IN_MEMORY:
+            raise
+        index.unusable = _why_unusable(index.path, error)
+    with RecallIndex(IN_MEMORY, tokenizer=index.tokenizer) as spare:
+        return _recall(spare, query, memory_dirs, limit, memory_type, max_file_bytes)
+
+
+def _recall(
+    index: RecallIndex,
+    query: str,
+    memory_dirs: Sequence[str],
+    limit: int,
+    memory_type: str | None,
+    max_file_bytes: int | None,
+) -> tuple[Hit, ...]:
     memory_dirs = tuple(_normal(d) for d in memory_dirs)
     records = index.dir_records() if len(memory_dirs) > 1 else None
     generation = index.generation
@@ -778,7 +870,8 @@ def stat_signature(memory_dir: str, taken_ns: int) -> tuple[str, bool] | None:
     The signature covers every topic-file candidate (`*.md` but `MEMORY.md`,
     no hidden entries, nothing under top-level `logs/`) by relpath, size,
     mtime, ctime and inode, and every directory's mtime (an entry added or
-    removed changes it). Symlinked directories are never entered.
+    removed changes it). The memory dir's own symlink is followed, as the
+    agent follows it; symlinked directories inside it are never entered.
 
     Every file is stat'ed: an in-place save moves only the file's own mtime,
     never its directory's. Each stat is relative to its directory's
@@ -786,7 +879,9 @@ def stat_signature(memory_dir: str, taken_ns: int) -> tuple[str, bool] | None:
     directory's path again for each of its files.
     """
     try:
-        root_fd = open_dir(memory_dir)  # O_NOFOLLOW: a symlink is not memory
+        # The agent follows the memory dir's own link, so memd does; below it,
+        # every directory is opened relative to its parent with O_NOFOLLOW.
+        root_fd = open_dir(memory_dir, follow=True)
     except OSError:
         return None
     # Only a stat refresh needs these; a daemon-owned search does not.
@@ -937,7 +1032,7 @@ def _file_stats(
 
 def _inode_of(path: str) -> int:
     try:
-        return os.stat(path).st_ino
+        return os.lstat(path).st_ino
     except OSError:
         return 0
 

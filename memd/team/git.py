@@ -6,6 +6,19 @@ directory can be staged. Git runs in its own session with stdin closed and
 ``GIT_TERMINAL_PROMPT=0``: a credential it cannot get from the ssh agent or a
 credential helper fails fast instead of waiting for a password nobody types.
 
+Nothing in the repository steers what git runs. Every call passes `-c`
+settings, which beat every config file, for the keys that make git start a
+program or read files memd did not choose (`HARDENING`): no fsmonitor, no
+hooks, no attributes file, no submodule recursion, and neither the `ext::`
+nor the `fd::` transport. The repository's own ``.git/config`` may hold only
+the keys memd and git write (`check_local_config`): an ``include``, an
+``sshCommand``, a ``filter`` or a ``credential`` helper there is refused,
+since a remote that once wrote into ``.git/`` could have put it there. The
+user's global config (their ``sshCommand``, credential helper, proxy) is
+theirs and is kept, and so is the system config, which only root can write.
+`check_remote_url` refuses a URL git would read as an option (``-oProxy…``)
+or one that names a program to run (``ext::``, ``fd::``).
+
 Credentials are git's own. A URL may still carry a token
 (``https://x:TOKEN@host/...``); `redact` removes the userinfo from every text
 memd prints, logs or stores, including git's own error output.
@@ -34,6 +47,39 @@ _REPO_VARIABLES = (
     "GIT_COMMON_DIR",
     "GIT_CEILING_DIRECTORIES",
 )
+
+
+# `-c` beats every config file: git starts no program memd did not ask for.
+HARDENING = (
+    "core.fsmonitor=false",
+    "core.hooksPath=/dev/null",
+    "core.attributesFile=/dev/null",
+    "core.quotePath=false",
+    "protocol.ext.allow=never",
+    "protocol.fd.allow=never",
+    "submodule.recurse=false",
+    "fetch.recurseSubmodules=false",
+    "gc.auto=0",  # no background gc child outliving the sync lock
+)
+# What `.git/config` may hold: what `git init`, `git remote add` and a person
+# setting their name write. Anything else (include.path, core.sshcommand,
+# filter.*, credential.*, remote.*.uploadpack) could run a program.
+_LOCAL_CONFIG_ALLOWED = (
+    "core.repositoryformatversion",
+    "core.filemode",
+    "core.bare",
+    "core.logallrefupdates",
+    "core.ignorecase",
+    "core.precomposeunicode",
+    "core.symlinks",
+    "extensions.objectformat",
+    "remote.origin.url",
+    "remote.origin.fetch",
+    "user.name",
+    "user.email",
+    "user.signingkey",
+)
+_HELPER_TRANSPORTS = ("ext::", "fd::")
 
 
 class GitError(MemdError):
@@ -73,9 +119,41 @@ class Git:
     # outlives a killed memd keeps the lock, so no new sync starts under it.
     lock_fd: int | None = None
 
+    # The control directory's name inside `work_tree`: `memd team init`
+    # builds a new repository under a temp name and renames it into place.
+    dot_git: str = ".git"
+
     @property
     def git_dir(self) -> str:
-        return os.path.join(self.work_tree, ".git")
+        return os.path.join(self.work_tree, self.dot_git)
+
+    def check_local_config(self) -> None:
+        """Refuse a repository whose own config sets a key memd does not allow.
+
+        Raises:
+            GitError: ``.git/config`` holds a key outside `_LOCAL_CONFIG_ALLOWED`
+                (named in the message), or git cannot read it.
+        """
+        listed = self.run("config", "--local", "--null", "--list").stdout
+        keys = sorted(
+            {
+                record.split(b"\n", 1)[0].decode("utf-8", "replace").lower()
+                for record in listed.split(b"\0")
+                if record
+            }
+        )
+        refused = [
+            key
+            for key in keys
+            if key not in _LOCAL_CONFIG_ALLOWED
+            and not (key.startswith("branch.") and key.endswith((".remote", ".merge")))
+        ]
+        if refused:
+            raise GitError(
+                f"{self.git_dir}/config sets {', '.join(refused)}, which memd never "
+                "runs git with (a program could start from it); remove it with "
+                "`git config --local --unset`, or set it in ~/.gitconfig"
+            )
 
     def run(
         self,
@@ -95,6 +173,7 @@ class Git:
         env["LC_ALL"] = "C"  # error texts are matched in English
         if index_file is not None:
             env["GIT_INDEX_FILE"] = index_file
+        env["GIT_NO_REPLACE_OBJECTS"] = "1"  # objects are what their ids say
         command = [
             "git",
             "--git-dir",
@@ -102,8 +181,7 @@ class Git:
             "--work-tree",
             self.work_tree,
             "--literal-pathspecs",
-            "-c",
-            "core.quotePath=false",
+            *(item for setting in HARDENING for item in ("-c", setting)),
             *args,
         ]
         try:
@@ -164,3 +242,26 @@ def _last_lines(stderr: bytes, count: int = 3) -> str:
         if line.strip() and not line.startswith("hint:")
     ]
     return " / ".join(lines[-count:])
+
+
+def check_remote_url(url: str) -> None:
+    """Refuse a remote URL that git would read as an option or as a program.
+
+    Raises:
+        GitError: `url` is empty, starts with ``-`` (``-oProxyCommand=…``),
+            holds a control character, or uses the ``ext::``/``fd::``
+            transports, which run a command or read a descriptor.
+    """
+    if not url.strip():
+        raise GitError("the remote URL is empty")
+    if url.startswith("-"):
+        raise GitError(
+            f"remote {url!r}: a URL starting with '-' is refused "
+            "(git would read it as an option)"
+        )
+    if any(ord(char) < 0x20 or ord(char) == 0x7F for char in url):
+        raise GitError(f"remote {url!r}: a control character in a URL is refused")
+    if url.lower().startswith(_HELPER_TRANSPORTS):
+        raise GitError(
+            f"remote {url!r}: the ext:: and fd:: transports run a program; refused"
+        )

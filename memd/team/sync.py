@@ -26,15 +26,20 @@ commit is kept and the next attempt is put off with exponential backoff.
 from __future__ import annotations
 
 import contextlib
-import errno
 import fcntl
 import os
 import stat
 from dataclasses import dataclass, field
 
 from memd.agent.terms import INDEX_NAME
-from memd.atomic import write_atomic
+from memd.atomic import (
+    TEMP_PREFIX,
+    remove_beneath,
+    write_atomic,
+    write_atomic_beneath,
+)
 from memd.errors import MemdError, UsageError
+from memd.relpath import relpath_refusal
 from memd.team.git import Git, GitError, redact
 from memd.team.merge import (
     conflict_copy_path,
@@ -45,7 +50,7 @@ from memd.team.merge import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Iterator, Mapping
 
     from structlog.typing import FilteringBoundLogger
 
@@ -122,21 +127,28 @@ def init_team(
     """Make `team_dir` a working tree of `remote_url` (idempotent for the same URL).
 
     The first `sync_team` then clones (the remote has history) or pushes
-    (it has none): both are a merge with an empty side.
+    (it has none): both are a merge with an empty side. The repository is
+    built under a temp name and renamed to ``.git`` only once git has reached
+    the remote (``ls-remote``), so an init that fails (a refused or
+    unreachable URL, a timeout, a kill) leaves no ``.git`` behind and the
+    next init starts afresh.
 
     Raises:
         UsageError: `team_dir` already belongs to another repository, or its
             `.git` is not a plain directory.
-        GitError: git failed.
+        GitError: the URL is refused (`memd.team.git.check_remote_url`) or
+            git failed; `team_dir` is then as it was.
     """
-    git = Git(team_dir, timeout_seconds)
-    git_dir = git.git_dir
+    from memd.team.git import check_remote_url
+
+    git_dir = os.path.join(team_dir, ".git")
     if os.path.lexists(git_dir):
         if not is_team_repo(team_dir):
             raise UsageError(
                 f"{team_dir}: already has a .git that memd did not make; "
                 "move it away or use that repository directly"
             )
+        git = Git(team_dir, timeout_seconds)
         current = git.text("config", "--get", f"remote.{REMOTE}.url", check=False)
         if current != remote_url:
             raise UsageError(
@@ -144,13 +156,46 @@ def init_team(
                 "remove its .git to change the remote"
             )
         return
+    check_remote_url(remote_url)
+    made = _missing_dirs(team_dir)
     os.makedirs(team_dir, mode=0o700, exist_ok=True)
-    git.run("init", "-q", f"--initial-branch={branch}")
-    git.run("remote", "add", REMOTE, remote_url)
-    with open(os.path.join(git_dir, "info", "exclude"), "a", encoding="utf-8") as f:
-        f.write(".memd-tmp-*\n.consolidate-lock\n")  # write_atomic's temp files
-    os.makedirs(os.path.join(git_dir, MEMD_DIR), mode=0o700, exist_ok=True)
+    building = f"{TEMP_PREFIX}git-{os.urandom(6).hex()}"
+    git = Git(team_dir, timeout_seconds, dot_git=building)
+    try:
+        git.run("init", "-q", f"--initial-branch={branch}")
+        git.run("remote", "add", "--", REMOTE, remote_url)
+        git.run("ls-remote", "--heads", "--", REMOTE, is_network=True)
+        info = os.path.join(git.git_dir, "info")
+        os.makedirs(info, exist_ok=True)
+        exclude = os.path.join(info, "exclude")
+        with open(exclude, "a", encoding="utf-8") as f:
+            f.write(".memd-tmp-*\n.consolidate-lock\n")  # write_atomic's temp files
+        os.makedirs(os.path.join(git.git_dir, MEMD_DIR), mode=0o700, exist_ok=True)
+        # `init` under another name records the work tree; memd always names it.
+        git.run("config", "--local", "--unset", "core.worktree", check=False)
+        os.rename(git.git_dir, git_dir)
+    except BaseException:
+        import shutil
+
+        shutil.rmtree(git.git_dir, ignore_errors=True)
+        for directory in made:  # deepest first; rmdir takes only an empty one
+            with contextlib.suppress(OSError):
+                os.rmdir(directory)
+        raise
     log.info("team_initialised", team_dir=team_dir, remote=redact(remote_url))
+
+
+def _missing_dirs(path: str) -> list[str]:
+    """Return `path` and its ancestors that do not exist yet, deepest first."""
+    missing = []
+    path = os.path.abspath(path)
+    while not os.path.lexists(path):
+        missing.append(path)
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    return missing
 
 
 # -- the sync --------------------------------------------------------------------
@@ -224,6 +269,7 @@ def _sync_locked(
     left_out: tuple[tuple[str, str], ...] = ()
     retries = 0
     try:
+        git.check_local_config()
         _recover(git, ref, merged)
         committed, left_out = _commit_local(git, ref, lint_errors(team_dir))
         for attempt in range(PUSH_ATTEMPTS):
@@ -294,7 +340,11 @@ def _recover(git: Git, ref: str, merged: _Merged) -> None:
     else:
         head = git.rev(ref) or ZERO_OID
         if head == old:
-            _apply(git, old, new, ref, merged, frozenset())
+            try:
+                _apply(git, old, new, ref, merged, frozenset())
+            except UnsafeTreeError:
+                os.unlink(_journal_path(git))  # never retried: the work is refused
+                raise
         elif head == new:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(_journal_path(git))
@@ -318,11 +368,12 @@ def _changed_paths(git: Git) -> list[tuple[str, str]]:
 
 
 def _why_left_out(team_dir: str, relpath: str, errors: Mapping[str, str]) -> str | None:
+    why = relpath_refusal(relpath)
+    if why is not None:
+        return f"unsafe path ({why})"
     parts = relpath.split("/")
     if any(part.startswith(".") for part in parts):
         return "hidden file"
-    if "\n" in relpath or "\r" in relpath:
-        return "line break in the file name"
     if not relpath.endswith(".md"):
         return "not a Markdown file"
     try:
@@ -362,6 +413,7 @@ def _commit_local(
     )
     if head is not None and tree == git.text("rev-parse", f"{head}^{{tree}}"):
         return (), tuple(left_out)
+    _tree_of(git, tree)  # a file swapped for a link while git read it is refused
     lines = "\n".join(f"- {_verb(code)} {relpath}" for code, relpath in chosen)
     message = f"memd team sync: {len(chosen)} file(s)\n\n{lines}\n"
     parents = ("-p", head) if head else ()
@@ -437,6 +489,7 @@ def _fetch_and_merge(
     ours = git.rev(ref)
     if theirs is None or theirs == ours:
         return
+    _tree_of(git, theirs)  # a tree that breaks the path rule is refused whole, here
     if ours is not None and _is_ancestor(git, theirs, ours):
         return
     if ours is None or _is_ancestor(git, ours, theirs):
@@ -453,8 +506,27 @@ def _is_ancestor(git: Git, older: str, newer: str) -> bool:
     )
 
 
+class UnsafeTreeError(GitError):
+    """A commit's tree names a path memd never writes; the commit is refused whole."""
+
+
+# Files git itself reads from a working tree: they would steer the next git run.
+_GIT_CONTROL_FILES = frozenset({".gitattributes", ".gitmodules"})
+_FILE_MODES = frozenset({"100644", "100755"})
+
+
 def _tree_of(git: Git, commit: str | None) -> dict[str, tuple[str, str]]:
-    """Return relpath -> (mode, blob) for every file in `commit` (empty for None)."""
+    """Return relpath -> (mode, blob) for every file in `commit` (empty for None).
+
+    Every path passes `memd.relpath.relpath_refusal` before it is returned,
+    so nothing a remote names reaches the disk, a merge or a ref unchecked.
+
+    Raises:
+        UnsafeTreeError: an entry breaks the rule, is a symlink (120000), a
+            gitlink or submodule (160000), a `.gitattributes`/`.gitmodules`,
+            a duplicate, or a file where the tree also has a folder. The
+            message names the commit and the path.
+    """
     if commit is None:
         return {}
     out = git.run("ls-tree", "-r", "-z", "--full-tree", commit).stdout
@@ -463,8 +535,45 @@ def _tree_of(git: Git, commit: str | None) -> dict[str, tuple[str, str]]:
         if record:
             meta, _, relpath = record.partition("\t")
             mode, _kind, oid = meta.split(" ")
+            why = _entry_refusal(relpath, mode, files)
+            if why is not None:
+                raise UnsafeTreeError(_unsafe_message(commit, relpath, why))
             files[relpath] = (mode, oid)
+    folders = {p.rsplit("/", 1)[0] for p in files if "/" in p}
+    folders |= {f.rsplit("/", i)[0] for f in folders for i in range(f.count("/") + 1)}
+    clashes = sorted(folders & files.keys())
+    if clashes:
+        raise UnsafeTreeError(
+            _unsafe_message(commit, clashes[0], "a file and a folder of one name")
+        )
     return files
+
+
+def _entry_refusal(
+    relpath: str, mode: str, seen: Mapping[str, tuple[str, str]]
+) -> str | None:
+    why = relpath_refusal(relpath)
+    if why is not None:
+        return why
+    if mode == "120000":
+        return "a symlink, which memd never makes"
+    if mode == "160000":
+        return "a submodule (gitlink), which memd never checks out"
+    if mode not in _FILE_MODES:
+        return f"an entry of mode {mode}"
+    if relpath.rsplit("/", 1)[-1].casefold() in _GIT_CONTROL_FILES:
+        return "a file git reads its own settings from"
+    if relpath in seen:
+        return "listed twice"
+    return None
+
+
+def _unsafe_message(commit: str, relpath: str, why: str) -> str:
+    return (
+        f"commit {commit[:12]} holds {relpath!r} ({why}); refused whole: "
+        "nothing written, the branch not moved. Remove it from the remote's "
+        "history (a force-push of clean history) and sync again"
+    )
 
 
 def _blob(git: Git, oid: str) -> bytes:
@@ -592,9 +701,11 @@ def _apply(
     it stays, and the incoming version goes beside it as a conflict copy.
     """
     journal = _journal_path(git)
-    write_atomic(journal, f"{old} {new}\n".encode("ascii"))
+    # Both trees pass the path rule before the journal names them: a refused
+    # tree must never become the work a later sync has to finish.
     before = _tree_of(git, None if old == ZERO_OID else old)
     after = _tree_of(git, new)
+    write_atomic(journal, f"{old} {new}\n".encode("ascii"))
     changed = sorted(
         p for p in set(before) | set(after) if before.get(p) != after.get(p)
     )
@@ -608,8 +719,6 @@ def _apply(
         if have == want:
             continue
         is_clean = have == (old_entry[1] if old_entry else None)
-        if new_entry is not None and new_entry[0] == "120000":
-            continue  # someone pushed a symlink with plain git: never made here
         if is_clean and relpath not in dirty:
             _write_or_remove(git.work_tree, relpath, _blob(git, want) if want else None)
         elif relpath == INDEX_NAME and new_entry is not None and have is not None:
@@ -654,71 +763,65 @@ def _apply(
 
 
 def _read_local(team_dir: str, relpath: str) -> bytes | None:
-    """Return a regular file's bytes (never through a symlink), or None."""
-    from memd.fsread import read_prefix
+    """Return a regular file's bytes (no symlink at any component), or None."""
+    from memd.fsread import read_beneath
 
     try:
-        return read_prefix(os.path.join(team_dir, relpath), MAX_LOCAL_INDEX_BYTES)
-    except OSError:  # missing, a symlink, a FIFO, unreadable
+        with _team_fd(team_dir) as root_fd:
+            return read_beneath(root_fd, relpath, MAX_LOCAL_INDEX_BYTES)
+    except OSError:  # missing, a symlink on the way, a FIFO, unreadable, too big
         return None
 
 
 def _worktree_blobs(git: Git, relpaths: list[str]) -> dict[str, str]:
-    """Return relpath -> blob id of the regular files among `relpaths` in the tree."""
-    present = []
-    for relpath in relpaths:
-        if "\n" in relpath or "\r" in relpath:
-            continue  # --stdin-paths is line-based; such a file is never written
-        with contextlib.suppress(OSError):
-            if stat.S_ISREG(os.lstat(os.path.join(git.work_tree, relpath)).st_mode):
-                present.append(relpath)
-    if not present:
-        return {}
-    out = git.text(
-        "hash-object",
-        "--no-filters",
-        "--stdin-paths",
-        input_bytes="".join(p + "\n" for p in present).encode(
-            "utf-8", "surrogateescape"
-        ),
-    )
-    return dict(zip(present, out.split("\n"), strict=True))
+    """Return relpath -> blob id of the regular files among `relpaths` in the tree.
+
+    Each file is read below the team dir's descriptor (`read_beneath`), never
+    through a link, and hashed here as git hashes a blob: git's own
+    ``hash-object --stdin-paths`` opens paths by name.
+    """
+    import hashlib
+
+    from memd.fsread import DEFAULT_LIMIT, read_beneath
+
+    algorithm = git.text("rev-parse", "--show-object-format")  # sha1 or sha256
+    blobs: dict[str, str] = {}
+    with _team_fd(git.work_tree) as root_fd:
+        for relpath in relpaths:
+            try:
+                data = read_beneath(root_fd, relpath, DEFAULT_LIMIT)
+            except OSError:
+                continue  # missing, a link on the way, not a regular file
+            digest = hashlib.new(algorithm, b"blob %d\0" % len(data))
+            digest.update(data)
+            blobs[relpath] = digest.hexdigest()
+    return blobs
+
+
+@contextlib.contextmanager
+def _team_fd(team_dir: str) -> Iterator[int]:
+    """Yield the team dir's descriptor: every tree read and write is below it."""
+    from memd.fsread import open_dir
+
+    fd = open_dir(team_dir, follow=True)  # the memory dir above may be a link
+    try:
+        yield fd
+    finally:
+        os.close(fd)
 
 
 def _write_or_remove(team_dir: str, relpath: str, data: bytes | None) -> None:
-    """Replace (or delete) one file, refusing any path through a symlink."""
-    parts = relpath.split("/")
-    directory = team_dir
-    for part in parts[:-1]:
-        directory = os.path.join(directory, part)
-        try:
-            if not stat.S_ISDIR(os.lstat(directory).st_mode):
-                raise MemdError(f"{relpath}: a parent is not a directory; not written")
-        except FileNotFoundError:
-            if data is None:
-                return
-            os.mkdir(directory, 0o755)
-    path = os.path.join(team_dir, relpath)
-    if data is None:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
-        _prune_empty(team_dir, os.path.dirname(path))
-        return
-    with contextlib.suppress(FileNotFoundError):
-        if stat.S_ISLNK(os.lstat(path).st_mode):
-            os.unlink(path)  # write_atomic replaces the link itself, never its target
-    write_atomic(path, data)
+    """Replace (or delete) one file below `team_dir`; no symlink on the way.
 
-
-def _prune_empty(team_dir: str, directory: str) -> None:
-    while os.path.normpath(directory) != os.path.normpath(team_dir):
-        try:
-            os.rmdir(directory)
-        except OSError as error:
-            if error.errno in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOENT):
-                return
-            raise
-        directory = os.path.dirname(directory)
+    Every component is opened relative to its parent's descriptor with
+    `O_NOFOLLOW` (`memd.atomic.write_atomic_beneath`), so a folder swapped for
+    a link mid-sync fails the write instead of carrying it out of `team/`.
+    """
+    with _team_fd(team_dir) as root_fd:
+        if data is None:
+            remove_beneath(root_fd, relpath, prune_empty=True)
+        else:
+            write_atomic_beneath(root_fd, relpath, data, make_dirs=True)
 
 
 # -- 4. push -------------------------------------------------------------------------

@@ -72,9 +72,11 @@ class TestTheDaemonAnswers:
         assert ("M008", "feedback_bad.md") in codes(by_daemon)
         assert by_daemon == lint_findings(str(memory_dir), load_config(env), PROFILE)
         socket_path = str(isolated_home.runtime / "memd" / SOCKET_NAME)
-        assert {"socket": socket_path, "listening": True} == daemon.status()[
-            "hook_lint"
-        ]
+        assert {
+            "socket": socket_path,
+            "listening": True,
+            "crashes": 0,
+        } == daemon.status()["hook_lint"]
         assert f"hooks linted here, on {socket_path}" in daemon.memd("status").stdout
 
     def test_it_reads_the_write_the_hook_is_about(
@@ -135,6 +137,42 @@ class TestTheDaemonAnswers:
             assert answers[-1] is not None
         finally:
             dripper.join()
+
+    @pytest.mark.parametrize(
+        "line",
+        [
+            b"[" * 50_000,
+            b'{"lint":' * 6_000,
+            b'{"lint": "' + b"\\" * 1_000 + b'", "x": ' + b"[" * 40_000,
+            b'["\xff\xfe", {"\\ud83d": 1}]',
+        ],
+    )
+    def test_a_hostile_line_does_not_stop_the_server(
+        self,
+        start_daemon: Starter,
+        memory_dir: Path,
+        isolated_home: Home,
+        line: bytes,
+    ) -> None:
+        """A line nested too deep for the parser is dropped; the next request is
+        answered and the server never crashed."""
+        daemon = start_daemon()
+        path = isolated_home.runtime / "memd" / SOCKET_NAME
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as peer:
+            peer.settimeout(10)
+            peer.connect(str(path))
+            peer.sendall(line + b"\n")
+            with contextlib.suppress(OSError):
+                assert b"" == peer.recv(100)  # closed without an answer
+
+        found = lint_by_daemon(str(memory_dir), PROFILE, daemon.env)
+
+        assert ("M008", "feedback_bad.md") in codes(found)
+        assert (True, 0) == (
+            daemon.status()["hook_lint"]["listening"],  # type: ignore[index]
+            daemon.status()["hook_lint"]["crashes"],  # type: ignore[index]
+        )
+        daemon.assert_alive()
 
     def test_the_socket_is_private_and_gone_after_a_stop(
         self, start_daemon: Starter, memory_dir: Path, isolated_home: Home
@@ -334,3 +372,35 @@ def test_a_daemon_that_cannot_bind_still_runs(
     assert False is daemon.status()["hook_lint"]["listening"]  # type: ignore[index]
     assert "hooks lint by themselves" in daemon.memd("status").stdout
     daemon.assert_alive()
+
+
+# The thread's death is the fault injected here, so its report is expected.
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
+def test_a_server_that_dies_removes_its_socket(tmp_path: Path) -> None:
+    """A serving thread that ends without `stop()` logs it and unlinks its socket,
+    so hooks lint by themselves at once instead of waiting on a deaf socket."""
+    import structlog
+    from structlog.testing import capture_logs
+
+    from memd.daemon.hook_lint_server import HookLintServer
+
+    def answer(request: object) -> dict[str, object]:
+        raise SystemExit  # escapes every guard, and threading prints nothing
+
+    path = tmp_path / "hooks.sock"
+    with capture_logs() as logs:
+        server = HookLintServer(str(path), answer, structlog.get_logger())
+        assert server.start()
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as peer:
+            peer.settimeout(10)
+            peer.connect(str(path))
+            peer.sendall(b'{"lint": "/x"}\n')
+            with contextlib.suppress(OSError):
+                peer.recv(100)
+        wait_for(lambda: not server.listening, timeout=10)
+        server.stop()
+
+    assert not path.exists()
+    assert ["hook_lint_stopped"] == [
+        e["event"] for e in logs if e["event"].startswith("hook_lint_")
+    ]

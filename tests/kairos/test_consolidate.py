@@ -13,6 +13,8 @@ from memd.kairos.consolidate import (
     render_diff,
     route,
 )
+from memd.kairos.factfile import parse_fact_file, render_fact_file
+from memd.kairos.facts import FactBook, normalise, shape
 from memd.memory.memfile import parse_memory_file
 
 LOG = "logs/2026/11/2026-11-29.md"
@@ -117,7 +119,9 @@ class TestPlanConsolidation:
             parsed.dialect,
             parsed.diagnostics,
         )
-        assert "## 2026-11-29" in parsed.body
+        assert (
+            "- see the wiki <!-- memd:fact 2026-11-29 2026-11-29 1 -->" in parsed.body
+        )
 
     def test_index_entry_added(self) -> None:
         """MEMORY.md gains one link per new topic file, user lines kept."""
@@ -139,28 +143,35 @@ class TestPlanConsolidation:
         assert ["docs.md"] == [e.relpath for e in plan.edits]
         assert plan.edits[0].new.startswith(old)
 
-    def test_rerun_is_idempotent(self) -> None:
-        """Planning again over the planned result changes nothing and files nothing."""
-        entries = [_entry("#docs one", 0), _entry("#docs two", 20)]
-        first = plan_consolidation(entries, {}, None)
-        files = {e.relpath: e.new for e in first.edits}
+    def test_old_format_entries_are_not_filed_twice(self) -> None:
+        """An entry whose `memd:entry` bullet an older memd wrote counts as filed."""
+        entry = _entry("#docs one", 0)
+        old = (
+            "---\nname: Docs\ndescription: d\ntype: project\n---\n\n## 2026-11-29\n\n"
+            f"- 09:00 one <!-- memd:entry {entry.entry_id} -->\n"
+        ).encode()
 
-        second = plan_consolidation(entries, files, files["MEMORY.md"])
+        plan = plan_consolidation([entry], {"docs.md": old}, b"- [Docs](docs.md)\n")
+        text = plan.edits[0].new.decode()
 
-        assert ((), (), 2) == (second.edits, second.filed, len(second.already_filed))
+        assert ((), 1) == (plan.filed, len(plan.already_filed))
+        assert "- one <!-- memd:fact 2026-11-29 2026-11-29 1 -->" in text
 
-    def test_same_date_section_reused(self) -> None:
-        """A second dream on the same day adds bullets under the existing heading."""
-        first = plan_consolidation([_entry("#docs one", 0)], {}, None)
+    def test_repeat_on_a_second_dream_merges(self) -> None:
+        """A fact logged again after a dream is counted, never filed twice."""
+        first = plan_consolidation(
+            [_entry("#docs the wiki is at w.example", 0)], {}, None
+        )
         files = {e.relpath: e.new for e in first.edits}
 
         second = plan_consolidation(
-            [_entry("#docs two", 20)], files, files["MEMORY.md"]
+            [_entry("#docs The wiki is at w.example.", 40)], files, files["MEMORY.md"]
         )
         text = second.edits[0].new.decode()
 
-        assert 1 == text.count("## 2026-11-29")
-        assert 2 == text.count("<!-- memd:entry ")
+        assert 1 == text.count("the wiki is at w.example")
+        assert "<!-- memd:fact 2026-11-29 2026-11-29 2 -->" in text
+        assert (0, 1) == (second.summary.added, second.summary.merged)
 
     def test_full_index_is_reported_not_cut(self) -> None:
         """An index at 200 lines is never cut; the new file is reported unindexed."""
@@ -216,14 +227,19 @@ class TestProperties:
         entries, _ = parse_log_entries(LOG, data)
         plan = plan_consolidation(entries, {}, None)
         files = {e.relpath: e.new for e in plan.edits}
-        written = b"".join(v for k, v in files.items() if k != "MEMORY.md").decode()
 
-        again = plan_consolidation(entries, files, files.get("MEMORY.md"))
-
-        assert [1] * len(entries) == [
-            written.count(f"<!-- memd:entry {e.entry_id} -->") for e in entries
-        ]
-        assert () == again.edits
+        for entry in entries:  # every entry is a fact of its file, or folded into one
+            target = route(entry)
+            parsed = parse_fact_file(files[target.relpath].decode())
+            book = FactBook(parsed.facts)
+            assert book.find(shape(target.text)) is not None or not normalise(
+                target.text
+            )
+        for rel, data in files.items():  # what memd wrote reads back the same
+            if rel != "MEMORY.md":
+                parsed = parse_fact_file(data.decode())
+                again = render_fact_file(parsed, parsed.facts, archive_names=[])
+                assert data.decode() == again
 
     @given(data=st.binary(max_size=300))
     def test_parse_never_raises(self, data: bytes) -> None:

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import tempfile
 from datetime import date, datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from memd.errors import UsageError
 from memd.kairos.daily_log import (
@@ -83,6 +86,32 @@ class TestAppendEntry:
 def _writer(memory_dir: str, worker: int, count: int) -> None:
     for i in range(count):
         append_entry(memory_dir, f"w{worker:02d} n{i:03d} " + "x" * 200, now=NOW)
+
+
+class TestControlCharacters:
+    @given(text=st.text(st.characters(), min_size=1, max_size=200))
+    @example(text="a\x00b\x1b[2Jc\x7f\x9b")
+    @example(text="rtl \u202e evil \udcff byte \ud83d lone")
+    def test_an_entry_is_printable_text(self, text: str) -> None:
+        """Whatever is logged, the log holds UTF-8 with no control character
+        (lint's F010 set) and the entry reads back as one."""
+        from memd.lint.checks_files import CONTROL_CHARACTERS
+
+        try:
+            path = append_entry(tempfile.mkdtemp(prefix="log-"), text, now=NOW)
+        except UsageError:  # nothing printable to log
+            assert not text.strip()
+            return
+        logged = Path(path).read_bytes().decode("utf-8")
+
+        assert CONTROL_CHARACTERS.search(logged) is None
+        assert logged.endswith("\n")
+
+    def test_escapes_say_what_was_sent(self, tmp_path: Path) -> None:
+        """NUL, ESC and an undecodable byte become visible escapes; tabs stay."""
+        path = append_entry(str(tmp_path), "a\x00b\x1b[2J\tc \udcff", now=NOW)
+
+        assert Path(path).read_text().endswith("a\\x00b\\x1b[2J\tc \\xff\n")
 
 
 class TestConcurrentAppends:

@@ -248,7 +248,9 @@ class TestExternalCommand:
         """The command gets the memory dir, log files and entries as JSON lines."""
         out = tmp_path / "seen.json"
         script = (
-            "import json, os, sys; json.dump({'dir': os.environ['MEMD_MEMORY_DIR'],"
+            "import json, os, sys; json.dump("
+            "{'dir': os.environ['MEMD_LIVE_MEMORY_DIR'],"
+            " 'copy': os.environ['MEMD_MEMORY_DIR'], 'cwd': os.getcwd(),"
             " 'logs': os.environ['MEMD_LOG_FILES'],"
             " 'entries': [json.loads(l)['text'] for l in sys.stdin]},"
             f" open({str(out)!r}, 'w'))"
@@ -262,6 +264,8 @@ class TestExternalCommand:
 
         assert "ok" == result.status
         assert os.path.realpath(setup.memory) == seen["dir"]
+        assert seen["copy"] == seen["cwd"] != seen["dir"]  # it works on a copy
+        assert seen["copy"].startswith(setup.config.state_dir)
         assert seen["logs"].endswith("logs/2026/11/2026-11-29.md")
         assert ["#a one"] == seen["entries"]
 

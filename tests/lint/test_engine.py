@@ -167,3 +167,29 @@ class TestDisplayPath:
         outside = display_path("/elsewhere/mem", "x.md", cwd=str(tmp_path))
 
         assert ("mem/team/x.md", "/elsewhere/mem/x.md") == (inside, outside)
+
+
+class TestLinksInHooks:
+    @pytest.mark.parametrize(
+        "hook",
+        [
+            "see [x](../../../etc/passwd)",
+            "or [abs](/etc/passwd) there",
+            "a [ref][out] here",
+        ],
+    )
+    def test_a_link_out_in_a_hook_is_flagged(self, tmp_path: Path, hook: str) -> None:
+        """I008 sees every link of an entry line, the description's too."""
+        index = f"- [A](A.md) — {hook}\n\n[out]: ../../secret.md\n"
+        memdir = load_memdir(str(_memdir(tmp_path / "m", index, ["A"])))
+
+        found = [(d.code, d.line) for d in lint_memdir(memdir) if d.code == "I008"]
+
+        assert [("I008", 1)] == found
+
+    def test_a_link_out_in_prose_is_not_an_entry(self, tmp_path: Path) -> None:
+        """A paragraph's pointer outside is no entry line, so no I008."""
+        index = "- [A](A.md) — a\n\nSee [the wiki](https://example.com) too.\n"
+        memdir = load_memdir(str(_memdir(tmp_path / "m", index, ["A"])))
+
+        assert [] == [d for d in lint_memdir(memdir) if d.code == "I008"]

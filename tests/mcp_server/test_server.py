@@ -6,9 +6,14 @@ repository, as Claude Code starts it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import select
+import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import anyio
@@ -289,3 +294,150 @@ def test_other_commands_never_import_mcp(make_memdir: MemDirMaker) -> None:
     )
 
     assert "" == result.stdout.strip()
+
+
+INITIALIZE = (
+    b'{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {'
+    b'"protocolVersion": "2025-06-18", "capabilities": {}, '
+    b'"clientInfo": {"name": "raw", "version": "1"}}}\n'
+)
+
+
+def raw_replies(project: Path, data: bytes, count: int) -> list[dict[str, object]]:
+    """Write `data` to a real `memd mcp`'s stdin; return its first `count` replies."""
+    proc = subprocess.Popen(
+        [MEMD, "mcp"],
+        cwd=project,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    stdin, stdout = proc.stdin, proc.stdout
+    assert stdin is not None
+    assert stdout is not None
+
+    def feed() -> None:
+        with contextlib.suppress(OSError):
+            stdin.write(data)
+            stdin.flush()
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    replies: list[dict[str, object]] = []
+    buffer = b""
+    deadline = time.monotonic() + 60
+    try:
+        while len(replies) < count:
+            ready, _, _ = select.select([stdout], [], [], deadline - time.monotonic())
+            if not ready:
+                pytest.fail(f"no answer after {replies!r}")
+            chunk = os.read(stdout.fileno(), 65536)
+            if not chunk:
+                pytest.fail(f"memd mcp closed its stdout after {replies!r}")
+            *lines, buffer = (buffer + chunk).split(b"\n")
+            replies.extend(json.loads(line) for line in lines if line.strip())
+    finally:
+        proc.kill()
+        writer.join(timeout=60)
+        proc.wait()
+        stdin.close()
+        stdout.close()
+    return replies
+
+
+# Lines the SDK's own reader would drop unanswered, and what memd answers.
+BAD_LINES = [
+    (
+        b'{"jsonrpc": "2.0", "id": 5, "method": "ping", '
+        b'"params": {"_meta": {"x": "\\ud83d"}}}',
+        -32700,
+    ),
+    (b'{"jsonrpc": "2.0", "id": 5, "method": "ping\\udc00"}', -32700),
+    (b'{"\\ud800": 1}', -32700),
+    (b'{"jsonrpc": "2.0", "id": 5, "method": "p\xffing"}', -32700),
+    (b"\xed\xa0\xbd", -32700),  # a surrogate encoded as UTF-8 bytes
+    (b"[" * 100_000, -32700),
+    (b'{"a":' * 50_000, -32700),
+    (b"not json at all", -32700),
+    (b'{"jsonrpc": "2.0", "id": 5, "method": "x"', -32700),
+    (b"[]", -32600),
+    (b'{"jsonrpc": "1.0", "method": "ping"}', -32600),
+    (b"x" * (9 * 1024 * 1024), -32700),
+]
+
+
+class TestTheWire:
+    def test_a_bad_line_is_answered_and_the_next_served(self, git_repo: Path) -> None:
+        """Each bad line gets its JSON-RPC error, in order, and memd goes on: the
+        initialize after them all is answered."""
+        memory_of(git_repo)
+        lines = [line for line, _ in BAD_LINES]
+
+        *errors, initialized = raw_replies(
+            git_repo, b"\n".join([*lines, INITIALIZE]), len(lines) + 1
+        )
+
+        assert [code for _, code in BAD_LINES] == [
+            e["error"]["code"]  # type: ignore[index]
+            for e in errors
+        ]
+        assert [None] * len(lines) == [e["id"] for e in errors]
+        assert 1 == initialized["id"]
+        assert "result" in initialized
+
+    def test_an_invalid_request_keeps_its_id(self, git_repo: Path) -> None:
+        """A JSON object with a usable id but no method is answered under that id."""
+        memory_of(git_repo)
+
+        (error,) = raw_replies(git_repo, b'{"jsonrpc": "2.0", "id": 9}\n', 1)
+
+        assert (9, -32600) == (error["id"], error["error"]["code"])  # type: ignore[index]
+
+
+def test_recall_follows_a_symlinked_memory_dir(git_repo: Path, tmp_path: Path) -> None:
+    """The memory dir itself a link: memory_recall finds what the agent reads."""
+    real = tmp_path / "real-memory"
+    real.mkdir()
+    (real / "user_editor.md").write_text(
+        "---\nname: Editor\ndescription: The user edits in Helix\ntype: user\n---\nB.\n"
+    )
+    memory = Path(resolve_memory_location(str(git_repo)).memory_dir)
+    memory.parent.mkdir(parents=True, exist_ok=True)
+    memory.symlink_to(real, target_is_directory=True)
+
+    (recalled,) = call(git_repo, ("memory_recall", {"query": "helix"}))
+
+    assert "user_editor.md" == json.loads(text_of(recalled))["relpath"]
+
+
+def test_log_escapes_control_characters(git_repo: Path) -> None:
+    """memory_log with NUL, ESC and DEL writes visible escapes, never the bytes."""
+    memory = memory_of(git_repo)
+
+    (logged,) = call(git_repo, ("memory_log", {"text": "a\x00b\x1b[2Jc\x7fd"}))
+    data = (memory / text_of(logged)).read_bytes()
+
+    assert data.rstrip().endswith(b"a\\x00b\\x1b[2Jc\\x7fd")
+    assert not any(byte < 0x20 and byte != 0x0A for byte in data)
+
+
+def test_a_name_that_is_not_utf8_is_recalled_and_linted(git_repo: Path) -> None:
+    """Results naming an undecodable file reach the client (its byte as `\\xe9`),
+    and the server answers the next call."""
+    memory = memory_of(git_repo)
+    (memory / os.fsdecode(b"user_caf\xe9.md")).write_text(
+        "---\nname: Cafe\ndescription: The user drinks flat whites\n"
+        "type: user\n---\nB.\n"
+    )
+    (memory / "MEMORY.md").write_text("# Index\n")  # the file is an orphan (I006)
+
+    recalled, linted, listed = call(
+        git_repo,
+        ("memory_recall", {"query": "flat whites"}),
+        ("memory_lint", {}),
+        ("list", {}),
+    )
+
+    assert "user_caf\\xe9.md" == json.loads(text_of(recalled))["relpath"]
+    assert '"path": "user_caf\\\\xe9.md"' in text_of(linted)
+    assert TOOLS == listed

@@ -17,6 +17,7 @@ from memd.agent.paths import resolve_memory_location
 from memd.config import load_config
 from memd.lint.engine import lint_memdir
 from memd.mcp_server.tools import Project, ToolFailedError, write_memory
+from memd.memory.index import parse_index
 from memd.memory.memfile import parse_memory_file
 from memd.memory.reader import load_memdir
 from tests.strategies import any_text
@@ -96,6 +97,104 @@ names = st.text(printable, min_size=1, max_size=60).filter(lambda s: s.strip())
 descriptions = st.text(printable, min_size=25, max_size=120).filter(
     lambda s: len(" ".join(s.split())) >= 25
 )
+
+
+# Markdown that, left raw on an index line, changes how it or the index reads.
+HOSTILE_PIECES = (
+    "<!--",
+    "-->",
+    "```",
+    "~~~",
+    "[",
+    "](",
+    "]",
+    "[x]: other.md",
+    "[x](../../../etc/passwd)",
+    "[[Role]]",
+    "![i](user_role.md)",
+    "<div>",
+    "</div>",
+    "<https://example.com>",
+    "|",
+    "`",
+    "``",
+    "\\",
+    "\n",
+    "\r\n",
+    "\u2028",
+    "#",
+    "*",
+    "_",
+)
+hostile_text = st.lists(
+    st.one_of(st.sampled_from(HOSTILE_PIECES), st.text(printable, max_size=8)),
+    max_size=12,
+).map("".join)
+
+
+class TestHostileMarkdown:
+    @given(name=hostile_text, description=hostile_text)
+    @example(name="Comment", description="opens a comment <!-- and never closes it")
+    @example(name="Fence", description="``` a fence opener in the description")
+    @example(name="a ` b", description="c ` d and more words to be specific")
+    @example(name="Ref", description="[x]: other.md and [Role] [[Role]] ![i](x.md)")
+    @example(name="Out", description="see [x](../../../etc/passwd) for the secrets")
+    def test_a_write_never_refuses_the_next(self, name: str, description: str) -> None:
+        """Whatever a write holds, it is refused or written as one entry, and the
+        next ordinary write is accepted."""
+        project = new_project()
+        memory = Path(project.memory_dir)
+        before = snapshot_of(memory)
+        try:
+            result = write_memory(project, name, description, "user", "A body.")
+        except ToolFailedError:
+            assert before == snapshot_of(memory)
+        else:
+            relpath = str(result["relpath"])
+            index = (memory / "MEMORY.md").read_text()
+            last = index.rstrip("\n").count("\n") + 1
+            own = [e for e in parse_index(index) if e.line == last]
+
+            assert [relpath] == [e.target for e in own]
+            assert [] == findings(project)
+
+        after = write_memory(
+            project,
+            "Follow-up",
+            "A later ordinary memory about the user's editor settings",
+            "user",
+            "A body.",
+        )
+
+        assert [] == findings(project)
+        assert (memory / str(after["relpath"])).is_file()
+
+
+class TestHostileMarkdownIsWritten:
+    @pytest.mark.parametrize("piece", HOSTILE_PIECES)
+    @pytest.mark.parametrize("field", ["name", "description"])
+    def test_escaped_not_refused(self, piece: str, field: str) -> None:
+        """Each piece, in a name or a description, is written as one clean entry."""
+        project = new_project()
+        memory = Path(project.memory_dir)
+        name = f"Note {piece} x" if field == "name" else "Plain"
+        description = f"The user said {piece} about the deploy pipeline"
+
+        result = write_memory(project, name, description, "user", "A body.")
+        index = (memory / "MEMORY.md").read_text()
+        entries = [e for e in parse_index(index) if e.line == index.count("\n")]
+
+        assert [str(result["relpath"])] == [e.target for e in entries]
+        assert [] == findings(project)
+
+    def test_an_open_comment_above_is_named(self) -> None:
+        """An index left with an open `<!--` (by hand) refuses with the reason."""
+        project = new_project(index=CLEAN_INDEX + "<!-- a note never closed\n")
+
+        with pytest.raises(ToolFailedError, match="HTML comment"):
+            write_memory(
+                project, "Shell", "The user's login shell is fish", "user", "A body."
+            )
 
 
 class TestWellFormedInputs:

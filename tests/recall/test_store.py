@@ -389,23 +389,33 @@ class TestRecallUpdater:
 
 
 class TestUndecodableNames:
-    def test_a_name_that_is_not_utf8_is_left_out_and_the_rest_indexed(
+    def test_a_name_that_is_not_utf8_is_indexed_too(
         self, make_memdir: MemDirMaker, tmp_path: Path
     ) -> None:
-        """SQLite text must be UTF-8: an undecodable file name never fails the pass."""
+        """SQLite text must be UTF-8: an undecodable file name is kept as its bytes,
+        never skipped, and found under the same name."""
         from memd.recall.store import RecallUpdater
 
         _seed(make_memdir)
-        odd = make_memdir.root / os.fsdecode(b"odd\x01\x7fname\xff.md")
+        name = os.fsdecode(b"odd\x01\x7fname\xff.md")
+        odd = make_memdir.root / name
         odd.write_text("---\nname: Odd\ndescription: odd name\ntype: user\n---\nx\n")
         updater = RecallUpdater(str(tmp_path / "cache"))
         error = updater.update(load_memdir(str(make_memdir.root)), None)
         updater.close()
         with open_index(str(tmp_path / "cache")) as index:
-            rows = sorted(r[0] for r in index.conn.execute("SELECT relpath FROM files"))
+            rows = sorted(
+                r[0] if isinstance(r[0], str) else os.fsdecode(r[0])
+                for r in index.conn.execute("SELECT relpath FROM files")
+            )
+            found = recall(index, "odd", (str(make_memdir.root),))
 
         assert None is error
-        assert ["feedback_db.md", "project_deploy.md", "user_role.md"] == rows
+        assert (
+            sorted(["feedback_db.md", "project_deploy.md", "user_role.md", name])
+            == rows
+        )
+        assert [name] == [h.relpath for h in found]
 
 
 def _after_the_racy_window() -> int:
@@ -472,15 +482,18 @@ class TestStatRefresh:
         assert found is not None
         assert {found[0]} == others
 
-    def test_a_symlinked_memory_directory_has_no_signature(
+    def test_a_symlinked_memory_directory_is_signed_as_its_target(
         self, make_memdir: MemDirMaker, tmp_path: Path
     ) -> None:
-        """A link in place of the directory is not memory: recall forgets it."""
+        """The memory dir's own link is followed, as the agent follows it."""
         _seed(make_memdir)
         link = tmp_path / "link"
         link.symlink_to(make_memdir.root, target_is_directory=True)
+        now = _after_the_racy_window()
 
-        assert stat_signature(str(link), time.time_ns()) is None
+        assert stat_signature(str(make_memdir.root), now) == stat_signature(
+            str(link), now
+        )
 
     def test_a_file_dated_past_2262_is_signed_and_found(
         self, make_memdir: MemDirMaker, tmp_path: Path

@@ -148,14 +148,17 @@ def _seed_dream(retention: str | None) -> Callable[[World], None]:
     return seed
 
 
-# An external dream command: files each entry's text once, whatever it is given.
+# An external dream command: files each entry's text once, whatever it is given,
+# in a memory file that lints (memd checks the copy it works on before applying).
 EXTERNAL = """
 import json, os, sys
 path = os.path.join(os.environ["MEMD_MEMORY_DIR"], "external.md")
 old = open(path).read().splitlines() if os.path.exists(path) else []
+old = [line[2:] for line in old if line.startswith("- ")]
 new = [json.loads(line)["text"] for line in sys.stdin]
+head = "---\\nname: External\\ndescription: What it filed\\ntype: project\\n---\\n"
 with open(path + ".part", "w") as out:
-    out.write("".join(f"{t}\\n" for t in sorted(set(old) | set(new))))
+    out.write(head + "".join(f"- {t}\\n" for t in sorted({*old, *new})))
 os.replace(path + ".part", path)
 """
 

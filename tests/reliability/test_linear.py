@@ -4,7 +4,10 @@ Each payload is one short unit repeated to 16 KB and to 64 KB and put in every
 place memd parses user text: MEMORY.md, a topic file's body and frontmatter,
 and a daily log entry (parsed, then planned by the consolidator). Linear work
 takes about 4x as long on 4x the text; a quadratic pattern takes 16x. Both
-sizes are timed in the same run (best of three), and a ratio under 8 passes.
+sizes are timed in the same run (best of three, in this process's CPU time so
+that other processes on a shared machine count less), and a ratio under 8
+passes. A ratio over 8 is measured again, up to three rounds: load on the
+machine may spoil one round, while a quadratic pattern is over 8 in every one.
 """
 
 from __future__ import annotations
@@ -68,19 +71,19 @@ def _pipeline(root: Path, body: str) -> float:
     gc.collect()
     gc.disable()
     try:
-        started = time.perf_counter()
+        started = time.process_time()
         memdir = load_memdir(str(root), max_file_bytes=1 << 20)
         lint_memdir(memdir)
         build_snapshot(memdir, "standard")
         normalise_bytes(body.encode())
         entries, _ = parse_log_entries("logs/2026/01/2026-01-01.md", log)
         plan_consolidation(entries, {}, body.encode())
-        return time.perf_counter() - started
+        return time.process_time() - started
     finally:
         gc.enable()
 
 
-def _ratio(tmp: Path, unit: str) -> tuple[float, float]:
+def _round(tmp: Path, unit: str) -> tuple[float, float]:
     times = {}
     for size in (SMALL, LARGE):
         root = tmp / f"{size}"
@@ -88,6 +91,16 @@ def _ratio(tmp: Path, unit: str) -> tuple[float, float]:
         body = unit * (size // len(unit))
         times[size] = min(_pipeline(root, body) for _ in range(3))
     return times[LARGE] / max(times[SMALL], 1e-4), times[LARGE]
+
+
+def _ratio(tmp: Path, unit: str, rounds: int = 3) -> tuple[float, float]:
+    """The best of up to `rounds` rounds, stopping at the first under the limit."""
+    best = (float("inf"), 0.0)
+    for _ in range(rounds):
+        best = min(best, _round(tmp, unit))
+        if best[0] < MAX_RATIO:
+            break
+    return best
 
 
 @pytest.mark.parametrize("unit", UNITS)

@@ -395,14 +395,15 @@ class TestSafety:
         status = member.memd("team", "status", "--project", str(member.project))
 
         assert 1 == init.returncode  # the remote is unreachable
-        assert "offline" in init.stdout
+        assert "127.0.0.1:9/team/memory.git" in init.stderr
+        projects = member.root / "home" / ".claude" / "projects"
+        assert [] == list(projects.glob("*/memory/team/.git"))  # nothing set up
         everything = [init.stdout, init.stderr, sync.stdout, sync.stderr, status.stdout]
         for folder in ("state", "cache", "config"):
             for path in (member.root / folder).rglob("*"):
                 if path.is_file():
                     everything.append(path.read_text("utf-8", "replace"))
         assert all(token not in text for text in everything)
-        assert "https://***@127.0.0.1:9/team/memory.git" in status.stdout
 
 
 class TestRemoteAway:

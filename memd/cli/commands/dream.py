@@ -1,4 +1,8 @@
-"""`memd dream`: consolidate daily logs into topic files now, or show the diff."""
+"""`memd dream`: consolidate daily logs into topic files now, show the diff, or undo.
+
+`memd dream undo` puts back the bytes the newest kept dream replaced
+(memd.kairos.generations keeps the last five).
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,9 @@ from memd.cli.commands._options import (
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+    import datetime
+
+    from structlog.typing import FilteringBoundLogger
 
     from memd.config import Config
     from memd.kairos.dream import DreamResult
@@ -18,6 +25,12 @@ if TYPE_CHECKING:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "action",
+        nargs="?",
+        choices=("undo",),
+        help="undo: restore the memory as it was before the last dream",
+    )
     where = parser.add_mutually_exclusive_group()
     add_project_argument(where, "whose memory to consolidate")
     where.add_argument(
@@ -50,6 +63,8 @@ def run(args: argparse.Namespace) -> int:
     configure_logging(config.log_format, config.log_level)
     log = get_logger(component="dream")
     now = datetime.datetime.now().astimezone()
+    if args.action == "undo":
+        return _undo(args, config, now, log)
     failed = False
     if not args.all:
         from memd.agent.choice import resolve_in_force
@@ -86,6 +101,25 @@ def run(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _undo(
+    args: argparse.Namespace,
+    config: Config,
+    now: datetime.datetime,
+    log: FilteringBoundLogger,
+) -> int:
+    import sys
+
+    from memd.errors import UsageError
+    from memd.kairos.dream import undo_dream
+
+    if args.all or args.dry_run:
+        raise UsageError("memd dream undo takes one project (--project DIR), no more")
+    (memory_dir,) = _memory_dirs(args, config)
+    ok, message = undo_dream(memory_dir, config, now=now, log=log)
+    print(f"{memory_dir}: {message}", file=sys.stdout if ok else sys.stderr)
+    return 0 if ok else 1
+
+
 def _memory_dirs(args: argparse.Namespace, config: Config) -> tuple[str, ...]:
     import os
 
@@ -118,10 +152,15 @@ def _telemetry(config: Config) -> TelemetrySink | None:
 
 
 def _summary(result: DreamResult, *, dry_run: bool = False) -> str:
+    from memd.kairos.dream import describe_summary
+
     line = f"{result.memory_dir}: {result.status}, {result.entries} entries"
+    summary = describe_summary(result.summary)
+    if summary:
+        line += f" ({summary})"
     if result.files_written:
         verb = "would write" if dry_run else "wrote"
         line += f", {verb} {', '.join(result.files_written)}"
-    if result.message:
+    if result.message and result.message != summary:
         line += f" ({result.message})"
     return line

@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
                 sys.stdout.write(unified_diff(path, edit))
                 continue
             try:
-                wrote = apply_edit(path, edit)
+                wrote = apply_edit(root, edit)
             except (
                 OSError,
                 UnicodeError,

@@ -139,10 +139,18 @@ def run(args: argparse.Namespace) -> int:
             memory_type=args.type,
             max_file_bytes=max_bytes,
         )
+    if index.unusable is not None:
+        # Still an answer (exit 0): the directories were read afresh.
+        print(
+            f"memd recall: index not used ({index.unusable}); searched the memory "
+            "directly",
+            file=sys.stderr,
+        )
     if args.format == "json":
         import json
 
-        print(json.dumps([h.to_dict() for h in hits], ensure_ascii=False, indent=2))
+        text = json.dumps([h.to_dict() for h in hits], ensure_ascii=False, indent=2)
+        print(_printable(text, json_escape=True))
     else:
         _print_text(hits, len(memory_dirs) > 1)
     # Here, where main turns a closed pipe or a full disk into an exit code:
@@ -166,7 +174,26 @@ def _print_text(hits: tuple[Hit, ...], show_dir: bool) -> None:
             lines.append(f"   > {hit.snippet}")
     if not show_dir:
         lines.append(f"memory dir: {hits[0].memory_dir}")
-    print("\n".join(lines))
+    print(_printable("\n".join(lines)))
+
+
+def _printable(text: str, *, json_escape: bool = False) -> str:
+    """`text` with a file name's undecodable bytes (lone surrogates) made visible.
+
+    In JSON a surrogate is written as its `\\udcXX` escape, which Python reads
+    back as the same name; in text as the byte it stands for (`\\xff`).
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        if json_escape:
+            return "".join(
+                f"\\u{ord(c):04x}" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text
+            )
+        from memd.diagnostics import escape_surrogates
+
+        return escape_surrogates(text)
+    return text
 
 
 def _project_memory_dir(

@@ -120,6 +120,12 @@ def format_text(status: dict[str, object]) -> str:
             if hook_lint.get("listening")
             else "hooks lint by themselves: the daemon could not listen for them"
         )
+        crashes = hook_lint.get("crashes")
+        if isinstance(crashes, int) and crashes:
+            lines.append(
+                f"  the hooks' lint server crashed {crashes} time(s); "
+                "see hook_lint_crashed in the log"
+            )
     if status.get("agent_profile"):
         lines.append(
             f"agent profile: {status['agent_profile']}"
@@ -192,7 +198,11 @@ def _dream_result(result: object) -> str:
     """One line for a dreams.json result: status, entries, and why if it failed."""
     if not isinstance(result, dict):
         return str(result)
+    from memd.kairos.dream import describe_summary
+
     text = f"{result.get('status', '?')}, {result.get('entries', 0)} entries"
+    summary = describe_summary(result.get("summary"))
+    text += f" ({summary})" if summary else ""
     return f"{text}: {result['message']}" if result.get("message") else text
 
 

@@ -3,7 +3,8 @@
 ``init --remote URL`` makes `memory/team/` a working tree of the remote and
 syncs once; ``sync`` commits what lints, merges and pushes; ``status`` shows
 the remote, the branch, ahead/behind, the last sync and waiting conflicts.
-A sync that cannot reach the remote exits 1 with one line; usage errors exit 2.
+A sync (or an init) that cannot reach the remote exits 1 with one line; usage
+errors and a refused URL exit 2. A failed init leaves the team dir as it was.
 """
 
 from __future__ import annotations
@@ -77,8 +78,11 @@ def _configured_remote(config: Config, project: str) -> str | None:
 
 
 def _init(args: argparse.Namespace, config: Config, project: str) -> int:
+    import sys
+
     from memd.errors import UsageError
     from memd.logconfig import get_logger
+    from memd.team.git import GitError
     from memd.team.sync import init_team
 
     remote = args.remote or _configured_remote(config, project)
@@ -87,13 +91,20 @@ def _init(args: argparse.Namespace, config: Config, project: str) -> int:
             "no remote: pass --remote URL or set [team.remotes] for this project"
         )
     team_dir = team_dir_of(config, project)
-    init_team(
-        team_dir,
-        remote,
-        branch=config.team_branch,
-        timeout_seconds=config.team_git_timeout_seconds,
-        log=get_logger(component="team"),
-    )
+    try:
+        init_team(
+            team_dir,
+            remote,
+            branch=config.team_branch,
+            timeout_seconds=config.team_git_timeout_seconds,
+            log=get_logger(component="team"),
+        )
+    except GitError as error:
+        if not error.is_network:
+            raise
+        # Nothing was set up (init_team leaves no .git): say so, exit as offline.
+        print(f"memd: {error}; {team_dir} was left as it was", file=sys.stderr)
+        return 1
     return _sync(config, project)
 
 

@@ -71,7 +71,7 @@ class TestDream:
         code = run_dream("--project", str(git_repo), "--now")
 
         assert 0 == code
-        assert " one <!-- memd:entry " in (memory / "cli.md").read_text()
+        assert "- one <!-- memd:fact " in (memory / "cli.md").read_text()
 
     def test_not_due_after_tonights_run(
         self, git_repo: Path, memory: Path, capsys: pytest.CaptureFixture[str]
@@ -118,3 +118,49 @@ class TestDreamAll:
 
         assert 0 == code
         assert [True, True] == [(p / "all.md").is_file() for p in dirs]
+
+
+class TestSummaryAndUndo:
+    def test_dry_run_prints_the_summary(
+        self, git_repo: Path, memory: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """--dry-run's stderr line counts facts added, merged, superseded, archived."""
+        now = datetime.datetime.now().astimezone()
+        append_entry(str(memory), "#cli ONE.", now=now)
+
+        run_dream("--project", str(git_repo), "--dry-run")
+        err = capsys.readouterr().err
+
+        assert "1 added, 1 merged, 0 superseded, 0 archived" in err
+
+    def test_status_shows_the_last_dreams_summary(
+        self, git_repo: Path, memory: Path
+    ) -> None:
+        """`memd status` renders the summary the dream recorded in dreams.json."""
+        from memd.cli.commands.status import _dream_result
+        from memd.config import load_config
+        from memd.kairos.dream import dream_status
+
+        run_dream("--project", str(git_repo), "--now")
+        record = dream_status(load_config().state_dir)[str(memory.resolve())]
+
+        line = _dream_result(record["last_result"])
+
+        assert line.startswith("ok, 1 entries (1 added, 0 merged, 0 superseded")
+
+    def test_undo_restores_and_a_second_undo_exits_1(
+        self, git_repo: Path, memory: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """`memd dream undo` puts back the bytes; with nothing left it exits 1."""
+        before = {p.name: p.read_bytes() for p in memory.iterdir() if p.is_file()}
+        run_dream("--project", str(git_repo), "--now")
+
+        assert 0 == run_dream("undo", "--project", str(git_repo))
+        after = {
+            p.name: p.read_bytes()
+            for p in memory.iterdir()
+            if p.is_file() and p.name != ".consolidate-lock"
+        }
+        assert before == after
+        assert 1 == run_dream("undo", "--project", str(git_repo))
+        assert "nothing to undo" in capsys.readouterr().err

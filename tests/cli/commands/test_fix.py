@@ -103,12 +103,33 @@ class TestApply:
         ]
         (root / "MEMORY.md").write_text("# rewritten meanwhile\n")
 
-        wrote = apply_edit(str(root / "MEMORY.md"), index_edit)
+        wrote = apply_edit(str(root), index_edit)
 
         assert (False, "# rewritten meanwhile\n") == (
             wrote,
             (root / "MEMORY.md").read_text(),
         )
+
+    def test_a_folder_swapped_for_a_link_after_planning_is_never_written_through(
+        self, tmp_path: Path
+    ) -> None:
+        """The edit is made below the memory dir's fd: a swapped-in link fails it."""
+        root = tmp_path / "memory"
+        (root / "sub").mkdir(parents=True)
+        crlf = b"---\r\nname: x\r\ndescription: d\r\ntype: user\r\n---\r\nBody.\r\n"
+        (root / "sub" / "x.md").write_bytes(crlf)
+        [edit] = [e for e in plan_directory(str(root)) if e.relpath == "sub/x.md"]
+        outside = tmp_path / "outside"
+        outside.mkdir()
+        (outside / "x.md").write_bytes(crlf)
+        (root / "sub").rename(tmp_path / "moved")
+        (root / "sub").symlink_to(outside)
+
+        with pytest.raises(OSError, match="symlink"):
+            apply_edit(str(root), edit)
+
+        assert crlf == (outside / "x.md").read_bytes()
+        assert [] == [p.name for p in outside.iterdir() if p.name != "x.md"]
 
     def test_bad_path_is_a_usage_error(
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -332,3 +332,188 @@ def test_warm_recall_imports_nothing_heavy(git_repo: Path, where: str) -> None:
     assert "CODE 0" == report[-2]
     assert "Go style" in result.stdout
     assert set() == new & set(RECALL_FORBIDDEN)
+
+
+def cache_of() -> Path:
+    return Path(os.environ["XDG_CACHE_HOME"]) / "memd"
+
+
+def recall_run(
+    *argv: str, cwd: Path, prefix: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*prefix, MEMD, "recall", "--format", "json", *argv],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+class TestHostileCache:
+    """The index only costs speed: recall answers whatever state its cache is in."""
+
+    def test_a_locked_index_still_answers(self, git_repo: Path) -> None:
+        """Another process holds BEGIN IMMEDIATE: recall reads the memory afresh,
+        says so in one line, exits 0, and no traceback."""
+        memory = memory_of(git_repo)
+        topic(memory, "user_a.md", "Editor", "The user edits in Helix", "user")
+        recall_json("helix", cwd=git_repo)  # the index exists, in WAL mode
+        topic(memory, "user_b.md", "Shell", "The user's shell is fish", "user")
+        holder = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "import sqlite3, sys\n"
+                f"c = sqlite3.connect({str(cache_of() / 'recall.sqlite3')!r},"
+                " isolation_level=None)\n"
+                "c.execute('BEGIN IMMEDIATE')\n"
+                "print('held', flush=True)\n"
+                "sys.stdin.read()\n",
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert holder.stdout is not None
+            assert "held\n" == holder.stdout.readline()
+
+            result = recall_run("fish", cwd=git_repo)
+        finally:
+            holder.communicate("")
+
+        assert (0, ["user_b.md"]) == (
+            result.returncode,
+            [h["relpath"] for h in json.loads(result.stdout)],
+        )
+        assert "busy" in result.stderr
+        assert "Traceback" not in result.stderr
+        assert 1 == len(result.stderr.splitlines())
+
+    @pytest.mark.parametrize("has_index", [False, True])
+    def test_a_read_only_cache_still_answers(
+        self, git_repo: Path, has_index: bool
+    ) -> None:
+        """The cache on a read-only mount (a bind mount in a mount namespace):
+        recall searches without persisting and exits 0."""
+        memory = memory_of(git_repo)
+        topic(memory, "user_a.md", "Editor", "The user edits in Helix", "user")
+        cache = cache_of()
+        cache.mkdir(parents=True, exist_ok=True)
+        if has_index:
+            recall_json("helix", cwd=git_repo)
+        topic(memory, "user_b.md", "Shell", "The user's shell is fish", "user")
+        script = (
+            'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" "$0" && '
+            'touch "$0/probe" 2>/dev/null && exit 99; exec "$@"'
+        )
+        prefix = ("unshare", "-m", "sh", "-c", script, str(cache))
+
+        result = recall_run("fish", cwd=git_repo, prefix=prefix)
+
+        assert (0, ["user_b.md"]) == (
+            result.returncode,
+            [h["relpath"] for h in json.loads(result.stdout)],
+        ), result.stderr
+        assert "Traceback" not in result.stderr
+        assert "index not used" in result.stderr
+
+    @pytest.mark.parametrize("suffix", ["", "-wal", "-shm", "-journal"])
+    @pytest.mark.parametrize("target", ["empty", "missing", "text"])
+    def test_an_index_file_that_is_a_link_is_never_opened(
+        self, git_repo: Path, tmp_path: Path, suffix: str, target: str
+    ) -> None:
+        """A symlink at the index's name or a side file's is removed, its target
+        never created or written; recall answers."""
+        memory = memory_of(git_repo)
+        topic(memory, "user_a.md", "Editor", "The user edits Helix", "user")
+        cache = cache_of()
+        cache.mkdir(parents=True, exist_ok=True)
+        if suffix:  # a database in WAL mode already, so the side files are opened
+            recall_json("helix", cwd=git_repo)
+            topic(memory, "user_b.md", "Shell", "The user's shell is fish", "user")
+        precious = tmp_path / "precious"
+        content = {"empty": b"", "text": b"the user's own file\n"}.get(target)
+        if content is not None:
+            precious.write_bytes(content)
+        link = cache / f"recall.sqlite3{suffix}"
+        link.unlink(missing_ok=True)
+        link.symlink_to(precious)
+
+        found = recall_json("helix", cwd=git_repo)
+
+        assert ["user_a.md"] == [h["relpath"] for h in found]
+        assert content == (precious.read_bytes() if precious.exists() else None)
+        assert not link.is_symlink()
+
+    def test_a_fifo_beside_the_index_does_not_hang(self, git_repo: Path) -> None:
+        """A FIFO at the WAL's name is refused: recall answers from memory."""
+        topic(
+            memory_of(git_repo), "user_a.md", "Editor", "The user edits Helix", "user"
+        )
+        cache = cache_of()
+        cache.mkdir(parents=True, exist_ok=True)
+        os.mkfifo(cache / "recall.sqlite3-wal")
+
+        result = recall_run("helix", cwd=git_repo)
+
+        assert (0, ["user_a.md"]) == (
+            result.returncode,
+            [h["relpath"] for h in json.loads(result.stdout)],
+        )
+        assert "not a regular file" in result.stderr
+
+
+class TestWhatTheAgentReads:
+    def test_a_symlinked_memory_dir_is_searched(
+        self, git_repo: Path, tmp_path: Path
+    ) -> None:
+        """The memory dir itself a link (a supported setup): recall follows it."""
+        real = tmp_path / "real-memory"
+        topic(real, "user_a.md", "Editor", "The user edits in Helix", "user")
+        memory = memory_of(git_repo)
+        memory.parent.mkdir(parents=True, exist_ok=True)
+        memory.symlink_to(real, target_is_directory=True)
+
+        found = recall_json("helix", cwd=git_repo)
+
+        assert ["user_a.md"] == [h["relpath"] for h in found]
+
+    def test_a_link_inside_the_memory_dir_is_not_followed(
+        self, git_repo: Path, tmp_path: Path
+    ) -> None:
+        """A symlinked folder inside the (symlinked) memory dir stays unread."""
+        real, outside = tmp_path / "real-memory", tmp_path / "outside"
+        topic(real, "user_a.md", "Editor", "The user edits in Helix", "user")
+        topic(outside, "user_x.md", "Secret", "Helix secrets outside memory", "user")
+        (real / "sub").symlink_to(outside, target_is_directory=True)
+        memory = memory_of(git_repo)
+        memory.parent.mkdir(parents=True, exist_ok=True)
+        memory.symlink_to(real, target_is_directory=True)
+
+        found = recall_json("helix", cwd=git_repo)
+
+        assert ["user_a.md"] == [h["relpath"] for h in found]
+
+    def test_a_name_that_is_not_utf8_is_found(self, git_repo: Path) -> None:
+        """A topic file whose name is not UTF-8 is indexed, its bytes escaped."""
+        memory = memory_of(git_repo)
+        memory.mkdir(parents=True)
+        name = os.fsdecode(b"user_caf\xe9.md")
+        (memory / name).write_text(
+            "---\nname: Cafe\ndescription: The user drinks flat whites\n"
+            "type: user\n---\nBody.\n"
+        )
+
+        found = recall_json("flat whites", cwd=git_repo)
+        text = subprocess.run(
+            [MEMD, "recall", "flat", "whites"],
+            cwd=git_repo,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+
+        assert [name] == [h["relpath"] for h in found]
+        assert "user_caf\\xe9.md" in text.stdout

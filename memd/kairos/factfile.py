@@ -1,0 +1,206 @@
+"""The fact block of a topic file memd's dream keeps: read it back, write it (pure).
+
+A consolidated topic file is the user's text (frontmatter, preamble and any
+line they add) plus one block memd owns:
+
+    <!-- memd:facts -->
+    - The timeout is 60 s <!-- memd:fact 2026-11-15 2026-11-29 9 -->
+      - previously: timeout is 30 s, until 2026-11-15 <!-- memd:was 2026-11-01 -->
+    Older facts, by the month last seen: [[gateway-archive-2026-10]]
+    <!-- memd:end -->
+
+The facts are re-derived from this block every night, so the files are the
+dream's whole state: a second dream over the same facts adds nothing.
+(A kill between applying a dream and recording its watermark is caught up
+from the generation it applied, memd.kairos.dream, so an entry is never
+counted twice.) A line inside the block that is none of
+memd's is the user's: it is kept, after the block. A file from before the
+block existed (dated `## YYYY-MM-DD` sections of `<!-- memd:entry -->`
+bullets) is read as facts, so its repeats merge on the first new dream.
+
+Every scan is a single pass over lines with `rfind` and fixed-shape
+regexes on the line's tail: linear in the file.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from memd.kairos.facts import Fact, Past
+
+BLOCK_START = "<!-- memd:facts"
+BLOCK_END = "<!-- memd:end -->"
+ARCHIVE_LEAD = "Older facts, by the month last seen:"
+_FACT_MARK = " <!-- memd:fact "
+_PAST_MARK = " <!-- memd:was "
+_ENTRY_MARK = " <!-- memd:entry "
+_DATE = r"\d{4}-\d{2}-\d{2}"
+_FACT_TAIL = re.compile(rf" <!-- memd:fact ({_DATE}) ({_DATE}) (\d{{1,9}}) -->")
+_PAST_TAIL = re.compile(rf" <!-- memd:was ({_DATE}) -->")
+_UNTIL = re.compile(rf", until ({_DATE})")
+_ENTRY_TAIL = re.compile(r" <!-- memd:entry ([0-9a-f]{16}) -->")
+_OLD_SECTION = re.compile(rf"## ({_DATE})")
+_OLD_TIME = re.compile(r"\d{2}:\d{2} ")
+
+
+@dataclass(slots=True)
+class FactFile:
+    """A topic file split into the user's text and memd's facts."""
+
+    head: str  # everything before the block, verbatim ("" for a new file)
+    facts: list[Fact] = field(default_factory=list)
+    extra: list[str] = field(default_factory=list)  # the user's lines in the block
+    tail: str = ""  # everything after the block, verbatim
+    entry_ids: frozenset[str] = frozenset()  # old-format bullets' ids
+    had_block: bool = False
+
+
+def parse_fact_file(text: str) -> FactFile:
+    """Split `text` into head, facts, the user's extra lines and tail."""
+    lines = text.split("\n")
+    start = next(
+        (i for i, line in enumerate(lines) if line.startswith(BLOCK_START)), None
+    )
+    if start is None:
+        return _parse_old_format(lines)
+    end = next(
+        (i for i in range(start + 1, len(lines)) if lines[i] == BLOCK_END), len(lines)
+    )
+    result = FactFile(
+        head="\n".join(lines[:start]) + "\n" if start else "",
+        tail="\n".join(lines[end + 1 :]),
+        had_block=True,
+    )
+    current: Fact | None = None
+    for line in lines[start + 1 : end]:
+        fact = _fact_line(line)
+        if fact is not None:
+            current = fact
+            result.facts.append(fact)
+            continue
+        past = _past_line(line)
+        if past is not None and current is not None:
+            current.history.append(past)
+        elif current is not None and line.startswith("  ") and past is None:
+            current.text += "\n" + line[2:]
+        elif line.startswith(ARCHIVE_LEAD) or not line.strip():
+            current = None
+        else:
+            current = None
+            result.extra.append(line)
+    return result
+
+
+def _fact_line(line: str) -> Fact | None:
+    if not line.startswith("- "):
+        return None
+    cut = line.rfind(_FACT_MARK)
+    if cut < 0:
+        return None
+    match = _FACT_TAIL.fullmatch(line, cut)
+    if match is None:
+        return None
+    text = line[2:cut].strip()
+    if not text:
+        return None
+    first, last, seen = match.group(1), match.group(2), int(match.group(3))
+    return Fact(text=text, first=first, last=max(first, last), seen=max(1, seen))
+
+
+def _past_line(line: str) -> Past | None:
+    if not line.startswith("  - previously: "):
+        return None
+    cut = line.rfind(_PAST_MARK)
+    if cut < 0 or _PAST_TAIL.fullmatch(line, cut) is None:
+        return None
+    body = line[len("  - previously: ") : cut]
+    until_at = body.rfind(", until ")
+    if until_at < 0 or _UNTIL.fullmatch(body, until_at) is None:
+        return None
+    first = line[cut + len(_PAST_MARK) : cut + len(_PAST_MARK) + 10]
+    return Past(text=body[:until_at], first=first, until=body[until_at + 8 :])
+
+
+def _parse_old_format(lines: list[str]) -> FactFile:
+    """Read a file memd wrote before the fact block: dated entry bullets."""
+    kept: list[str] = []
+    facts: list[Fact] = []
+    ids: set[str] = set()
+    day: str | None = None
+    section_at: int | None = None  # where this section's heading sits in `kept`
+    section_has_user = False
+    current: Fact | None = None
+
+    def close_section() -> None:
+        if section_at is not None and not section_has_user:
+            del kept[section_at]  # a heading that held only memd's bullets
+
+    for line in lines:
+        heading = _OLD_SECTION.fullmatch(line)
+        if heading:
+            close_section()
+            day, section_at, section_has_user, current = (
+                heading.group(1),
+                len(kept),
+                False,
+                None,
+            )
+            kept.append(line)
+            continue
+        cut = line.rfind(_ENTRY_MARK)
+        tail = _ENTRY_TAIL.fullmatch(line, cut) if cut >= 0 else None
+        if day is not None and line.startswith("- ") and tail is not None:
+            ids.add(tail.group(1))
+            body = line[2:cut]
+            time = _OLD_TIME.match(body)
+            text = body[time.end() :] if time else body
+            current = Fact(text=text.strip() or body, first=day, last=day)
+            facts.append(current)
+            continue
+        if current is not None and line.startswith("  "):
+            current.text += "\n" + line[2:]
+            continue
+        current = None
+        if line.strip() and section_at is not None:
+            section_has_user = True
+        kept.append(line)
+    close_section()
+    head = "\n".join(kept).rstrip("\n")
+    return FactFile(
+        head=head + "\n" if head else "", facts=facts, entry_ids=frozenset(ids)
+    )
+
+
+def render_fact(fact: Fact) -> str:
+    """Return one fact's lines: the bullet, its continuation, its older values."""
+    first, *rest = fact.text.split("\n")
+    lines = [f"- {first}{_FACT_MARK}{fact.first} {fact.last} {fact.seen} -->"]
+    lines += [f"  {line}" for line in rest]
+    for past in fact.history:
+        flat = " / ".join(part.strip() for part in past.text.split("\n"))
+        lines.append(
+            f"  - previously: {flat}, until {past.until}{_PAST_MARK}{past.first} -->"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def render_fact_file(
+    parsed: FactFile,
+    facts: list[Fact],
+    *,
+    archive_names: list[str],
+) -> str:
+    """Return the whole file: the user's text, then memd's block, then theirs."""
+    head = parsed.head.rstrip("\n")
+    parts = [head + "\n\n" if head else "", f"{BLOCK_START} -->\n"]
+    parts += [render_fact(fact) for fact in facts]
+    if archive_names:
+        links = " ".join(f"[[{name}]]" for name in archive_names)
+        parts.append(f"{ARCHIVE_LEAD} {links}\n")
+    parts.append(BLOCK_END + "\n")
+    parts += [line + "\n" for line in parsed.extra]
+    tail = parsed.tail.strip("\n")
+    if tail:
+        parts.append(tail + "\n")
+    return "".join(parts)
