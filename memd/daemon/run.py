@@ -25,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from memd.daemon.discovery import Discovery, discover
 from memd.daemon.notify import notify, watchdog_interval_seconds
+from memd.daemon.settle import RESCAN
 from memd.daemon.status import STATUS_HEARTBEAT_SECONDS, StatusWriter
 from memd.daemon.watched import REBUILD_RETRY_SECONDS, Rebuild, WatchedDir
 from memd.statkey import stat_key
@@ -743,7 +744,7 @@ def _changed_relpaths(batch: Batch) -> dict[str, frozenset[str] | None]:
     for change in batch.changes:
         paths = found.setdefault(change.memory_dir, set())
         if paths is not None:
-            if change.kind == "rescan" or not change.relpath:
+            if change.kind == RESCAN or not change.relpath:
                 found[change.memory_dir] = None
             else:
                 paths.add(change.relpath)

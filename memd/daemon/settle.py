@@ -19,13 +19,55 @@ if TYPE_CHECKING:
     from structlog.typing import FilteringBoundLogger
 
 
+# Change.kind, each named once: watchdog's event types (as the watcher's
+# event filter lets them through), a move split into its two halves, and a
+# directory's own events apart from a file's.
+CLOSED = "closed"
+CREATED = "created"
+DELETED = "deleted"
+MODIFIED = "modified"  # the polling observer's only news of an in-place save
+MOVED_FROM = "moved_from"
+MOVED_TO = "moved_to"
+DIR_CREATED = "dir_created"
+DIR_DELETED = "dir_deleted"
+DIR_MODIFIED = "dir_modified"
+DIR_MOVED_FROM = "dir_moved_from"
+DIR_MOVED_TO = "dir_moved_to"
+RESCAN = "rescan"  # re-read the whole directory
+_KINDS = {
+    # (watchdog event type, is a directory, half of a move) -> kind
+    ("closed", False, ""): CLOSED,
+    ("created", False, ""): CREATED,
+    ("deleted", False, ""): DELETED,
+    ("modified", False, ""): MODIFIED,
+    ("moved", False, "from"): MOVED_FROM,
+    ("moved", False, "to"): MOVED_TO,
+    ("created", True, ""): DIR_CREATED,
+    ("deleted", True, ""): DIR_DELETED,
+    ("modified", True, ""): DIR_MODIFIED,
+    ("moved", True, "from"): DIR_MOVED_FROM,
+    ("moved", True, "to"): DIR_MOVED_TO,
+}
+
+
+def change_kind(event_type: str, *, is_directory: bool, half: str = "") -> str:
+    """Return the Change.kind of a watchdog event (`half`: "from"/"to" of a move).
+
+    An event type the filter should not let through reads as a modification:
+    the directory is re-read either way.
+    """
+    return _KINDS.get(
+        (event_type, is_directory, half), DIR_MODIFIED if is_directory else MODIFIED
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Change:
     """Something happened at `relpath` ("" for the directory itself) in `memory_dir`."""
 
     memory_dir: str
     relpath: str
-    kind: str  # closed, created, deleted, modified, moved_from, moved_to, dir_*, rescan
+    kind: str  # one of the names above: CLOSED, CREATED, ..., RESCAN
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

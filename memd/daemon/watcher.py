@@ -61,7 +61,7 @@ from watchdog.observers import Observer
 from watchdog.observers.polling import PollingObserver
 
 from memd.daemon.discovery import Discovery, WatchRoot, memory_dir_of
-from memd.daemon.settle import Batch, Change, Settler
+from memd.daemon.settle import Batch, Change, Settler, change_kind
 from memd.fsread import list_dir
 from memd.statkey import key_of
 
@@ -886,7 +886,7 @@ class _Handler(FileSystemEventHandler):
         self._on_flood = on_flood
 
     def dispatch(self, event: FileSystemEvent) -> None:
-        prefix = "dir_" if event.is_directory else ""
+        is_dir = event.is_directory
         src = os.fsdecode(event.src_path)
         dest = os.fsdecode(event.dest_path) if event.dest_path else ""
         flood = self._meter.hit(time.monotonic(), src, dest)
@@ -894,12 +894,16 @@ class _Handler(FileSystemEventHandler):
             self._on_flood(flood)
         if event.event_type == "moved":
             if src:
-                self._route(src, prefix + "moved_from", event.is_directory)
+                self._route(
+                    src, change_kind("moved", is_directory=is_dir, half="from"), is_dir
+                )
             if dest:
-                self._route(dest, prefix + "moved_to", event.is_directory)
+                self._route(
+                    dest, change_kind("moved", is_directory=is_dir, half="to"), is_dir
+                )
             return
         if src:
-            self._route(src, prefix + event.event_type, event.is_directory)
+            self._route(src, change_kind(event.event_type, is_directory=is_dir), is_dir)
 
 
 def _is_overflow(record: logging.LogRecord) -> bool:
