@@ -7,18 +7,32 @@ straight to the stream instead of routing through stdlib `logging`.
 
 Off a TTY (journald, launchd, a pipe) every event is one JSON line; on a TTY
 it is readable key=value text. Timestamps are ISO 8601 in UTC either way.
+
+Every line is bounded: a value that embeds user or library text (a path, a
+message, an exception's text) is cut to `MAX_LOG_TEXT_CHARS`, a list or
+mapping to `MAX_LOG_ITEMS`, a whole line to about `MAX_LOG_LINE_CHARS`
+(`bound_event`). `routed_warnings` sends what
+libraries say through the `warnings` module or stdlib `logging` into the same
+log, one line per distinct category and location per `REPEAT_WINDOW_SECONDS`:
+under systemd stderr is the journal, and one watchdog warning repeated with a
+700 KB repr in it once made 300 MiB in 5 s.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import sys
+import threading
+import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any, TextIO
 
-    from structlog.typing import FilteringBoundLogger
+    from structlog.typing import EventDict, FilteringBoundLogger, WrappedLogger
 
 FORMATS = ("auto", "json", "console")
 # A log file memd rotates itself (a unit's `StandardOutput=append:` target) is
@@ -26,6 +40,16 @@ FORMATS = ("auto", "json", "console")
 # two stay within about twice this.
 LOG_FILE_MAX_BYTES = 10 * 1024 * 1024
 LEVELS = ("debug", "info", "warning", "error", "critical")
+MAX_LOG_TEXT_CHARS = 1000  # of one string in a log line
+MAX_LOG_LINE_CHARS = 8000  # of all the strings in one log line together
+MAX_TRACE_CHARS = 32_000  # of a rendered traceback or stack
+_MIN_CUT_CHARS = 40  # a value past the line's budget still shows its head
+MAX_LOG_ITEMS = 64  # of one list or mapping in a log line
+MAX_LOG_DEPTH = 8  # nesting kept in a log line
+_TRACE_KEYS = frozenset({"exception", "stack"})
+_UNTOUCHED_KEYS = frozenset({"exc_info"})  # the renderer formats it (bounded there)
+REPEAT_WINDOW_SECONDS = 60.0  # one line per warning source in this long
+MAX_WARNING_SOURCES = 1024  # sources remembered; the oldest is forgotten past it
 
 
 def choose_format(fmt: str, stream: TextIO) -> str:
@@ -74,7 +98,7 @@ def configure_logging(
         colors = _is_tty(stream) and not os.environ.get("NO_COLOR")
         renderer = structlog.dev.ConsoleRenderer(colors=colors)
     structlog.configure(
-        processors=[*shared, renderer],
+        processors=[*shared, bound_event, renderer],
         wrapper_class=structlog.make_filtering_bound_logger(level),
         logger_factory=structlog.WriteLoggerFactory(
             file=_rotating(stream, rotate_file) if rotate_file else stream
@@ -82,6 +106,199 @@ def configure_logging(
         context_class=dict,
         cache_logger_on_first_use=True,
     )
+
+
+def bound_event(
+    logger: WrappedLogger, method_name: str, event_dict: EventDict
+) -> EventDict:
+    """Cut `event_dict` to the bounds of one log line (a processor).
+
+    Each string is cut to `MAX_LOG_TEXT_CHARS`, and all of them together
+    to `MAX_LOG_LINE_CHARS` (a rendered traceback or stack has a budget of
+    its own), so many long values in one event are bounded too.
+    """
+    line, trace = _Budget(MAX_LOG_LINE_CHARS), _Budget(MAX_TRACE_CHARS)
+    for key, value in event_dict.items():
+        if key in _TRACE_KEYS:
+            event_dict[key] = trace.bound(value, MAX_TRACE_CHARS)
+        elif key not in _UNTOUCHED_KEYS:
+            event_dict[key] = line.bound(value, MAX_LOG_TEXT_CHARS)
+    return event_dict
+
+
+class _Budget:
+    """What is left of a line's characters, spent by the values `bound` returns."""
+
+    __slots__ = ("remaining",)
+
+    def __init__(self, chars: int) -> None:
+        self.remaining = chars
+
+    def bound(self, value: object, limit: int, depth: int = 0) -> Any:
+        """Return `value` with strings cut and containers bounded, within budget.
+
+        Numbers, booleans and None pass; any other object becomes its (cut)
+        repr, which the JSON renderer would otherwise write whole.
+        """
+        if value is None or isinstance(value, (bool, int, float)):
+            return value
+        if isinstance(value, str):
+            text = cut_text(value, max(min(limit, self.remaining), _MIN_CUT_CHARS))
+            self.remaining -= len(text)
+            return text
+        if depth >= MAX_LOG_DEPTH:
+            return "…"
+        if isinstance(value, dict):
+            items = list(value.items())
+            bounded: dict[str, object] = {}
+            for k, v in items[:MAX_LOG_ITEMS]:
+                if self.remaining <= 0:
+                    break
+                bounded[self.bound(str(k), limit, depth + 1)] = self.bound(
+                    v, limit, depth + 1
+                )
+            if len(bounded) < len(items):
+                bounded["…"] = f"{len(items) - len(bounded)} more"
+            return bounded
+        if isinstance(value, (list, tuple, set, frozenset)):
+            listed = list(value)
+            kept: list[object] = []
+            for item in listed[:MAX_LOG_ITEMS]:
+                if self.remaining <= 0:
+                    break
+                kept.append(self.bound(item, limit, depth + 1))
+            if len(kept) < len(listed):
+                kept.append(f"… {len(listed) - len(kept)} more")
+            return kept
+        return self.bound(repr(value), limit, depth)
+
+
+def cut_text(text: str, limit: int = MAX_LOG_TEXT_CHARS) -> str:
+    """Return `text`, or its first `limit` characters and how much was cut."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [{len(text) - limit} more chars]"
+
+
+class _Throttle:
+    """Lets one message per source through per window; counts what it held back.
+
+    A source is (category, file, line): a warning raised in a loop with a new
+    text each time (a path, an id, a repr) is still one source. Thread-safe:
+    warnings come from any thread.
+    """
+
+    def __init__(self, window_seconds: float, max_sources: int) -> None:
+        self.window_seconds = window_seconds
+        self.max_sources = max_sources
+        self._lock = threading.Lock()
+        self._sources: dict[tuple[str, str, int], list[float | int]] = {}
+
+    def admit(self, source: tuple[str, str, int], now: float) -> int | None:
+        """Return how many were held back since the last one let through, or None."""
+        with self._lock:
+            seen = self._sources.get(source)
+            if seen is not None and now - seen[0] < self.window_seconds:
+                seen[1] += 1
+                return None
+            held = 0 if seen is None else int(seen[1])
+            self._sources.pop(source, None)
+            if len(self._sources) >= self.max_sources:  # the oldest goes first
+                del self._sources[next(iter(self._sources))]
+            self._sources[source] = [now, 0]
+            return held
+
+
+class _WarningRouter:
+    """`warnings.showwarning` and a stdlib `logging` handler that write to `log`."""
+
+    def __init__(self, log: FilteringBoundLogger, throttle: _Throttle) -> None:
+        self.log = log
+        self.throttle = throttle
+
+    def show_warning(
+        self,
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: TextIO | None = None,
+        line: str | None = None,
+    ) -> None:
+        held = self.throttle.admit(
+            (category.__name__, filename, lineno), time.monotonic()
+        )
+        if held is None:
+            return
+        self.log.warning(
+            "python_warning",
+            category=category.__name__,
+            message=cut_text(str(message)),
+            location=cut_text(f"{filename}:{lineno}"),
+            repeats_held_back=held,
+        )
+
+    def handle_record(self, record: logging.LogRecord) -> None:
+        held = self.throttle.admit(
+            (f"logging.{record.levelname}", record.pathname, record.lineno),
+            time.monotonic(),
+        )
+        if held is None:
+            return
+        try:
+            text = record.getMessage()
+        except (TypeError, ValueError):  # a library's bad format string
+            text = str(record.msg)
+        log = self.log.error if record.levelno >= 40 else self.log.warning
+        log(
+            "library_logged",
+            logger=cut_text(record.name),
+            record_level=record.levelname.lower(),
+            message=cut_text(text),
+            location=cut_text(f"{record.pathname}:{record.lineno}"),
+            repeats_held_back=held,
+        )
+
+
+@contextlib.contextmanager
+def routed_warnings(
+    log: FilteringBoundLogger,
+    *,
+    window_seconds: float = REPEAT_WINDOW_SECONDS,
+    max_sources: int = MAX_WARNING_SOURCES,
+) -> Iterator[None]:
+    """Route `warnings` and stdlib `logging` (WARNING and up) to `log` while open.
+
+    Each source (category or level, file, line) gets one line per
+    `window_seconds`; the next one says how many were held back. What
+    Python would show once per distinct text is shown "always" instead,
+    so no registry keeps every text (the throttle dedups by source).
+    Filters already set (ignored deprecations, `-W`) still apply first.
+    """
+    import warnings
+
+    router = _WarningRouter(log, _Throttle(window_seconds, max_sources))
+    handler = _RecordHandler(router)
+    root = logging.getLogger()
+    with warnings.catch_warnings():
+        warnings.filterwarnings("always", append=True)
+        warnings.showwarning = router.show_warning
+        root.addHandler(handler)
+        try:
+            yield
+        finally:
+            root.removeHandler(handler)
+
+
+class _RecordHandler(logging.Handler):
+    """Hands each stdlib log record to the router (instead of `lastResort`)."""
+
+    def __init__(self, router: _WarningRouter) -> None:
+        super().__init__(level=logging.WARNING)
+        self.router = router
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.router.handle_record(record)
 
 
 class _RotatingStream:

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import os
 import pty
 import subprocess
 import sys
+import threading
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,10 +18,17 @@ import pytest
 import structlog
 
 from memd.logconfig import (
+    MAX_LOG_ITEMS,
+    MAX_LOG_LINE_CHARS,
+    MAX_LOG_TEXT_CHARS,
+    _Throttle,
+    bound_event,
     choose_format,
     configure_logging,
+    cut_text,
     get_logger,
     rotate_log_file,
+    routed_warnings,
 )
 
 
@@ -209,3 +219,135 @@ class TestLogFileRotation:
             len(current.encode()) <= bound,
             100_000 < len(previous.encode()) <= bound,
         )
+
+
+def _json_lines(stream: io.StringIO) -> list[dict[str, object]]:
+    return [json.loads(line) for line in stream.getvalue().splitlines()]
+
+
+@pytest.fixture(name="plain_warnings")
+def _plain_warnings() -> Iterator[None]:
+    """Python's own warning filters, not pytest's `error` (routing is under test)."""
+    with warnings.catch_warnings():
+        warnings.resetwarnings()
+        yield
+
+
+class TestBoundedLines:
+    def test_a_huge_value_is_cut(self) -> None:
+        """A path, message or repr of any size becomes a bounded string."""
+        stream = io.StringIO()
+        configure_logging("json", stream=stream)
+
+        get_logger().warning(
+            "memory_file_broken",
+            file="d/" * 500_000,
+            diagnostics=[{"message": "x" * 100_000}] * 10_000,
+            thing=object(),
+            nested=[[[[[[[[[["deep"]]]]]]]]]],
+        )
+
+        line = stream.getvalue()
+        assert len(line) < 2 * MAX_LOG_LINE_CHARS
+        (record,) = _json_lines(stream)
+        file = str(record["file"])
+        assert file.startswith("d/d/")
+        assert file.endswith("more chars]")
+        diagnostics = record["diagnostics"]
+        assert isinstance(diagnostics, list)
+        assert len(diagnostics) <= MAX_LOG_ITEMS + 1
+        assert str(diagnostics[-1]).endswith("more")
+
+    def test_small_values_pass_unchanged(self) -> None:
+        """Numbers, flags and short text are what was logged."""
+        event = {"event": "x", "n": 3, "ok": True, "none": None, "f": 1.5, "t": "hi"}
+
+        assert {**event} == bound_event(None, "info", {**event})
+
+    def test_cut_text_says_how_much_went(self) -> None:
+        """The cut keeps the head and counts the rest."""
+        assert ("abc", "ab… [1 more chars]") == (cut_text("abc", 3), cut_text("abc", 2))
+
+
+class TestThrottle:
+    def test_one_per_source_per_window_with_the_count_held_back(self) -> None:
+        """Repeats inside the window are held; the next one says how many."""
+        throttle = _Throttle(60.0, 16)
+        source = ("RuntimeWarning", "inotify.py", 365)
+
+        first = throttle.admit(source, 0.0)
+        held = [throttle.admit(source, 1.0 + i / 1000) for i in range(500)]
+        other = throttle.admit(("RuntimeWarning", "inotify.py", 366), 2.0)
+        later = throttle.admit(source, 61.0)
+
+        assert (0, {None}, 0, 500) == (first, set(held), other, later)
+
+    def test_sources_remembered_are_bounded(self) -> None:
+        """Past `max_sources` the oldest is forgotten (and shown again)."""
+        throttle = _Throttle(60.0, 2)
+        for line in (1, 2, 3):
+            throttle.admit(("W", "f", line), 0.0)
+
+        assert (0, None) == (
+            throttle.admit(("W", "f", 1), 1.0),
+            throttle.admit(("W", "f", 3), 1.0),
+        )
+
+
+@pytest.mark.usefixtures("plain_warnings")
+class TestRoutedWarnings:
+    def test_a_flood_from_a_thread_is_one_bounded_line(self) -> None:
+        """10,000 warnings with a new 700 KB text each, from a library's thread."""
+        stream = io.StringIO()
+        configure_logging("json", stream=stream)
+        big = "w" * 700_000
+
+        def flood() -> None:
+            for i in range(10_000):
+                warnings.warn(
+                    f"Callback with id {i} {big}", RuntimeWarning, stacklevel=1
+                )
+
+        with routed_warnings(get_logger(component="library")):
+            thread = threading.Thread(target=flood)
+            thread.start()
+            thread.join()
+
+        records = _json_lines(stream)
+        assert len(stream.getvalue()) < 8 * 1024
+        assert ["python_warning"] == [r["event"] for r in records]
+        assert "RuntimeWarning" == records[0]["category"]
+        assert str(records[0]["message"]).startswith("Callback with id 0 www")
+        assert 0 == records[0]["repeats_held_back"]
+
+    def test_stdlib_log_records_are_routed_and_throttled(self) -> None:
+        """A library's `logging` warnings become structlog lines, throttled too."""
+        stream = io.StringIO()
+        configure_logging("json", stream=stream)
+        library = logging.getLogger("memd-test-library")
+
+        with routed_warnings(get_logger()):
+            for i in range(1000):
+                library.warning("lost %s %s", i, "z" * 10_000)
+            library.info("below the level")
+
+        (record,) = _json_lines(stream)
+        assert ("library_logged", "memd-test-library", "warning") == (
+            record["event"],
+            record["logger"],
+            record["record_level"],
+        )
+        assert len(str(record["message"])) < 2 * MAX_LOG_TEXT_CHARS
+
+    def test_everything_is_restored_on_exit(self) -> None:
+        """Outside the block, warnings and the root logger are as they were."""
+        before = (warnings.showwarning, list(warnings.filters))
+        handlers = list(logging.getLogger().handlers)
+        configure_logging("json", stream=io.StringIO())
+
+        with routed_warnings(get_logger()):
+            inside = warnings.showwarning
+
+        assert inside is not before[0]
+        assert before == (warnings.showwarning, list(warnings.filters))
+        assert handlers == logging.getLogger().handlers

@@ -104,6 +104,13 @@ class AgentProfile:
     prompt_frontmatter: tuple[str, ...]  # the example block in "How to save"
     prompt_link_advice: str | None  # the `[[name]]` sentence after it
     git_roots: GitRootRules
+    # How MEMORY.md becomes the loaded index (REFERENCE.md "Running the real
+    # releases"; memd/agent/html_comments.py): whether a BOM is dropped before
+    # the frontmatter is looked for, whether any `<!--` rebuilds the text with
+    # LF line ends, and whether control and invisible characters are removed.
+    index_drops_bom_first: bool
+    index_rebuilt_from_tokens: bool
+    index_sanitized: bool
 
     @property
     def version_tuple(self) -> tuple[int, ...]:
@@ -139,6 +146,9 @@ PROFILE_2_1_112 = AgentProfile(
     prompt_frontmatter=wording.FRONTMATTER_EXAMPLE,
     prompt_link_advice=None,
     git_roots=LENIENT_GIT_ROOTS,
+    index_drops_bom_first=False,
+    index_rebuilt_from_tokens=True,
+    index_sanitized=False,
 )
 
 PROFILE_2_1_332 = AgentProfile(
@@ -179,6 +189,9 @@ PROFILE_2_1_332 = AgentProfile(
     prompt_frontmatter=wording.FRONTMATTER_EXAMPLE_NESTED,
     prompt_link_advice=wording.LINK_ADVICE,
     git_roots=STRICT_GIT_ROOTS,
+    index_drops_bom_first=True,
+    index_rebuilt_from_tokens=False,
+    index_sanitized=True,
 )
 
 # Oldest first; the last is the default.

@@ -1,18 +1,22 @@
 """Render the memory prompt for one directory and mode: pure, deterministic bytes.
 
 REFERENCE.md §4 gives the order of the sections; §3 says how MEMORY.md is
-shown: YAML frontmatter and HTML comments stripped, then
-`truncate_entrypoint`, then placed under `## MEMORY.md` (or a line saying it
-is empty when nothing is left). The wording lives in `prompt_text`.
+shown: YAML frontmatter stripped, then the top-level HTML comment blocks
+(`html_comments`, as the real releases do it: a comment inside a list item
+or a paragraph line stays), then `truncate_entrypoint`, then (2.1.332)
+invisible and control characters removed, then placed under `## MEMORY.md`
+(or a line saying it is empty when nothing is left). The wording lives in
+`prompt_text`.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from memd.agent import wording as prompt_text
+from memd.agent.html_comments import sanitize_loaded_text, strip_comment_blocks
 from memd.agent.jscompat import js_trim
 from memd.agent.profile import get_profile
 from memd.agent.truncation import (
@@ -29,50 +33,20 @@ MODES = ("standard", "team", "kairos")
 
 # The reference's frontmatter pattern: the closing fence may carry trailing blanks.
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(?:[\s\S]*?\n)?---[ \t]*(?:\r?\n|\Z)")
-_FENCE = re.compile(r"^ {0,3}(```|~~~)", re.MULTILINE)
 
 
-def strip_index_markup(text: str) -> str:
-    """Return MEMORY.md without leading YAML frontmatter and HTML comments.
+def strip_index_markup(text: str, *, profile: ProfileSpec = None) -> str:
+    """Return MEMORY.md without its frontmatter and top-level comment blocks.
 
-    Comments inside fenced code blocks are content, as in Markdown, so they stay.
+    This is the one place that turns the file into what the agent loads
+    before truncation; `profile` says whether a BOM goes first (2.1.332) or
+    stays and hides the frontmatter (2.1.112, whose later trim drops it).
     """
-    text = text.removeprefix("\ufeff")
+    agent = get_profile(profile)
+    if agent.index_drops_bom_first:
+        text = text.removeprefix("\ufeff")
     text = _FRONTMATTER.sub("", text, count=1)
-    parts = _FENCE.split(text)
-    # split() with one group alternates: prose, fence, code..., fence, prose.
-    out: list[str] = []
-    in_code = False
-    fence = ""
-    for i, part in enumerate(parts):
-        if i % 2 == 1:
-            if not in_code:
-                in_code, fence = True, part
-            elif part == fence:
-                in_code = False
-            out.append(part)
-        else:
-            out.append(part if in_code else strip_html_comments(part))
-    return "".join(out)
-
-
-def strip_html_comments(text: str) -> str:
-    r"""Remove every `<!-- … -->`, as the reference's `/<!--[\s\S]*?-->/g` does.
-
-    With `str.find`, not that regex: on many unclosed `<!--` the regex rescans
-    the rest of the text from each one, which is quadratic. An unclosed
-    comment (and everything after it) is kept, as the regex keeps it.
-    """
-    out: list[str] = []
-    pos = 0
-    while (start := text.find("<!--", pos)) >= 0:
-        end = text.find("-->", start + 4)
-        if end < 0:
-            break
-        out.append(text[pos:start])
-        pos = end + 3
-    out.append(text[pos:])
-    return "".join(out)
+    return strip_comment_blocks(text, rebuild=agent.index_rebuilt_from_tokens).content
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -83,14 +57,28 @@ class IndexView:
     truncation: EntrypointTruncation | None  # None when nothing is left to show
 
 
-def view_index(index_text: str | None, *, profile: ProfileSpec = None) -> IndexView:
-    """Return `index_text` stripped of markup and truncated as the agent does it."""
-    shown = strip_index_markup(index_text) if index_text is not None else ""
+def view_index(
+    index_text: str | None, *, profile: ProfileSpec = None, has_bom: bool = False
+) -> IndexView:
+    """Return `index_text` stripped of markup and truncated as the agent does it.
+
+    `has_bom`: the file began with a BOM that the reader took off `index_text`.
+    """
+    if has_bom and index_text is not None:
+        index_text = "\ufeff" + index_text
+    shown = (
+        strip_index_markup(index_text, profile=profile)
+        if index_text is not None
+        else ""
+    )
     if not js_trim(shown):
         return IndexView(shown=shown, truncation=None)
-    return IndexView(
-        shown=shown, truncation=truncate_entrypoint(shown, profile=profile)
-    )
+    truncation = truncate_entrypoint(shown, profile=profile)
+    if get_profile(profile).index_sanitized:
+        truncation = replace(
+            truncation, content=sanitize_loaded_text(truncation.content)
+        )
+    return IndexView(shown=shown, truncation=truncation)
 
 
 def render_index(

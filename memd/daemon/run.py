@@ -64,6 +64,7 @@ def run(
     """
     from memd.dirs import runtime_dir
     from memd.locks import acquire_instance_lock
+    from memd.logconfig import routed_warnings
 
     environ = dict(os.environ if env is None else env)
     lock_dir = runtime_dir(environ, state_dir=config.state_dir)
@@ -71,7 +72,13 @@ def run(
     for directory in claims:  # claimed by real path: make it exist first
         with contextlib.suppress(OSError):
             os.makedirs(directory, mode=0o700, exist_ok=True)
-    with acquire_instance_lock(lock_dir, claims=claims), _signals_held():
+    # Libraries' warnings (watchdog's, from its threads) go through `log`,
+    # throttled and cut, never straight to stderr: under systemd that is the journal.
+    with (
+        routed_warnings(log.bind(component="library")),
+        acquire_instance_lock(lock_dir, claims=claims),
+        _signals_held(),
+    ):
         return _Daemon(config, log, environ).serve()
 
 
@@ -517,6 +524,7 @@ class _Daemon:
             watched = self.dirs.setdefault(path, WatchedDir(path))
             if watched.busy:  # still on its last rebuild: read it again after
                 watched.pending = True
+                self._wake_if_done(watched)
             else:
                 todo.append(watched)
         if not todo:
@@ -554,6 +562,15 @@ class _Daemon:
                     memory_dir=watched.path,
                     budget_seconds=REBUILD_BUDGET_SECONDS,
                 )
+
+    def _wake_if_done(self, watched: WatchedDir) -> None:
+        """Wake the settle thread if `watched` finished before it saw `pending`.
+
+        The rebuild's thread clears `busy`, then looks at `pending`; set just
+        between the two, `pending` would wait for the next heartbeat.
+        """
+        if not watched.busy:
+            self.watcher.wake_in(0.0)
 
     def _guarded_rebuild(
         self,

@@ -24,6 +24,7 @@ from memd.memory.memdir import ParseCache
 from memd.memory.reader import load_memdir
 from memd.racy import RACY_WINDOW_NS, is_racy
 from memd.snapshot.build import build_snapshot
+from memd.snapshot.store import changed_input
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 
     from memd.config import Config
     from memd.diagnostics import Diagnostic
-    from memd.memory.memdir import MemDir
+    from memd.memory.memdir import InputStat, MemDir
     from memd.snapshot.build import Snapshot
     from memd.snapshot.publish import Published, SnapshotStore
 
@@ -74,6 +75,9 @@ class WatchedDir:
     recheck_at: float | None = None  # monotonic time a racy or failed build is redone
     busy: bool = False  # a rebuild is running (maybe past its budget)
     pending: bool = False  # changes came while busy: read it in full when done
+    # The input that last stat'ed otherwise right after a build, and how: the
+    # same mismatch again is a lasting one (the sweep's), not a new change.
+    moved_while_built: tuple[str, tuple[int, int, int]] | None = None
 
     def due(self, now: float) -> bool:
         """Whether a racy or failed build is due for its re-check."""
@@ -155,6 +159,7 @@ class WatchedDir:
             self._publish(snapshot, shared, flush_later)
             log.debug("snapshot_written", mode=mode, sha256=snapshot.sha256)
             built[mode] = snapshot.built_ns / 1e9
+        self._recheck_if_moved(memdir, changed, log)
         if first is None:  # no modes configured: lint only
             diagnostics = lint_memdir(
                 memdir,
@@ -175,6 +180,22 @@ class WatchedDir:
             files=len(memdir.files),
         )
         self._log_transitions(memdir, diagnostics, log)
+
+    def _recheck_if_moved(
+        self, memdir: MemDir, changed: frozenset[str] | None, log: FilteringBoundLogger
+    ) -> None:
+        """Rebuild at once when what was just read no longer stats as recorded.
+
+        A change while the build ran (a `touch` between the read and the
+        publish, an event taken into the batch being built) must not leave
+        the snapshot with a stat that is not the file's: readers would render
+        cold until the next sweep. Only what this build read is checked.
+        """
+        moved = changed_input(_inputs_read(memdir, changed))
+        if moved is not None and moved != self.moved_while_built:
+            log.debug("memory_dir_changed_while_built", path=moved[0])
+            self.recheck_in(0.0)
+        self.moved_while_built = moved
 
     def _read(self, changed: frozenset[str] | None, max_file_bytes: int) -> MemDir:
         """Read the directory: incrementally when the last read and changes allow."""
@@ -259,6 +280,15 @@ class WatchedDir:
             path: tuple(sorted(d.code for d in found))
             for path, found in by_file.items()
         }
+
+
+def _inputs_read(memdir: MemDir, changed: frozenset[str] | None) -> list[InputStat]:
+    """The inputs a build read: all of them, or a re-read's files and their dirs."""
+    if changed is None:
+        return list(memdir.inputs)
+    paths = {os.path.join(memdir.path, rel) for rel in changed}
+    paths |= {os.path.dirname(path) for path in paths}
+    return [item for item in memdir.inputs if item.path.rstrip(os.sep) in paths]
 
 
 def _is_racy(snapshot: Snapshot) -> bool:

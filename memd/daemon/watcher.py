@@ -4,13 +4,21 @@ Behaviour relied on (watchdog 7.1, Linux inotify; SPEC §7):
 
 - Without an `event_filter` watchdog also reports opens and close-without-write,
   so a handler that reads files on any event triggers itself forever. We ask
-  for close-after-write, create, delete and move only.
+  for close-after-write, create, delete, move and attribute changes only
+  (reading changes no attribute inotify reports: atime is IN_ACCESS).
 - One recursive watch on `<base>/projects/` costs a few threads; one watch per
   project costs a thread each. `Discovery.watch_roots` is already minimal.
 - Unpaired renames are held by watchdog for up to 0.5 s; settling is per
   memory directory so one slow pair does not delay the others' batches.
 - `schedule()` raises `OSError` ENOSPC / EMFILE when inotify watches or
   instances run out (inotify_c.py); that root then goes to a `PollingObserver`.
+- A recursive watch adds every directory below one that appears by walking
+  it, and also when the creation events of the directories the walk already
+  found arrive: a chain made while watchdog walks is added again level by
+  level (`inotify.py`, `InotifyWatchGroup.on_event`). Each re-add warns with
+  the repr of the whole watch group (700 KB under a 400-level chain, since
+  `short_str` is formatted uncalled). memd's inotify reader treats the same
+  callback added again to the same watch as the no-op it is.
 - On IN_Q_OVERFLOW watchdog rebuilds its watches and logs a warning on
   `watchdog.observers.inotify_c`, emitting no event: we listen to that log
   record and rescan everything.
@@ -39,16 +47,21 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import inspect
 import logging
 import math
 import os
+import sys
 import threading
 import time
+import warnings
 
 from watchdog.events import (
+    DirAttribEvent,
     DirCreatedEvent,
     DirDeletedEvent,
     DirMovedEvent,
+    FileAttribEvent,
     FileClosedEvent,
     FileCreatedEvent,
     FileDeletedEvent,
@@ -58,6 +71,7 @@ from watchdog.events import (
     FileSystemEventHandler,
 )
 from watchdog.observers import Observer
+from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
 from memd.daemon.discovery import Discovery, WatchRoot, memory_dir_of
@@ -72,7 +86,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
     from structlog.typing import FilteringBoundLogger
-    from watchdog.observers.api import BaseObserver, ObservedWatch
+    from watchdog.observers.api import ObservedWatch
 
 _EXHAUSTED = frozenset({errno.ENOSPC, errno.EMFILE})
 MAX_WATCH_DEPTH = 34  # below a watch root: projects/<project>/memory/ + 32 levels
@@ -351,7 +365,7 @@ class Watcher:
     def _main_observer(self) -> tuple[BaseObserver, str]:
         """The native observer; polling when inotify cannot even start (EMFILE)."""
         try:
-            return Observer(), "native"
+            return _native_observer(), "native"
         except OSError as error:
             if error.errno not in _EXHAUSTED:
                 raise
@@ -600,6 +614,8 @@ class Watcher:
                 return
         dirs = self._dirs
         memory_dir = memory_dir_of(path, dirs)
+        if memory_dir is None and kind.endswith("attrib"):
+            return  # a chmod or touch outside memory changes nothing memd reads
         if memory_dir is not None:
             relpath = os.path.relpath(path, memory_dir).replace(os.sep, "/")
             self._settler.add(
@@ -623,10 +639,104 @@ class Watcher:
         return False
 
 
+def _native_observer() -> BaseObserver:
+    """The platform's native observer; memd's own where watchdog allows it."""
+    if sys.platform.startswith("linux"):
+        memd_observer = _memd_inotify_observer()
+        if memd_observer is not None:
+            return memd_observer()
+    return Observer()
+
+
+def _memd_inotify_observer() -> Callable[[], BaseObserver] | None:
+    """watchdog's inotify observer with quiet re-adds and IN_ATTRIB, if it fits.
+
+    It builds on watchdog 7.1's reader (`InotifyFD` with `_add_callback`
+    and `_get_or_create_watch`, an emitter taking `inotify_fd`); with any
+    other layout memd takes watchdog's observer as it comes.
+    """
+    try:
+        from watchdog.observers.api import DEFAULT_OBSERVER_TIMEOUT
+        from watchdog.observers.inotify import InotifyEmitter, InotifyObserver
+        from watchdog.observers.inotify_c import (
+            CallbackId,
+            InotifyConstants,
+            InotifyFD,
+            Mask,
+            WatchCallback,
+            WatchDescriptor,
+        )
+    except ImportError:
+        return None
+    fits = getattr(InotifyFD, "_get_or_create_watch", None) is not None and (
+        "inotify_fd" in inspect.signature(InotifyEmitter.__init__).parameters
+    )
+    if not fits:
+        return None
+
+    class _InotifyFD(InotifyFD):
+        """watchdog's inotify reader, where adding a callback again is a no-op.
+
+        The recursive walk and the creation events it raced with add the
+        same directory for the same watch group twice (see the module
+        docstring); watchdog would warn each time with a repr of the group.
+        A different callback under a taken id still replaces it, with a
+        warning of bounded length.
+        """
+
+        def _add_callback(
+            self, path: bytes, mask: Mask, callback: WatchCallback, id_: CallbackId
+        ) -> WatchDescriptor:
+            watch = self._get_or_create_watch(path, mask)
+            known = watch.callbacks.get(id_)
+            if known is not callback:
+                if known is not None:
+                    warnings.warn(
+                        f"inotify callback {id_} replaced for watch {watch.wd}",
+                        RuntimeWarning,
+                        stacklevel=3,
+                    )
+                watch.callbacks[id_] = callback
+            return watch.wd
+
+    class _InotifyEmitter(InotifyEmitter):
+        """Asks the kernel for IN_ATTRIB when attribute events are wanted.
+
+        watchdog 7.1 maps only `FileModifiedEvent` to IN_ATTRIB, and with it
+        IN_MODIFY, an event per write(2): memd wants the `touch` alone.
+        """
+
+        def get_event_mask_from_filter(self) -> Mask:
+            mask = super().get_event_mask_from_filter()
+            wanted = self._event_filter or ()
+            if FileAttribEvent in wanted or DirAttribEvent in wanted:
+                mask = Mask(mask | InotifyConstants.IN_ATTRIB)
+            return mask
+
+    class _InotifyObserver(InotifyObserver):
+        """`InotifyObserver` over `_InotifyFD`, its own reader thread as upstream."""
+
+        def __init__(self) -> None:
+            self._inotify_fd = _InotifyFD()
+            self._inotify_fd.start()
+            BaseObserver.__init__(
+                self,
+                _InotifyEmitter,
+                timeout=DEFAULT_OBSERVER_TIMEOUT,
+                inotify_fd=self._inotify_fd,
+            )
+
+    return _InotifyObserver
+
+
 def _event_filter(*, polling: bool = False) -> list[type[FileSystemEvent]]:
     # Polling reports content changes as "modified"; it stats, so reading cannot loop.
     extra: list[type[FileSystemEvent]] = [FileModifiedEvent] if polling else []
+    # Attributes: a `touch` (utime) changes a recorded stat and writes nothing,
+    # so without them only the sweep would see it.
     return [
+        FileAttribEvent,
+        DirAttribEvent,
         FileClosedEvent,
         FileCreatedEvent,
         FileDeletedEvent,

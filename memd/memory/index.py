@@ -28,6 +28,8 @@ import posixpath
 import re
 from dataclasses import dataclass
 
+from memd.agent.html_comments import comment_free_lines
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping
@@ -198,33 +200,42 @@ def resolve_wiki_link(
 def _visible_lines(text: str) -> Iterator[tuple[int, str, str]]:
     """Yield (number, line, visible text) outside frontmatter and fenced code.
 
-    The visible text has HTML comments removed and blockquote markers blanked,
-    so a list or a link inside a blockquote reads as it would outside one.
+    The visible text loses the HTML comments the agent strips (only those of
+    top-level comment blocks: `memd.agent.html_comments`, so a link in a
+    comment inside a list item still reaches the agent and counts here) and
+    has blockquote markers blanked, so a list or a link inside a blockquote
+    reads as it would outside one.
     """
+    lines = [raw_line.removesuffix("\r") for raw_line in text.split("\n")]
+    body = _frontmatter_end(lines) if text.startswith("---") else 0
+    shown = lines
+    if "<!--" in text:
+        shown = [""] * body + comment_free_lines(lines[body:])
     fence: str | None = None
-    in_comment = False
-    in_frontmatter = text.startswith("---")
-    for number, raw_line in enumerate(text.split("\n"), start=1):
-        line = raw_line.removesuffix("\r")
-        if in_frontmatter:
-            # Line 1 opens the block; the next `---` line closes it.
-            if (number == 1) == (line.rstrip() != "---"):
-                in_frontmatter = False
-            else:
-                continue
+    for number in range(body + 1, len(lines) + 1):
+        line, visible = lines[number - 1], shown[number - 1]
         if fence is not None:
             if line.strip().startswith(fence):
                 fence = None
             continue
-        opening = _FENCE.match(line)
-        if opening and not in_comment:
+        opening = _FENCE.match(visible)
+        if opening:
             fence = opening.group(1)
             continue
-        visible, in_comment = _strip_comments(line, in_comment)
         quote = _QUOTE.match(visible)
         if quote:
             visible = " " * quote.end() + visible[quote.end() :]
         yield number, line, visible
+
+
+def _frontmatter_end(lines: list[str]) -> int:
+    """Return how many lines a leading `---` block takes (all when unclosed)."""
+    if lines[0].rstrip() != "---":
+        return 0
+    for index in range(1, len(lines)):
+        if lines[index].rstrip() == "---":
+            return index + 1
+    return len(lines)
 
 
 _Definitions = dict[
@@ -409,28 +420,6 @@ def _match_pairs(
     for unmatched in open_brackets:
         del brackets[unmatched]
     return brackets, parens
-
-
-def _strip_comments(line: str, in_comment: bool) -> tuple[str, bool]:
-    """Return the line without `<!-- -->` parts, and whether a comment stays open."""
-    if not in_comment and "<!--" not in line:
-        return line, False  # the common case: no comment at all
-    out: list[str] = []
-    pos = 0
-    while pos <= len(line):
-        if in_comment:
-            end = line.find("-->", pos)
-            if end < 0:
-                return "".join(out), True
-            pos, in_comment = end + 3, False
-        else:
-            start = line.find("<!--", pos)
-            if start < 0:
-                out.append(line[pos:])
-                break
-            out.append(line[pos:start])
-            pos, in_comment = start + 4, True
-    return "".join(out), in_comment
 
 
 def _hook(rest: str) -> str:

@@ -63,10 +63,11 @@ class MemDir:
     """
 
     path: str
-    index_text: str | None = None
+    index_text: str | None = None  # decoded, without a BOM
     files: tuple[MemoryFile, ...] = ()
     mtimes_ns: Mapping[str, int] = field(default_factory=_no_mtimes)
     log_files: tuple[str, ...] = ()
+    index_has_bom: bool = False  # the agent sees it (2.1.112: it hides frontmatter)
     inputs: tuple[InputStat, ...] = ()
     diagnostics: tuple[Diagnostic, ...] = ()
     total_file_count: int = 0

@@ -142,6 +142,7 @@ class Walk:
         self.diags: list[Diagnostic] = []
         self.unreadable: list[str] = []
         self.index_text: str | None = None
+        self.index_has_bom = False
         self.index_seen = False
         self.positions: dict[str, int] = {}  # see MemDir.input_positions
         self.hidden_counted: dict[str, str] = {}
@@ -376,9 +377,12 @@ class Walk:
                 )
             )
         # The reference keeps CRs inside lines (it splits on LF only): so do we.
-        text, diags, _, _ = decode_text(INDEX_NAME, data, normalize_newlines=False)
+        text, diags, has_bom, _ = decode_text(
+            INDEX_NAME, data, normalize_newlines=False
+        )
         self.diags.extend(diags)
         self.index_text = text
+        self.index_has_bom = has_bom
 
 
 def _prefix(data: bytes) -> bytes:
@@ -418,6 +422,7 @@ def reload_memdir(
     mtimes: dict[str, int] = {}
     diags = list(previous.diagnostics)
     index_text = previous.index_text
+    index_has_bom = previous.index_has_bom
     logs = frozenset(previous.log_files)
     hidden_counted = dict(previous.hidden_counted)
     try:
@@ -460,6 +465,7 @@ def reload_memdir(
                 if rel == INDEX_NAME:
                     walk.read_index(opener)
                     index_text = walk.index_text
+                    index_has_bom = walk.index_has_bom
                 else:
                     walk.files.clear()
                     walk.read_topic(rel, opener, st)
@@ -489,6 +495,7 @@ def reload_memdir(
         - before.count("dir"),
         hidden_counted=MappingProxyType(hidden_counted),
         index_text=index_text,
+        index_has_bom=index_has_bom,
         files=_patched(previous.files, files),
         mtimes_ns=_updated(previous.mtimes_ns, mtimes),
         inputs=_patched(previous.inputs, inputs),
@@ -593,6 +600,7 @@ def load_memdir(
     return MemDir(
         path=root,
         index_text=walk.index_text,
+        index_has_bom=walk.index_has_bom,
         files=files,
         mtimes_ns=MappingProxyType(walk.mtimes),
         log_files=tuple(sorted(walk.logs)),

@@ -74,7 +74,11 @@ class _Draft:
 
 def render(draft: _Draft) -> _Draft:
     """Render the prompt text and the index truncation facts."""
-    view = view_index(draft.memdir.index_text, profile=draft.profile)
+    view = view_index(
+        draft.memdir.index_text,
+        profile=draft.profile,
+        has_bom=draft.memdir.index_has_bom,
+    )
     text, truncation = render_prompt(
         mode=draft.mode,
         memory_dir=_with_sep(draft.memdir.path),

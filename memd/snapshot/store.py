@@ -94,6 +94,21 @@ def inputs_unchanged(inputs: list[tuple[int, int, int, str]], built_ns: int) -> 
     return True
 
 
+def changed_input(
+    inputs: Iterable[InputStat],
+) -> tuple[str, tuple[int, int, int]] | None:
+    """Return the first input that no longer stats as recorded, and its stat now.
+
+    Checked right after a build, it tells that the directory changed while
+    it was read: a `touch` or write whose event the build may have swallowed.
+    """
+    for item in inputs:
+        now = stat_input(item.path)
+        if now != (item.size, item.mtime_ns, item.inode):
+            return item.path, now
+    return None
+
+
 def racy_until_ns(inputs: Iterable[InputStat], built_ns: int) -> int | None:
     """Return when a rebuild would no longer see a racy input, or None if none is racy.
 

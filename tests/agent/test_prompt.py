@@ -144,13 +144,13 @@ class TestRenderPrompt:
 
 class TestStripIndexMarkup:
     def test_frontmatter_and_comments(self) -> None:
-        """Leading frontmatter and HTML comments go; fenced comments stay."""
+        """Frontmatter and a comment's own line go; fenced comments stay."""
         raw = (
             "---\ntitle: x\n---\n<!-- hidden -->\n- [A](a.md) — a\n"
             "```\n<!-- kept -->\n```\n"
         )
 
-        expected = "\n- [A](a.md) — a\n```\n<!-- kept -->\n```\n"
+        expected = "- [A](a.md) — a\n```\n<!-- kept -->\n```\n"
         assert expected == strip_index_markup(raw)
 
     def test_comment_only_index_is_empty(self) -> None:

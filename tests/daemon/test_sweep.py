@@ -52,13 +52,22 @@ def _status(daemon: Daemon) -> dict[str, object]:
 
 class TestSweep:
     def test_touch_alone_reaches_the_snapshot(
-        self, start_daemon: Starter, project: Path
+        self, start_daemon: Starter, project: Path, isolated_home: Home
     ) -> None:
-        """`touch` sends no event memd listens to; the recall manifest shows mtimes."""
+        """A touch no watch hears reaches the snapshot by the sweep.
+
+        A touch in the memory dir is an event (IN_ATTRIB, issue 22); one
+        through a hard link in an unwatched directory reaches the same file
+        and no watch. The recall manifest shows mtimes.
+        """
+        elsewhere = isolated_home.root / "elsewhere"
+        elsewhere.mkdir()
+        alias = elsewhere / "alias.md"
+        os.link(project / "user_role.md", alias)
         daemon = start_daemon(MEMD_SWEEP_SECONDS="1")
         daemon.wait_fresh(project)
         then = time.time() - 3600
-        os.utime(project / "user_role.md", (then, then))
+        os.utime(alias, (then, then))
 
         daemon.wait_fresh(project)
         assert daemon.events("sweep_found_stale")

@@ -6,6 +6,7 @@ import os
 import queue
 import resource
 import time
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from memd.daemon.watcher import (
     Change,
     Watcher,
     _FloodMeter,
+    _memd_inotify_observer,
 )
 from tests.conftest import git
 from tests.daemon.conftest import chain, rename_storm, unchain
@@ -223,6 +225,61 @@ class TestStructure:
         )
 
         assert batches
+
+
+class _Callback:
+    """A watch callback that only has to exist (nothing changes in its dir)."""
+
+    def on_event(self, event: object) -> None:
+        pass
+
+    def on_watch_deleted(self, wd: object) -> None:
+        pass
+
+    def on_queue_overflow(self) -> None:
+        pass
+
+
+class TestInotifyReader:
+    def test_the_same_callback_added_again_is_quiet(self, tmp_path: Path) -> None:
+        """watchdog's walk re-adds what the creation events it raced with added.
+
+        That re-add warned with a repr of the whole watch group (700 KB under a
+        400-level chain, 300 MiB of log in seconds; issue 22). Another callback
+        under a taken id still warns, in one short line.
+        """
+        make = _memd_inotify_observer()
+        assert make is not None
+        observer = make()
+        reader = observer._inotify_fd  # type: ignore[attr-defined]
+        path, mask = os.fsencode(tmp_path), 0x100  # IN_CREATE
+        mine, other = _Callback(), _Callback()
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                first = reader.add_callback(path, mask, mine, 1)
+                again = reader.add_callback(path, mask, mine, 1)
+                quiet = list(caught)
+                reader.add_callback(path, mask, other, 1)
+        finally:
+            observer.stop()
+
+        assert (first, []) == (again, quiet)
+        assert 1 == len(caught)
+        assert len(str(caught[0].message)) < 100
+
+    def test_a_touch_is_a_change(self, recorder: Recorder) -> None:
+        """A utime writes nothing, but changes a stat a snapshot recorded."""
+        memory = _project(Path(os.environ["HOME"]))
+        (memory / "a.md").write_text("x")
+        recorder.watcher.watch(_discover())
+
+        os.utime(memory / "a.md", (1_000_000, 1_000_000))
+        batches = _collect(recorder, {"a.md"})
+
+        assert Change(str(memory), "a.md", "attrib") in {
+            c for b in batches for c in b.changes
+        }
 
 
 class TestPollingFallback:

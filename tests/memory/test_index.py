@@ -120,6 +120,21 @@ class TestParseIndex:
 
         assert ["s.md"] == targets(parse_index(text))
 
+    def test_comment_in_list_item_reaches_the_agent(self) -> None:
+        """A comment inside a list item is kept by the agent, so its link counts."""
+        text = "- [A](a.md) <!-- see [B](b.md) -->\n- item\n  <!-- [C](c.md) -->\n"
+
+        assert ["a.md", "b.md", "c.md"] == targets(parse_index(text))
+
+    def test_comment_block_after_item_is_stripped(self) -> None:
+        """A comment line right after a list item is its own block: stripped."""
+        text = "- [A](a.md)\n<!-- [B](b.md) -->\n- [C](c.md)\n"
+
+        assert (["a.md", "c.md"], 3) == (
+            targets(parse_index(text)),
+            parse_index(text)[1].line,
+        )
+
     def test_parenthesised_target(self) -> None:
         """Balanced parentheses inside a target stay part of it."""
         assert ["notes(1).md"] == targets(parse_index("- [N](notes(1).md)\n"))
