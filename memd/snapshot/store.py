@@ -103,7 +103,7 @@ def changed_input(
     it was read: a `touch` or write whose event the build may have swallowed.
     """
     for item in inputs:
-        now = stat_input(item.path)
+        now = stat_key(item.path)
         if now != (item.size, item.mtime_ns, item.inode):
             return item.path, now
     return None
