@@ -360,7 +360,7 @@ class _Daemon:
         for problem in self.deaf:
             key = (problem["root"], problem["reason"])
             if key not in self.deaf_reported:
-                self.watcher.fallbacks += 1
+                self.watcher.count_fallback()
                 self.log.warning("watch_deaf", **problem, fallback="stat sweep")
         self.deaf_reported = {(p["root"], p["reason"]) for p in self.deaf}
         if not self.deaf:

@@ -28,11 +28,13 @@ DELETED = "deleted"
 MODIFIED = "modified"  # the polling observer's only news of an in-place save
 MOVED_FROM = "moved_from"
 MOVED_TO = "moved_to"
+ATTRIB = "attrib"  # a touch or chmod: a recorded stat changed, nothing written
 DIR_CREATED = "dir_created"
 DIR_DELETED = "dir_deleted"
 DIR_MODIFIED = "dir_modified"
 DIR_MOVED_FROM = "dir_moved_from"
 DIR_MOVED_TO = "dir_moved_to"
+DIR_ATTRIB = "dir_attrib"
 RESCAN = "rescan"  # re-read the whole directory
 _KINDS = {
     # (watchdog event type, is a directory, half of a move) -> kind
@@ -42,12 +44,17 @@ _KINDS = {
     ("modified", False, ""): MODIFIED,
     ("moved", False, "from"): MOVED_FROM,
     ("moved", False, "to"): MOVED_TO,
+    ("attrib", False, ""): ATTRIB,
     ("created", True, ""): DIR_CREATED,
     ("deleted", True, ""): DIR_DELETED,
     ("modified", True, ""): DIR_MODIFIED,
     ("moved", True, "from"): DIR_MOVED_FROM,
     ("moved", True, "to"): DIR_MOVED_TO,
+    ("attrib", True, ""): DIR_ATTRIB,
 }
+
+
+ATTRIBUTE_KINDS = frozenset({ATTRIB, DIR_ATTRIB})
 
 
 def change_kind(event_type: str, *, is_directory: bool, half: str = "") -> str:

@@ -75,7 +75,13 @@ from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
 from memd.daemon.discovery import Discovery, WatchRoot, memory_dir_of
-from memd.daemon.settle import Batch, Change, Settler, change_kind
+from memd.daemon.settle import (
+    ATTRIBUTE_KINDS,
+    Batch,
+    Change,
+    Settler,
+    change_kind,
+)
 from memd.fsread import list_dir
 from memd.statkey import key_of
 
@@ -197,6 +203,10 @@ class Watcher:
             os.path.realpath(p) for p in paths
         }
         self._ignored = tuple(sorted(f.rstrip(os.sep) for f in forms if f))
+
+    def count_fallback(self) -> None:
+        """Count one more watch left to the stat sweep (a deaf watch the daemon found)."""
+        self.fallbacks += 1
 
     def health(self) -> list[dict[str, object]]:
         """Return each watch root that is not fully watched, and why.
@@ -614,7 +624,7 @@ class Watcher:
                 return
         dirs = self._dirs
         memory_dir = memory_dir_of(path, dirs)
-        if memory_dir is None and kind.endswith("attrib"):
+        if memory_dir is None and kind in ATTRIBUTE_KINDS:
             return  # a chmod or touch outside memory changes nothing memd reads
         if memory_dir is not None:
             relpath = os.path.relpath(path, memory_dir).replace(os.sep, "/")

@@ -16,7 +16,7 @@ KINDS = {
 class TestChangeKind:
     def test_every_event_the_watcher_hears_has_a_named_kind(self) -> None:
         """Each watchdog event type the filter lets through, file or directory."""
-        events = ("closed", "created", "deleted", "modified")
+        events = ("closed", "created", "deleted", "modified", "attrib")
         kinds = {
             settle.change_kind(event, is_directory=is_dir)
             for event, is_dir in itertools.product(events, (False, True))
@@ -26,6 +26,20 @@ class TestChangeKind:
         }
 
         assert set() == kinds - set(KINDS.values())
+
+    def test_every_event_in_the_watchers_filter_is_in_the_table(self) -> None:
+        """No event class the observer is asked for falls back to "modified"."""
+        from memd.daemon.watcher import _event_filter
+
+        events = {(c.event_type, c.is_directory) for c in _event_filter(polling=True)}
+        halves = {"moved": ("from", "to")}
+
+        assert set() == {
+            (event, is_dir, half)
+            for event, is_dir in events
+            for half in halves.get(event, ("",))
+            if (event, is_dir, half) not in settle._KINDS
+        }
 
     def test_a_move_splits_into_its_halves(self) -> None:
         """A file's move is moved_from and moved_to; a directory's is dir_moved_*."""
