@@ -205,7 +205,7 @@ class Watcher:
         self._ignored = tuple(sorted(f.rstrip(os.sep) for f in forms if f))
 
     def count_fallback(self) -> None:
-        """Count one more watch left to the stat sweep (a deaf watch the daemon found)."""
+        """Count one more watch left to the stat sweep (a deaf one the daemon found)."""
         self.fallbacks += 1
 
     def health(self) -> list[dict[str, object]]:
