@@ -75,6 +75,12 @@ class Config:
     team_interval_seconds: float = 300.0
     team_settle_seconds: float = 10.0
     team_git_timeout_seconds: float = 60.0
+    sync_remote: str | None = None  # personal sync's remote (`memd sync init`)
+    sync_branch: str = "main"
+    sync_interval_seconds: float = 300.0
+    sync_settle_seconds: float = 10.0
+    sync_projects: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+    sync_allow: tuple[str, ...] = ()  # secret fingerprints not refused
     sources: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
 
 
@@ -197,6 +203,10 @@ def _shown(field_name: str, value: object) -> object:
     """Return `value` as `memd config` may print it: remote URLs without credentials."""
     from collections.abc import Mapping
 
+    if field_name == "sync_remote" and isinstance(value, str):
+        from memd.config_keys import redact_credentials
+
+        return redact_credentials(value)
     if field_name == "team_remotes" and isinstance(value, Mapping):
         from memd.config_keys import redact_credentials
 

@@ -230,6 +230,42 @@ def _env_remotes(text: str) -> object:
     return table
 
 
+def _sync_projects(value: object) -> object:
+    """A table of project directory -> identity (``[sync.projects]``)."""
+    from memd.agent.identity import is_identity
+
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and k and isinstance(v, str) for k, v in value.items()
+    ):
+        raise BadValue(f"expected a table of project = identity, {_got(value)}")
+    projects = {}
+    for project, identity in value.items():
+        expanded = os.path.expanduser(project)
+        if not os.path.isabs(expanded):
+            raise BadValue(f"expected absolute project paths, got {project!r}")
+        if not is_identity(identity.strip()):
+            raise BadValue(
+                f"{project}: expected an identity like 'example.org/me/notes' "
+                "(lower-case letters, digits, '.', '_', '-', parts joined by '/'), "
+                f"{_got(identity)}"
+            )
+        projects[os.path.normpath(expanded)] = identity.strip()
+    return MappingProxyType(projects)
+
+
+def _fingerprints(value: object) -> object:
+    marks = tuple(item.strip().lower() for item in _strings(value))
+    if not all(len(m) == 16 and all(c in "0123456789abcdef" for c in m) for m in marks):
+        raise BadValue(f"expected 16-hex-digit secret fingerprints, {_got(value)}")
+    return tuple(dict.fromkeys(marks))
+
+
+def _remote_url(value: object) -> object:
+    if isinstance(value, str) and value.strip() and not value.startswith("-"):
+        return value.strip()
+    raise BadValue(f"expected a git remote URL, {_got(value)}")
+
+
 def _branch(value: object) -> object:
     if (
         isinstance(value, str)
@@ -309,6 +345,12 @@ KEYS: tuple[Key, ...] = (
     Key("team_settle_seconds", "team.settle_seconds", _float(0.0)),
     Key("team_git_timeout_seconds", "team.git_timeout_seconds",
         _float(0.0, strict=True)),
+    Key("sync_remote", "sync.remote", _remote_url),
+    Key("sync_branch", "sync.branch", _branch),
+    Key("sync_interval_seconds", "sync.interval_seconds", _float(1.0)),
+    Key("sync_settle_seconds", "sync.settle_seconds", _float(0.0)),
+    Key("sync_projects", "sync.projects", _sync_projects, _env_remotes),
+    Key("sync_allow", "sync.allow", _fingerprints, _env_list),
 )
 # fmt: on
 BY_TOML = MappingProxyType({key.toml: key for key in KEYS})

@@ -34,6 +34,16 @@ settings.register_profile(
     print_blob=True,
     suppress_health_check=[HealthCheck.too_slow],
 )
+# bench/mutation.py: mutmut runs the same tests many times in one process (so
+# the executor check does not apply), and each mutant must be judged alike.
+settings.register_profile(
+    "mutation",
+    max_examples=50,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+)
 settings.register_profile(
     "long", max_examples=20_000, deadline=None, suppress_health_check=list(HealthCheck)
 )

@@ -67,6 +67,7 @@ LAYERS = {
     "memd.cli.*": WIRING,
     "memd.team.*": EDGE,  # git, the sync and its state
     "memd.team.merge": CORE,  # the conflict rules, on contents
+    "memd.sync.*": EDGE,  # personal sync: identity by git, the engine, the schedule
     "memd.recall.*": EDGE,  # the FTS5 database; text.py is pure
     "memd.recall.text": CORE,
     "memd.mcp_server.*": EDGE,  # the tools do the project's I/O
@@ -82,9 +83,19 @@ FOLDERS = {
     "snapshot": {"agent", "memory", "lint"},
     "kairos": {"agent", "memory", "lint", "snapshot"},
     "hooks": {"agent", "memory", "lint", "snapshot"},
-    "daemon": {"agent", "memory", "lint", "snapshot", "kairos", "team", "recall"},
+    "daemon": {
+        "agent",
+        "memory",
+        "lint",
+        "snapshot",
+        "kairos",
+        "team",
+        "sync",
+        "recall",
+    },
     "service": set(),
     "team": {"agent", "memory", "lint"},
+    "sync": {"agent", "memory", "lint", "team"},
     "recall": {"agent", "memory", "snapshot"},
     "mcp_server": {"agent", "memory", "lint", "snapshot", "kairos", "recall"},
     "cli": {
@@ -97,6 +108,7 @@ FOLDERS = {
         "daemon",
         "service",
         "team",
+        "sync",
         "recall",
         "mcp_server",
     },

@@ -54,6 +54,10 @@ COMMANDS = {
         "memd.cli.commands.team",
         "share team memory through a git remote: init, status, sync",
     ),
+    "sync": (
+        "memd.cli.commands.sync",
+        "sync your own memory for every project through your git remote",
+    ),
     "hook": (
         "memd.cli.commands.hook",
         "agent hooks: session-start and post-tool-use feedback, and their install",

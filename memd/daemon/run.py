@@ -233,11 +233,17 @@ class _Daemon:
         return max(0.0, min(waits))
 
     def _follow_team_changes(self, batch: Batch) -> None:
-        """A save under a team/ dir: have the scheduler sync once it settles."""
+        """A save under a team/ dir, or any save once personal sync is on:
+        have the scheduler sync once it settles."""
+        from memd.sync.engine import is_enabled
+        from memd.sync.schedule import is_personal_change
         from memd.team.schedule import is_team_change
 
+        personal = is_enabled(self.config.state_dir)
         if self.scheduler is not None and any(
-            is_team_change(change.relpath) for change in batch.changes
+            is_team_change(change.relpath)
+            or (personal and is_personal_change(change.relpath))
+            for change in batch.changes
         ):
             self.scheduler.team_dir_settled()
 
@@ -644,15 +650,23 @@ class _Daemon:
 
     def _start_scheduler(self) -> None:
         from memd.kairos.scheduler import DreamScheduler
+        from memd.sync.schedule import (
+            job_interval_seconds,
+            job_settle_seconds,
+            may_dream_here,
+        )
 
         def memory_dirs() -> tuple[str, ...]:
             return self.discovery.memory_dirs if self.discovery else ()
 
         def team_sync(reason: str) -> object:
+            from memd.sync.schedule import sync_if_due
             from memd.team.schedule import sync_teams
 
             log = self.log.bind(component="team")
-            return sync_teams(memory_dirs(), self.config, log=log, reason=reason)
+            teams = sync_teams(memory_dirs(), self.config, log=log, reason=reason)
+            personal = self.log.bind(component="sync")
+            return teams, sync_if_due(self.config, log=personal, reason=reason)
 
         try:
             scheduler = DreamScheduler(
@@ -664,8 +678,11 @@ class _Daemon:
                 on_dream=lambda result: self.watcher.wake_in(0.0),
                 on_rotate=lambda memory_dir, closed: self.watcher.wake_in(0.0),
                 team_sync=team_sync,
-                team_interval_seconds=self.config.team_interval_seconds,
-                team_settle_seconds=self.config.team_settle_seconds,
+                team_interval_seconds=job_interval_seconds(self.config),
+                team_settle_seconds=job_settle_seconds(self.config),
+                may_dream=lambda memory_dir, now: may_dream_here(
+                    self.config, memory_dir, now, log=self.log.bind(component="sync")
+                ),
             )
             scheduler.start()
             scheduler.team_dir_settled()  # one sync soon after start-up

@@ -37,9 +37,21 @@ import stat
 from dataclasses import dataclass
 
 from memd.agent.terms import INDEX_NAME
-from memd.atomic import crash_point, fsync_directory, write_atomic
+from memd.atomic import (
+    crash_point,
+    fsync_directory,
+    remove_beneath,
+    write_atomic,
+    write_atomic_beneath,
+)
 from memd.errors import DreamError
-from memd.fsread import list_names, read_bytes, read_bytes_or_none
+from memd.fsread import (
+    list_names,
+    open_dir,
+    read_beneath,
+    read_bytes,
+    read_bytes_or_none,
+)
 
 GENERATIONS_KEPT = 5
 GENERATIONS_DIR = "dream-generations"
@@ -107,9 +119,10 @@ def _read_live(memory_dir: str, relpath: str) -> bytes | None:
 
 
 def _write_copy(root: str, relpath: str, data: bytes) -> None:
+    # Durable: the commit rename below must never publish torn copies.
     path = os.path.join(root, relpath)
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    write_atomic(path, data, durable=False)
+    write_atomic(path, data)
 
 
 def _load(directory: str) -> Generation:
@@ -166,34 +179,35 @@ def _sweep_partial(root: str) -> None:
             shutil.rmtree(os.path.join(root, name), ignore_errors=True)
 
 
+def _read_beneath_or_none(root_fd: int, relpath: str) -> bytes | None:
+    try:
+        return read_beneath(root_fd, relpath, _MAX_FILE)
+    except FileNotFoundError:
+        return None
+
+
 def _apply_files(memory_dir: str, directory: str, generation: Generation) -> None:
-    for relpath in generation.writes:
-        data = read_bytes_or_none(os.path.join(directory, "after", relpath), _MAX_FILE)
-        if data is None:
-            raise GenerationError(f"generation {generation.number} lost {relpath}")
-        target = _safe_target(memory_dir, relpath)
-        if read_bytes_or_none(target, _MAX_FILE) != data:
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            write_atomic(target, data)
-    for relpath in generation.deletes:
-        target = _safe_target(memory_dir, relpath)
-        try:
-            os.unlink(target)
-        except FileNotFoundError:
-            continue
-        crash_point()
-        fsync_directory(os.path.dirname(target))
-        _remove_empty_parents(memory_dir, os.path.dirname(target))
-
-
-def _remove_empty_parents(memory_dir: str, directory: str) -> None:
-    stop = os.path.realpath(memory_dir)
-    while os.path.realpath(directory) != stop:
-        try:
-            os.rmdir(directory)
-        except OSError:
-            return
-        directory = os.path.dirname(directory)
+    # Every write and delete lands beneath the memory dir's descriptor, one
+    # O_NOFOLLOW component at a time: a link swapped in after the checks
+    # cannot carry it out.
+    root_fd = open_dir(memory_dir, follow=True)
+    try:
+        for relpath in generation.writes:
+            after = os.path.join(directory, "after", relpath)
+            data = read_bytes_or_none(after, _MAX_FILE)
+            if data is None:
+                raise GenerationError(f"generation {generation.number} lost {relpath}")
+            _safe_target(memory_dir, relpath)
+            if _read_beneath_or_none(root_fd, relpath) != data:
+                write_atomic_beneath(root_fd, relpath, data, make_dirs=True)
+        for relpath in generation.deletes:
+            _safe_target(memory_dir, relpath)
+            if not os.path.lexists(os.path.join(memory_dir, relpath)):
+                continue
+            remove_beneath(root_fd, relpath, prune_empty=True)
+            crash_point()
+    finally:
+        os.close(root_fd)
 
 
 def _finish(root: str) -> None:

@@ -95,6 +95,7 @@ class DreamScheduler:
         team_sync: Callable[[str], object] | None = None,
         team_interval_seconds: float = 300.0,
         team_settle_seconds: float = 10.0,
+        may_dream: Callable[[str, dt.datetime], bool] | None = None,
     ):
         parse_dream_time(config.dream_time)  # fail at construction, not at 03:30
         self._config = config
@@ -127,6 +128,9 @@ class DreamScheduler:
         self._team_interval_seconds = team_interval_seconds
         self._team_settle_seconds = team_settle_seconds
         self.team_sync_runs = 0
+        # may_dream(memory_dir, now): False when another machine dreams this
+        # night (memd.sync.schedule.may_dream_here); None: always.
+        self._may_dream = may_dream
 
     def start(self) -> None:
         """Start the background scheduler and queue the start-up catch-up check."""
@@ -286,6 +290,9 @@ class DreamScheduler:
                 if not is_due(self._config, memory_dir, now):
                     continue
                 log = self._log.bind(memory_dir=memory_dir, reason=reason)
+                if self._may_dream is not None and not self._may_dream(memory_dir, now):
+                    log.info("dream_left_to_another_machine")
+                    continue
                 try:
                     result = run_dream(
                         memory_dir,

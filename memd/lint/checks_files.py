@@ -162,3 +162,34 @@ def check_conflict_copies(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnost
                 f"both sides of a team sync changed {original}; this is their version",
                 f"merge what matters into {original}, then delete {f.relpath}",
             )
+
+
+def check_secrets(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
+    """A likely secret (a token, a key, a password) in a topic file or the index.
+
+    Sync refuses to commit such a file whatever this rule's severity; the
+    finding's fingerprint goes into ``[sync] allow`` to mark a false positive.
+    """
+    from memd.lint.secrets import find_secrets
+
+    hint = (
+        "remove it from memory (and rotate it); if it is not a secret, add its "
+        "fingerprint to [sync] allow in config.toml"
+    )
+    for f in ctx.files:
+        for key, value in f.raw_frontmatter.items():
+            if isinstance(value, str):
+                line = f.field_lines.get(str(key), f.frontmatter_start_line or 1)
+                for found in find_secrets(value, allow=ctx.secret_allow):
+                    yield rule.diag(f.relpath, found.message(), hint, line=line)
+        for found in find_secrets(
+            f.body, allow=ctx.secret_allow, first_line=f.body_start_line
+        ):
+            yield rule.diag(
+                f.relpath, found.message(), hint, line=found.line, column=found.column
+            )
+    if ctx.index_text is not None:
+        for found in find_secrets(ctx.index_text, allow=ctx.secret_allow):
+            yield rule.diag(
+                "MEMORY.md", found.message(), hint, line=found.line, column=found.column
+            )

@@ -62,6 +62,8 @@ class LintContext:
     why_labels: tuple[str, ...] = DEFAULT_WHY_LABELS
     how_labels: tuple[str, ...] = DEFAULT_HOW_LABELS
     profile: AgentProfile = NEWEST  # the agent release whose limits and keys apply
+    # fingerprints of likely secrets marked as false positives ([sync] allow)
+    secret_allow: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ from memd.memory.index import classify_target, parse_index
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Collection, Iterable, Mapping, Sequence
 
     from memd.agent.prompt import IndexView
     from memd.memory.index import IndexEntry
@@ -41,6 +41,7 @@ def lint_memdir(
     why_labels: Sequence[str] | None = None,
     how_labels: Sequence[str] | None = None,
     profile: ProfileSpec = None,
+    secret_allow: Collection[str] = (),
 ) -> tuple[Diagnostic, ...]:
     """Return every finding about `memdir`, sorted by (path, line, code).
 
@@ -51,7 +52,8 @@ def lint_memdir(
     `cache`, kept by the caller across lints of one directory, makes a lint
     after one changed file re-check only that file (same result).
     `why_labels`/`how_labels` (config `lint.why_labels`/`lint.how_labels`)
-    replace the section labels B002 accepts.
+    replace the section labels B002 accepts; `secret_allow` (config
+    `sync.allow`) holds the fingerprints S001 does not report.
     """
     index_text = memdir.index_text
     known = {f.relpath for f in memdir.files}
@@ -74,6 +76,7 @@ def lint_memdir(
         targets=targets,
         **_labels(why_labels, how_labels),
         profile=get_profile(profile),
+        secret_allow=frozenset(secret_allow),
     )
     if cache is not None:
         return cache.run(ctx, severities=severities)

@@ -282,6 +282,14 @@ RULES: tuple[RuleSpec, ...] = (
         "a team sync kept both sides of a file; merge the copy by hand",
         files.check_conflict_copies,
     ),
+    # What sync refuses to push (memd.lint.secrets).
+    RuleSpec(
+        "S001",
+        "likely-secret",
+        W,
+        "a token, key or password in memory; team and personal sync never push it",
+        files.check_secrets,
+    ),
 )
 
 RULES_BY_KEY: Mapping[str, RuleSpec] = MappingProxyType(

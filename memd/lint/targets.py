@@ -201,9 +201,11 @@ def lint_targets(
     from memd.lint.engine import display_path, sort_key
 
     why_labels = how_labels = None
+    secret_allow: frozenset[str] = frozenset()
     if config is not None:
         severities, max_file_bytes = config.lint_severities, config.max_topic_file_bytes
         why_labels, how_labels = config.why_labels, config.how_labels
+        secret_allow = frozenset(config.sync_allow)
         if profile is None:
             from memd.agent.choice import in_force
 
@@ -229,6 +231,7 @@ def lint_targets(
             why_labels=why_labels,
             how_labels=how_labels,
             profile=profile,
+            secret_allow=secret_allow,
         )
         for d in diagnostics:
             if relpaths is None or d.path in relpaths:
@@ -257,6 +260,7 @@ def lint_findings(
         how_labels=config.how_labels,
         profile=profile,
         cache=cache,
+        secret_allow=frozenset(config.sync_allow),
     )
     return [d.to_dict() for d in diagnostics]
 
@@ -270,6 +274,7 @@ def lint_dir(
     how_labels: Sequence[str] | None = None,
     profile: ProfileSpec = None,
     cache: ParseCache | None = None,
+    secret_allow: frozenset[str] = frozenset(),
 ) -> tuple[Diagnostic, ...]:
     """Read one memory directory and lint it, file-level findings included."""
     from memd.lint.engine import lint_memdir
@@ -282,6 +287,7 @@ def lint_dir(
         why_labels=why_labels,
         how_labels=how_labels,
         profile=profile,
+        secret_allow=secret_allow,
     )
 
 

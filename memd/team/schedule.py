@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import time
 
-from memd.team.conflicts import lint_errors
+from memd.team.conflicts import lint_errors_for
 from memd.team.state import record_result, sync_record
 from memd.team.sync import is_team_repo, sync_team
 
@@ -80,11 +80,7 @@ def sync_teams(
             branch=config.team_branch,
             timeout_seconds=config.team_git_timeout_seconds,
             log=log.bind(reason=reason),
-            lint_errors=lambda path: lint_errors(
-                path,
-                severities=config.lint_severities,
-                max_file_bytes=config.max_topic_file_bytes,
-            ),
+            lint_errors=lint_errors_for(config),
         )
         if result.state != "skipped":
             record_result(

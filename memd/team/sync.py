@@ -283,12 +283,53 @@ def _sync_locked(
         else:
             raise GitError(f"push still rejected after {PUSH_ATTEMPTS} merges")
     except (GitError, MemdError, OSError) as error:
+        return sync_outcome(
+            team_dir,
+            merged,
+            committed=committed,
+            left_out=left_out,
+            log=log,
+            event="team",
+            error=error,
+            team_dir=team_dir,
+        )
+    return sync_outcome(
+        team_dir,
+        merged,
+        committed=committed,
+        left_out=left_out,
+        log=log,
+        event="team",
+        retries=retries,
+        team_dir=team_dir,
+    )
+
+
+def sync_outcome(
+    where: str,
+    merged: _Merged,
+    *,
+    committed: tuple[str, ...],
+    left_out: tuple[tuple[str, str], ...],
+    log: FilteringBoundLogger,
+    event: str,
+    error: Exception | None = None,
+    retries: int = 0,
+    **fields: object,
+) -> SyncResult:
+    """Return the result of a sync of `where` that finished or stopped on `error`.
+
+    It is logged once, with `fields`. An unreachable remote is ``offline``
+    (the commit is kept, the next try backs off), any other error ``failed``;
+    `event` prefixes the log events (``team_synced``, ``team_sync_offline``,
+    ``team_sync_failed``).
+    """
+    if error is not None:
         is_network = isinstance(error, GitError) and error.is_network
         state = "offline" if is_network else "failed"
-        event = "team_sync_offline" if is_network else "team_sync_failed"
-        log.warning(event, team_dir=team_dir, error=redact(str(error)))
+        log.warning(f"{event}_sync_{state}", **fields, error=redact(str(error)))
         return SyncResult(
-            team_dir=team_dir,
+            team_dir=where,
             state=state,
             committed=committed,
             left_out=left_out,
@@ -296,8 +337,16 @@ def _sync_locked(
             kept=tuple(merged.kept),
             error=redact(str(error)),
         )
-    result = SyncResult(
-        team_dir=team_dir,
+    log.info(
+        f"{event}_synced",
+        **fields,
+        committed=len(committed),
+        left_out=[p for p, _ in left_out],
+        conflicts=list(merged.conflicts),
+        push_retries=retries,
+    )
+    return SyncResult(
+        team_dir=where,
         state="synced",
         committed=committed,
         left_out=left_out,
@@ -306,15 +355,6 @@ def _sync_locked(
         pushed=True,
         push_retries=retries,
     )
-    log.info(
-        "team_synced",
-        team_dir=team_dir,
-        committed=len(committed),
-        left_out=[p for p, _ in left_out],
-        conflicts=list(merged.conflicts),
-        push_retries=retries,
-    )
-    return result
 
 
 # -- 1. recover ------------------------------------------------------------------
@@ -324,7 +364,7 @@ def _journal_path(git: Git) -> str:
     return os.path.join(git.git_dir, MEMD_DIR, "apply")
 
 
-def _recover(git: Git, ref: str, merged: _Merged) -> None:
+def _recover(git: Git, ref: str, merged: _Merged, layout: Layout | None = None) -> None:
     """Finish a merge a killed sync was writing, then make git's index match HEAD."""
     with contextlib.suppress(FileNotFoundError):
         os.unlink(os.path.join(git.git_dir, "index.lock"))
@@ -341,7 +381,7 @@ def _recover(git: Git, ref: str, merged: _Merged) -> None:
         head = git.rev(ref) or ZERO_OID
         if head == old:
             try:
-                _apply(git, old, new, ref, merged, frozenset())
+                _apply(git, old, new, ref, merged, frozenset(), layout)
             except UnsafeTreeError:
                 os.unlink(_journal_path(git))  # never retried: the work is refused
                 raise
@@ -463,12 +503,67 @@ def _identity(git: Git) -> tuple[str, ...]:
     )
 
 
+# -- where repository paths live --------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """Where each repository path lives on this machine, and which MEMORY.md indexes it.
+
+    A team repository is one memory folder (prefix ``""``) whose files live in
+    the team dir. A personal repository holds one folder per project
+    (``projects/<identity>/``), each placed in that project's memory dir on
+    this machine, or nowhere when the project is not here; files outside
+    every folder (the manifest, dream claims) live only in the repository.
+    """
+
+    roots: Mapping[str, str]  # folder prefix -> local directory
+    prefixes: tuple[str, ...] = ("",)  # every memory folder, placed or not
+    # repository-only files both sides changed, merged by a rule (the manifest)
+    unions: Mapping[str, Callable[[bytes, bytes], bytes]] = field(default_factory=dict)
+    first_wins: tuple[str, ...] = ()  # prefixes where the side pushed first wins
+    label: str = "memd team sync"  # how commit messages begin
+    # check_tree(git, commit) raises for a fetched tree this layout refuses
+    # whole, before anything of it is written
+    check_tree: Callable[[Git, str], None] | None = None
+
+    def folder_of(self, relpath: str) -> str | None:
+        """Return the memory folder (longest prefix) `relpath` is in, or None."""
+        best = None
+        for prefix in self.prefixes:
+            if relpath.startswith(prefix) and (best is None or len(prefix) > len(best)):
+                best = prefix
+        return best
+
+    def is_index(self, relpath: str) -> bool:
+        folder = self.folder_of(relpath)
+        return folder is not None and relpath == folder + INDEX_NAME
+
+    def place(self, relpath: str) -> tuple[str, str] | None:
+        """Return (local directory, path inside it) of `relpath`, or None."""
+        folder = self.folder_of(relpath)
+        if folder is None or folder not in self.roots:
+            return None
+        return self.roots[folder], relpath[len(folder) :]
+
+
+def team_layout(team_dir: str) -> Layout:
+    """Return the layout of a team repository: the whole tree in `team_dir`."""
+    return Layout(roots={"": team_dir})
+
+
 # -- 3. fetch and merge ------------------------------------------------------------
 
 
 def _fetch_and_merge(
-    git: Git, branch: str, ref: str, merged: _Merged, dirty: frozenset[str]
+    git: Git,
+    branch: str,
+    ref: str,
+    merged: _Merged,
+    dirty: frozenset[str],
+    layout: Layout | None = None,
 ) -> None:
+    layout = layout or team_layout(git.work_tree)
     tracking = f"refs/remotes/{REMOTE}/{branch}"
     done = git.run(
         "fetch",
@@ -490,13 +585,15 @@ def _fetch_and_merge(
     if theirs is None or theirs == ours:
         return
     _tree_of(git, theirs)  # a tree that breaks the path rule is refused whole, here
+    if layout.check_tree is not None:
+        layout.check_tree(git, theirs)  # and one that breaks the layout's own
     if ours is not None and _is_ancestor(git, theirs, ours):
         return
     if ours is None or _is_ancestor(git, ours, theirs):
-        _apply(git, ours or ZERO_OID, theirs, ref, merged, dirty)
+        _apply(git, ours or ZERO_OID, theirs, ref, merged, dirty, layout)
         return
-    commit = _merge_commit(git, ours, theirs, merged)
-    _apply(git, ours, commit, ref, merged, dirty)
+    commit = _merge_commit(git, ours, theirs, merged, layout)
+    _apply(git, ours, commit, ref, merged, dirty, layout)
 
 
 def _is_ancestor(git: Git, older: str, newer: str) -> bool:
@@ -580,6 +677,28 @@ def _blob(git: Git, oid: str) -> bytes:
     return git.run("cat-file", "blob", oid).stdout
 
 
+def _blobs(git: Git, oids: set[str]) -> dict[str, bytes]:
+    """Return oid -> bytes of every blob in `oids`, read by one ``cat-file --batch``."""
+    if not oids:
+        return {}
+    ordered = sorted(oids)
+    out = git.run(
+        "cat-file", "--batch", input_bytes="".join(o + "\n" for o in ordered).encode()
+    ).stdout
+    found: dict[str, bytes] = {}
+    at = 0
+    for oid in ordered:
+        end = out.index(b"\n", at)
+        header = out[at:end].split(b" ")
+        at = end + 1
+        if len(header) != 3 or header[1] != b"blob":
+            raise GitError(f"git cat-file: {oid} is not a blob")
+        size = int(header[2])
+        found[oid] = out[at : at + size]
+        at += size + 1
+    return found
+
+
 def _store(git: Git, data: bytes) -> str:
     return git.text("hash-object", "-w", "--stdin", input_bytes=data)
 
@@ -589,8 +708,11 @@ def _author_of(git: Git, commit: str, relpath: str) -> str:
     return name or "them"
 
 
-def _merge_commit(git: Git, ours: str, theirs: str, merged: _Merged) -> str:
+def _merge_commit(
+    git: Git, ours: str, theirs: str, merged: _Merged, layout: Layout | None = None
+) -> str:
     """Write the merge of `theirs` into `ours` as a commit (objects only)."""
+    layout = layout or team_layout(git.work_tree)
     base_done = git.run("merge-base", ours, theirs, check=False)
     base_oid = base_done.stdout.decode().strip() if base_done.returncode == 0 else None
     base, mine, other = (
@@ -620,8 +742,15 @@ def _merge_commit(git: Git, ours: str, theirs: str, merged: _Merged) -> str:
                 f"- kept {relpath} (deleted on one side, changed on the other)"
             )
             continue
-        if relpath == INDEX_NAME:
+        if layout.is_index(relpath):
             continue  # merged below, once the deletions are known
+        if relpath in layout.unions:
+            union = layout.unions[relpath](_blob(git, o[1]), _blob(git, t[1]))
+            result[relpath] = (o[0], _store(git, union))
+            continue
+        if layout.first_wins and relpath.startswith(layout.first_wins):
+            result[relpath] = t  # theirs reached the remote first
+            continue
         author = _author_of(git, theirs, relpath)
         copy = conflict_copy_path(relpath, author, frozenset(result) | frozenset(other))
         result[copy] = (
@@ -630,7 +759,7 @@ def _merge_commit(git: Git, ours: str, theirs: str, merged: _Merged) -> str:
         )
         merged.conflicts.append(copy)
         notes.append(f"- both changed {relpath}: theirs is {copy}")
-    _merge_the_index(git, base, mine, other, result, merged)
+    _merge_the_indexes(git, base, mine, other, result, merged, layout)
     entries = "".join(f"{mode} {oid}\t{p}\0" for p, (mode, oid) in result.items())
     tree = _write_tree(
         git,
@@ -638,43 +767,57 @@ def _merge_commit(git: Git, ours: str, theirs: str, merged: _Merged) -> str:
         ("--add", "-z", "--index-info"),
         entries.encode("utf-8", "surrogateescape"),
     )
-    message = f"memd team sync: merge {theirs[:12]}\n\n" + "\n".join(notes) + "\n"
+    message = f"{layout.label}: merge {theirs[:12]}\n\n" + "\n".join(notes) + "\n"
     return git.text(
         *_identity(git), "commit-tree", tree, "-p", ours, "-p", theirs, "-m", message
     )
 
 
-def _merge_the_index(
+def _merge_the_indexes(
     git: Git,
     base: dict[str, tuple[str, str]],
     mine: dict[str, tuple[str, str]],
     other: dict[str, tuple[str, str]],
     result: dict[str, tuple[str, str]],
     merged: _Merged,
+    layout: Layout,
 ) -> None:
-    """Union MEMORY.md when both sides changed it, and link this merge's copies."""
-    b, o, t = base.get(INDEX_NAME), mine.get(INDEX_NAME), other.get(INDEX_NAME)
-    text = (
-        _blob(git, result[INDEX_NAME][1]).decode("utf-8", "replace")
-        if INDEX_NAME in result
-        else ""
-    )
-    if o is not None and t is not None and o != t and b not in (o, t):
-        deleted = frozenset(p for p in base if p not in result)
-        text = merge_index(
-            _blob(git, o[1]).decode("utf-8", "replace"),
-            _blob(git, t[1]).decode("utf-8", "replace"),
-            deleted=deleted,
+    """Union each MEMORY.md both sides changed, and link this merge's copies."""
+    copies_by_folder: dict[str, list[tuple[str, str, str]]] = {}
+    for copy in merged.conflicts:
+        folder = layout.folder_of(copy)
+        if copy in result and folder is not None:
+            rest = copy[len(folder) :]
+            copies_by_folder.setdefault(folder, []).append(
+                (_original_of(rest), rest, _author_in(rest))
+            )
+    indexes = {p for p in set(base) | set(mine) | set(other) if layout.is_index(p)}
+    indexes |= {folder + INDEX_NAME for folder in copies_by_folder}
+    for index in sorted(indexes):
+        folder = index[: -len(INDEX_NAME)]
+        b, o, t = base.get(index), mine.get(index), other.get(index)
+        text = (
+            _blob(git, result[index][1]).decode("utf-8", "replace")
+            if index in result
+            else ""
         )
-    copies = tuple(
-        (_original_of(copy), copy, _author_in(copy))
-        for copy in merged.conflicts
-        if copy in result
-    )
-    if copies:
-        text = link_copies(text, copies)
-    if copies or (o is not None and t is not None and o != t and b not in (o, t)):
-        result[INDEX_NAME] = ("100644", _store(git, text.encode("utf-8")))
+        both = o is not None and t is not None and o != t and b not in (o, t)
+        if both and o is not None and t is not None:
+            deleted = frozenset(
+                p[len(folder) :]
+                for p in base
+                if p not in result and p.startswith(folder)
+            )
+            text = merge_index(
+                _blob(git, o[1]).decode("utf-8", "replace"),
+                _blob(git, t[1]).decode("utf-8", "replace"),
+                deleted=deleted,
+            )
+        copies = tuple(copies_by_folder.get(folder, ()))
+        if copies:
+            text = link_copies(text, copies)
+        if copies or both:
+            result[index] = ("100644", _store(git, text.encode("utf-8")))
 
 
 def _original_of(copy: str) -> str:
@@ -691,7 +834,13 @@ def _author_in(copy: str) -> str:
 
 
 def _apply(
-    git: Git, old: str, new: str, ref: str, merged: _Merged, dirty: frozenset[str]
+    git: Git,
+    old: str,
+    new: str,
+    ref: str,
+    merged: _Merged,
+    dirty: frozenset[str],
+    layout: Layout | None = None,
 ) -> None:
     """Write `new`'s files over `old`'s in the tree, then move `ref` to `new`.
 
@@ -700,19 +849,55 @@ def _apply(
     neither `old`'s nor `new`'s holds a local edit that was not committed;
     it stays, and the incoming version goes beside it as a conflict copy.
     """
+    layout = layout or team_layout(git.work_tree)
     journal = _journal_path(git)
     # Both trees pass the path rule before the journal names them: a refused
     # tree must never become the work a later sync has to finish.
-    before = _tree_of(git, None if old == ZERO_OID else old)
-    after = _tree_of(git, new)
+    _tree_of(git, None if old == ZERO_OID else old)
+    _tree_of(git, new)
     write_atomic(journal, f"{old} {new}\n".encode("ascii"))
+    write_changes(git, None if old == ZERO_OID else old, new, merged, dirty, layout)
+    git.run("update-ref", ref, new, old)
+    git.run("reset", "-q", "--mixed")
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(journal)
+
+
+def write_changes(
+    git: Git,
+    old: str | None,
+    new: str,
+    merged: _Merged,
+    dirty: frozenset[str],
+    layout: Layout,
+) -> None:
+    """Write the placed files that differ between commits `old` and `new` locally.
+
+    With `old` None every placed file of `new` is written: how a project
+    first seen on this machine receives its memory (a local file that
+    differs stays, and theirs goes beside it).
+    """
+    before = _tree_of(git, old)
+    after = _tree_of(git, new)
     changed = sorted(
-        p for p in set(before) | set(after) if before.get(p) != after.get(p)
+        p
+        for p in set(before) | set(after)
+        if before.get(p) != after.get(p) and layout.place(p) is not None
     )
-    current = _worktree_blobs(git, changed)
-    copies: list[tuple[str, str, str]] = []
+    current = _worktree_blobs(git, changed, layout)
+    # One read for every incoming file this apply may write.
+    incoming_blobs = _blobs(
+        git,
+        {after[p][1] for p in changed if p in after and current.get(p) != after[p][1]},
+    )
+    copies: dict[str, list[tuple[str, str, str]]] = {}
     taken = frozenset(after) | frozenset(current)
     for relpath in changed:
+        placed = layout.place(relpath)
+        if placed is None:
+            continue
+        root, rest = placed
+        folder = relpath[: len(relpath) - len(rest)]
         old_entry, new_entry = before.get(relpath), after.get(relpath)
         have = current.get(relpath)
         want = new_entry[1] if new_entry else None
@@ -720,30 +905,37 @@ def _apply(
             continue
         is_clean = have == (old_entry[1] if old_entry else None)
         if is_clean and relpath not in dirty:
-            _write_or_remove(git.work_tree, relpath, _blob(git, want) if want else None)
-        elif relpath == INDEX_NAME and new_entry is not None and have is not None:
+            _write_or_remove(root, rest, incoming_blobs[want] if want else None)
+        elif layout.is_index(relpath) and new_entry is not None and have is not None:
             # A held-back local index (say, over budget) takes the incoming
             # entries in: the union loses neither side's lines.
-            local = (_read_local(git.work_tree, relpath) or b"").decode(
-                "utf-8", "replace"
-            )
+            local = (_read_local(root, rest) or b"").decode("utf-8", "replace")
             incoming = _blob(git, new_entry[1]).decode("utf-8", "replace")
-            gone = frozenset(p for p in before if p not in after)
+            gone = frozenset(
+                p[len(folder) :]
+                for p in before
+                if p not in after and p.startswith(folder)
+            )
             union = merge_index(local, incoming, deleted=gone).encode("utf-8")
             if union != local.encode("utf-8"):
-                _write_or_remove(git.work_tree, relpath, union)
+                _write_or_remove(root, rest, union)
         elif new_entry is not None and relpath.endswith(".md"):
             author = _author_of(git, new, relpath)
             copy = conflict_copy_path(relpath, author, taken)
             taken |= {copy}
             data = conflict_copy_text(relpath, _blob(git, new_entry[1]), author)
-            _write_or_remove(git.work_tree, copy, data)
-            copies.append((relpath, copy, author))
+            _write_or_remove(root, copy[len(folder) :], data)
+            copies.setdefault(folder, []).append((rest, copy[len(folder) :], author))
             merged.conflicts.append(copy)
-    if copies:
-        index_entry = after.get(INDEX_NAME)
-        if INDEX_NAME not in dirty and current.get(INDEX_NAME) in (
-            (before.get(INDEX_NAME) or ("", None))[1],
+    for folder, folder_copies in copies.items():
+        index = folder + INDEX_NAME
+        placed = layout.place(index)
+        if placed is None:
+            continue
+        index_entry = after.get(index)
+        have_index = current.get(index, _blob_id_of(git, placed))
+        if index not in dirty and have_index in (
+            (before.get(index) or ("", None))[1],
             index_entry[1] if index_entry else None,
         ):
             text = (
@@ -752,14 +944,16 @@ def _apply(
                 else ""
             )
             _write_or_remove(
-                git.work_tree,
-                INDEX_NAME,
-                link_copies(text, tuple(copies)).encode("utf-8"),
+                placed[0],
+                placed[1],
+                link_copies(text, tuple(folder_copies)).encode("utf-8"),
             )
-    git.run("update-ref", ref, new, old)
-    git.run("reset", "-q", "--mixed")
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(journal)
+
+
+def _blob_id_of(git: Git, placed: tuple[str, str]) -> str | None:
+    """Return the blob id of a placed file as it is on disk (None when absent)."""
+    root, rest = placed
+    return _worktree_blobs(git, [rest], team_layout(root)).get(rest)
 
 
 def _read_local(team_dir: str, relpath: str) -> bytes | None:
@@ -773,10 +967,12 @@ def _read_local(team_dir: str, relpath: str) -> bytes | None:
         return None
 
 
-def _worktree_blobs(git: Git, relpaths: list[str]) -> dict[str, str]:
-    """Return relpath -> blob id of the regular files among `relpaths` in the tree.
+def _worktree_blobs(
+    git: Git, relpaths: list[str], layout: Layout | None = None
+) -> dict[str, str]:
+    """Return relpath -> blob id of the regular files among `relpaths` on disk.
 
-    Each file is read below the team dir's descriptor (`read_beneath`), never
+    Each file is read below its folder's descriptor (`read_beneath`), never
     through a link, and hashed here as git hashes a blob: git's own
     ``hash-object --stdin-paths`` opens paths by name.
     """
@@ -784,17 +980,31 @@ def _worktree_blobs(git: Git, relpaths: list[str]) -> dict[str, str]:
 
     from memd.fsread import DEFAULT_LIMIT, read_beneath
 
+    layout = layout or team_layout(git.work_tree)
     algorithm = git.text("rev-parse", "--show-object-format")  # sha1 or sha256
     blobs: dict[str, str] = {}
-    with _team_fd(git.work_tree) as root_fd:
-        for relpath in relpaths:
-            try:
-                data = read_beneath(root_fd, relpath, DEFAULT_LIMIT)
-            except OSError:
-                continue  # missing, a link on the way, not a regular file
-            digest = hashlib.new(algorithm, b"blob %d\0" % len(data))
-            digest.update(data)
-            blobs[relpath] = digest.hexdigest()
+    by_root: dict[str, list[tuple[str, str]]] = {}
+    for relpath in relpaths:
+        placed = layout.place(relpath)
+        if placed is not None:
+            by_root.setdefault(placed[0], []).append((relpath, placed[1]))
+    for root, members in by_root.items():
+        try:
+            fd_context = _team_fd(root)
+            root_fd = fd_context.__enter__()
+        except OSError:
+            continue  # the folder is not there (yet): nothing in it
+        try:
+            for relpath, rest in members:
+                try:
+                    data = read_beneath(root_fd, rest, DEFAULT_LIMIT)
+                except OSError:
+                    continue  # missing, a link on the way, not a regular file
+                digest = hashlib.new(algorithm, b"blob %d\0" % len(data))
+                digest.update(data)
+                blobs[relpath] = digest.hexdigest()
+        finally:
+            fd_context.__exit__(None, None, None)
     return blobs
 
 

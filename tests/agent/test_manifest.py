@@ -88,6 +88,21 @@ class TestBuildManifest:
             "- [user] old.md (2025-11-24T16:00:00.000Z): old one"
         ) == text
 
+    def test_newest_first_by_nanosecond_with_ties_in_path_order(
+        self, make_memdir: MemDirMaker
+    ) -> None:
+        """Order is by mtime (1 ns apart counts), newest first; equal mtimes by path."""
+        mtimes = {"c.md": 3, "a.md": 1, "e.md": 2, "b.md": 2, "d/x.md": 2, "f.md": 0}
+        for relpath, offset in mtimes.items():
+            path = make_memdir.topic(relpath, name="n", description="d", type="user")
+            touch(path, BASE_NS + offset)
+
+        entries = build_manifest(load_memdir(str(make_memdir.root)))
+
+        assert ["c.md", "b.md", "d/x.md", "e.md", "a.md", "f.md"] == [
+            e.relpath for e in entries
+        ]
+
     def test_both_dialects(self, make_memdir: MemDirMaker) -> None:
         """A nested-dialect type is read from metadata."""
         path = make_memdir.write(

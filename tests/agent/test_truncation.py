@@ -115,6 +115,49 @@ class TestTruncateEntrypoint:
 
         assert actual.content.startswith("a" * 100 + WARNING_HEAD)
 
+    @pytest.mark.parametrize(
+        ("newline_at", "kept_units"),
+        [(24_999, 24_999), (25_000, 25_000), (25_001, 100)],
+    )
+    def test_cut_falls_at_the_last_newline_at_or_before_the_limit(
+        self, newline_at: int, kept_units: int
+    ) -> None:
+        """With a newline at 100 too, one at 24,999 or 25,000 wins; at 25,001 not."""
+        text = "a" * 100 + "\n" + "a" * (newline_at - 101) + "\n" + "b" * 10
+
+        actual = truncate_entrypoint(text, profile=OLD)
+
+        assert actual.content.startswith(text[:kept_units] + WARNING_HEAD)
+
+    def test_a_newline_at_index_1_is_a_cut_point(self) -> None:
+        """Only index 0 means "no newline": one at index 1 keeps the first character."""
+        actual = truncate_entrypoint("x\n" + "a" * 25_010, profile=OLD)
+
+        assert actual.content.startswith("x" + WARNING_HEAD)
+
+    def test_200_kept_lines_of_exactly_25000_units_are_not_cut_again(self) -> None:
+        """Past 200 lines, kept text exactly at 25,000 units stays whole."""
+        # 200 lines: 199 of 125 units plus newlines, the last filling to 25,000.
+        head = ["y" * 124] * 199
+        last = "y" * (25_000 - 199 * 125)
+        text = "\n".join([*head, last, "over the line limit"])
+
+        actual = truncate_entrypoint(text, profile=OLD)
+
+        kept = "\n".join([*head, last])
+        assert 25_000 == utf16_len(kept)
+        assert warned(kept, "201 lines and 24.4KB") == actual.content
+
+    def test_the_newest_notice_names_what_was_cut(self) -> None:
+        """2.1.332's sentence counts the cut lines and quotes the first one cut."""
+        actual = truncate_entrypoint(lines(203), profile="2.1.332")
+
+        assert actual.content.endswith(
+            "Only part of it was loaded: 3 of 203 lines were cut off, starting at"
+            ' line 201 ("x200"). Keep index entries to one line under ~200 chars;'
+            " move detail into topic files."
+        )
+
     def test_astral_characters_count_two_units(self) -> None:
         """12,500 emoji are 25,000 units: within the limit."""
         text = "😀" * 12_500
@@ -209,3 +252,8 @@ class TestFormatFileSize:
         actual = format_file_size(size)
 
         assert expected == actual
+
+    def test_an_unknown_profile_is_refused(self) -> None:
+        """The profile is checked though every profile formats alike."""
+        with pytest.raises(ValueError, match="no agent profile for"):
+            format_file_size(1, profile="0.0.1")

@@ -138,6 +138,11 @@ def _answer(
         from memd.hooks.feedback import post_tool_use
 
         return post_tool_use(payload, env)
+    from memd.sync.pull import pull_before_session
+
+    # Personal sync on and not run for a while: fetch first (bounded), so the
+    # memory the agent is about to read includes the other machines' edits.
+    pull_before_session(payload.get("cwd"), env)
     if not inject_prompt:
         from memd.hooks.fastpath import session_start_warm
 

@@ -1,5 +1,8 @@
 """`memd paths`: where a project's memory lives, whether it is on, and why.
 
+Also the project's identity for personal sync and where it came from
+(`memd.agent.identity`).
+
 Also which agent profile resolved it and why, and what workspace trust did
 when it changed the answer.
 """
@@ -36,10 +39,19 @@ def run(args: argparse.Namespace) -> int:
     choice = in_force(config)
     location = resolve_memory_location(project, profile=choice.profile)
     today_log = daily_log_path(location.memory_dir, datetime.date.today())
+    from memd.sync.identity import project_identity
+
+    identity = project_identity(location.project_root, config.sync_projects)
     if args.format == "json":
         import json
 
-        extra = {"today_log_path": today_log, "profile_reason": choice.reason}
+        extra = {
+            "today_log_path": today_log,
+            "profile_reason": choice.reason,
+            "identity": identity.identity if identity else None,
+            "identity_source": identity.source if identity else None,
+            "identity_from": identity.detail if identity else None,
+        }
         print(json.dumps({**location.to_dict(), **extra}, indent=2))
         return 0
     state = "enabled" if location.enablement.enabled else "disabled"
@@ -55,6 +67,12 @@ def run(args: argparse.Namespace) -> int:
         ("index", location.index_path),
         ("today's log", today_log),
         ("team dir", location.team_dir),
+        (
+            "identity",
+            f"{identity.identity} ({identity.source}: {identity.detail})"
+            if identity
+            else "none (no remote, no commit, no [sync.projects] entry)",
+        ),
         ("profile", f"{location.profile} ({choice.reason})"),
     )
     if location.trust is not None:

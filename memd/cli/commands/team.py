@@ -117,18 +117,14 @@ def _sync(config: Config, project: str) -> int:
 
     team_dir = team_dir_of(config, project)
     log = get_logger(component="team")
-    from memd.team.conflicts import lint_errors
+    from memd.team.conflicts import lint_errors_for
 
     result = sync_team(
         team_dir,
         branch=config.team_branch,
         timeout_seconds=config.team_git_timeout_seconds,
         log=log,
-        lint_errors=lambda path: lint_errors(
-            path,
-            severities=config.lint_severities,
-            max_file_bytes=config.max_topic_file_bytes,
-        ),
+        lint_errors=lint_errors_for(config),
     )
     record_result(
         config.state_dir,

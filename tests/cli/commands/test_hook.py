@@ -238,6 +238,17 @@ def _started(git_repo: Path, memory_dir: Path, isolated_home: Home) -> Path:
     return memory_dir
 
 
+def _start_with_index(git_repo: Path, memory_dir: Path, text: str) -> Path:
+    """Write MEMORY.md, then run SessionStart so the session records it as it is."""
+    index = memory_dir / "MEMORY.md"
+    index.write_text(text)
+    result = run_hook(
+        ["session-start"], session_start(git_repo, "startup"), os.environ.copy()
+    )
+    assert 0 == result.returncode, result.stderr
+    return index
+
+
 class TestPostToolUse:
     def test_write_of_a_bad_file_blocks_and_its_fix_is_silent(
         self, git_repo: Path, started: Path, isolated_home: Home
@@ -387,11 +398,7 @@ class TestPostToolUse:
         self, git_repo: Path, memory_dir: Path, isolated_home: Home
     ) -> None:
         """Shrinking an index that stays over the limit is progress, not a block."""
-        index = memory_dir / "MEMORY.md"
-        index.write_text(over_budget_index(240))
-        run_hook(
-            ["session-start"], session_start(git_repo, "startup"), isolated_home.env()
-        )
+        index = _start_with_index(git_repo, memory_dir, over_budget_index(240))
         shrink = write_payload(
             git_repo, index, over_budget_index(220), index.read_text()
         )
@@ -400,6 +407,43 @@ class TestPostToolUse:
 
         assert "decision" not in output
         assert "I002" in context_of(output)
+
+    def test_an_edit_that_keeps_an_over_budget_index_as_long_does_not_block(
+        self, git_repo: Path, memory_dir: Path, isolated_home: Home
+    ) -> None:
+        """Same line count over 200 (worse versus same): a note, never a block."""
+        index = _start_with_index(git_repo, memory_dir, over_budget_index(240))
+        same = edit_payload(git_repo, index, "note 7\n", "note seven\n")
+
+        output = output_of(run_hook(["post-tool-use"], same, isolated_home.env()))
+
+        assert "decision" not in output
+        assert "I002" in context_of(output)
+
+    @pytest.mark.parametrize(
+        ("new", "is_blocked"), [("y" * 9, False), ("y" * 10, False), ("y" * 11, True)]
+    )
+    def test_an_index_over_the_unit_limit_blocks_only_when_longer(
+        self,
+        git_repo: Path,
+        memory_dir: Path,
+        isolated_home: Home,
+        new: str,
+        is_blocked: bool,
+    ) -> None:
+        """Over 25,000 units: a shorter or equal edit passes, one more unit blocks."""
+        index = _start_with_index(
+            git_repo,
+            memory_dir,
+            "".join(f"- [E{i}](feedback_db.md) — {'x' * 200}\n" for i in range(150))
+            + "- [Last](feedback_db.md) — zzzzzzzzzz\n",
+        )
+        edit = edit_payload(git_repo, index, "z" * 10, new)
+
+        output = output_of(run_hook(["post-tool-use"], edit, isolated_home.env()))
+
+        assert is_blocked == ("block" == output.get("decision")), output
+        assert "I003" in (output.get("reason") or context_of(output))
 
     def test_unrelated_tools_are_silent(
         self, git_repo: Path, started: Path, isolated_home: Home

@@ -55,6 +55,8 @@ class TestPathsText:
             f"index:       {memory_dir}MEMORY.md",
             f"today's log: {expected_log}",
             f"team dir:    {memory_dir}team/",
+            # no git on this PATH either: no remote or commit to derive it from
+            "identity:    none (no remote, no commit, no [sync.projects] entry)",
             "profile:     2.1.332 (auto: no claude on PATH, so the newest profile)",
         ] == out.splitlines()
 

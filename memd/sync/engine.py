@@ -1,0 +1,764 @@
+"""One personal sync: every project's memory dir against one private remote.
+
+The repository lives in the state dir (``<state>/sync/repo/.git``) and has
+no checkout of its own: its tree is
+
+```
+manifest.json                 {"projects": [identity, ...]}: every project synced
+projects/<identity>/...       one project's memory: MEMORY.md, topic files, logs/
+```
+
+and each ``projects/<identity>/`` folder is *placed* in the memory dir the
+agent reads for that project on this machine (its own munged path), never
+through a symlink. `memd.team.sync` does the merging with a `Layout` that
+says where each folder lives, so team and personal sync share one engine:
+the index is a union, a topic file both sides changed keeps both, a delete
+against an edit keeps the edit, every file is written with `write_atomic`
+behind the same journal, and a sync killed at any instant leaves every file
+old or new.
+
+A sync, under ``.git/memd/sync.lock``:
+
+1. **Recover** a merge a killed sync was writing (the team journal).
+2. **Attach** each project first seen here: its folder, as the repository
+   has it, is written into its memory dir (a local file that differs stays,
+   theirs goes beside it), then recorded in ``.git/memd/places.json``.
+3. **Commit** each placed memory dir's changes against the folder in HEAD,
+   from objects only. Hidden files, ``team/`` (team memory never goes to a
+   personal remote), symlinks, non-Markdown files, files with lint errors
+   and files in which `memd.lint.secrets` finds a likely secret stay out and
+   are reported with the file and line.
+4. **Fetch, merge, push** as team sync does, refusing a remote tree with any
+   path outside the layout whole, before anything is written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from dataclasses import dataclass
+
+from memd.errors import MemdError, UsageError
+from memd.team.git import Git, GitError, redact
+from memd.team.sync import (
+    EMPTY_TREE,
+    MEMD_DIR,
+    PUSH_ATTEMPTS,
+    Layout,
+    SyncResult,
+    _blob,
+    _fetch_and_merge,
+    _identity,
+    _Merged,
+    _push,
+    _recover,
+    _tree_of,
+    _try_lock,
+    _write_tree,
+    init_team,
+    is_team_repo,
+    sync_outcome,
+    write_changes,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping
+
+    from structlog.typing import FilteringBoundLogger
+
+PROJECTS = "projects/"
+MANIFEST = "manifest.json"
+DREAMS = "dreams/"
+PLACES_FILE = "places.json"
+MAX_FILES_PER_PROJECT = 10_000
+MAX_DEPTH = 8
+_LABEL = "memd sync"
+
+
+@dataclass(frozen=True, slots=True)
+class Project:
+    """A project on this machine: its identity and the memory dir the agent reads."""
+
+    identity: str
+    memory_dir: str  # without a trailing separator
+    project_root: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PersonalResult:
+    """What one personal sync did: the shared `SyncResult` and the projects in it."""
+
+    sync: SyncResult
+    projects: tuple[Project, ...] = ()
+    attached: tuple[str, ...] = ()  # identities first placed on this machine
+    not_synced: tuple[tuple[str, str], ...] = ()  # (project or memory dir, why)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            **self.sync.to_dict(),
+            "projects": {p.identity: p.memory_dir for p in self.projects},
+            "attached": list(self.attached),
+            "not_synced": [list(item) for item in self.not_synced],
+        }
+
+
+def repo_dir(state_dir: str) -> str:
+    """Return the directory whose ``.git`` is the personal repository."""
+    return os.path.join(state_dir, "sync", "repo")
+
+
+def is_enabled(state_dir: str) -> bool:
+    """Return True once `memd sync init` has made the personal repository."""
+    return is_team_repo(repo_dir(state_dir))
+
+
+def folder_of(identity: str) -> str:
+    return f"{PROJECTS}{identity}/"
+
+
+# -- the path rule of a personal tree --------------------------------------------
+
+
+def _component_refusal(parts: list[str]) -> str | None:
+    if any(
+        not part
+        or part.startswith(".")
+        or "\\" in part
+        or any(ord(c) < 32 or ord(c) == 127 for c in part)
+        for part in parts
+    ):
+        return "an empty, hidden, '..' or control-character component"
+    return None
+
+
+def local_refusal(rest: str) -> str | None:
+    """Return why a path inside a project's folder may not travel, or None."""
+    why = _component_refusal(rest.split("/"))
+    if why is not None:
+        return why
+    if not rest.endswith(".md"):
+        return "not a Markdown file"
+    if rest.split("/")[0] == "team":
+        return "team memory in a personal remote"
+    return None
+
+
+def path_refusal(relpath: str, identities: frozenset[str]) -> str | None:
+    """Return why `relpath` may not be in a personal tree, or None when it may."""
+    from memd.relpath import relpath_refusal
+
+    why = relpath_refusal(relpath)
+    if why is not None or relpath == MANIFEST:
+        return why
+    why = _component_refusal(relpath.split("/"))
+    if why is not None:
+        return why
+    if relpath.startswith(DREAMS):
+        return None if relpath.endswith(".json") else "not a dream claim"
+    if not relpath.startswith(PROJECTS):
+        return "outside projects/"
+    folder = _folder(relpath, identities)
+    if folder is None:
+        return "in no project the manifest names"
+    return local_refusal(relpath[len(folder) :])
+
+
+def _folder(relpath: str, identities: Iterable[str]) -> str | None:
+    best = None
+    for identity in identities:
+        prefix = folder_of(identity)
+        if relpath.startswith(prefix) and (best is None or len(prefix) > len(best)):
+            best = prefix
+    return best
+
+
+def _manifest_identities(data: bytes) -> frozenset[str]:
+    from memd.agent.identity import is_identity
+    from memd.fastjson import loads
+
+    try:
+        parsed = loads(data)
+    except ValueError:
+        return frozenset()
+    listed = parsed.get("projects") if isinstance(parsed, dict) else None
+    if not isinstance(listed, list):
+        return frozenset()
+    return frozenset(i for i in listed if isinstance(i, str) and is_identity(i))
+
+
+def manifest_bytes(identities: Iterable[str]) -> bytes:
+    """Return the manifest naming `identities` (sorted, one per line)."""
+    from memd.fastjson import dumps
+
+    rows = ",\n".join(f"    {dumps(i)}" for i in sorted(set(identities)))
+    return ('{\n  "projects": [\n' + rows + "\n  ]\n}\n").encode("utf-8")
+
+
+def merge_manifests(ours: bytes, theirs: bytes) -> bytes:
+    """Return the union of two manifests (a project is never dropped by a merge)."""
+    return manifest_bytes(_manifest_identities(ours) | _manifest_identities(theirs))
+
+
+def _identities_in(git: Git, commit: str | None) -> frozenset[str]:
+    tree = _tree_of(git, commit)
+    entry = tree.get(MANIFEST)
+    return _manifest_identities(_blob(git, entry[1])) if entry else frozenset()
+
+
+def _layout(places: Mapping[str, str], identities: Iterable[str]) -> Layout:
+    known = set(identities) | set(places)
+    return Layout(
+        roots={folder_of(i): places[i] for i in places},
+        prefixes=tuple(sorted({folder_of(i) for i in known}, key=len, reverse=True)),
+        unions={MANIFEST: merge_manifests},
+        first_wins=(DREAMS,),
+        label=_LABEL,
+        check_tree=refuse_hostile_tree,
+    )
+
+
+def refuse_hostile_tree(git: Git, commit: str) -> None:
+    """Raise `MemdError` when any path of `commit` breaks `path_refusal`: refused whole.
+
+    Nothing has been written when it raises.
+    """
+    tree = _tree_of(git, commit)
+    manifest = tree.get(MANIFEST)
+    identities = _manifest_identities(_blob(git, manifest[1])) if manifest else set()
+    for relpath, (mode, _) in tree.items():
+        why = path_refusal(relpath, frozenset(identities))
+        if why is None and mode not in ("100644", "100755"):
+            why = "not a regular file"
+        if why is not None:
+            raise MemdError(f"the remote's tree is refused whole: {relpath!r}: {why}")
+
+
+# -- setup -------------------------------------------------------------------------
+
+
+def init_personal(
+    state_dir: str,
+    remote_url: str,
+    *,
+    branch: str,
+    timeout_seconds: float,
+    log: FilteringBoundLogger,
+    team_urls: Iterable[str] = (),
+) -> None:
+    """Make the personal repository with `remote_url` as its origin (idempotent).
+
+    Raises:
+        UsageError: the URL is a team remote, or the repository already
+            syncs with another URL.
+        GitError: git failed.
+    """
+    if _same_remote(remote_url, team_urls):
+        raise UsageError(
+            f"{redact(remote_url)} is a team remote; personal memory never goes to "
+            "a team's repository (use a private repository of your own)"
+        )
+    init_team(
+        repo_dir(state_dir),
+        remote_url,
+        branch=branch,
+        timeout_seconds=timeout_seconds,
+        log=log,
+    )
+
+
+def _same_remote(url: str, others: Iterable[str]) -> bool:
+    from memd.agent.identity import normalize_remote_url
+
+    key = normalize_remote_url(url) or os.path.normpath(url.strip())
+    return any(
+        (normalize_remote_url(other) or os.path.normpath(other.strip())) == key
+        for other in others
+        if other
+    )
+
+
+# -- the sync ----------------------------------------------------------------------
+
+
+def sync_personal(
+    state_dir: str,
+    projects: Iterable[Project],
+    *,
+    branch: str,
+    timeout_seconds: float,
+    log: FilteringBoundLogger,
+    lint_errors: Callable[[str], Mapping[str, str]] | None = None,
+    allow: frozenset[str] = frozenset(),
+    max_file_bytes: int = 256 * 1024,
+    is_dream_running: Callable[[str], bool] | None = None,
+) -> PersonalResult:
+    """Run one personal sync of `projects` and return what happened.
+
+    Never raises for git or the remote: an unreachable remote is an
+    ``offline`` result, a hostile tree a ``failed`` one.
+
+    Raises:
+        UsageError: `memd sync init` has not been run.
+    """
+    from memd.locks import is_dream_running as dream_holds
+    from memd.team.conflicts import lint_errors as default_lint
+
+    repo = repo_dir(state_dir)
+    if not is_team_repo(repo):
+        raise UsageError("personal sync is off (run `memd sync init --remote URL`)")
+    chosen, not_synced = _one_dir_per_identity(projects)
+    holds = is_dream_running or dream_holds
+    if any(holds(p.memory_dir) for p in chosen):
+        log.info("personal_sync_skipped", why="dream_running")
+        skipped = SyncResult(team_dir=repo, state="skipped", error="a dream is running")
+        return PersonalResult(sync=skipped, projects=chosen, not_synced=not_synced)
+    lock_fd = _try_lock(os.path.join(repo, ".git", MEMD_DIR, "sync.lock"))
+    if lock_fd is None:
+        busy = SyncResult(
+            team_dir=repo, state="skipped", error="another sync is running"
+        )
+        return PersonalResult(sync=busy, projects=chosen, not_synced=not_synced)
+    git = Git(repo, timeout_seconds, lock_fd=lock_fd)
+    try:
+        return _sync_locked(
+            git,
+            branch,
+            chosen,
+            not_synced,
+            log=log,
+            lint_errors=lint_errors or default_lint,
+            allow=allow,
+            max_file_bytes=max_file_bytes,
+        )
+    finally:
+        os.close(lock_fd)
+
+
+def _one_dir_per_identity(
+    projects: Iterable[Project],
+) -> tuple[tuple[Project, ...], tuple[tuple[str, str], ...]]:
+    """Keep one memory dir per identity (the first by path); report the others."""
+    by_identity: dict[str, Project] = {}
+    by_dir: dict[str, Project] = {}
+    not_synced: list[tuple[str, str]] = []
+    for project in sorted(projects, key=lambda p: (p.memory_dir, p.identity)):
+        if project.memory_dir in by_dir:
+            continue  # a second worktree or a second root of the same dir
+        other = by_identity.get(project.identity)
+        if other is not None:
+            not_synced.append(
+                (
+                    project.memory_dir,
+                    f"same identity {project.identity} as {other.memory_dir}",
+                )
+            )
+            continue
+        by_identity[project.identity] = by_dir[project.memory_dir] = project
+    return tuple(by_identity.values()), tuple(not_synced)
+
+
+def _places_path(git: Git) -> str:
+    return os.path.join(git.git_dir, MEMD_DIR, PLACES_FILE)
+
+
+def read_places(git_dir: str) -> dict[str, str]:
+    """Return identity -> memory dir of the projects attached on this machine."""
+    from memd.fastjson import loads
+    from memd.fsread import read_bytes
+
+    try:
+        data = loads(read_bytes(os.path.join(git_dir, MEMD_DIR, PLACES_FILE), 1 << 22))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
+
+
+def _write_places(git: Git, places: Mapping[str, str]) -> None:
+    from memd.atomic import write_atomic
+    from memd.fastjson import dumps
+
+    write_atomic(
+        _places_path(git), (dumps(dict(sorted(places.items()))) + "\n").encode()
+    )
+
+
+def _sync_locked(
+    git: Git,
+    branch: str,
+    projects: tuple[Project, ...],
+    not_synced: tuple[tuple[str, str], ...],
+    *,
+    log: FilteringBoundLogger,
+    lint_errors: Callable[[str], Mapping[str, str]],
+    allow: frozenset[str],
+    max_file_bytes: int,
+) -> PersonalResult:
+    ref = f"refs/heads/{branch}"
+    merged = _Merged()
+    committed: tuple[str, ...] = ()
+    left_out: tuple[tuple[str, str], ...] = ()
+    attached: list[str] = []
+    retries = 0
+    repo = git.work_tree
+    try:
+        git.check_local_config()
+        places = read_places(git.git_dir)
+        gone = [i for i, d in places.items() if not os.path.isdir(d)]
+        if gone:  # a memory dir removed whole: re-attach later, delete nothing
+            places = {i: d for i, d in places.items() if i not in gone}
+            _write_places(git, places)
+        # A killed merge is finished with the places it was writing into.
+        _recover(git, ref, merged, _layout(places, _identities_in(git, git.rev(ref))))
+        # Every attached dir stays placed whether or not this run resolved its
+        # project: a folder left unplaced would miss merges, then commit its
+        # stale files back as if they were edits.
+        for project in projects:
+            identity, memory_dir = project.identity, project.memory_dir
+            if places.get(identity) == memory_dir:
+                continue
+            head = git.rev(ref)
+            os.makedirs(memory_dir, mode=0o700, exist_ok=True)
+            if head is not None:
+                alone = _layout({identity: memory_dir}, [identity])
+                write_changes(git, None, head, merged, frozenset(), alone)
+            places[identity] = memory_dir
+            _write_places(git, places)
+            attached.append(identity)
+        committed, left_out = _commit_places(
+            git, ref, places, lint_errors, allow, max_file_bytes
+        )
+        dirty = frozenset(
+            folder_of(i) + os.path.relpath(path, places[i]).replace(os.sep, "/")
+            for path, _ in left_out
+            for i in places
+            if path.startswith(places[i] + os.sep)
+        )
+        for attempt in range(PUSH_ATTEMPTS):
+            retries = attempt
+            layout = _layout(places, _identities_in(git, git.rev(ref)))
+            _fetch_and_merge(git, branch, ref, merged, dirty, layout)
+            if _push(git, branch, ref):
+                break
+            log.info("personal_push_rejected", attempt=attempt + 1)
+        else:
+            raise GitError(f"push still rejected after {PUSH_ATTEMPTS} merges")
+    except (GitError, MemdError, OSError) as error:
+        failed = sync_outcome(
+            repo,
+            merged,
+            committed=committed,
+            left_out=left_out,
+            log=log,
+            event="personal",
+            error=error,
+            repo=repo,
+        )
+        return PersonalResult(
+            sync=failed,
+            projects=projects,
+            attached=tuple(attached),
+            not_synced=not_synced,
+        )
+    done = sync_outcome(
+        repo,
+        merged,
+        committed=committed,
+        left_out=left_out,
+        log=log,
+        event="personal",
+        retries=retries,
+        projects=len(projects),
+        attached=attached,
+    )
+    return PersonalResult(
+        sync=done, projects=projects, attached=tuple(attached), not_synced=not_synced
+    )
+
+
+# -- committing the memory dirs -----------------------------------------------------
+
+
+def _blob_oid(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()  # noqa: S324 -- git's object id
+
+
+def collect_files(memory_dir: str, max_file_bytes: int) -> dict[str, bytes | str]:
+    """Return relpath -> bytes (or why it stays out) for each file that could travel.
+
+    Hidden entries and ``team/`` are skipped silently: they are never
+    personal memory. Symlinks are never followed.
+    """
+    from memd.fsread import list_dir, read_bytes
+
+    found: dict[str, bytes | str] = {}
+    stack: list[tuple[str, int]] = [("", 0)]
+    while stack and len(found) < MAX_FILES_PER_PROJECT:
+        relative, depth = stack.pop()
+        try:
+            entries = list_dir(os.path.join(memory_dir, relative))
+        except OSError:
+            continue
+        for entry in entries:
+            name = entry.name
+            if name.startswith(".") or (not relative and name == "team"):
+                continue
+            relpath = f"{relative}/{name}" if relative else name
+            try:
+                mode = entry.stat(follow_symlinks=False).st_mode
+            except OSError:
+                continue
+            if stat.S_ISDIR(mode):
+                if depth < MAX_DEPTH:
+                    stack.append((relpath, depth + 1))
+                continue
+            refusal = local_refusal(relpath)
+            if refusal is not None:
+                found[relpath] = refusal
+            elif stat.S_ISLNK(mode):
+                found[relpath] = "symlink (never synced)"
+            elif not stat.S_ISREG(mode):
+                found[relpath] = "not a regular file"
+            else:
+                try:
+                    found[relpath] = read_bytes(
+                        os.path.join(memory_dir, relpath), max_file_bytes
+                    )
+                except OSError as error:
+                    found[relpath] = f"unreadable or too large ({error.strerror})"
+    return found
+
+
+def _commit_places(
+    git: Git,
+    ref: str,
+    places: Mapping[str, str],
+    lint_errors: Callable[[str], Mapping[str, str]],
+    allow: frozenset[str],
+    max_file_bytes: int,
+) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """Commit every placed memory dir's changes; return (committed, left out).
+
+    Both name local paths, so status and lint output point at the file. Only
+    files that differ from HEAD are judged (a memory dir with no change is
+    not even linted), and their blobs are stored in one `store_blobs` call.
+    """
+    from memd.lint.secrets import find_secrets_in_bytes
+
+    head = git.rev(ref)
+    tree = _tree_of(git, head)
+    updates: list[str] = []
+    committed: list[str] = []
+    in_repo: list[str] = []  # the message names repository paths, not this machine's
+    left_out: list[tuple[str, str]] = []
+    to_store: dict[str, bytes] = {}
+    for identity, memory_dir in sorted(places.items()):
+        prefix = folder_of(identity)
+        in_head = {
+            p[len(prefix) :]: oid
+            for p, (_, oid) in tree.items()
+            if p.startswith(prefix)
+        }
+        local = collect_files(memory_dir, max_file_bytes)
+        changed = {
+            relpath: data
+            for relpath, data in local.items()
+            if not (isinstance(data, bytes) and in_head.get(relpath) == _blob_oid(data))
+        }
+        errors = lint_errors(memory_dir) if changed else {}
+        for relpath, data in sorted(changed.items()):
+            path = os.path.join(memory_dir, relpath)
+            why = data if isinstance(data, str) else None
+            if why is None and isinstance(data, bytes):
+                # The whole file, logs included: lint reads topic files only.
+                secrets = find_secrets_in_bytes(data, allow=allow)
+                if secrets:
+                    first = secrets[0]
+                    why = f"line {first.line}: {first.message()}"
+            if why is None and relpath in errors:
+                why = f"lint error: {errors[relpath]}"
+            if why is not None or not isinstance(data, bytes):
+                left_out.append((path, why or "left out"))
+                continue
+            oid = _blob_oid(data)
+            to_store[oid] = data
+            updates.append(f"100644 {oid}\t{prefix}{relpath}\0")
+            committed.append(path)
+            in_repo.append(prefix + relpath)
+        for relpath in sorted(in_head):
+            if relpath not in local:
+                updates.append(f"0 {'0' * 40}\t{prefix}{relpath}\0")
+                committed.append(os.path.join(memory_dir, relpath))
+                in_repo.append(f"{prefix}{relpath} (deleted)")
+    identities = _manifest_identities(
+        _blob(git, tree[MANIFEST][1]) if MANIFEST in tree else b""
+    )
+    if not set(places) <= identities or MANIFEST not in tree:
+        manifest = manifest_bytes(identities | set(places))
+        to_store[_blob_oid(manifest)] = manifest
+        updates.append(f"100644 {_blob_oid(manifest)}\t{MANIFEST}\0")
+    if not updates:
+        return (), tuple(left_out)
+    store_blobs(git, to_store)
+    new_tree = _write_tree(
+        git,
+        head or EMPTY_TREE,
+        ("-z", "--index-info"),
+        "".join(updates).encode("utf-8", "surrogateescape"),
+    )
+    if head is not None and new_tree == git.text("rev-parse", f"{head}^{{tree}}"):
+        return (), tuple(left_out)
+    lines = "\n".join(f"- {path}" for path in in_repo)
+    message = f"{_LABEL}: {len(committed)} file(s)\n\n{lines}\n"
+    parents = ("-p", head) if head else ()
+    commit = git.text(*_identity(git), "commit-tree", new_tree, *parents, "-m", message)
+    git.run("update-ref", ref, commit, head or "0" * 40)
+    return tuple(committed), tuple(left_out)
+
+
+def store_blobs(git: Git, blobs: Mapping[str, bytes]) -> None:
+    """Write `blobs` (oid -> bytes, as read) into the object store in one git call.
+
+    ``git fast-import`` takes the bytes memd read (never a path, so nothing
+    is opened by name behind memd's back); `git cat-file --batch-check`
+    then confirms every oid exists before a tree names it.
+
+    Raises:
+        MemdError: an object is missing afterwards.
+    """
+    if not blobs:
+        return
+    stream = b"".join(
+        b"blob\ndata %d\n%s\n" % (len(data), data) for data in blobs.values()
+    )
+    git.run("fast-import", "--quiet", "--done", input_bytes=stream + b"done\n")
+    check = git.run(
+        "cat-file",
+        "--batch-check",
+        input_bytes="".join(oid + "\n" for oid in blobs).encode("ascii"),
+    ).stdout.decode("ascii", "replace")
+    if "missing" in check:
+        raise MemdError("git did not store every object memd read; nothing committed")
+
+
+# -- queries -----------------------------------------------------------------------
+
+
+def remote_of(state_dir: str, timeout_seconds: float) -> str | None:
+    """Return the personal remote's URL, redacted, or None before `memd sync init`."""
+    from memd.team.sync import remote_url
+
+    repo = repo_dir(state_dir)
+    if not is_team_repo(repo):
+        return None
+    with contextlib.suppress(GitError):
+        return remote_url(repo, timeout_seconds)
+    return None
+
+
+# -- one dream per night across machines ----------------------------------------------
+
+
+def machine_id(git_dir: str) -> str:
+    """Return this machine's id for dream claims (made once, kept in .git/memd)."""
+    from memd.atomic import write_atomic
+    from memd.fsread import read_bytes
+
+    path = os.path.join(git_dir, MEMD_DIR, "machine")
+    try:
+        text = read_bytes(path, 256).decode("ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        text = ""
+    if len(text) == 32 and all(c in "0123456789abcdef" for c in text):
+        return text
+    text = os.urandom(16).hex()
+    write_atomic(path, (text + "\n").encode("ascii"))
+    return text
+
+
+def claim_path(identity: str, night: str) -> str:
+    """Return the repository path of the dream claim of `identity` for `night`."""
+    return f"{DREAMS}{identity}/{night}.json"
+
+
+def claim_holder(git: Git, ref: str, path: str) -> str | None:
+    """Return the machine id the claim at `path` in `ref` names, or None."""
+    from memd.fastjson import loads
+
+    entry = _tree_of(git, git.rev(ref)).get(path)
+    if entry is None:
+        return None
+    try:
+        data = loads(_blob(git, entry[1]))
+    except ValueError:
+        return None
+    holder = data.get("machine") if isinstance(data, dict) else None
+    return holder if isinstance(holder, str) else None
+
+
+def add_claim(git: Git, ref: str, path: str, machine: str) -> bool:
+    """Commit a claim at `path` naming `machine` unless one is there; True if added."""
+    if claim_holder(git, ref, path) is not None:
+        return False
+    head = git.rev(ref)
+    data = ('{"machine": "' + machine + '"}\n').encode("ascii")
+    store_blobs(git, {_blob_oid(data): data})
+    tree = _write_tree(
+        git,
+        head or EMPTY_TREE,
+        ("-z", "--index-info"),
+        f"100644 {_blob_oid(data)}\t{path}\0".encode(),
+    )
+    parents = ("-p", head) if head else ()
+    message = f"{_LABEL}: dream claim {path}\n"
+    commit = git.text(*_identity(git), "commit-tree", tree, *parents, "-m", message)
+    git.run("update-ref", ref, commit, head or "0" * 40)
+    return True
+
+
+def may_dream(
+    state_dir: str,
+    memory_dir: str,
+    night: str,
+    *,
+    branch: str,
+    timeout_seconds: float,
+    sync: Callable[[], object],
+) -> bool:
+    """Return True when this machine dreams `memory_dir` for `night`.
+
+    The claim is a file, ``dreams/<identity>/<night>.json`` naming a machine,
+    committed and pushed by the next sync; a merge keeps the claim that
+    reached the remote first (`Layout.first_wins`), so of two machines that
+    claim one night, the first to push dreams and the other steps aside. A
+    machine that cannot reach the remote dreams (its claim goes out later
+    and loses or wins then). Without personal sync, or for a project it does
+    not sync, a machine always dreams.
+    """
+    repo = repo_dir(state_dir)
+    if not is_team_repo(repo):
+        return True
+    git_dir = os.path.join(repo, ".git")
+    target = memory_dir.rstrip(os.sep)
+    identity = next((i for i, d in read_places(git_dir).items() if d == target), None)
+    if identity is None:
+        return True
+    path = claim_path(identity, night)
+    ref = f"refs/heads/{branch}"
+    lock_fd = _try_lock(os.path.join(git_dir, MEMD_DIR, "sync.lock"))
+    if lock_fd is None:
+        return True  # a sync is running; the claim goes out with the next one
+    try:
+        git = Git(repo, timeout_seconds, lock_fd=lock_fd)
+        me = machine_id(git_dir)
+        add_claim(git, ref, path, me)
+    finally:
+        os.close(lock_fd)
+    sync()
+    holder = claim_holder(Git(repo, timeout_seconds), ref, path)
+    return holder in (None, me)
