@@ -7,5 +7,6 @@ watched directory and rebuilds it; `status` writes `daemon.json`; `notify`
 talks to systemd; `run` wires them together.
 
 May import: `memd.agent`, `memd.memory`, `memd.lint`, `memd.snapshot`,
-`memd.kairos`, `memd.team`, `memd.recall`, the shared top-level modules.
+`memd.kairos`, `memd.team`, `memd.recall`, `memd.sync`, the shared top-level
+modules.
 """

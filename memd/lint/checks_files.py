@@ -191,5 +191,5 @@ def check_secrets(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
     if ctx.index_text is not None:
         for found in find_secrets(ctx.index_text, allow=ctx.secret_allow):
             yield rule.diag(
-                "MEMORY.md", found.message(), hint, line=found.line, column=found.column
+                INDEX_NAME, found.message(), hint, line=found.line, column=found.column
             )
