@@ -36,21 +36,20 @@ DIR_MOVED_FROM = "dir_moved_from"
 DIR_MOVED_TO = "dir_moved_to"
 DIR_ATTRIB = "dir_attrib"
 RESCAN = "rescan"  # re-read the whole directory
-_KINDS = {
-    # (watchdog event type, is a directory, half of a move) -> kind
-    ("closed", False, ""): CLOSED,
-    ("created", False, ""): CREATED,
-    ("deleted", False, ""): DELETED,
-    ("modified", False, ""): MODIFIED,
-    ("moved", False, "from"): MOVED_FROM,
-    ("moved", False, "to"): MOVED_TO,
-    ("attrib", False, ""): ATTRIB,
-    ("created", True, ""): DIR_CREATED,
-    ("deleted", True, ""): DIR_DELETED,
-    ("modified", True, ""): DIR_MODIFIED,
-    ("moved", True, "from"): DIR_MOVED_FROM,
-    ("moved", True, "to"): DIR_MOVED_TO,
-    ("attrib", True, ""): DIR_ATTRIB,
+_TABLE = (  # watchdog's event type, the half of a move, a file's kind, a directory's
+    ("closed", "", CLOSED, None),
+    ("created", "", CREATED, DIR_CREATED),
+    ("deleted", "", DELETED, DIR_DELETED),
+    ("modified", "", MODIFIED, DIR_MODIFIED),
+    ("moved", "from", MOVED_FROM, DIR_MOVED_FROM),
+    ("moved", "to", MOVED_TO, DIR_MOVED_TO),
+    ("attrib", "", ATTRIB, DIR_ATTRIB),
+)
+_KINDS = {  # (event type, is a directory, half of a move) -> kind
+    (event, is_dir, half): kind
+    for event, half, file_kind, dir_kind in _TABLE
+    for is_dir, kind in ((False, file_kind), (True, dir_kind))
+    if kind is not None
 }
 
 
