@@ -2,72 +2,60 @@
 
 The public names are re-exported lazily (PEP 562), so `import memd` costs
 nothing until a name is used: the warm `memd prompt` path depends on that.
+`_EXPORTS` is the one list of them; `__all__` and `dir(memd)` are read from
+it, and tests/test_public_api.py checks that the type checkers' imports below
+name the same things. What is public and why: docs/architecture.md, "The
+public API".
 """
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # real names for type checkers; at runtime __getattr__ loads them
-    from memd.agent.enablement import Enablement, is_auto_memory_enabled
-    from memd.agent.gitroot import find_canonical_git_root, find_git_root
-    from memd.agent.paths import (
-        auto_mem_path,
-        daily_log_path,
-        sanitize_path,
-        validate_memory_path,
-    )
-    from memd.agent.truncation import (
-        EntrypointTruncation,
-        format_file_size,
-        truncate_entrypoint,
-    )
-    from memd.api import append_log, lint_path, load_memory_prompt
-    from memd.diagnostics import Diagnostic, Severity
-    from memd.errors import MemdError
+    from memd._version import __version__ as __version__
+    from memd.agent.enablement import Enablement as Enablement
+    from memd.agent.enablement import is_auto_memory_enabled as is_auto_memory_enabled
+    from memd.agent.gitroot import find_canonical_git_root as find_canonical_git_root
+    from memd.agent.gitroot import find_git_root as find_git_root
+    from memd.agent.paths import auto_mem_path as auto_mem_path
+    from memd.agent.paths import daily_log_path as daily_log_path
+    from memd.agent.paths import sanitize_path as sanitize_path
+    from memd.agent.paths import validate_memory_path as validate_memory_path
+    from memd.agent.truncation import EntrypointTruncation as EntrypointTruncation
+    from memd.agent.truncation import format_file_size as format_file_size
+    from memd.agent.truncation import truncate_entrypoint as truncate_entrypoint
+    from memd.api import append_log as append_log
+    from memd.api import lint_path as lint_path
+    from memd.api import load_memory_prompt as load_memory_prompt
+    from memd.diagnostics import Diagnostic as Diagnostic
+    from memd.diagnostics import Severity as Severity
+    from memd.errors import MemdError as MemdError
 
-# name -> module that defines it
+# public name -> the module that defines it
 _EXPORTS = {
-    "Diagnostic": "memd.diagnostics",
+    # SPEC §1: the agent's behaviour, computed exactly as the reference does
     "Enablement": "memd.agent.enablement",
     "EntrypointTruncation": "memd.agent.truncation",
-    "MemdError": "memd.errors",
-    "Severity": "memd.diagnostics",
-    "append_log": "memd.api",
     "auto_mem_path": "memd.agent.paths",
     "daily_log_path": "memd.agent.paths",
     "find_canonical_git_root": "memd.agent.gitroot",
     "find_git_root": "memd.agent.gitroot",
     "format_file_size": "memd.agent.truncation",
     "is_auto_memory_enabled": "memd.agent.enablement",
-    "lint_path": "memd.api",
-    "load_memory_prompt": "memd.api",
     "sanitize_path": "memd.agent.paths",
     "truncate_entrypoint": "memd.agent.truncation",
     "validate_memory_path": "memd.agent.paths",
+    # the library API (memd/api.py) and what it returns or raises
+    "Diagnostic": "memd.diagnostics",
+    "MemdError": "memd.errors",
+    "Severity": "memd.diagnostics",
+    "append_log": "memd.api",
+    "lint_path": "memd.api",
+    "load_memory_prompt": "memd.api",
+    "__version__": "memd._version",
 }
 
-__all__ = [
-    "Diagnostic",
-    "Enablement",
-    "EntrypointTruncation",
-    "MemdError",
-    "Severity",
-    "__version__",
-    "append_log",
-    "auto_mem_path",
-    "daily_log_path",
-    "find_canonical_git_root",
-    "find_git_root",
-    "format_file_size",
-    "is_auto_memory_enabled",
-    "lint_path",
-    "load_memory_prompt",
-    "sanitize_path",
-    "truncate_entrypoint",
-    "validate_memory_path",
-]
+__all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name: str) -> object:
@@ -82,4 +70,4 @@ def __getattr__(name: str) -> object:
 
 
 def __dir__() -> list[str]:
-    return sorted(__all__)
+    return list(__all__)

@@ -11,7 +11,10 @@ Three calls cover what an agent needs from memd::
 
 They resolve the memory directory exactly as the agent does, serve the prompt
 from a fresh snapshot when there is one (rendering and saving it otherwise),
-and never raise for bad memory content: that comes back as diagnostics.
+and never raise for bad memory content: that comes back as diagnostics. Each
+takes `env=` (default `os.environ`, read at call time): the environment the
+agent would run in, which decides the memory directory, memd's configuration
+and the agent release; none reads `os.environ` behind a caller's back.
 """
 
 from __future__ import annotations
@@ -56,7 +59,11 @@ def load_memory_prompt(
     return served.text if served.enabled else None
 
 
-def lint_path(path: str | os.PathLike[str]) -> list[Diagnostic]:
+def lint_path(
+    path: str | os.PathLike[str],
+    *,
+    env: Mapping[str, str] | None = None,
+) -> list[Diagnostic]:
     """Return the findings for a memory directory, a project root or one topic file.
 
     Raises:
@@ -66,9 +73,10 @@ def lint_path(path: str | os.PathLike[str]) -> list[Diagnostic]:
     from memd.config import load_config
     from memd.lint.targets import lint_targets, resolve_targets
 
-    config = load_config()
-    profile = in_force(config).profile
-    targets = resolve_targets([os.fspath(path)], profile=profile)
+    env = os.environ if env is None else env
+    config = load_config(env)
+    profile = in_force(config, env).profile
+    targets = resolve_targets([os.fspath(path)], env, profile=profile)
     return list(lint_targets(targets, config=config, profile=profile))
 
 
@@ -77,6 +85,7 @@ def append_log(
     text: str,
     *,
     now: datetime.datetime | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> str | None:
     """Append `text` as one bullet to today's KAIROS log; return the log's path.
 
@@ -89,7 +98,8 @@ def append_log(
     from memd.config import load_config
     from memd.kairos.daily_log import append_entry
 
-    location = resolve_in_force(os.fspath(project_root), load_config())
+    env = os.environ if env is None else env
+    location = resolve_in_force(os.fspath(project_root), load_config(env), env)
     if not location.enablement.enabled:
         return None
     when = now or _datetime.datetime.now().astimezone()

@@ -1,14 +1,34 @@
 """Exceptions: memd cannot do what it was asked.
 
-Bad memory *content* is never an exception; it is a `Diagnostic`. These mean
-the request itself failed, and each prints as one line::
+One convention. An outcome the caller expects and acts on is a *value*: bad
+memory content is a `Diagnostic`, a sync's or a dream's outcome is its result's
+`state` / `status`, a file that is not there is `None`. A *failure* (the
+request cannot be done) is a `MemdError`, and each prints as one line. Every
+subclass in the package is drawn here; tests/test_errors.py checks the tree::
 
     MemdError
-    ├── UsageError          bad arguments or a path that is not what was asked for
-    ├── ConfigError         config.toml or a MEMD_* variable is invalid (path, key)
-    ├── LockHeldError       another process holds a lock memd needs (pid)
-    ├── SnapshotError       the cache could not be written (path)
-    └── ServiceError        the service manager refused or is unreachable
+    ├── UsageError              bad arguments, or a path that is not what was asked
+    ├── ConfigError             config.toml or a MEMD_* variable is invalid (path, key)
+    ├── LockHeldError           another process holds a lock memd needs (pid)
+    ├── SnapshotError           the cache could not be written (path)
+    ├── ServiceError            the service manager refused or is unreachable
+    │   ├── ServiceStartFailed      the unit is written but did not start
+    │   └── UserManagerUnreachable  no user service manager to talk to
+    ├── DreamError              a dream could not finish; its edits are rolled back
+    │   ├── DreamCommandFailed      the external dream command failed (kairos)
+    │   ├── _DreamFailed            a built-in dream step failed (kairos.dream)
+    │   └── GenerationError         a dream's apply or undo cannot go ahead
+    ├── GitError                team memory: git failed, timed out or is missing
+    │   └── UnsafeTreeError         a commit names a path memd never writes (team.sync)
+    ├── RecallUnavailableError  this Python's SQLite has no FTS5
+    ├── WriteRefusedError       a memory_write would not lint clean (mcp_server)
+    └── ToolFailedError         an MCP tool could not do what the model asked
+
+Two refusals are deliberately not MemdErrors: `memd.fsread.UnsafeFileError` is
+an `OSError`, so every caller that already survives a vanished or unreadable
+file survives a link or an oversized file the same way; `memd.config_keys.
+BadValue` is a `ValueError` that `memd.config` turns into a `ConfigError` with
+the file and key.
 """
 
 from __future__ import annotations
@@ -56,3 +76,7 @@ class SnapshotError(MemdError):
 
 class ServiceError(MemdError):
     """The service manager could not be reached or refused the request."""
+
+
+class DreamError(MemdError):
+    """A dream could not finish; the directory's lock and edits are rolled back."""

@@ -31,8 +31,10 @@ import os
 import sys
 import time
 
-from memd import __version__, fastjson
+from memd import fastjson
+from memd._version import __version__
 from memd.dirs import config_path, runtime_dir
+from memd.statkey import key_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -68,7 +70,7 @@ def lint_settings(env: Mapping[str, str]) -> list[object]:
     path = config_path(env)
     try:
         st = os.stat(path)
-        stat: list[int] | None = [st.st_size, st.st_mtime_ns, st.st_ino]
+        stat: list[int] | None = list(key_of(st))
     except OSError:
         stat = None
     return [__version__, path, stat, *(env.get(name, "") for name in LINT_ENV)]

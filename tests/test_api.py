@@ -124,3 +124,50 @@ class TestAppendLog:
         monkeypatch.setenv("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "true")
 
         assert memd.append_log(git_repo, "x") is None
+
+
+class TestTheEnvironment:
+    """The three calls take the same `env`, and only what they are given counts."""
+
+    def test_every_call_takes_a_keyword_env(self) -> None:
+        """load_memory_prompt, lint_path and append_log all accept `env=None`."""
+        import inspect
+
+        calls = (memd.load_memory_prompt, memd.lint_path, memd.append_log)
+        params = [inspect.signature(call).parameters.get("env") for call in calls]
+
+        assert [("KEYWORD_ONLY", None)] * 3 == [
+            (p.kind.name, p.default) if p is not None else None for p in params
+        ]
+
+    def test_a_given_env_decides_the_memory_directory(
+        self, git_repo: Path, tmp_path: Path
+    ) -> None:
+        """All three follow the directory override in `env`, not os.environ's."""
+        import os
+
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        (elsewhere / "bad.md").write_text(
+            "---\nname: Bad\ndescription: d\ntype: usr\n---\nx\n"
+        )
+        env = {**os.environ, "CLAUDE_COWORK_MEMORY_PATH_OVERRIDE": str(elsewhere)}
+        now = datetime.datetime(2026, 11, 29, 9, 5).astimezone()
+
+        found = memd.lint_path(git_repo, env=env)
+        log = memd.append_log(git_repo, "noted", now=now, env=env)
+        prompt = memd.load_memory_prompt(git_repo, env=env)
+
+        assert "M008" in {d.code for d in found}
+        assert str(elsewhere / "logs/2026/11/2026-11-29.md") == log
+        assert prompt is not None
+        assert str(elsewhere) in prompt
+
+    def test_a_given_env_can_switch_memory_off(self, git_repo: Path) -> None:
+        """append_log honours CLAUDE_CODE_DISABLE_AUTO_MEMORY from `env` alone."""
+        import os
+
+        env = {**os.environ, "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"}
+
+        assert memd.append_log(git_repo, "x", env=env) is None
+        assert memd.load_memory_prompt(git_repo, env=env) is None

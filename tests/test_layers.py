@@ -8,6 +8,7 @@ run); imports inside functions count, since they run when the function does.
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -22,10 +23,12 @@ CORE, EDGE, WIRING = "core", "edge", "wiring"
 # a module named on its own overrides its folder's wildcard.
 LAYERS = {
     "memd": CORE,  # lazy re-exports only; imports nothing at import time
+    "memd._version": CORE,  # the release string, a leaf
     "memd.errors": CORE,
     "memd.diagnostics": CORE,
     "memd.config_keys": CORE,  # the key table and value parsers; config.py reads files
     "memd.fsread": CORE,  # the one bounded reader (the agent reads through it)
+    "memd.statkey": CORE,  # (size, mtime_ns, inode): what every stat comparison reads
     "memd.relpath": CORE,  # the one path rule for relpaths from outside
     "memd.racy": CORE,  # the racily-clean rule every stat comparison shares
     "memd.dirs": CORE,  # memd's own dirs from the environment, for the warm paths
@@ -44,6 +47,7 @@ LAYERS = {
     "memd.memory.reader": EDGE,  # the descriptor-relative walk and re-read
     "memd.lint.*": CORE,
     "memd.lint.targets": EDGE,  # what lint and fix act on; reads directories
+    "memd.lint.fix_files": EDGE,  # fix's reads and its compare-and-write
     "memd.snapshot.*": EDGE,
     "memd.snapshot.telemetry": CORE,  # events as dicts; telemetry_sink writes them
     "memd.kairos.*": EDGE,
@@ -292,6 +296,28 @@ class TestImports:
 
         assert [] == outside
 
+    def test_no_arrow_runs_back_up_to_the_package_root(self, module: str) -> None:
+        """A module imports `memd.<module>`, never a name from `memd` itself."""
+        if module == "memd":
+            return
+        tree = ast.parse(source_of(module).read_text("utf-8"))
+        upward = sorted(
+            f"{node.lineno}: {alias.name}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Import | ast.ImportFrom)
+            for alias in node.names
+            if (isinstance(node, ast.Import) and alias.name == "memd")
+            or (
+                isinstance(node, ast.ImportFrom)
+                and node.module == "memd"
+                and node.level == 0
+                and not (PACKAGE / f"{alias.name}.py").exists()
+                and not (PACKAGE / alias.name / "__init__.py").exists()
+            )
+        )
+
+        assert [] == upward
+
     def test_only_logconfig_configures_structlog(self, module: str) -> None:
         """structlog.configure is called in one place."""
         tree = ast.parse(source_of(module).read_text("utf-8"))
@@ -366,3 +392,79 @@ def test_importing_core_and_edges_stays_light(module: str) -> None:
     )
 
     assert (0, "") == (result.returncode, result.stdout.strip()), result.stderr
+
+
+ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
+_TICKED = re.compile(r"`([^`]+)`")
+
+
+def doc_table() -> dict[str, tuple[str, str, str]]:
+    """Return the doc's folder table: folder -> (concern, layer, may import)."""
+    text = ARCHITECTURE.read_text("utf-8")
+    start = text.index("| folder | concern | layer | may import |")
+    rows = text[start:].split("\n\n", 1)[0].splitlines()[2:]
+    table = {}
+    for row in rows:
+        folder, concern, layer, imports = (c.strip() for c in row.strip("|").split("|"))
+        name = _TICKED.findall(folder)[0].removeprefix("memd/").rstrip("/")
+        table[name] = (concern, layer, imports)
+    return table
+
+
+def documented_layers(folder: str, column: str) -> dict[str, str]:
+    """Parse "edge (`a`, `b`: core; `c`: wiring)" into {module: layer}."""
+    base, _, overrides = column.partition("(")
+    layers = {f"memd.{folder}.*": base.strip()}
+    for part in overrides.rstrip(")").split(";"):
+        names, _, layer = part.partition(":")
+        for name in _TICKED.findall(names):
+            layers[f"memd.{folder}.{name}"] = layer.strip()
+    return layers
+
+
+def may_import_line(folder: str) -> set[str]:
+    """Return the folders named in the "May import:" paragraph of folder/__init__.py."""
+    docstring = ast.get_docstring(
+        ast.parse((PACKAGE / folder / "__init__.py").read_text())
+    )
+    paragraph = (docstring or "").split("May import:", 1)[1].split("\n\n", 1)[0]
+    named = (n.removeprefix("memd.").split(".")[0] for n in _TICKED.findall(paragraph))
+    return {name for name in named if name in FOLDERS}
+
+
+class TestTheDocumentedMap:
+    """docs/architecture.md and each folder's __init__ say what FOLDERS, LAYERS do."""
+
+    def test_the_doc_table_has_a_row_per_folder(self) -> None:
+        """One row for the top-level modules and one per folder."""
+        assert sorted(["", *FOLDERS]) == sorted(doc_table())
+
+    @pytest.mark.parametrize("folder", sorted(FOLDERS))
+    def test_the_doc_table_says_what_folders_says(self, folder: str) -> None:
+        """The "may import" column names exactly FOLDERS[folder]."""
+        imports = doc_table()[folder][2]
+
+        assert FOLDERS[folder] == set(_TICKED.findall(imports))
+
+    @pytest.mark.parametrize("folder", sorted(FOLDERS))
+    def test_the_doc_table_says_what_layers_says(self, folder: str) -> None:
+        """The layer column gives the folder's layer and every module that differs."""
+        in_layers = {
+            name: layer
+            for name, layer in LAYERS.items()
+            if name.startswith(f"memd.{folder}.")
+        }
+
+        assert in_layers == documented_layers(folder, doc_table()[folder][1])
+
+    @pytest.mark.parametrize("folder", sorted(FOLDERS))
+    def test_each_init_says_what_folders_says(self, folder: str) -> None:
+        """The folder's own docstring names the folders FOLDERS lets it import."""
+        assert FOLDERS[folder] == may_import_line(folder)
+
+    def test_the_top_row_names_every_shared_module(self) -> None:
+        """The top-level row lists the modules that exist, no more and no fewer."""
+        shared = {p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__"}
+        concern = doc_table()[""][0]
+
+        assert shared == set(_TICKED.findall(concern))

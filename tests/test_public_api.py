@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -29,7 +30,27 @@ class TestAll:
 
     def test_matches_the_lazy_export_table(self) -> None:
         """Every lazily exported name is public and every public name is exported."""
-        assert sorted([*memd._EXPORTS, "__version__"]) == memd.__all__
+        assert sorted(memd._EXPORTS) == memd.__all__
+
+    def test_type_checkers_see_the_same_names(self) -> None:
+        """The `if TYPE_CHECKING:` imports re-export exactly _EXPORTS."""
+        tree = ast.parse((PACKAGE / "__init__.py").read_text("utf-8"))
+        block = next(
+            node
+            for node in tree.body
+            if isinstance(node, ast.If)
+            and isinstance(node.test, ast.Name)
+            and node.test.id == "TYPE_CHECKING"
+        )
+        seen = {
+            alias.name: node.module
+            for node in block.body
+            if isinstance(node, ast.ImportFrom)
+            for alias in node.names
+            if alias.asname == alias.name  # `import X as X`: an explicit re-export
+        }
+
+        assert memd._EXPORTS == seen
 
     def test_dir_lists_the_public_names(self) -> None:
         """dir(memd) shows exactly __all__."""
@@ -53,6 +74,13 @@ def test_name_resolves(name: str) -> None:
     assert expected is getattr(memd, name)
 
 
+def test_version_is_the_packages_version() -> None:
+    """memd.__version__ is the version pip installed (pyproject reads _version.py)."""
+    from importlib.metadata import version
+
+    assert version("memd-daemon") == memd.__version__
+
+
 def test_unknown_name_is_an_attribute_error() -> None:
     """A name memd does not export raises AttributeError, as a module should."""
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
@@ -72,3 +100,23 @@ def test_import_memd_loads_no_submodule() -> None:
     )
 
     assert "[]" == result.stdout.strip()
+
+
+def test_no_parameter_shadows_the_builtin_type() -> None:
+    """No function takes `type`, but the MCP tools, whose names are the wire schema.
+
+    A value object's `type` field (the frontmatter key, as `MemoryFile.type`)
+    is set by its constructor, so `__init__` may name it.
+    """
+    shadowing = sorted(
+        f"{path.relative_to(PACKAGE)}:{node.lineno} {node.name}"
+        for path in PACKAGE.rglob("*.py")
+        if path.relative_to(PACKAGE).as_posix() != "mcp_server/server.py"
+        for node in ast.walk(ast.parse(path.read_text("utf-8")))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.name != "__init__"
+        for arg in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)
+        if arg.arg == "type"
+    )
+
+    assert [] == shadowing

@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 
 from memd.agent.jscompat import js_number_to_string
 from memd.agent.profile import ProfileSpec, get_profile
+from memd.agent.terms import MEMORY_TYPES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
     from memd.memory.memfile import MemoryFile
 
 MAX_MANIFEST_ENTRIES = 200
-MEMORY_TYPES = ("user", "feedback", "project", "reference")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 

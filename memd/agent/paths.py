@@ -20,6 +20,7 @@ import os
 import posixpath
 
 from memd.agent.jscompat import java_string_hash, to_base36, utf16_len
+from memd.agent.terms import INDEX_NAME
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -395,7 +396,7 @@ def resolve_memory_location(
         memory_dir=memory_dir,
         source=source,
         source_path=source_path,
-        index_path=js_join(memory_dir, "MEMORY.md"),
+        index_path=js_join(memory_dir, INDEX_NAME),
         team_dir=nfc(js_join(memory_dir, "team") + os.sep),
         inputs=inputs,
         diagnostics=layer_diagnostics(layers),

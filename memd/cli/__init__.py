@@ -4,5 +4,8 @@
 module in `commands` adds its arguments and runs. CLI errors are one line on
 stderr and a non-zero exit.
 
-May import: everything in `memd`.
+May import: every folder (`memd.agent`, `memd.memory`, `memd.lint`,
+`memd.snapshot`, `memd.kairos`, `memd.hooks`, `memd.daemon`, `memd.service`,
+`memd.team`, `memd.recall`, `memd.mcp_server`, `memd.sync`) and the shared
+top-level modules.
 """

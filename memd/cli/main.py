@@ -114,7 +114,7 @@ def _build_parser(only: str | None = None) -> argparse.ArgumentParser:
     import argparse
     import importlib
 
-    from memd import __version__
+    from memd._version import __version__
 
     parser = argparse.ArgumentParser(
         prog="memd",

@@ -6,5 +6,7 @@ coalesces them into batches; `watched` holds everything known about one
 watched directory and rebuilds it; `status` writes `daemon.json`; `notify`
 talks to systemd; `run` wires them together.
 
-May import: every folder but `memd.cli`, `memd.hooks` and `memd.service`.
+May import: `memd.agent`, `memd.memory`, `memd.lint`, `memd.snapshot`,
+`memd.kairos`, `memd.team`, `memd.recall`, `memd.sync`, the shared top-level
+modules.
 """

@@ -25,8 +25,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 from memd.daemon.discovery import Discovery, discover
 from memd.daemon.notify import notify, watchdog_interval_seconds
+from memd.daemon.settle import RESCAN
 from memd.daemon.status import STATUS_HEARTBEAT_SECONDS, StatusWriter
 from memd.daemon.watched import REBUILD_RETRY_SECONDS, Rebuild, WatchedDir
+from memd.statkey import stat_key
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -110,7 +112,7 @@ class _Daemon:
         self.log = log
         self.env = env
         self.config_file = config_path(env)
-        self.config_stat = _stat_key(self.config_file)
+        self.config_stat = stat_key(self.config_file)
         # What the hooks must match for the daemon to lint for them; None
         # while the config file on disk is one the daemon could not load.
         self.lint_settings: list[object] | None = lint_settings(env)
@@ -246,7 +248,7 @@ class _Daemon:
             self.scheduler.team_dir_settled()
 
     def _maybe_reload_config(self, batch: Batch) -> None:
-        config_stat = _stat_key(self.config_file)
+        config_stat = stat_key(self.config_file)
         # Saved before its directory was watched, the file shows up only as a new stat.
         if (
             batch.reload_config
@@ -364,7 +366,7 @@ class _Daemon:
         for problem in self.deaf:
             key = (problem["root"], problem["reason"])
             if key not in self.deaf_reported:
-                self.watcher.fallbacks += 1
+                self.watcher.count_fallback()
                 self.log.warning("watch_deaf", **problem, fallback="stat sweep")
         self.deaf_reported = {(p["root"], p["reason"]) for p in self.deaf}
         if not self.deaf:
@@ -776,19 +778,11 @@ def _changed_relpaths(batch: Batch) -> dict[str, frozenset[str] | None]:
     for change in batch.changes:
         paths = found.setdefault(change.memory_dir, set())
         if paths is not None:
-            if change.kind == "rescan" or not change.relpath:
+            if change.kind == RESCAN or not change.relpath:
                 found[change.memory_dir] = None
             else:
                 paths.add(change.relpath)
     return {d: None if p is None else frozenset(p) for d, p in found.items()}
-
-
-def _stat_key(path: str) -> tuple[int, int, int]:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return (-1, 0, 0)
-    return (st.st_size, st.st_mtime_ns, st.st_ino)
 
 
 def _under_any(path: str, roots: list[str]) -> bool:

@@ -19,13 +19,61 @@ if TYPE_CHECKING:
     from structlog.typing import FilteringBoundLogger
 
 
+# Change.kind, each named once: watchdog's event types (as the watcher's
+# event filter lets them through), a move split into its two halves, and a
+# directory's own events apart from a file's.
+CLOSED = "closed"
+CREATED = "created"
+DELETED = "deleted"
+MODIFIED = "modified"  # the polling observer's only news of an in-place save
+MOVED_FROM = "moved_from"
+MOVED_TO = "moved_to"
+ATTRIB = "attrib"  # a touch or chmod: a recorded stat changed, nothing written
+DIR_CREATED = "dir_created"
+DIR_DELETED = "dir_deleted"
+DIR_MODIFIED = "dir_modified"
+DIR_MOVED_FROM = "dir_moved_from"
+DIR_MOVED_TO = "dir_moved_to"
+DIR_ATTRIB = "dir_attrib"
+RESCAN = "rescan"  # re-read the whole directory
+_TABLE = (  # watchdog's event type, the half of a move, a file's kind, a directory's
+    ("closed", "", CLOSED, None),
+    ("created", "", CREATED, DIR_CREATED),
+    ("deleted", "", DELETED, DIR_DELETED),
+    ("modified", "", MODIFIED, DIR_MODIFIED),
+    ("moved", "from", MOVED_FROM, DIR_MOVED_FROM),
+    ("moved", "to", MOVED_TO, DIR_MOVED_TO),
+    ("attrib", "", ATTRIB, DIR_ATTRIB),
+)
+_KINDS = {  # (event type, is a directory, half of a move) -> kind
+    (event, is_dir, half): kind
+    for event, half, file_kind, dir_kind in _TABLE
+    for is_dir, kind in ((False, file_kind), (True, dir_kind))
+    if kind is not None
+}
+
+
+ATTRIBUTE_KINDS = frozenset({ATTRIB, DIR_ATTRIB})
+
+
+def change_kind(event_type: str, *, is_directory: bool, half: str = "") -> str:
+    """Return the Change.kind of a watchdog event (`half`: "from"/"to" of a move).
+
+    An event type the filter should not let through reads as a modification:
+    the directory is re-read either way.
+    """
+    return _KINDS.get(
+        (event_type, is_directory, half), DIR_MODIFIED if is_directory else MODIFIED
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Change:
     """Something happened at `relpath` ("" for the directory itself) in `memory_dir`."""
 
     memory_dir: str
     relpath: str
-    kind: str  # closed, created, deleted, modified, moved_from, moved_to, dir_*, rescan
+    kind: str  # one of the names above: CLOSED, CREATED, ..., RESCAN
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -75,8 +75,15 @@ from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
 from memd.daemon.discovery import Discovery, WatchRoot, memory_dir_of
-from memd.daemon.settle import Batch, Change, Settler
+from memd.daemon.settle import (
+    ATTRIBUTE_KINDS,
+    Batch,
+    Change,
+    Settler,
+    change_kind,
+)
 from memd.fsread import list_dir
+from memd.statkey import key_of
 
 __all__ = ["Batch", "Change", "Watcher"]
 
@@ -196,6 +203,10 @@ class Watcher:
             os.path.realpath(p) for p in paths
         }
         self._ignored = tuple(sorted(f.rstrip(os.sep) for f in forms if f))
+
+    def count_fallback(self) -> None:
+        """Count one more watch left to the stat sweep (a deaf one the daemon found)."""
+        self.fallbacks += 1
 
     def health(self) -> list[dict[str, object]]:
         """Return each watch root that is not fully watched, and why.
@@ -613,7 +624,7 @@ class Watcher:
                 return
         dirs = self._dirs
         memory_dir = memory_dir_of(path, dirs)
-        if memory_dir is None and kind.endswith("attrib"):
+        if memory_dir is None and kind in ATTRIBUTE_KINDS:
             return  # a chmod or touch outside memory changes nothing memd reads
         if memory_dir is not None:
             relpath = os.path.relpath(path, memory_dir).replace(os.sep, "/")
@@ -810,11 +821,11 @@ def _stat_signature(root: WatchRoot) -> int:
         except OSError:
             seen.append((directory,))
             continue
-        seen.append((directory, st.st_ino, st.st_mtime_ns))
+        seen.append((directory, *key_of(st)))
         for entry in entries:
             with contextlib.suppress(OSError):  # gone meanwhile: the mtime tells
                 est = entry.stat(follow_symlinks=False)
-                seen.append((entry.name, est.st_ino, est.st_mtime_ns, est.st_size))
+                seen.append((entry.name, *key_of(est)))
     return hash(tuple(seen))
 
 
@@ -995,7 +1006,7 @@ class _Handler(FileSystemEventHandler):
         self._on_flood = on_flood
 
     def dispatch(self, event: FileSystemEvent) -> None:
-        prefix = "dir_" if event.is_directory else ""
+        is_dir = event.is_directory
         src = os.fsdecode(event.src_path)
         dest = os.fsdecode(event.dest_path) if event.dest_path else ""
         flood = self._meter.hit(time.monotonic(), src, dest)
@@ -1003,12 +1014,16 @@ class _Handler(FileSystemEventHandler):
             self._on_flood(flood)
         if event.event_type == "moved":
             if src:
-                self._route(src, prefix + "moved_from", event.is_directory)
+                self._route(
+                    src, change_kind("moved", is_directory=is_dir, half="from"), is_dir
+                )
             if dest:
-                self._route(dest, prefix + "moved_to", event.is_directory)
+                self._route(
+                    dest, change_kind("moved", is_directory=is_dir, half="to"), is_dir
+                )
             return
         if src:
-            self._route(src, prefix + event.event_type, event.is_directory)
+            self._route(src, change_kind(event.event_type, is_directory=is_dir), is_dir)
 
 
 def _is_overflow(record: logging.LogRecord) -> bool:

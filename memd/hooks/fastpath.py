@@ -109,12 +109,13 @@ def record_session(
         return
     import time
 
-    from memd.hooks.wording import INDEX, index_measure, is_error
+    from memd.agent.terms import INDEX_NAME
+    from memd.hooks.wording import index_measure, is_error
 
     recorded_ns = time.time_ns() if recorded_ns is None else recorded_ns
     entries = ss.scan(memory_dir) if memory_dir is not None else {}
     index = None
-    if memory_dir is not None and INDEX in entries:
+    if memory_dir is not None and INDEX_NAME in entries:
         index = index_measure(ss.read_index_text(memory_dir))
     keys = set(said) | {ss.notice_key(f, entries) for f in said_findings}
     state = ss.SessionState(

@@ -26,10 +26,10 @@ from __future__ import annotations
 import os
 import time
 
+from memd.agent.terms import INDEX_NAME
 from memd.hooks import session_state as ss
 from memd.hooks.fastpath import hook_output, record_session, session_start_output
 from memd.hooks.wording import (
-    INDEX,
     INDEX_MEASURES,
     block_reason,
     index_measure,
@@ -67,10 +67,14 @@ def caused_by_call(
     code, path = str(finding.get("code")), str(finding.get("path"))
     is_new = errors_before is not None and (code, path) not in errors_before
     if code in INDEX_MEASURES:
-        if INDEX in changed and index_before is not None and index_after is not None:
+        if (
+            INDEX_NAME in changed
+            and index_before is not None
+            and index_after is not None
+        ):
             measure = INDEX_MEASURES[code]
             return is_new or index_after[measure] > index_before[measure]
-        return INDEX in changed or (INDEX in maybe_changed and is_new)
+        return INDEX_NAME in changed or (INDEX_NAME in maybe_changed and is_new)
     return path in changed or (path in maybe_changed and is_new)
 
 
@@ -257,7 +261,7 @@ def _index_before(
 ) -> tuple[int, int] | None:
     """MEMORY.md's measure before the call: `originalFile` if the tool gave it."""
     response = payload.get("tool_response")
-    index_path = os.path.join(memory_dir, INDEX)
+    index_path = os.path.join(memory_dir, INDEX_NAME)
     if isinstance(response, dict) and index_path in ss.named_paths(payload):
         original = response.get("originalFile")
         if isinstance(original, str):

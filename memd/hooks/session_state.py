@@ -35,9 +35,11 @@ from __future__ import annotations
 
 import os
 
+from memd.agent.terms import INDEX_NAME
 from memd.dirs import default_state_dir, expand_home
 from memd.fsread import list_dir, read_bytes
 from memd.racy import is_racy
+from memd.statkey import key_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -113,7 +115,7 @@ def scan(memory_dir: str) -> Entries:
         st = os.lstat(root)
     except OSError:
         return entries
-    entries[""] = (st.st_size, st.st_mtime_ns, st.st_ino)
+    entries[""] = key_of(st)
     pending = [("", root, 1)]
     while pending and len(entries) < MAX_ENTRIES:
         prefix, directory, depth = pending.pop()
@@ -127,7 +129,7 @@ def scan(memory_dir: str) -> Entries:
             except OSError:
                 continue
             relpath = prefix + item.name
-            entries[relpath] = (st.st_size, st.st_mtime_ns, st.st_ino)
+            entries[relpath] = key_of(st)
             if depth < MAX_DEPTH and item.is_dir(follow_symlinks=False):
                 pending.append((relpath + "/", item.path, depth + 1))
             if len(entries) >= MAX_ENTRIES:
@@ -159,7 +161,7 @@ def changes(
     return frozenset(changed), frozenset(maybe)
 
 
-def stat_key(entries: Entries, relpath: str) -> str:
+def entry_key(entries: Entries, relpath: str) -> str:
     """Return `size:mtime_ns:inode` of `relpath` in `entries` ("-" when absent)."""
     found = entries.get(relpath)
     return "-" if found is None else f"{found[0]}:{found[1]}:{found[2]}"
@@ -168,7 +170,7 @@ def stat_key(entries: Entries, relpath: str) -> str:
 def notice_key(finding: Mapping[str, object], entries: Entries) -> str:
     """The key a said notice is remembered by: code, file and that file's stat."""
     path = str(finding.get("path"))
-    return f"{finding.get('code')} {path} {stat_key(entries, path)}"
+    return f"{finding.get('code')} {path} {entry_key(entries, path)}"
 
 
 def read_state(path: str) -> SessionState | None:
@@ -304,7 +306,7 @@ def within(path: str, directories: Iterable[str]) -> bool:
 
 def read_index_text(memory_dir: str, max_bytes: int = 1024 * 1024) -> str | None:
     """Return MEMORY.md's text: a regular file, no link, at most `max_bytes`."""
-    data = _read_regular(os.path.join(memory_dir, "MEMORY.md"), max_bytes)
+    data = _read_regular(os.path.join(memory_dir, INDEX_NAME), max_bytes)
     return None if data is None else data.decode("utf-8", "replace")
 
 
@@ -333,7 +335,7 @@ def untouched(payload: Mapping[str, object], env: Mapping[str, str]) -> bool:
 def _may_be_memory(path: str) -> bool:
     """Whether `path` may lie in a memory directory: an index beside it or above it."""
     parent = os.path.dirname(path)
-    return os.path.basename(path) == "MEMORY.md" or any(
-        os.path.exists(os.path.join(d, "MEMORY.md"))
+    return os.path.basename(path) == INDEX_NAME or any(
+        os.path.exists(os.path.join(d, INDEX_NAME))
         for d in (parent, os.path.dirname(parent))
     )

@@ -12,6 +12,7 @@ here stays under `MAX_CONTEXT_UNITS` UTF-16 units (JavaScript string length).
 from __future__ import annotations
 
 from memd.agent.jscompat import js_trim, utf16_len
+from memd.agent.terms import INDEX_NAME
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -21,7 +22,6 @@ if TYPE_CHECKING:
 
 MAX_CONTEXT_UNITS = 9_500  # under Claude Code's 10,000, with room for its wrapper
 MAX_FINDINGS = 12
-INDEX = "MEMORY.md"
 # Index findings the model must hear about at session start: entries silently
 # not loaded, links to nothing, and memories that will not be recalled.
 SESSION_START_CODES = frozenset({"I002", "I003", "I005", "T001"})  # T001: team
@@ -93,9 +93,10 @@ def block_reason(memory_dir: str, caused: Sequence[Finding]) -> str:
     """The `reason` fed back when this tool call left memory broken."""
     files = sorted({str(f.get("path")) for f in caused})
     named = ", ".join(f"`{name}`" for name in files)
-    if files == [INDEX] and all(f.get("code") in INDEX_MEASURES for f in caused):
+    if files == [INDEX_NAME] and all(f.get("code") in INDEX_MEASURES for f in caused):
         return (
-            f"Your last tool call grew `{INDEX}` in the auto memory at `{memory_dir}` "
+            f"Your last tool call grew `{INDEX_NAME}` in the auto memory at "
+            f"`{memory_dir}` "
             "past the agent's limit: the entries beyond it will not be loaded into "
             "future sessions. Shorten it now:\n" + _listing(caused, memory_dir)
         )

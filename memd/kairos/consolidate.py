@@ -33,6 +33,7 @@ import re
 from dataclasses import dataclass
 
 from memd.agent.jscompat import js_trim, utf16_len
+from memd.agent.terms import INDEX_NAME, MEMORY_TYPES
 from memd.agent.truncation import MAX_ENTRYPOINT_LINES, MAX_ENTRYPOINT_UNITS
 from memd.kairos.factfile import (
     ARCHIVE_LEAD,
@@ -43,15 +44,14 @@ from memd.kairos.factfile import (
 )
 from memd.kairos.facts import Changes, Fact, FactBook, resolve_relative_dates
 from memd.lint.fixes import FileEdit
+from memd.memory.index import linked_relpaths
 from memd.memory.memfile import parse_memory_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-TYPES = ("user", "feedback", "project", "reference")
-INDEX = "MEMORY.md"
-_TYPE_TAG = re.compile(r"\[(user|feedback|project|reference)\]", re.IGNORECASE)
+_TYPE_TAG = re.compile(rf"\[({'|'.join(MEMORY_TYPES)})\]", re.IGNORECASE)
 _TOPIC_TAG = re.compile(r"(?<![\w#&/])#([A-Za-z][\w-]{0,63})")
 _TIME = re.compile(r"(\d{2}:\d{2})(?:\s+|$)")
 TOPIC_BYTES = 4096  # what recall reads of a topic file (REFERENCE.md, 2.1.332)
@@ -231,7 +231,7 @@ def _title(topic: str) -> str:
 def _description(route_: Route) -> str:
     if route_.topic == "journal":
         return "Untagged notes from the KAIROS daily logs, filed nightly by memd"
-    if route_.topic.endswith("-notes") and route_.topic[:-6] in TYPES:
+    if route_.topic.endswith("-notes") and route_.topic[:-6] in MEMORY_TYPES:
         return (
             f"Daily-log notes tagged [{route_.topic[:-6]}] with no topic, filed by memd"
         )
@@ -404,7 +404,7 @@ def _page_text(topic: _Topic, month: str, number: int, facts: list[Fact]) -> str
 
 def _frontmatter_type(topic: _Topic) -> str | None:
     parsed = parse_memory_file("t.md", topic.parsed.head.encode("utf-8", "replace"))
-    return parsed.type if parsed.type in TYPES else None
+    return parsed.type if parsed.type in MEMORY_TYPES else None
 
 
 def _is_memd_only(page: FactFile, rel: str, topic: _Topic) -> bool:
@@ -509,11 +509,6 @@ def _add_edit(
         edits.append(FileEdit(relpath=relpath, old=old, new=new, reason=reason))
 
 
-def _is_linked(index_text: str, relpath: str) -> bool:
-    pattern = r"\]\(\s*(?:\./)?" + re.escape(relpath) + r"\s*\)"
-    return re.search(pattern, index_text) is not None
-
-
 def fits_index(text: str) -> bool:
     """Return True when MEMORY.md text loads whole (200 lines, 25,000 units)."""
     trimmed = js_trim(text)
@@ -571,7 +566,7 @@ def _plan_index(
     text = current
     unindexed: list[str] = []
     for relpath, route_ in routes.items():
-        if _is_linked(text, relpath):
+        if relpath in linked_relpaths(text):
             continue
         parsed = parse_memory_file(relpath, texts[relpath].encode("utf-8", "replace"))
         name = parsed.name or _title(route_.topic)
@@ -587,7 +582,7 @@ def _plan_index(
     if text == current:
         return None, tuple(unindexed)
     edit = FileEdit(
-        relpath=INDEX,
+        relpath=INDEX_NAME,
         old=index,
         new=text.encode("utf-8"),
         reason="index the consolidated topic files",

@@ -20,8 +20,9 @@ import os
 import time
 from dataclasses import dataclass, field
 
+from memd.agent.terms import INDEX_NAME
 from memd.atomic import write_atomic
-from memd.errors import LockHeldError
+from memd.errors import DreamError, LockHeldError
 from memd.fsread import read_bytes_or_none
 from memd.kairos.consolidate import plan_consolidation, render_diff, route
 from memd.kairos.daily_log import (
@@ -46,8 +47,6 @@ if TYPE_CHECKING:
     from memd.diagnostics import Diagnostic
     from memd.kairos.consolidate import ConsolidationPlan, LogEntry
     from memd.memory.memdir import MemDir
-
-INDEX = "MEMORY.md"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -93,7 +92,7 @@ class DreamResult:
         }
 
 
-class _DreamFailed(Exception):
+class _DreamFailed(DreamError):
     """A dream step failed; the message is the one-line reason."""
 
 
@@ -120,7 +119,7 @@ def plan_builtin(memory_dir: str, entries: tuple[LogEntry, ...]) -> Consolidatio
     for rel in targets:
         for page in _archive_pages(memory_dir, rel[:-3]):
             files[page] = read_bytes_or_none(os.path.join(memory_dir, page))
-    index = read_bytes_or_none(os.path.join(memory_dir, "MEMORY.md"))
+    index = read_bytes_or_none(os.path.join(memory_dir, INDEX_NAME))
     return plan_consolidation(entries, files, index)
 
 
@@ -171,9 +170,9 @@ def planned_lint_errors(
     files += [
         parse_memory_file(rel, data[:limit], was_truncated=len(data) > limit)
         for rel, data in new.items()
-        if rel != INDEX
+        if rel != INDEX_NAME
     ]
-    index = new.get(INDEX)
+    index = new.get(INDEX_NAME)
     after = dataclasses.replace(
         before,
         files=tuple(sorted(files, key=lambda f: f.relpath)),
@@ -183,7 +182,7 @@ def planned_lint_errors(
             *(
                 too_large_diagnostic(rel, len(data), limit)
                 for rel, data in new.items()
-                if rel != INDEX and len(data) > limit
+                if rel != INDEX_NAME and len(data) > limit
             ),
         ),
     )

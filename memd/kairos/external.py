@@ -33,6 +33,9 @@ import signal
 import stat
 from dataclasses import dataclass, field
 
+from memd.agent.terms import INDEX_NAME
+from memd.errors import DreamError
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from structlog.typing import FilteringBoundLogger
@@ -74,7 +77,7 @@ The new entries, one per line as `[YYYY-MM-DD HH:MM] text`:
 """
 
 
-class DreamCommandFailed(Exception):
+class DreamCommandFailed(DreamError):
     """The agent could not start, timed out, exited non-zero or failed a check."""
 
 
@@ -341,7 +344,7 @@ def check_result(
     for rel in [r for r, data in after.items() if r in before and not data.strip()]:
         os.unlink(os.path.join(staging, rel))  # the copy is ours: lint sees it gone
         del after[rel]
-    if "MEMORY.md" in before and "MEMORY.md" not in after:
+    if INDEX_NAME in before and INDEX_NAME not in after:
         raise DreamCommandFailed("the agent deleted MEMORY.md")
     _check_index(after)
     _check_lint(memory_dir, staging, config)
@@ -365,7 +368,7 @@ def check_result(
 def _check_index(after: dict[str, bytes]) -> None:
     from memd.kairos.consolidate import fits_index
 
-    index = after.get("MEMORY.md")
+    index = after.get(INDEX_NAME)
     if index is None:
         return
     try:

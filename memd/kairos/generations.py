@@ -36,6 +36,7 @@ import shutil
 import stat
 from dataclasses import dataclass
 
+from memd.agent.terms import INDEX_NAME
 from memd.atomic import (
     crash_point,
     fsync_directory,
@@ -43,6 +44,7 @@ from memd.atomic import (
     write_atomic,
     write_atomic_beneath,
 )
+from memd.errors import DreamError
 from memd.fsread import (
     list_names,
     open_dir,
@@ -57,7 +59,7 @@ _APPLYING = "APPLYING"
 _MAX_FILE = 64 * 1024 * 1024
 
 
-class GenerationError(Exception):
+class GenerationError(DreamError):
     """An apply or undo that cannot go ahead (one-line reason); nothing changed."""
 
 
@@ -291,7 +293,7 @@ def apply_generation(
 
 def _write_order(relpath: str) -> tuple[bool, bool, str]:
     # Archive pages, then topic files, then the index that links them.
-    return (relpath == "MEMORY.md", not relpath.startswith("archive/"), relpath)
+    return (relpath == INDEX_NAME, not relpath.startswith("archive/"), relpath)
 
 
 def _prune(root: str) -> None:

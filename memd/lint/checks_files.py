@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from memd.agent.terms import INDEX_NAME
 from memd.diagnostics import Severity
 
 TYPE_CHECKING = False
@@ -98,7 +99,7 @@ def check_control_characters(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagn
         (f.relpath, f.body, f.body_start_line) for f in ctx.files if not f.is_binary
     ]
     if ctx.index_text is not None:
-        texts.append(("MEMORY.md", ctx.index_text, 1))
+        texts.append((INDEX_NAME, ctx.index_text, 1))
     for relpath, text, first_line in texts:
         found = CONTROL_CHARACTERS.search(text)
         if found is None:
@@ -190,5 +191,5 @@ def check_secrets(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
     if ctx.index_text is not None:
         for found in find_secrets(ctx.index_text, allow=ctx.secret_allow):
             yield rule.diag(
-                "MEMORY.md", found.message(), hint, line=found.line, column=found.column
+                INDEX_NAME, found.message(), hint, line=found.line, column=found.column
             )

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from memd.agent.terms import MEMORY_TYPES
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -19,7 +21,6 @@ if TYPE_CHECKING:
     from memd.lint.context import LintContext, RuleSpec
     from memd.memory.memfile import MemoryFile
 
-MEMORY_TYPES = ("user", "feedback", "project", "reference")
 RECALL_LINES = 30  # the reference's scan reads only the first 30 lines of a topic file
 # Keys either dialect writes (REFERENCE.md §5, §8; `created` is tiny mode's stamp).
 KNOWN_KEYS = frozenset(

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from memd.agent.jscompat import JS_WHITESPACE
 from memd.agent.prompt import view_index
+from memd.agent.terms import INDEX_NAME
 from memd.agent.truncation import (
     MAX_ENTRYPOINT_LINES,
     MAX_ENTRYPOINT_UNITS,
@@ -43,7 +44,6 @@ if TYPE_CHECKING:
     from memd.memory.index import IndexEntry
     from memd.memory.memfile import MemoryFile
 
-INDEX = "MEMORY.md"
 MAX_ENTRY_LINE_CHARS = 200
 MAX_LISTED = 20  # entries named in one message; the line span covers the rest
 
@@ -54,10 +54,10 @@ def check_missing(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
         ctx.is_memdir
         and ctx.index_text is None
         and ctx.files
-        and INDEX not in ctx.known_paths
+        and INDEX_NAME not in ctx.known_paths
     ):
         yield rule.diag(
-            INDEX,
+            INDEX_NAME,
             f"MEMORY.md is missing but {len(ctx.files)} topic file(s) exist; "
             "the agent loads none of them up front",
             "run `memd fix` to create an index entry for every topic file",
@@ -181,7 +181,7 @@ def check_too_many_lines(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnosti
     lost = list(cut.lost_to_lines)
     which = _describe(lost) if lost else "no entries are lost yet, only other lines"
     yield rule.diag(
-        INDEX,
+        INDEX_NAME,
         f"MEMORY.md has {cut.result.line_count} lines (limit {MAX_ENTRYPOINT_LINES}); "
         f"the agent loads only the first {MAX_ENTRYPOINT_LINES}, so {which}",
         "shorten or merge entries (one line each), or run the dream to consolidate; "
@@ -203,7 +203,7 @@ def check_too_large(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
     else:
         which = "no entries are lost yet, only other lines"
     yield rule.diag(
-        INDEX,
+        INDEX_NAME,
         f"MEMORY.md is {cut.result.byte_count:,} UTF-16 units "
         f"(limit {MAX_ENTRYPOINT_UNITS:,}); {which}",
         "keep each entry to one line under ~150 characters "
@@ -221,7 +221,7 @@ def check_line_too_long(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic
         length = len(line.rstrip("\r"))
         if length > MAX_ENTRY_LINE_CHARS and number in entry_lines:
             yield rule.diag(
-                INDEX,
+                INDEX_NAME,
                 f"line is {length} characters "
                 f"(limit {MAX_ENTRY_LINE_CHARS}, aim for about 150)",
                 "keep the entry to `- [Title](file.md) — one-line hook` "
@@ -294,7 +294,7 @@ def check_dangling(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
             continue  # memd reads only Markdown; other files are not its business
         if relpath not in ctx.known_paths and relpath.rstrip("/") not in directories:
             yield rule.diag(
-                INDEX,
+                INDEX_NAME,
                 f"{'entry' if entry.is_entry else 'link'} links to {entry.target}, "
                 "which does not exist",
                 "remove the entry or fix the link "
@@ -330,7 +330,7 @@ def check_duplicates(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
             continue  # a cross-reference inside another line is not a second entry
         if relpath in first:
             yield rule.diag(
-                INDEX,
+                INDEX_NAME,
                 f"second entry for {relpath} (first on line {first[relpath]})",
                 "keep one entry per file (`memd fix` collapses duplicates)",
                 line=entry.line,
@@ -353,7 +353,7 @@ def check_outside(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
         if why in _OUTSIDE and (entry.is_entry or entry.line in entry_lines):
             kind = "entry link" if entry.is_entry else "link"
             yield rule.diag(
-                INDEX,
+                INDEX_NAME,
                 f"{kind} {entry.target} {_OUTSIDE[why]}; memd never follows it",
                 "index only files inside the memory directory; "
                 "keep outside pointers in a reference memory",
@@ -375,7 +375,7 @@ def check_wiki_dangling(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic
         for entry, _, why in _classified(ctx):
             if why == "wiki-dangling":
                 yield rule.diag(
-                    INDEX,
+                    INDEX_NAME,
                     f"[[{entry.target}]] names no memory yet",
                     "fine if it marks something worth writing later; "
                     "else link by the other memory's `name:`",

@@ -11,6 +11,7 @@ import dataclasses
 import os
 
 from memd.agent.profile import ProfileSpec, get_profile
+from memd.agent.terms import INDEX_NAME
 from memd.diagnostics import Diagnostic, Severity
 from memd.lint import checks_files, checks_index, checks_profile
 from memd.lint import checks_frontmatter as fm
@@ -59,7 +60,7 @@ def lint_memdir(
     known.update(memdir.log_files)
     known.update(d.path for d in memdir.diagnostics)
     if index_text is not None:
-        known.add("MEMORY.md")
+        known.add(INDEX_NAME)
     entries, targets = (cache or LintCache()).parse_index(index_text)
     if any(e.is_wiki for e in entries):
         targets = checks_index.classify_links(entries, memdir.files)

@@ -11,8 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from memd.agent.terms import INDEX_NAME
 from memd.lint.checks_index import classify_links, topic_wiki_targets
-from memd.memory.index import escape_inline, normalize_target, parse_index
+from memd.memory.index import (
+    escape_inline,
+    linked_relpaths,
+    normalize_target,
+    parse_index,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -22,7 +28,6 @@ if TYPE_CHECKING:
     from memd.memory.memdir import MemDir
     from memd.memory.memfile import MemoryFile
 
-INDEX = "MEMORY.md"
 TARGET_LINE_CHARS = (
     150  # the reference's prompt asks for index lines under ~150 characters
 )
@@ -71,7 +76,7 @@ def plan_fixes(
             edit = _convert(f, raw.get(f.relpath), edit, dialect)
         if edit is not None:
             edits.append(edit)
-    index_edit = _plan_index(memdir, raw.get(INDEX)) if index else None
+    index_edit = _plan_index(memdir, raw.get(INDEX_NAME)) if index else None
     if index_edit is not None:
         edits.append(index_edit)
     return tuple(sorted(edits, key=lambda e: e.relpath))
@@ -145,7 +150,7 @@ def _known_paths(memdir: MemDir) -> set[str]:
 
 def _plan_index(memdir: MemDir, data: bytes | None) -> FileEdit | None:
     if data is None:
-        if memdir.index_text is not None or INDEX in _known_paths(memdir):
+        if memdir.index_text is not None or INDEX_NAME in _known_paths(memdir):
             return None  # exists but unread or unreadable: leave it alone
         text = ""
     else:
@@ -194,12 +199,12 @@ def _plan_index(memdir: MemDir, data: bytes | None) -> FileEdit | None:
         return None
     if data is not None and new != data and not reasons:
         reasons.append("CRLF to LF" if b"\r\n" in data else "normalise encoding")
-    return FileEdit(relpath=INDEX, old=data, new=new, reason=", ".join(reasons))
+    return FileEdit(relpath=INDEX_NAME, old=data, new=new, reason=", ".join(reasons))
 
 
 def _links(text: str, relpaths: set[str]) -> bool:
     """Return True when `text`, read as an index, links every one of `relpaths`."""
-    return relpaths <= {normalize_target(e.target) for e in parse_index(text)}
+    return relpaths <= linked_relpaths(text)
 
 
 def _lines_to_drop(

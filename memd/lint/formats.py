@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from itertools import groupby
 
-from memd import __version__
+from memd._version import __version__
 from memd.diagnostics import Diagnostic, Severity, count_by_severity
 from memd.lint.rules import RULES
 

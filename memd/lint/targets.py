@@ -11,6 +11,7 @@ import os
 import stat
 from dataclasses import dataclass
 
+from memd.agent.terms import INDEX_NAME
 from memd.fsread import list_names
 
 TYPE_CHECKING = False
@@ -21,8 +22,6 @@ if TYPE_CHECKING:
     from memd.config import Config
     from memd.diagnostics import Diagnostic
     from memd.memory.memdir import ParseCache
-
-INDEX = "MEMORY.md"
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +67,7 @@ def resolve_targets(
             targets.append(Target(path, True, _errno_text(error)))
             continue
         if stat.S_ISREG(mode):
-            if os.path.basename(path) == INDEX:
+            if os.path.basename(path) == INDEX_NAME:
                 targets.append(Target(os.path.dirname(path), True))
             else:
                 targets.append(Target(path, False))
@@ -127,7 +126,7 @@ def _memory_dir_for(
     from memd.agent.paths import resolve_memory_location
     from memd.errors import UsageError
 
-    if os.path.isfile(os.path.join(path, INDEX)) or os.path.basename(path) in (
+    if os.path.isfile(os.path.join(path, INDEX_NAME)) or os.path.basename(path) in (
         "memory",
         "team",
     ):
@@ -151,8 +150,11 @@ def _listdir(path: str) -> list[str]:
         return []
 
 
-def memory_dir_of(path: str) -> tuple[str, str]:
-    """Return (memory dir, relpath) for a lone file: where directory lint sees it.
+def infer_memory_dir(path: str) -> tuple[str, str]:
+    """Infer (memory dir, relpath) for a lone file: where directory lint sees it.
+
+    Not `memd.daemon.discovery.memory_dir_of`, which looks a path up among the
+    directories already watched; this one guesses from the disk.
 
     The nearest ancestor holding MEMORY.md wins, then one named `memory`, then
     the parent of a `logs/` folder; failing all, the file's own directory. So
@@ -163,7 +165,7 @@ def memory_dir_of(path: str) -> tuple[str, str]:
     while os.path.dirname(ancestors[-1]) != ancestors[-1] and len(ancestors) < 64:
         ancestors.append(os.path.dirname(ancestors[-1]))
     chosen = next(
-        (a for a in ancestors if os.path.isfile(os.path.join(a, INDEX))), None
+        (a for a in ancestors if os.path.isfile(os.path.join(a, INDEX_NAME))), None
     )
     chosen = chosen or next(
         (a for a in ancestors if os.path.basename(a) == "memory"), None
@@ -216,7 +218,7 @@ def lint_targets(
         elif target.is_dir:
             wanted[target.path.rstrip(os.sep)] = None
         else:
-            memory_dir, relpath = memory_dir_of(target.path)
+            memory_dir, relpath = infer_memory_dir(target.path)
             if memory_dir not in wanted:
                 wanted[memory_dir] = {relpath}
             elif (chosen := wanted[memory_dir]) is not None:

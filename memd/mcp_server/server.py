@@ -31,7 +31,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
 from pydantic import ValidationError
 
-from memd import __version__, fastjson
+from memd import fastjson
+from memd._version import __version__
 from memd.diagnostics import escape_surrogates
 from memd.errors import MemdError
 from memd.mcp_server import tools
@@ -61,6 +62,9 @@ def build_server(project: Project) -> MCPServer:
         "memd", version=__version__, instructions=INSTRUCTIONS
     )
 
+    # `type` below is the tools' argument on the wire, the frontmatter key the
+    # model knows; the SDK builds the schema from these names. Past here it is
+    # `memory_type`, which shadows no builtin.
     @server.tool()
     def memory_recall(
         query: str, limit: int = 5, type: str | None = None

@@ -16,6 +16,7 @@ import contextlib
 import errno
 import os
 
+from memd.agent.terms import INDEX_NAME, MEMORY_TYPES
 from memd.errors import MemdError
 
 TYPE_CHECKING = False
@@ -83,15 +84,15 @@ def open_project(project: str | None, env: Mapping[str, str]) -> Project:
 
 
 def recall_memories(
-    project: Project, query: str, limit: int = 5, type: str | None = None
+    project: Project, query: str, limit: int = 5, memory_type: str | None = None
 ) -> list[dict[str, object]]:
     """The memories best matching `query`, as dicts, best first."""
     from memd.recall.store import open_index, recall
 
     project.require_enabled()
-    if type is not None and type not in ("user", "feedback", "project", "reference"):
+    if memory_type is not None and memory_type not in MEMORY_TYPES:
         raise ToolFailedError(
-            f"type must be user, feedback, project or reference, not {type!r}"
+            f"type must be user, feedback, project or reference, not {memory_type!r}"
         )
     with open_index(project.config.cache_dir) as index:
         hits = recall(
@@ -99,7 +100,7 @@ def recall_memories(
             query,
             (project.memory_dir,),
             limit=max(1, min(limit, 50)),
-            type=type,
+            memory_type=memory_type,
             max_file_bytes=project.config.max_topic_file_bytes,
         )
     return [
@@ -142,7 +143,7 @@ def _resolve_relpath(memdir: MemDir, wanted: str) -> str:
             f"{text!r} is refused ({why}); give a relpath inside the memory dir"
         )
     known = {f.relpath for f in memdir.files}
-    if text == "MEMORY.md" and memdir.index_text is not None:
+    if text == INDEX_NAME and memdir.index_text is not None:
         return text
     if text in known:
         return text
@@ -238,14 +239,14 @@ def _refused(relpath: str, error: OSError) -> ToolFailedError:
 
 
 def write_memory(
-    project: Project, name: str, description: str, type: str, body: str
+    project: Project, name: str, description: str, memory_type: str, body: str
 ) -> dict[str, object]:
     """Write one memory and its index line atomically; return what was written."""
     project.require_enabled()
     root = project.memory_dir
     os.makedirs(root, exist_ok=True)
     with _directory_lock(root) as root_fd:
-        return _write_locked(project, root_fd, name, description, type, body)
+        return _write_locked(project, root_fd, name, description, memory_type, body)
 
 
 @contextlib.contextmanager
@@ -286,20 +287,20 @@ def _write_locked(
     root_fd: int,
     name: str,
     description: str,
-    type: str,
+    memory_type: str,
     body: str,
 ) -> dict[str, object]:
     from memd.atomic import write_atomic_beneath
     from memd.mcp_server.writing import WriteRefusedError, plan_write
     from memd.relpath import relpath_refusal
 
-    index_bytes = _read_optional(root_fd, "MEMORY.md")
+    index_bytes = _read_optional(root_fd, INDEX_NAME)
     try:
         plan = plan_write(
             project.load(),
             name=name,
             description=description,
-            type=type,
+            memory_type=memory_type,
             body=body,
             index_bytes=index_bytes,
             severities=project.config.lint_severities,
@@ -316,10 +317,10 @@ def _write_locked(
         raise _refused(plan.relpath, error) from None
     if plan.index is not None:
         try:
-            write_atomic_beneath(root_fd, "MEMORY.md", plan.index)
+            write_atomic_beneath(root_fd, INDEX_NAME, plan.index)
         except OSError as error:
             _roll_back(root_fd, plan.relpath, old)
-            raise _refused("MEMORY.md", error) from None
+            raise _refused(INDEX_NAME, error) from None
     return {
         "relpath": plan.relpath,
         "replaced": plan.old_data_exists,

@@ -20,13 +20,13 @@ from __future__ import annotations
 import dataclasses
 import zlib
 
-from memd.agent.manifest import MEMORY_TYPES
+from memd.agent.terms import INDEX_NAME, MEMORY_TYPES
 from memd.errors import MemdError
 from memd.kairos.consolidate import fits_index
 from memd.lint.engine import lint_memdir
 from memd.lint.fixes import entry_line
 from memd.memory.dialect import slugify
-from memd.memory.index import appended_entry_problem, normalize_target, parse_index
+from memd.memory.index import appended_entry_problem, linked_relpaths
 from memd.memory.memfile import parse_memory_file
 from memd.memory.yaml_safe import dump_yaml
 
@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from memd.memory.memdir import MemDir
     from memd.memory.memfile import MemoryFile
 
-INDEX = "MEMORY.md"
 MAX_NAME_CHARS = 80  # the index line must stay near 150 characters
 MAX_SLUG_CHARS = 60
 
@@ -62,7 +61,7 @@ def plan_write(
     *,
     name: str,
     description: str,
-    type: str,
+    memory_type: str,
     body: str,
     index_bytes: bytes | None,
     severities: Mapping[str, str] | None = None,
@@ -72,9 +71,9 @@ def plan_write(
     Raises:
         WriteRefusedError: the result would not lint clean or would not fit.
     """
-    if type not in MEMORY_TYPES:
+    if memory_type not in MEMORY_TYPES:
         raise WriteRefusedError(
-            f"type must be one of {', '.join(MEMORY_TYPES)}, not {type!r}"
+            f"type must be one of {', '.join(MEMORY_TYPES)}, not {memory_type!r}"
         )
     name = " ".join(name.split())
     description = " ".join(description.split())
@@ -93,16 +92,18 @@ def plan_write(
     body = "\n".join(line.rstrip() for line in body.split("\n")) + "\n"
     existing = _same_name(memdir, name)
     relpath = (
-        existing.relpath if existing is not None else _new_relpath(memdir, name, type)
+        existing.relpath
+        if existing is not None
+        else _new_relpath(memdir, name, memory_type)
     )
     dialect = _dialect_of(memdir)
-    data = _file_bytes(name, description, type, body, dialect, relpath)
+    data = _file_bytes(name, description, memory_type, body, dialect, relpath)
     parsed = parse_memory_file(relpath, data)
     written_name = name if dialect == "classic" else _nested_name(name, relpath)
     if (parsed.name, parsed.description, parsed.type) != (
         written_name,
         description,
-        type,
+        memory_type,
     ) or parsed.body != body:
         raise WriteRefusedError(
             "name, description or body do not survive YAML and Markdown unchanged "
@@ -142,16 +143,16 @@ def _same_name(memdir: MemDir, name: str) -> MemoryFile | None:
     return None
 
 
-def _new_relpath(memdir: MemDir, name: str, type: str) -> str:
+def _new_relpath(memdir: MemDir, name: str, memory_type: str) -> str:
     slug = slugify(name)[:MAX_SLUG_CHARS].strip("-_")
     if not slug:  # a name with no ASCII letters or digits (Chinese, Japanese)
         slug = f"memory-{zlib.crc32(name.encode('utf-8', 'replace')):08x}"
     taken = {f.relpath for f in memdir.files} | set(memdir.unreadable_paths)
     taken.update(d.path for d in memdir.diagnostics)
-    relpath, number = f"{type}_{slug}.md", 1
+    relpath, number = f"{memory_type}_{slug}.md", 1
     while relpath in taken:
         number += 1
-        relpath = f"{type}_{slug}-{number}.md"
+        relpath = f"{memory_type}_{slug}-{number}.md"
     return relpath
 
 
@@ -166,17 +167,17 @@ def _nested_name(name: str, relpath: str) -> str:
 
 
 def _file_bytes(
-    name: str, description: str, type: str, body: str, dialect: str, relpath: str
+    name: str, description: str, memory_type: str, body: str, dialect: str, relpath: str
 ) -> bytes:
     head: dict[str, object]
     if dialect == "nested":
         head = {
             "name": _nested_name(name, relpath),
             "description": description,
-            "metadata": {"node_type": "memory", "type": type},
+            "metadata": {"node_type": "memory", "type": memory_type},
         }
     else:
-        head = {"name": name, "description": description, "type": type}
+        head = {"name": name, "description": description, "type": memory_type}
     text = "---\n" + dump_yaml(head) + "---\n" + body
     try:
         return text.encode("utf-8")
@@ -196,7 +197,7 @@ def _index_text(index_bytes: bytes | None) -> str:
 
 
 def _links(index_text: str, relpath: str) -> bool:
-    return any(normalize_target(e.target) == relpath for e in parse_index(index_text))
+    return relpath in linked_relpaths(index_text)
 
 
 def _refuse_unless_clean(
@@ -216,7 +217,7 @@ def _refuse_unless_clean(
     before = {
         (d.code, d.line, d.message)
         for d in lint_memdir(memdir, severities=severities)
-        if d.path == INDEX
+        if d.path == INDEX_NAME
     }
     problems = [
         d
@@ -224,7 +225,7 @@ def _refuse_unless_clean(
         if d.severity in ("error", "warning")
         and (
             d.path == relpath
-            or (d.path == INDEX and (d.code, d.line, d.message) not in before)
+            or (d.path == INDEX_NAME and (d.code, d.line, d.message) not in before)
         )
     ]
     if problems:

@@ -463,3 +463,14 @@ def classify_target(target: str) -> tuple[str | None, str]:
 def normalize_target(target: str) -> str | None:
     """Return the target's POSIX relpath in the memory dir, or None if it leaves it."""
     return classify_target(target)[0]
+
+
+def linked_relpaths(text: str) -> frozenset[str]:
+    """Return the relpaths `text`, read as an index, links to (entries and references).
+
+    The one answer to "is this file linked from MEMORY.md": the dream, an MCP
+    write and `memd fix` ask it, so they agree on `./x.md#a`, a link in a
+    code fence or an HTML comment (none there), and a reference definition.
+    """
+    found = (normalize_target(entry.target) for entry in parse_index(text))
+    return frozenset(relpath for relpath in found if relpath is not None)

@@ -20,6 +20,8 @@ import os
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from memd.statkey import key_of
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -27,7 +29,6 @@ if TYPE_CHECKING:
     from memd.diagnostics import Diagnostic
     from memd.memory.memfile import MemoryFile
 
-INDEX_NAME = "MEMORY.md"
 LOGS_DIR = "logs"
 DEFAULT_MAX_FILE_BYTES = 256 * 1024
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
@@ -125,9 +126,8 @@ class ParseCache:
 
 def input_stat(path: str, st: os.stat_result) -> InputStat:
     """Return the InputStat of `path` from its stat result."""
-    return InputStat(
-        path=path, size=st.st_size, mtime_ns=st.st_mtime_ns, inode=st.st_ino
-    )
+    size, mtime_ns, inode = key_of(st)
+    return InputStat(path=path, size=size, mtime_ns=mtime_ns, inode=inode)
 
 
 def missing_input(path: str) -> InputStat:

@@ -32,12 +32,12 @@ import time
 from types import MappingProxyType
 
 from memd.agent.recall import is_reserved_folder
+from memd.agent.terms import INDEX_NAME
 from memd.agent.truncation import format_file_size
 from memd.diagnostics import Diagnostic, Severity, one_line
 from memd.fsread import list_dir, open_dir, open_dir_beneath, open_regular, read_fd
 from memd.memory.memdir import (
     DEFAULT_MAX_FILE_BYTES,
-    INDEX_NAME,
     LOGS_DIR,
     InputStat,
     MemDir,

@@ -45,6 +45,7 @@ import os
 import stat
 import time
 
+from memd.agent.terms import INDEX_NAME, MEMORY_TYPES
 from memd.errors import MemdError
 from memd.fsread import list_dir, open_dir
 from memd.recall.text import (
@@ -75,7 +76,6 @@ IN_MEMORY = ":memory:"
 # What SQLite opens by name next to the database.
 _SIDE_FILES = ("-wal", "-shm", "-journal")
 SCHEMA_VERSION = "3"
-MEMORY_TYPES = ("user", "feedback", "project", "reference")
 # bm25 column weights: name, description, body. The description is what the
 # agent's own recall judges, so it counts most.
 WEIGHTS = (3.0, 6.0, 1.0, 0.0)  # scope only filters
@@ -568,7 +568,7 @@ class RecallIndex:
         *,
         memory_dirs: Sequence[str] | None = None,
         limit: int = 5,
-        type: str | None = None,
+        memory_type: str | None = None,
         now_ns: int | None = None,
         dir_ids: Mapping[str, int] | None = None,
     ) -> tuple[Hit, ...]:
@@ -587,11 +587,11 @@ class RecallIndex:
 
         def run() -> tuple[Hit, ...]:
             return self._search(
-                expression, terms, memory_dirs, limit, type, now, dir_ids
+                expression, terms, memory_dirs, limit, memory_type, now, dir_ids
             )
 
         def again() -> tuple[Hit, ...]:  # rebuilt: the ids are gone with it
-            return self._search(expression, terms, memory_dirs, limit, type, now)
+            return self._search(expression, terms, memory_dirs, limit, memory_type, now)
 
         return self._guard(run, again)
 
@@ -795,7 +795,7 @@ def recall(
     memory_dirs: Sequence[str],
     *,
     limit: int = 5,
-    type: str | None = None,
+    memory_type: str | None = None,
     max_file_bytes: int | None = None,
 ) -> tuple[Hit, ...]:
     """Refresh `memory_dirs` by stat, then search them; a deleted file never returns.
@@ -809,13 +809,13 @@ def recall(
     in-memory index instead, and `index.unusable` says why.
     """
     try:
-        return _recall(index, query, memory_dirs, limit, type, max_file_bytes)
+        return _recall(index, query, memory_dirs, limit, memory_type, max_file_bytes)
     except (OSError, sqlite3.OperationalError) as error:
         if index.path == IN_MEMORY:
             raise
         index.unusable = _why_unusable(index.path, error)
     with RecallIndex(IN_MEMORY, tokenizer=index.tokenizer) as spare:
-        return _recall(spare, query, memory_dirs, limit, type, max_file_bytes)
+        return _recall(spare, query, memory_dirs, limit, memory_type, max_file_bytes)
 
 
 def _recall(
@@ -823,7 +823,7 @@ def _recall(
     query: str,
     memory_dirs: Sequence[str],
     limit: int,
-    type: str | None,
+    memory_type: str | None,
     max_file_bytes: int | None,
 ) -> tuple[Hit, ...]:
     memory_dirs = tuple(_normal(d) for d in memory_dirs)
@@ -845,14 +845,20 @@ def _recall(
         else {path: record[2] for path, record in records.items()}
     )
     hits = index.search(
-        query, memory_dirs=memory_dirs, limit=limit, type=type, dir_ids=dir_ids
+        query,
+        memory_dirs=memory_dirs,
+        limit=limit,
+        memory_type=memory_type,
+        dir_ids=dir_ids,
     )
     stale = {h.memory_dir for h in hits if not _still_there(h)}
     if not stale:
         return hits
     for memory_dir in sorted(stale):
         index.refresh(memory_dir, max_file_bytes=max_file_bytes, force=True)
-    return index.search(query, memory_dirs=memory_dirs, limit=limit, type=type)
+    return index.search(
+        query, memory_dirs=memory_dirs, limit=limit, memory_type=memory_type
+    )
 
 
 def stat_signature(memory_dir: str, taken_ns: int) -> tuple[str, bool] | None:
@@ -936,7 +942,7 @@ def _scan(root_fd: int, window: tuple[int, int]) -> tuple[list[str], int, int, b
                         if (not prefix and name == "logs") or depth >= MAX_DEPTH:
                             continue
                         pending.append((prefix + name + "/", depth + 1))
-                    elif name[-3:] != ".md" or name == "MEMORY.md":
+                    elif name[-3:] != ".md" or name == INDEX_NAME:
                         continue
                     st = entry.stat(follow_symlinks=False)
                 except OSError:

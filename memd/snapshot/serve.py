@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 
-from memd import __version__
+from memd._version import __version__
 from memd.dirs import default_cache_dir
 from memd.snapshot.store import MODES
 
@@ -115,7 +115,7 @@ def write_record(
     """
     from memd.atomic import write_atomic
     from memd.dirs import config_path
-    from memd.snapshot.store import stat_input
+    from memd.statkey import stat_key
 
     paths = (*location.inputs, config_path(env), *agent_inputs)
     lines = [
@@ -130,7 +130,7 @@ def write_record(
         f"profile {location.profile}",
     ]
     for path in dict.fromkeys(paths):
-        size, mtime_ns, inode = stat_input(path)
+        size, mtime_ns, inode = stat_key(path)
         lines.append(f"input {size} {mtime_ns} {inode} {path}")
     if any("\n" in line or "\r" in line for line in lines):
         return  # cannot be recorded faithfully; this project is simply never warm

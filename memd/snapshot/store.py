@@ -32,11 +32,12 @@ from __future__ import annotations
 
 import os
 
-from memd import __version__
+from memd._version import __version__
 from memd.agent.jscompat import js_trim
 from memd.agent.paths import sanitize_path
 from memd.fsread import read_bytes
 from memd.racy import RACY_WINDOW_NS, is_racy
+from memd.statkey import stat_key
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -48,7 +49,6 @@ if TYPE_CHECKING:
 VERSION_GRACE_NS = 5_000_000_000
 # Another memd release may render differently: its snapshots are not read here.
 META_MAGIC = f"memd-snapshot 1 {__version__}"
-MISSING = (-1, 0, 0)  # size, mtime_ns, inode of an input that does not exist
 PROMPT_FILE = "prompt.md"
 META_FILE = "meta.txt"
 MODES = ("standard", "team", "kairos")
@@ -84,21 +84,12 @@ def guidelines_fingerprint(extra_guidelines: str | None) -> str:
     return fingerprint(extra_guidelines)
 
 
-def stat_input(path: str) -> tuple[int, int, int]:
-    """Return (size, mtime_ns, inode) of `path`, symlinks followed; else MISSING."""
-    try:
-        st = os.stat(path)
-    except (OSError, ValueError):
-        return MISSING
-    return st.st_size, st.st_mtime_ns, st.st_ino
-
-
 def inputs_unchanged(inputs: list[tuple[int, int, int, str]], built_ns: int) -> bool:
     """Return True when every (size, mtime_ns, inode, path) stats the same."""
     for size, mtime_ns, inode, path in inputs:
         if is_racy(mtime_ns, built_ns):
             return False
-        if stat_input(path) != (size, mtime_ns, inode):
+        if stat_key(path) != (size, mtime_ns, inode):
             return False
     return True
 
@@ -112,7 +103,7 @@ def changed_input(
     it was read: a `touch` or write whose event the build may have swallowed.
     """
     for item in inputs:
-        now = stat_input(item.path)
+        now = stat_key(item.path)
         if now != (item.size, item.mtime_ns, item.inode):
             return item.path, now
     return None

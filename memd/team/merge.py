@@ -24,7 +24,6 @@ import re
 from memd.memory.index import normalize_target, parse_index
 from memd.memory.memfile import parse_memory_file
 
-INDEX_NAME = "MEMORY.md"
 _SLUG_RUN = re.compile(r"[a-z0-9]+")
 MAX_AUTHOR_SLUG = 40
 

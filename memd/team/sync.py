@@ -31,6 +31,7 @@ import os
 import stat
 from dataclasses import dataclass, field
 
+from memd.agent.terms import INDEX_NAME
 from memd.atomic import (
     TEMP_PREFIX,
     remove_beneath,
@@ -41,7 +42,6 @@ from memd.errors import MemdError, UsageError
 from memd.relpath import relpath_refusal
 from memd.team.git import Git, GitError, redact
 from memd.team.merge import (
-    INDEX_NAME,
     conflict_copy_path,
     conflict_copy_text,
     link_copies,

@@ -18,7 +18,8 @@ import pytest
 
 from memd.snapshot.build import load_and_build
 from memd.snapshot.publish import SnapshotStore
-from memd.snapshot.store import encode_prompt, stat_input
+from memd.snapshot.store import encode_prompt
+from memd.statkey import stat_key
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -104,7 +105,7 @@ class Daemon:
         inputs = meta["inputs"]
         assert isinstance(inputs, list)
         if any(
-            stat_input(path) != (size, mtime_ns, inode)
+            stat_key(path) != (size, mtime_ns, inode)
             for size, mtime_ns, inode, path in inputs
         ):
             return False

@@ -5,7 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memd.lint.fixes import INDEX, normalise_bytes, plan_fixes
+from memd.agent.terms import INDEX_NAME
+from memd.lint.fixes import normalise_bytes, plan_fixes
 from memd.memory.memdir import MemDir
 from memd.memory.memfile import decode_text, parse_memory_file
 from tests.strategies import index_markdown, topic_bytes
@@ -24,11 +25,13 @@ index_bytes = st.one_of(
 
 def _memdir(raw: dict[str, bytes]) -> MemDir:
     parsed = tuple(
-        parse_memory_file(r, data) for r, data in sorted(raw.items()) if r != INDEX
+        parse_memory_file(r, data) for r, data in sorted(raw.items()) if r != INDEX_NAME
     )
-    if INDEX not in raw:
+    if INDEX_NAME not in raw:
         return MemDir(path="/fuzz/memory", files=parsed)
-    text, diags, _, _ = decode_text(INDEX, raw[INDEX], normalize_newlines=False)
+    text, diags, _, _ = decode_text(
+        INDEX_NAME, raw[INDEX_NAME], normalize_newlines=False
+    )
     return MemDir(
         path="/fuzz/memory", index_text=text, files=parsed, diagnostics=tuple(diags)
     )
@@ -47,14 +50,14 @@ class TestPlanFixesFuzz:
         """Edits keep name/description/type; a second plan has nothing to do."""
         raw = dict(topics)
         if index is not None:
-            raw[INDEX] = index
+            raw[INDEX_NAME] = index
         edits = plan_fixes(_memdir(raw), raw)
         assert len({e.relpath for e in edits}) == len(edits)
         for edit in edits:
             assert raw.get(edit.relpath) == edit.old
             assert edit.new != edit.old
             assert edit.reason
-            if edit.relpath == INDEX:
+            if edit.relpath == INDEX_NAME:
                 edit.new.decode("utf-8")
             else:
                 assert _meaning(edit.old or b"") == _meaning(edit.new)
@@ -70,22 +73,22 @@ class TestPlanFixesRegressions:
 
     def test_trailing_cr_does_not_become_crlf(self) -> None:
         """An index ending in a lone CR is fixed to LF, not to a new CRLF."""
-        raw = {INDEX: b"# Memory\r\r"}
+        raw = {INDEX_NAME: b"# Memory\r\r"}
         [edit] = plan_fixes(_memdir(raw), raw)
         assert b"# Memory\n" == edit.new
-        assert () == plan_fixes(_memdir({INDEX: edit.new}), {INDEX: edit.new})
+        assert () == plan_fixes(_memdir({INDEX_NAME: edit.new}), {INDEX_NAME: edit.new})
 
     def test_no_orphan_entry_inside_an_unclosed_fence(self) -> None:
         """An orphan is not appended where an unclosed ``` fence would hide it."""
         topic = b"---\nname: a\ndescription: about a\ntype: user\n---\nFact.\n"
-        raw = {"a.md": topic, INDEX: b"# Memory\n```\n"}
+        raw = {"a.md": topic, INDEX_NAME: b"# Memory\n```\n"}
         assert () == plan_fixes(_memdir(raw), raw)
 
     def test_orphan_entry_after_a_closed_fence(self) -> None:
         """After a closed fence the orphan entry is appended once and then settles."""
         topic = b"---\nname: a\ndescription: about a\ntype: user\n---\nFact.\n"
-        raw = {"a.md": topic, INDEX: b"# Memory\n```\nx\n```\n"}
+        raw = {"a.md": topic, INDEX_NAME: b"# Memory\n```\nx\n```\n"}
         [edit] = plan_fixes(_memdir(raw), raw)
         assert b"# Memory\n```\nx\n```\n- [a](a.md) \xe2\x80\x94 about a\n" == edit.new
-        fixed = {**raw, INDEX: edit.new}
+        fixed = {**raw, INDEX_NAME: edit.new}
         assert () == plan_fixes(_memdir(fixed), fixed)

@@ -247,3 +247,27 @@ class TestProperties:
         entries, cut = parse_log_entries(LOG, data)
 
         assert all(0 <= e.offset < e.end <= cut <= len(data) for e in entries)
+
+
+class TestIsLinkedAsTheIndexParserSays:
+    """The dream asks memd.memory.index whether a file is linked, as MCP and fix do."""
+
+    OLD = b"---\nname: Docs\ndescription: d\ntype: reference\n---\nBody\n"
+
+    def test_a_link_with_an_anchor_is_not_indexed_again(self) -> None:
+        """`./docs.md#usage` links docs.md: no second index line."""
+        index = b"- [Docs](./docs.md#usage) - hook\n"
+
+        plan = plan_consolidation([_entry("#docs new")], {"docs.md": self.OLD}, index)
+
+        assert ["docs.md"] == [e.relpath for e in plan.edits]
+
+    def test_a_link_in_a_code_fence_does_not_count(self) -> None:
+        """A link shown in a ``` fence is not an entry: the dream adds a real one."""
+        index = b"```\n- [Docs](docs.md) - hook\n```\n"
+
+        plan = plan_consolidation([_entry("#docs new")], {"docs.md": self.OLD}, index)
+
+        edit = next(e for e in plan.edits if e.relpath == "MEMORY.md")
+        assert edit.new.startswith(index)
+        assert b"\n- [Docs](docs.md) " in edit.new[len(index) - 1 :]

@@ -122,7 +122,7 @@ class TestDaemonPath:
         with _index(tmp_path) as index:
             index.update(load_memdir(str(make_memdir.root)))
 
-            typed = index.search("user tests postgres", type="user")
+            typed = index.search("user tests postgres", memory_type="user")
             limited = index.search("user tests postgres rust", limit=1)
 
         assert ["user_role.md"] == relpaths(typed)
@@ -150,7 +150,7 @@ class TestDaemonPath:
 
             def found(where: list[str] | None, kind: str | None = None) -> set[str]:
                 hits = index.search(
-                    "kafka retention", memory_dirs=where, limit=50, type=kind
+                    "kafka retention", memory_dirs=where, limit=50, memory_type=kind
                 )
                 return {os.path.basename(h.memory_dir) for h in hits}
 

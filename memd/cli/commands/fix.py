@@ -6,7 +6,6 @@ changed between planning and writing is skipped, not overwritten.
 
 from __future__ import annotations
 
-import errno
 import os
 import sys
 
@@ -36,6 +35,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from memd.agent.choice import in_force
     from memd.config import load_config
+    from memd.lint.fix_files import (
+        apply_edit,
+        plan_directory,
+        plan_single_file,
+        shown,
+    )
     from memd.lint.targets import resolve_targets
 
     config = load_config()
@@ -51,7 +56,10 @@ def run(args: argparse.Namespace) -> int:
             root, edits = (
                 target.path,
                 plan_directory(
-                    target.path, max_file_bytes=max_file_bytes, dialect=args.dialect
+                    target.path,
+                    max_file_bytes=max_file_bytes,
+                    dialect=args.dialect,
+                    warn=_warn,
                 ),
             )
         else:
@@ -86,112 +94,8 @@ def run(args: argparse.Namespace) -> int:
     return 2 if unreadable else 0  # an I/O error: what could not be read is unfixed
 
 
-def plan_directory(
-    memory_dir: str, *, max_file_bytes: int = 256 * 1024, dialect: str | None = None
-) -> tuple[FileEdit, ...]:
-    """Load `memory_dir`, read its index and topic files, and plan the safe fixes."""
-    from memd.lint.fixes import is_utf8_name, plan_fixes
-    from memd.memory.reader import load_memdir
-
-    memdir = load_memdir(memory_dir, max_file_bytes=max_file_bytes)
-    for relpath in memdir.unreadable_paths:  # FIFOs, directories, unreadable files
-        print(
-            f"memd: skipped {shown(os.path.join(memory_dir, relpath))}: "
-            "it cannot be read as a file (see memd lint)",
-            file=sys.stderr,
-        )
-    for f in memdir.files:
-        if not is_utf8_name(f.relpath):
-            print(
-                f"memd: not indexing {shown(os.path.join(memory_dir, f.relpath))}: "
-                "its name is not valid UTF-8; rename it",
-                file=sys.stderr,
-            )
-    raw: dict[str, bytes] = {}
-    index_is_file = True
-    for relpath in ("MEMORY.md", *(f.relpath for f in memdir.files)):
-        path = os.path.join(memdir.path, relpath)
-        data = _read(path, max_file_bytes)
-        if data is not None:
-            raw[relpath] = data
-        elif relpath == "MEMORY.md" and os.path.lexists(path):
-            print(
-                f"memd: skipped {shown(path)}: not a regular file; the index is "
-                "left alone",
-                file=sys.stderr,
-            )
-            index_is_file = False
-    return plan_fixes(memdir, raw, dialect=dialect, index=index_is_file)
-
-
-def plan_single_file(path: str) -> tuple[FileEdit, ...]:
-    """Plan the encoding fixes for one topic file outside a memory directory."""
-    from memd.lint.fixes import FileEdit, is_safe_to_rewrite, normalise_bytes
-    from memd.memory.memfile import parse_memory_file
-
-    data = _read(path, 256 * 1024)
-    if data is None:
-        return ()
-    new = normalise_bytes(data)
-    if new == data or not is_safe_to_rewrite(
-        parse_memory_file(os.path.basename(path), data)
-    ):
-        return ()
-    return (
-        FileEdit(
-            relpath=os.path.basename(path),
-            old=data,
-            new=new,
-            reason="normalise CRLF/BOM",
-        ),
-    )
-
-
-def shown(path: str) -> str:
-    """Return `path` printable on any terminal: undecodable bytes as `\\xNN`."""
-    return os.fsencode(path).decode("utf-8", "backslashreplace")
-
-
-def _read(path: str, limit: int) -> bytes | None:
-    """Return the file's bytes; None if missing, not a regular file or too big."""
-    from memd.fsread import read_bytes
-
-    try:
-        return read_bytes(path, limit)
-    except OSError:
-        return None
-
-
-def apply_edit(root: str, edit: FileEdit) -> bool:
-    """Write `edit` below `root` atomically unless the file no longer holds `edit.old`.
-
-    The file is re-read and replaced relative to `root`'s descriptor, each
-    folder on the way opened with `O_NOFOLLOW` (`memd.atomic.write_atomic_beneath`):
-    a folder swapped for a symlink since the plan was made fails the edit
-    instead of carrying the write out of the memory directory.
-    Returns whether it wrote.
-    """
-    from memd.atomic import write_atomic_beneath
-    from memd.fsread import open_dir, read_beneath
-
-    root_fd = open_dir(root or ".", follow=True)  # the memory dir may be a link
-    try:
-        try:
-            current: bytes | None = read_beneath(
-                root_fd, edit.relpath, max(len(edit.old or b""), 1) + 1
-            )
-        except FileNotFoundError:
-            current = None
-        except OSError as error:
-            if error.errno != errno.EFBIG:
-                raise
-            current = None  # grown past the planned bytes: it changed
-        if current != edit.old:
-            return False
-        write_atomic_beneath(root_fd, edit.relpath, edit.new)
-    finally:
-        os.close(root_fd)
-    return True
+def _warn(message: str) -> None:
+    print(f"memd: {message}", file=sys.stderr)
 
 
 def unified_diff(path: str, edit: FileEdit) -> str:
@@ -209,6 +113,7 @@ def unified_diff(path: str, edit: FileEdit) -> str:
         return text.splitlines(keepends=True)
 
     from memd.lint.engine import display_path
+    from memd.lint.fix_files import shown
 
     shown_path = shown(display_path("", path))
     old_name, new_name = (

@@ -14,14 +14,11 @@ import sys
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Callable, Mapping
+    from collections.abc import Mapping
     from typing import NoReturn
 
-    from memd.hooks.settings import SettingsEdit
 
-BACKUP_SUFFIX = ".memd-backup"
 MAX_PAYLOAD_BYTES = 4 * 1024 * 1024  # a PostToolUse payload carries the file written
-MAX_SETTINGS_BYTES = 4 * 1024 * 1024
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -204,100 +201,18 @@ def memd_executable() -> str:
 
 def _edit_settings(args: argparse.Namespace, *, install: bool) -> int:
     from memd.hooks.settings import plan_edit
+    from memd.hooks.settings_file import apply_json_edit
 
     executable = memd_executable()
-    return apply_json_edit(
-        settings_file(args),
-        lambda current, backup: plan_edit(
-            current, backup, install=install, memd_executable=executable
-        ),
-        what="memd hooks",
-        install=install,
-        dry_run=args.dry_run,
-    )
-
-
-def apply_json_edit(
-    path: str,
-    plan: Callable[[str | None, str | None], SettingsEdit],
-    *,
-    what: str,
-    install: bool,
-    dry_run: bool,
-    max_bytes: int = MAX_SETTINGS_BYTES,
-) -> int:
-    """Edit the JSON file at `path` as `plan(text, backup)` says; print what it did.
-
-    `memd hook` and `memd mcp` share it. `dry_run` prints the diff instead.
-    A file memd cannot read or parse is left untouched (`UsageError`).
-    """
-    import difflib
-
-    from memd.atomic import write_atomic
-    from memd.errors import UsageError
-
-    backup_path = path + BACKUP_SUFFIX
-    current, backup = _read_text(path, max_bytes), _read_text(backup_path, max_bytes)
-    try:
-        edit = plan(current, backup)
-    except ValueError as error:
-        raise UsageError(f"{path}: {error}; left untouched") from None
-    if not edit.is_change:
-        verb = "already installed in" if install else "not installed in"
-        print(f"{what} {verb} {path}")
-        return 0
-    if dry_run:
-        diff = difflib.unified_diff(
-            (current or "").splitlines(keepends=True),
-            (edit.text or "").splitlines(keepends=True),
-            fromfile=f"{path} (now)",
-            tofile=f"{path} ({'with' if install else 'without'} {what})",
-        )
-        sys.stdout.writelines(diff)
-        return 0
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    if edit.backup is not None:
-        write_atomic(backup_path, edit.backup.encode("utf-8"))
-    if edit.text is None:
-        os.unlink(path)
-    else:
-        write_atomic(path, edit.text.encode("utf-8"))
-    if edit.remove_backup:
-        os.unlink(backup_path)
-    print(
-        _edit_summary(
-            path, what, install=install, edit=edit, had_backup=backup is not None
+    sys.stdout.write(
+        apply_json_edit(
+            settings_file(args),
+            lambda current, backup: plan_edit(
+                current, backup, install=install, memd_executable=executable
+            ),
+            what="memd hooks",
+            install=install,
+            dry_run=args.dry_run,
         )
     )
     return 0
-
-
-def _edit_summary(
-    path: str, what: str, *, install: bool, edit: SettingsEdit, had_backup: bool
-) -> str:
-    if edit.text is None:
-        return f"{what} removed: deleted {path}, which memd had created"
-    if edit.remove_backup:
-        return f"{what} removed: restored {path} from its backup"
-    done = "installed in" if install else "removed from"
-    backup = f" (backup: {path}{BACKUP_SUFFIX})" if edit.backup or had_backup else ""
-    return f"{what} {done} {path}{backup}"
-
-
-def _read_text(path: str, max_bytes: int) -> str | None:
-    """A settings file's text, or None when it does not exist."""
-    from memd.errors import UsageError
-    from memd.fsread import read_prefix
-
-    try:
-        data = read_prefix(path, max_bytes + 1, follow=True)
-    except FileNotFoundError:
-        return None
-    except OSError as error:
-        raise UsageError(f"{path}: cannot read ({error}); left untouched") from None
-    if len(data) > max_bytes:
-        raise UsageError(f"{path}: larger than {max_bytes >> 20} MiB; left untouched")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise UsageError(f"{path}: not UTF-8; left untouched") from None

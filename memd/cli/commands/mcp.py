@@ -78,8 +78,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _edit_claude_json(args: argparse.Namespace, *, install: bool) -> int:
     """Add (install) or remove memd's server in Claude Code's user config."""
-    from memd.cli.commands.hook import apply_json_edit, memd_executable
+    from memd.cli.commands.hook import memd_executable
     from memd.hooks.settings import plan_json_edit
+    from memd.hooks.settings_file import apply_json_edit
     from memd.mcp_server.install import (
         claude_json_path,
         client_snippets,
@@ -91,17 +92,20 @@ def _edit_claude_json(args: argparse.Namespace, *, install: bool) -> int:
     if install and args.print:
         sys.stdout.write(client_snippets(executable))
         return 0
-    return apply_json_edit(
-        claude_json_path(os.environ),
-        lambda current, backup: plan_json_edit(
-            current,
-            backup,
+    sys.stdout.write(
+        apply_json_edit(
+            claude_json_path(os.environ),
+            lambda current, backup: plan_json_edit(
+                current,
+                backup,
+                install=install,
+                add=lambda config: with_memd_server(config, executable),
+                remove=without_memd_server,
+            ),
+            what="memd MCP server",
             install=install,
-            add=lambda config: with_memd_server(config, executable),
-            remove=without_memd_server,
-        ),
-        what="memd MCP server",
-        install=install,
-        dry_run=args.dry_run,
-        max_bytes=MAX_CLAUDE_JSON_BYTES,
+            dry_run=args.dry_run,
+            max_bytes=MAX_CLAUDE_JSON_BYTES,
+        )
     )
+    return 0

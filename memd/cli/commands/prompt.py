@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import sys
 
+from memd.agent.terms import INDEX_NAME
 from memd.cli.commands._options import (
     add_project_argument,
     project_dir,
@@ -159,8 +160,8 @@ def _warn_unread_index(served: Served) -> None:
     when its read of MEMORY.md fails; only memd's stderr tells the person.
     """
     for d in served.diagnostics():
-        if d.code == "F005" and d.path == "MEMORY.md":
-            index = os.path.join(served.location.memory_dir, "MEMORY.md")
+        if d.code == "F005" and d.path == INDEX_NAME:
+            index = os.path.join(served.location.memory_dir, INDEX_NAME)
             why = d.message.partition(": ")[2] or d.message
             print(
                 f"memd: warning: cannot read {index}: {why}; the prompt shows the "

@@ -12,14 +12,14 @@ from __future__ import annotations
 import os
 import sys
 
+from memd.agent.terms import MEMORY_TYPES
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Mapping
 
     from memd.recall.store import Hit
-
-TYPES = ("user", "feedback", "project", "reference")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,7 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--limit", type=_positive, default=5, metavar="N", help="results (default: 5)"
     )
-    parser.add_argument("--type", choices=TYPES, default=None, help="only this type")
+    parser.add_argument(
+        "--type", choices=MEMORY_TYPES, default=None, help="only this type"
+    )
     parser.add_argument(
         "--format",
         choices=("text", "json"),
@@ -86,7 +88,7 @@ def parse_simple(argv: list[str]) -> object | None:
         or (values["all"] and values["project"] is not None)
         or not limit.isdigit()
         or int(limit) < 1
-        or values["type"] not in (None, *TYPES)
+        or values["type"] not in (None, *MEMORY_TYPES)
         or values["format"] not in ("text", "json")
     ):
         return None
@@ -134,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
             " ".join(args.query),
             memory_dirs,
             limit=args.limit,
-            type=args.type,
+            memory_type=args.type,
             max_file_bytes=max_bytes,
         )
     if index.unusable is not None:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from memd.cli.commands.fix import apply_edit, plan_directory
 from memd.cli.main import main
+from memd.lint.fix_files import apply_edit, plan_directory
 
 GOOD = (
     "---\nname: {name}\ndescription: a specific enough description\n"
