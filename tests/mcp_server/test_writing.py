@@ -187,14 +187,21 @@ class TestHostileMarkdownIsWritten:
         assert [str(result["relpath"])] == [e.target for e in entries]
         assert [] == findings(project)
 
-    def test_an_open_comment_above_is_named(self) -> None:
-        """An index left with an open `<!--` (by hand) refuses with the reason."""
+    def test_an_open_comment_above_does_not_hide_the_entry(self) -> None:
+        """An `<!--` never closed hides nothing from the agent, nor the new entry.
+
+        Both releases strip only a top-level comment that closes (issue 23's
+        finding), so an entry below an open one is loaded, and counts.
+        """
         project = new_project(index=CLEAN_INDEX + "<!-- a note never closed\n")
 
-        with pytest.raises(ToolFailedError, match="HTML comment"):
-            write_memory(
-                project, "Shell", "The user's login shell is fish", "user", "A body."
-            )
+        result = write_memory(
+            project, "Shell", "The user's login shell is fish", "user", "A body."
+        )
+
+        index = (Path(project.memory_dir) / "MEMORY.md").read_text()
+        assert str(result["relpath"]) in [e.target for e in parse_index(index)]
+        assert [] == findings(project)
 
 
 class TestWellFormedInputs:
