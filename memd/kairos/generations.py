@@ -52,6 +52,7 @@ from memd.fsread import (
     read_bytes,
     read_bytes_or_none,
 )
+from memd.relpath import relpath_refusal
 
 GENERATIONS_KEPT = 5
 GENERATIONS_DIR = "dream-generations"
@@ -89,13 +90,10 @@ def generations_root(state_dir: str, memory_dir: str) -> str:
 
 def _safe_target(memory_dir: str, relpath: str) -> str:
     """Return the live path of `relpath`, refusing any step that is not a real dir."""
+    why = relpath_refusal(relpath)  # the one rule for paths from outside
+    if why is not None:
+        raise GenerationError(f"refusing to write {relpath!r}: {why}")
     parts = relpath.split("/")
-    if (
-        not relpath
-        or relpath.startswith("/")
-        or any(p in ("", ".", "..") for p in parts)
-    ):
-        raise GenerationError(f"refusing to write {relpath!r}: not inside the memory")
     path = memory_dir
     for part in parts[:-1]:
         path = os.path.join(path, part)
