@@ -268,6 +268,7 @@ def _sync_locked(
     committed: tuple[str, ...] = ()
     left_out: tuple[tuple[str, str], ...] = ()
     retries = 0
+    failure: Exception | None = None
     try:
         git.check_local_config()
         _recover(git, ref, merged)
@@ -283,16 +284,7 @@ def _sync_locked(
         else:
             raise GitError(f"push still rejected after {PUSH_ATTEMPTS} merges")
     except (GitError, MemdError, OSError) as error:
-        return sync_outcome(
-            team_dir,
-            merged,
-            committed=committed,
-            left_out=left_out,
-            log=log,
-            event="team",
-            error=error,
-            team_dir=team_dir,
-        )
+        failure = error
     return sync_outcome(
         team_dir,
         merged,
@@ -300,6 +292,7 @@ def _sync_locked(
         left_out=left_out,
         log=log,
         event="team",
+        error=failure,
         retries=retries,
         team_dir=team_dir,
     )
