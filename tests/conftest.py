@@ -18,22 +18,15 @@ from tests.ci_skips import pytest_runtest_makereport  # noqa: F401  (the hook)
 # a landing never fails on a counterexample found by chance. Local runs (and
 # bench/) stay randomised and look further; a counterexample they find becomes
 # an `@example` on its test. MEMD_HYPOTHESIS_PROFILE picks one by name.
+_SHARED = {
+    "deadline": None,
+    "print_blob": True,
+    "suppress_health_check": [HealthCheck.too_slow],
+}
 settings.register_profile(
-    "ci",
-    max_examples=200,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    print_blob=True,
-    suppress_health_check=[HealthCheck.too_slow],
+    "ci", max_examples=200, derandomize=True, database=None, **_SHARED
 )
-settings.register_profile(
-    "dev",
-    max_examples=400,
-    deadline=None,
-    print_blob=True,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+settings.register_profile("dev", max_examples=400, **_SHARED)
 # bench/mutation.py: mutmut runs the same tests many times in one process (so
 # the executor check does not apply), and each mutant must be judged alike.
 settings.register_profile(
