@@ -160,6 +160,12 @@ class TestDeafWatches:
 
         Several emitters log the same overflow; each used to count (and
         rescan) once more, and to count towards the runaway-warning guard.
+        The queue is filled from the project's folder, beside its memory dir:
+        those events name no memory dir, so only the re-check after the
+        overflow can find the lost save. (Filled from the memory dir itself,
+        the queued events made a batch that re-read it first, whenever the
+        reader took longer than a settle to reach the overflow: the re-check
+        then found nothing stale, about one run in three on a loaded machine.)
         """
         for i in range(220):
             _make_project(isolated_home.claude, f"-many-{i:03}")
@@ -170,7 +176,7 @@ class TestDeafWatches:
         daemon.wait_fresh(project)
         overflow_queue(
             daemon,
-            project,
+            project.parent,
             then=lambda: (project / "user_role.md").write_text(
                 topic("user_role", body="Lost.\n")
             ),
