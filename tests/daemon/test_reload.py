@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from memd.agent.choice import ProfileChoice
 from memd.agent.profile import PROFILES
 from memd.config import load_config
@@ -13,43 +15,39 @@ from tests.conftest import Home
 SAME = (10, 1, 2)
 
 
+MOVED = (11, 1, 2)
+
+
 class TestIsReloadDue:
-    def test_a_signal_or_an_event_on_the_file_reloads(self) -> None:
-        """SIGHUP or an event naming the file: reload, whatever its stat."""
-        for asked, touched in ((True, False), (False, True)):
-            assert is_reload_due(
-                asked=asked,
-                touched=touched,
-                rediscovering=False,
-                stat_before=SAME,
-                stat_now=SAME,
-            )
+    @pytest.mark.parametrize(
+        ("asked", "touched", "rediscovering", "stat_now", "expected"),
+        [
+            (True, False, False, SAME, True),  # SIGHUP
+            (False, True, False, SAME, True),  # an event named the file
+            # Saved before its directory was watched: only a new stat shows it.
+            (False, False, True, MOVED, True),
+            (False, False, False, MOVED, False),  # a stat is looked at on rediscovery
+            (False, False, True, SAME, False),
+        ],
+    )
+    def test_a_signal_an_event_or_a_new_stat_on_rediscovery_reloads(
+        self,
+        asked: bool,
+        touched: bool,
+        rediscovering: bool,
+        stat_now: tuple[int, int, int],
+        expected: bool,
+    ) -> None:
+        """SIGHUP or an event naming the file reload; a new stat only on rediscovery."""
+        due = is_reload_due(
+            asked=asked,
+            touched=touched,
+            rediscovering=rediscovering,
+            stat_before=SAME,
+            stat_now=stat_now,
+        )
 
-    def test_a_new_stat_counts_only_on_rediscovery(self) -> None:
-        """Saved before its directory was watched, the file shows only as a new stat."""
-        moved = (11, 1, 2)
-
-        assert is_reload_due(
-            asked=False,
-            touched=False,
-            rediscovering=True,
-            stat_before=SAME,
-            stat_now=moved,
-        )
-        assert not is_reload_due(
-            asked=False,
-            touched=False,
-            rediscovering=False,
-            stat_before=SAME,
-            stat_now=moved,
-        )
-        assert not is_reload_due(
-            asked=False,
-            touched=False,
-            rediscovering=True,
-            stat_before=SAME,
-            stat_now=SAME,
-        )
+        assert expected == due
 
 
 class TestReloadOf:
