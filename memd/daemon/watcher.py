@@ -78,14 +78,22 @@ from memd.daemon.settle import (
     Settler,
     change_kind,
 )
+from memd.daemon.watch_plan import (
+    MAX_WATCH_DEPTH,
+    TOO_DEEP,
+    bounded_subdirectories,
+    can_split,
+    coverage_problems,
+    expand_roots,
+    stat_signature,
+    subdirs,
+)
 from memd.daemon.watchdog_probes import (
     inotify_alive,
     memd_inotify_observer,
     natively_watched,
     reset_shared_inotify,
 )
-from memd.fsread import list_dir
-from memd.statkey import key_of
 
 __all__ = ["Batch", "Change", "Watcher"]
 
@@ -97,8 +105,6 @@ if TYPE_CHECKING:
     from watchdog.observers.api import ObservedWatch
 
 _EXHAUSTED = frozenset({errno.ENOSPC, errno.EMFILE})
-MAX_WATCH_DEPTH = 34  # below a watch root: projects/<project>/memory/ + 32 levels
-TOO_DEEP = f"deeper than {MAX_WATCH_DEPTH} levels below the watch"
 OVERFLOW_COALESCE_SECONDS = 1.0  # overflow warnings this close are one overflow
 RUNAWAY_RECORDS_PER_MINUTE = 200  # watchdog log records; more means it is thrashing
 _VANISHED = frozenset({errno.ENOENT, errno.ENOTDIR})
@@ -239,8 +245,12 @@ class Watcher:
                     reason = "watch thread stopped"
                 elif root.recursive:
                     # Only the directories a gap leaves deaf, not the whole root.
-                    gaps = _coverage_problems(
-                        observer, watch, root.path, kind, self._dirs
+                    gaps = coverage_problems(
+                        root.path,
+                        self._dirs,
+                        watched=natively_watched(observer, watch)
+                        if kind == "native"
+                        else None,
                     )
                     problems.extend({"root": p, "reason": why} for p, why in gaps)
                     if gaps:
@@ -374,47 +384,23 @@ class Watcher:
             return self._polling_observer(start=False), "polling"
 
     def _expand(self, roots: Iterable[WatchRoot]) -> list[WatchRoot]:
-        """`roots`, each split or shallow one replaced by its parts, less the shed.
-
-        See `_watch_in_parts`. A split project dir's parts are the flat watch
-        (a new `memory/` appears there) and its memory dir, nothing else.
-        """
-        expanded: list[WatchRoot] = []
-        pending = list(roots)
-        while pending:
-            root = pending.pop()
-            if root.recursive and root.path in self._split:
-                expanded.append(WatchRoot(root.path, recursive=False))
-                children = _subdirs(root.path)
-                if root.path != self._projects_root.rstrip(os.sep):
-                    children = [c for c in children if self._holds_memory(c)]
-                pending.extend(WatchRoot(d, recursive=True) for d in children)
-            elif root.recursive and root.path in self._shallow:
-                expanded.append(WatchRoot(root.path, recursive=False))
-            else:
-                expanded.append(root)
-        # What stormed in a shed flat watch is swept too, not re-watched each
-        # rediscovery only to die with its directory again.
-        stormed = {part for shed in self._shed.values() for part in shed.parts}
-        return [r for r in expanded if r not in self._shed and r.path not in stormed]
-
-    def _holds_memory(self, path: str) -> bool:
-        """Whether `path` is a watched memory dir or lies above one."""
-        prefix = path + os.sep
-        return any(d == path or d.startswith(prefix) for d in self._dirs)
+        """`roots`, each split or shallow one replaced by its parts, less the shed."""
+        return expand_roots(
+            roots,
+            split=self._split,
+            shallow=self._shallow,
+            shed=self._shed.keys(),
+            stormed={part for shed in self._shed.values() for part in shed.parts},
+            projects_root=self._projects_root,
+            memory_dirs=self._dirs,
+            list_subdirs=subdirs,
+        )
 
     def _watch_in_parts(self, root: WatchRoot) -> list[str]:
         """Watch a tree too deep to watch whole; return the paths now watched.
 
-        A tree deeper than `MAX_WATCH_DEPTH` is never handed to watchdog:
-        its walk recurses (Python 3.11's `os.walk`), so a 1,100-level chain
-        raises RecursionError, and it has no depth cap. A directory above
-        the memory dirs (`<base>/projects/`) is split into a flat watch (new
-        projects) and one recursive watch per subdirectory, again as needed,
-        so only the project with the chain is affected. A memory dir gets a
-        flat watch of its top level, and the stat sweep covers the rest.
-        Anything else holds no memory and is left unwatched: splitting it
-        would follow a chain down, one thread per level.
+        A memory dir goes shallow, a directory above one is split, anything
+        else is left unwatched (memd.daemon.watch_plan).
         """
         if root.path in self._dirs:
             self._shallow.add(root.path)
@@ -431,9 +417,9 @@ class Watcher:
         return added
 
     def _can_split(self, path: str) -> bool:
-        """Whether `path` is `<base>/projects/` or a project dir (no memory dir)."""
-        projects = self._projects_root.rstrip(os.sep)
-        return path not in self._dirs and projects in (path, os.path.dirname(path))
+        return can_split(
+            path, projects_root=self._projects_root, memory_dirs=self._dirs
+        )
 
     def _schedule(self, root: WatchRoot) -> list[str]:
         """Watch `root`; return the paths now watched anew (its parts, if split)."""
@@ -565,7 +551,7 @@ class Watcher:
                 self._log.info("watch_split", path=root.path, reason=action.reason)
                 self._unschedule(root)
                 continue
-            shed = Shed(action.reason, action.deaf, _stat_signature(root), now)
+            shed = Shed(action.reason, action.deaf, stat_signature(root), now)
             self._shed[root] = shed
             self._log.warning(
                 "watch_shed",
@@ -584,7 +570,7 @@ class Watcher:
         now = time.monotonic()
         problems: list[dict[str, object]] = []
         for root, shed in sorted(self._shed.items(), key=lambda item: item[0].path):
-            shed.observe(_stat_signature(root), now)
+            shed.observe(stat_signature(root), now)
             problems.extend(
                 {"root": part, "reason": shed.reason} for part in shed.parts
             )
@@ -594,7 +580,7 @@ class Watcher:
         """Forget each shed watch calm `FLOOD_CALM_SECONDS`: `watch` adds it back."""
         now = time.monotonic()
         for root, shed in list(self._shed.items()):
-            shed.observe(_stat_signature(root), now)
+            shed.observe(stat_signature(root), now)
             if shed.is_calm(now):
                 del self._shed[root]
                 self._log.info("watch_flood_calm", path=root.path)
@@ -664,100 +650,10 @@ def _event_filter(*, polling: bool = False) -> list[type[FileSystemEvent]]:
     ]
 
 
-def _subdirs(path: str) -> list[str]:
-    """The directories directly in `path`, symlinks not followed; none if unreadable."""
-    try:
-        return [e.path for e in list_dir(path) if e.is_dir(follow_symlinks=False)]
-    except OSError:
-        return []
-
-
 def _watchdog_loggers() -> list[str]:
     """watchdog's loggers (a logger's filters do not apply to its children)."""
     known = logging.root.manager.loggerDict
     return ["watchdog", *(n for n in list(known) if n.startswith("watchdog."))]
-
-
-def _stat_signature(root: WatchRoot) -> int:
-    """What a watch of `root` would see, by stat: each directory and entry in it.
-
-    Equal signatures a while apart mean a shed watch has been calm. Covers
-    the directories `bounded_subdirectories` finds when recursive.
-    """
-    directories = (
-        bounded_subdirectories(root.path, MAX_WATCH_DEPTH)[0]
-        if root.recursive
-        else [root.path]
-    )
-    seen: list[tuple[object, ...]] = []
-    for directory in directories:
-        try:
-            entries = list_dir(directory)
-            st = os.lstat(directory)
-        except OSError:
-            seen.append((directory,))
-            continue
-        seen.append((directory, *key_of(st)))
-        for entry in entries:
-            with contextlib.suppress(OSError):  # gone meanwhile: the mtime tells
-                est = entry.stat(follow_symlinks=False)
-                seen.append((entry.name, *key_of(est)))
-    return hash(tuple(seen))
-
-
-def _coverage_problems(
-    observer: BaseObserver,
-    watch: ObservedWatch,
-    root: str,
-    kind: str,
-    memory_dirs: frozenset[str],
-) -> list[tuple[str, str]]:
-    """What a recursive watch of `root` misses, as (deaf path, why) pairs.
-
-    The deaf path is the memory dir holding a skipped or too-deep directory,
-    or that directory itself when no memory dir holds it (a new project's
-    `memory/` would appear there unseen), so one gap never makes the
-    whole root deaf.
-    """
-    directories, frontier = bounded_subdirectories(root, MAX_WATCH_DEPTH)
-    gaps: dict[str, str] = {}
-    for path in frontier:
-        deaf = memory_dir_of(path, memory_dirs) or path
-        gaps.setdefault(deaf, TOO_DEEP)
-    watched = natively_watched(observer, watch) if kind == "native" else None
-    if watched is not None:
-        missing: dict[str, int] = {}
-        for path in directories:
-            if os.fsencode(path) not in watched:
-                deaf = memory_dir_of(path, memory_dirs) or path
-                missing[deaf] = missing.get(deaf, 0) + 1
-        for deaf, count in missing.items():
-            gaps.setdefault(deaf, f"{count} subdirectories not watched")
-    return sorted(gaps.items())
-
-
-def bounded_subdirectories(root: str, max_depth: int) -> tuple[list[str], list[str]]:
-    """Return the directories to `max_depth` below `root`, and the deepest with more.
-
-    No symlink is followed. Iterative, so a chain of 10,000 directories
-    costs no recursion.
-    """
-    found: list[str] = []
-    stack = [(root, 0)]
-    too_deep: list[str] = []
-    while stack:
-        path, depth = stack.pop()
-        found.append(path)
-        try:
-            entries = list_dir(path)
-            children = [e.path for e in entries if e.is_dir(follow_symlinks=False)]
-        except OSError:
-            continue
-        if children and depth >= max_depth:
-            too_deep.append(path)
-            continue
-        stack.extend((child, depth + 1) for child in children)
-    return found, too_deep
 
 
 class _Handler(FileSystemEventHandler):
