@@ -35,6 +35,9 @@ from dataclasses import dataclass
 
 MAX_LINE_CHARS = 64 * 1024  # a longer line is scanned only that far
 MAX_FINDINGS = 100
+# No rule matches fewer characters ("token=" and 8 more): shorter lines, the
+# blank ones above all, are skipped without running the table over them.
+_SHORTEST_MATCH = 14
 
 _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("private-key", re.compile(r"-----BEGIN (?:[A-Z0-9]{1,20} ){0,4}PRIVATE KEY-----")),
@@ -125,6 +128,8 @@ def find_secrets(
     """
     findings: list[SecretFinding] = []
     for number, line in enumerate(text.split("\n"), start=first_line):
+        if len(line) < _SHORTEST_MATCH:
+            continue
         line = line[:MAX_LINE_CHARS]
         taken: list[tuple[int, int]] = []
         for name, pattern in _RULES:

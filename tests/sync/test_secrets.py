@@ -49,6 +49,13 @@ class TestRules:
         """Placeholders, prose about secrets and public keys are not secrets."""
         assert () == find_secrets(clean)
 
+    def test_a_short_secret_line_after_many_blank_lines_is_found(self) -> None:
+        """Blank and short lines are skipped, a secret line just long enough is not."""
+        short = "token=Xk29fLq7Z"  # the name, the sign, 9 mixed characters
+
+        (found,) = find_secrets("\n" * 10_000 + short)
+        assert (10_001, "secret-assignment") == (found.line, found.rule)
+
     def test_a_fingerprint_in_allow_is_not_reported(self) -> None:
         """A false positive is marked by its fingerprint, never by its text."""
         text = CASES["github-token"]
