@@ -57,7 +57,8 @@ LAYERS = {
     "memd.kairos.factfile": CORE,  # the fact block of a topic file
     "memd.kairos.scheduler": WIRING,  # the one APScheduler owner
     "memd.daemon.*": EDGE,
-    "memd.daemon.watcher": WIRING,  # the one watchdog owner
+    "memd.daemon.watcher": WIRING,  # the watchdog owner
+    "memd.daemon.watchdog_probes": WIRING,  # and its reach into watchdog's privates
     "memd.daemon.run": WIRING,  # the composition root
     "memd.service.*": WIRING,
     "memd.service.units": CORE,  # unit and plist text; install.py installs them
@@ -119,7 +120,7 @@ RANK = {CORE: 0, EDGE: 1, WIRING: 2}
 THIRD_PARTY_OWNERS = {
     "yaml": ("memd.memory.yaml_safe",),
     "frontmatter": ("memd.memory.yaml_safe",),
-    "watchdog": ("memd.daemon.watcher",),
+    "watchdog": ("memd.daemon.watcher", "memd.daemon.watchdog_probes"),
     "apscheduler": ("memd.kairos.scheduler",),
     "tzlocal": (
         "memd.kairos.scheduler",

@@ -15,7 +15,6 @@ memd never writes into a memory directory here: only into its cache and state.
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import signal
 import threading
@@ -25,8 +24,22 @@ from concurrent.futures import ThreadPoolExecutor
 
 from memd.daemon.discovery import Discovery, discover
 from memd.daemon.notify import notify, watchdog_interval_seconds
-from memd.daemon.settle import RESCAN
-from memd.daemon.status import STATUS_HEARTBEAT_SECONDS, StatusWriter
+from memd.daemon.rebuild import (
+    REBUILD_BUDGET_SECONDS,
+    changed_relpaths,
+    plan_rebuilds,
+    plan_rescan,
+    slow_seconds,
+)
+from memd.daemon.recall_feed import RecallFeed
+from memd.daemon.reload import is_reload_due, profile_switch, reload_of
+from memd.daemon.status import (
+    STATUS_HEARTBEAT_SECONDS,
+    StatusWriter,
+    daemon_status,
+    status_line,
+)
+from memd.daemon.sweep import SweepSchedule
 from memd.daemon.watched import REBUILD_RETRY_SECONDS, Rebuild, WatchedDir
 from memd.statkey import stat_key
 
@@ -40,18 +53,12 @@ if TYPE_CHECKING:
     from memd.config import Config
     from memd.daemon.watcher import Batch
     from memd.kairos.scheduler import DreamScheduler
-    from memd.memory.memdir import MemDir
     from memd.snapshot.build import Snapshot
     from memd.snapshot.publish import Published
     from memd.snapshot.telemetry_sink import TelemetrySink
 
 # Handled on the main thread only (see `_signals_held`).
 HANDLED_SIGNALS = frozenset({signal.SIGTERM, signal.SIGINT, signal.SIGHUP})
-REBUILD_BUDGET_SECONDS = 1.0  # past this a rebuild is slow and runs on alone
-DEAF_SWEEP_SECONDS = 1.0  # how often directories a deaf watch covers are swept
-NATIVE_RETRY_SECONDS = (5.0, 300.0)  # first and longest wait to re-watch natively
-PARALLEL_FROM_DIRS = 8  # fewer directories rebuild on the settle thread itself
-REBUILD_THREADS = 4
 
 
 def run(
@@ -134,19 +141,13 @@ class _Daemon:
         self.status = StatusWriter(lambda: self.config.state_dir, self.flusher, log)
         self.rescans = 0
         self.last_status_line = ""
-        self.next_sweep = self.next_full_sweep = time.monotonic() + config.sweep_seconds
-        self.deaf: list[dict[str, object]] = []  # watch roots not fully watched
-        self.deaf_reported: set[tuple[object, object]] = set()
-        self.native_retry_at = 0.0
-        self.native_backoff = NATIVE_RETRY_SECONDS[0]
+        self.sweeps = SweepSchedule(
+            sweep_seconds=config.sweep_seconds, now=time.monotonic()
+        )
         self.sweep_catches = 0  # directories a sweep found stale
-        # A rediscovery may have added or failed a watch: check health soon,
-        # at most every DEAF_SWEEP_SECONDS (it walks every watched tree).
-        self.health_due = False
-        self.health_checked_at = -math.inf
         self._ignore_own_files()
         self.choice = self._choose_profile(None)
-        self.recall = _RecallFeed(config.cache_dir, log)
+        self.recall = RecallFeed(config.cache_dir, log)
         self.hook_linter = HookLinter(
             lambda: (self.config, self.lint_settings),
             lambda memory_dir: memory_dir in self._known(),
@@ -229,7 +230,7 @@ class _Daemon:
             if w.recheck_at is not None
         ]
         waits.append(STATUS_HEARTBEAT_SECONDS)
-        waits.append(self.next_sweep - time.monotonic())
+        waits.append(self.sweeps.seconds_to_next(time.monotonic()))
         return max(0.0, min(waits))
 
     def _follow_team_changes(self, batch: Batch) -> None:
@@ -249,11 +250,12 @@ class _Daemon:
 
     def _maybe_reload_config(self, batch: Batch) -> None:
         config_stat = stat_key(self.config_file)
-        # Saved before its directory was watched, the file shows up only as a new stat.
-        if (
-            batch.reload_config
-            or self.config_file in batch.touched_files
-            or (batch.rediscover and config_stat != self.config_stat)
+        if is_reload_due(
+            asked=batch.reload_config,
+            touched=self.config_file in batch.touched_files,
+            rediscovering=batch.rediscover,
+            stat_before=self.config_stat,
+            stat_now=config_stat,
         ):
             self.config_stat = config_stat
             self._reload_config()
@@ -263,7 +265,7 @@ class _Daemon:
     ) -> tuple[list[str], dict[str, frozenset[str] | None]]:
         """Return the watched directories this batch touches, and what changed."""
         dirs = set(batch.memory_dirs)
-        changed = _changed_relpaths(batch)
+        changed = changed_relpaths(batch.changes)
         if batch.rediscover or batch.rescan_all or batch.recheck_all:
             before = self._known()
             added_watches = self._rediscover()
@@ -271,43 +273,36 @@ class _Daemon:
             # A watch just added, failed, or a new directory whose watches the
             # kernel may have refused: check soon, so a gap is swept from then on.
             if added_watches or now_dirs - before or self.watcher.has_failed():
-                self.health_due = True
-                self.next_sweep = min(
-                    self.next_sweep, self.health_checked_at + DEAF_SWEEP_SECONDS
-                )
+                self.sweeps.watches_changed()
             dirs |= now_dirs - before
             for gone in before - now_dirs:
                 self.dirs.pop(gone, None)
                 self.recall.forget(gone)
                 self.hook_linter.forget(gone)
-            # Events before a watch was (re)added are lost: read what it covers.
-            # Lost events elsewhere (an overflow, a restarted observer): the
-            # snapshots' recorded stats tell which directories changed.
-            if batch.rescan_all:
-                rescan, reason = now_dirs, "rescan"
-            else:
-                rescan = {d for d in now_dirs if _under_any(d, added_watches)}
-                reason = "watch_added"
-                if batch.recheck_all:
-                    rescan |= set(self._stale(now_dirs))
-                    reason = "events_lost"
-            if rescan or batch.recheck_all:
-                if self.ready.is_set():
-                    self.rescans += 1
-                    self.log.info("rescan_started", dirs=len(rescan), reason=reason)
-                dirs |= rescan
-                for path in rescan:
-                    changed.pop(path, None)  # a rescan reads everything
+            rescan = plan_rescan(
+                known=now_dirs,
+                added_watches=added_watches,
+                rescan_all=batch.rescan_all,
+                recheck_all=batch.recheck_all,
+                stale=self._stale(now_dirs) if batch.recheck_all else (),
+            )
+            if rescan.is_logged and self.ready.is_set():
+                self.rescans += 1
+                self.log.info(
+                    "rescan_started", dirs=len(rescan.dirs), reason=rescan.reason
+                )
+            dirs |= rescan.dirs
+            for path in rescan.dirs:
+                changed.pop(path, None)  # a rescan reads everything
         now = time.monotonic()
         if not self.ready.is_set():
             self._remove_stale_memory_temp_files()  # what killed dreams left
-        if now >= self.next_sweep and (self.ready.is_set() or self.health_due):
+        if self.sweeps.is_due(now, is_ready=self.ready.is_set()):
             for stale in self._sweep(now):
                 dirs.add(stale)
                 changed.pop(stale, None)
         for watched in self.dirs.values():
-            if watched.due(now) or (watched.pending and not watched.busy):
-                watched.recheck_at = None
+            if watched.take_due(now):
                 dirs.add(watched.path)
                 changed.pop(watched.path, None)  # re-read in full once settled
         return sorted(dirs & self._known()), changed
@@ -319,20 +314,15 @@ class _Daemon:
         while a watch is deaf, the directories under it every
         `DEAF_SWEEP_SECONDS`, and native watching is retried with backoff.
         """
-        full = now >= self.next_full_sweep and self.ready.is_set()
-        if full:
-            self.next_full_sweep = now + self.config.sweep_seconds
+        step = self.sweeps.begin(
+            now, is_ready=self.ready.is_set(), sweep_seconds=self.config.sweep_seconds
+        )
+        if step.is_full:
             self._check_profile()
             self._remove_stale_memory_temp_files()
-        if full or self.health_due:
+        if step.checks_health:
             self._check_watch_health(now)
-        deaf_roots = [str(problem["root"]) for problem in self.deaf]
-        self.next_sweep = min(
-            self.next_full_sweep, now + DEAF_SWEEP_SECONDS if self.deaf else math.inf
-        )
-        stale = self._stale(
-            p for p in list(self.dirs) if full or _under_any(p, deaf_roots)
-        )
+        stale = self._stale(self.sweeps.to_sweep(now, list(self.dirs), step))
         if stale:
             self.sweep_catches += len(stale)
             self.log.info("sweep_found_stale", dirs=len(stale))
@@ -361,22 +351,12 @@ class _Daemon:
 
     def _check_watch_health(self, now: float) -> None:
         """Find deaf watches, log each once, and retry native watching with backoff."""
-        self.health_due, self.health_checked_at = False, now
-        self.deaf = self.watcher.health()
-        for problem in self.deaf:
-            key = (problem["root"], problem["reason"])
-            if key not in self.deaf_reported:
-                self.watcher.count_fallback()
-                self.log.warning("watch_deaf", **problem, fallback="stat sweep")
-        self.deaf_reported = {(p["root"], p["reason"]) for p in self.deaf}
-        if not self.deaf:
-            self.native_backoff = NATIVE_RETRY_SECONDS[0]
-            return
-        self.next_sweep = min(self.next_sweep, now + DEAF_SWEEP_SECONDS)
-        if now >= self.native_retry_at:
-            self.native_retry_at = now + self.native_backoff
-            self.native_backoff = min(self.native_backoff * 2, NATIVE_RETRY_SECONDS[1])
-            self.log.info("watch_restarting", retry_in=self.native_backoff)
+        verdict = self.sweeps.health_checked(now, self.watcher.health())
+        for problem in verdict.newly_deaf:
+            self.watcher.count_fallback()
+            self.log.warning("watch_deaf", **problem, fallback="stat sweep")
+        if verdict.restart_retry_in is not None:
+            self.log.info("watch_restarting", retry_in=verdict.restart_retry_in)
             self.watcher.restart()
 
     def _ignore_own_files(self) -> None:
@@ -460,18 +440,18 @@ class _Daemon:
             )
             return
         self.lint_settings = settings
-        if config == self.config:
+        changes = reload_of(self.config, config)
+        if changes is None:
             return
-        modes_changed = config.modes != self.config.modes
         self.config = config
         self.watcher.set_settle_seconds(config.settle_seconds)
         self._ignore_own_files()
         self.log.info("config_reloaded", path=self.config_file)
-        if modes_changed:
+        if changes.rewrites_all:
             self._rewrite_all()
-        if self.recall.cache_dir != config.cache_dir:
+        if changes.moves_recall:
             self.recall.close()
-            self.recall = _RecallFeed(config.cache_dir, self.log)
+            self.recall = RecallFeed(config.cache_dir, self.log)
             self._rewrite_all()
         self._check_profile()
 
@@ -480,24 +460,23 @@ class _Daemon:
         from memd.agent.choice import in_force
 
         choice = in_force(self.config, self.env)
-        if choice != previous:
+        if profile_switch(previous, choice).is_logged:
             version, reason = choice.profile.version, choice.reason
             self.log.info("agent_profile_chosen", version=version, reason=reason)
         return choice
 
     def _check_profile(self) -> None:
         """Re-choose the agent profile (a Claude Code upgrade, a new pin); re-render."""
-        choice = self._choose_profile(self.choice)
-        changed = choice.profile != self.choice.profile
-        self.choice = choice
-        if changed:
+        previous = self.choice
+        self.choice = self._choose_profile(previous)
+        if profile_switch(previous, self.choice).rerenders:
             self._rewrite_all()
             self.watcher.request(rediscover=True)
 
     def _rewrite_all(self) -> None:
         """Forget every written snapshot, so the next full scan writes them all."""
         for watched in self.dirs.values():
-            watched.written.clear()
+            watched.forget_written()
         self.watcher.request(rescan_all=True)
 
     # -- rebuilding ----------------------------------------------------------
@@ -507,13 +486,9 @@ class _Daemon:
     ) -> None:
         """Rebuild each directory in worker threads; wait for slow ones only a while.
 
-        Many directories at once (start-up, rescans) share `REBUILD_THREADS`;
-        fsync releases the GIL, so 1,000 projects' snapshot writes overlap.
-        The settle thread waits until every rebuild is done, or until
-        `REBUILD_BUDGET_SECONDS` pass with none finishing: a directory still
-        rebuilding then is *slow*. It finishes in the background, shown in
-        `memd status`, and never holds up the others' snapshots; changes that
-        arrive meanwhile are read once it is done.
+        `memd.daemon.rebuild` decides which start, on how many threads, and
+        when a rebuild is slow: it then finishes in the background, shown in
+        `memd status`, and never holds up the others' snapshots.
         """
         shared = Rebuild(
             config=self.config,
@@ -525,32 +500,33 @@ class _Daemon:
             profile=self.choice.profile,
             on_read=self.recall.update,
         )
-        todo: list[WatchedDir] = []
         for path in memory_dirs:
-            watched = self.dirs.setdefault(path, WatchedDir(path))
-            if watched.busy:  # still on its last rebuild: read it again after
-                watched.pending = True
-                self._wake_if_done(watched)
-            else:
-                todo.append(watched)
-        if not todo:
+            self.dirs.setdefault(path, WatchedDir(path))
+        plan = plan_rebuilds(
+            memory_dirs,
+            changed,
+            busy={p for p in memory_dirs if self.dirs[p].busy},
+            pending={p for p in memory_dirs if self.dirs[p].pending},
+        )
+        for path in plan.wait:  # still on its last rebuild: read it again after
+            if self.dirs[path].wait_for_rebuild():
+                self.watcher.wake_in(0.0)
+        if not plan.start:
             return
-        background = len(todo) < PARALLEL_FROM_DIRS  # a save: flush off its path
-        threads = min(REBUILD_THREADS, len(todo))
-        pool = ThreadPoolExecutor(threads, "memd-rebuild")
+        pool = ThreadPoolExecutor(plan.threads, "memd-rebuild")
         running = set()
-        for watched in todo:
-            watched.busy = True
+        for path, relpaths in plan.start:
+            watched = self.dirs[path]
+            watched.start_rebuild()
             running.add(
                 pool.submit(
                     self._guarded_rebuild,
                     watched,
-                    None if watched.pending else changed.get(watched.path),
+                    relpaths,
                     shared,
-                    background=background,
+                    background=plan.is_background,
                 )
             )
-            watched.pending = False
         pool.shutdown(wait=False)  # slow rebuilds finish on their own threads
         while running:
             done, running = futures.wait(
@@ -560,23 +536,15 @@ class _Daemon:
             )
             if not done:
                 break
-        for watched in todo:
+        for path, _ in plan.start:
+            watched = self.dirs[path]
             if watched.busy:
-                watched.status["slow"] = True
+                watched.mark_slow()
                 self.log.warning(
                     "memory_dir_rebuild_slow",
                     memory_dir=watched.path,
                     budget_seconds=REBUILD_BUDGET_SECONDS,
                 )
-
-    def _wake_if_done(self, watched: WatchedDir) -> None:
-        """Wake the settle thread if `watched` finished before it saw `pending`.
-
-        The rebuild's thread clears `busy`, then looks at `pending`; set just
-        between the two, `pending` would wait for the next heartbeat.
-        """
-        if not watched.busy:
-            self.watcher.wake_in(0.0)
 
     def _guarded_rebuild(
         self,
@@ -587,6 +555,7 @@ class _Daemon:
         background: bool = False,
     ) -> None:
         """Rebuild one directory; a failure is logged and retried, never spread."""
+        took = None
         try:
             if self.stopping.is_set():
                 return
@@ -601,13 +570,9 @@ class _Daemon:
             except Exception as error:  # one guard per directory rebuild
                 self.log.exception("memory_dir_rebuild_failed", memory_dir=watched.path)
                 watched.failed(error)
-            took = time.monotonic() - started
-            if took > REBUILD_BUDGET_SECONDS:
-                watched.status["slow_seconds"] = round(took, 3)
+            took = slow_seconds(time.monotonic() - started)
         finally:
-            was_slow = watched.status.pop("slow", False)
-            watched.busy = False
-            if watched.pending or was_slow:
+            if watched.end_rebuild(slow_seconds=took):
                 self.watcher.wake_in(0.0)  # pick up what waited, report the end
 
     def _flush_later(
@@ -728,103 +693,40 @@ class _Daemon:
     # -- status --------------------------------------------------------------
 
     def _status_line(self) -> str:
-        slow = sum(1 for w in self.dirs.values() if w.busy)
-        if slow:
-            return f"watching {len(self.dirs)} memory dirs, {slow} slow"
-        errors = sum(int(w.status.get("lint_errors", 0)) for w in self.dirs.values())  # type: ignore[call-overload]
-        return f"watching {len(self.dirs)} memory dirs, {errors} lint errors"
+        return status_line(
+            dirs=len(self.dirs),
+            slow=sum(1 for w in self.dirs.values() if w.busy),
+            lint_errors=sum(w.status.lint_errors or 0 for w in self.dirs.values()),
+        )
 
     def _write_status(
         self, *, force: bool = False, running: bool = True, wait: bool = False
     ) -> None:
         """Write daemon.json if it changed: on the flusher unless `wait` or stopped."""
-        scheduler = self._scheduler_status()
-        data: dict[str, object] = {
-            "pid": os.getpid(),
-            "running": running,
-            "ready": self.ready.is_set(),
-            "started": self.started,
-            "config_file": self.config_file,
-            "dirs": {d: self.dirs[d].status for d in sorted(self.dirs)},
-            "disabled": [
-                list(item)
-                for item in (self.discovery.disabled if self.discovery else ())
-            ],
-            "rescans": self.rescans,
-            "queue_overflows": self.watcher.overflows,
-            "fallbacks": self.watcher.fallbacks,
-            "watch": {"state": "degraded" if self.deaf else "ok", "deaf": self.deaf},
-            "sweep_catches": self.sweep_catches,
-            "hook_lint": {
+        data = daemon_status(
+            pid=os.getpid(),
+            running=running,
+            ready=self.ready.is_set(),
+            started=self.started,
+            config_file=self.config_file,
+            dirs={
+                path: watched.status.to_dict(is_slow=watched.is_slow)
+                for path, watched in self.dirs.items()
+            },
+            disabled=self.discovery.disabled if self.discovery else (),
+            rescans=self.rescans,
+            queue_overflows=self.watcher.overflows,
+            fallbacks=self.watcher.fallbacks,
+            deaf=self.sweeps.deaf,
+            sweep_catches=self.sweep_catches,
+            hook_lint={
                 "socket": self.hook_lint_server.path,
                 "listening": self.hook_lint_server.listening,
                 "crashes": self.hook_lint_server.crashes,
             },
-            "telemetry_dropped": int(getattr(self.sink, "dropped", 0)),
-            "watched_roots": self.watcher.watched_roots(),
-            "agent_profile": {
-                "version": self.choice.profile.version,
-                "reason": self.choice.reason,
-            },
-            "next_dream": scheduler.get("next_dream"),
-            "scheduler": scheduler,
-        }
+            telemetry_dropped=int(getattr(self.sink, "dropped", 0)),
+            watched_roots=self.watcher.watched_roots(),
+            agent_profile=(self.choice.profile.version, self.choice.reason),
+            scheduler=self._scheduler_status(),
+        )
         self.status.write(data, force=force, inline=wait or not running)
-
-
-def _changed_relpaths(batch: Batch) -> dict[str, frozenset[str] | None]:
-    """Return each directory's changed relpaths; None where only a full read will do."""
-    found: dict[str, set[str] | None] = {}
-    for change in batch.changes:
-        paths = found.setdefault(change.memory_dir, set())
-        if paths is not None:
-            if change.kind == RESCAN or not change.relpath:
-                found[change.memory_dir] = None
-            else:
-                paths.add(change.relpath)
-    return {d: None if p is None else frozenset(p) for d, p in found.items()}
-
-
-def _under_any(path: str, roots: list[str]) -> bool:
-    """Whether `path` is one of `roots`, inside one, or contains one."""
-    for root in roots:
-        a, b = path.rstrip(os.sep) + os.sep, root.rstrip(os.sep) + os.sep
-        if a.startswith(b) or b.startswith(a):
-            return True
-    return False
-
-
-class _RecallFeed:
-    """Feeds every directory the daemon reads into the recall index, one at a time.
-
-    Rebuilds run on worker threads, and the index holds one SQLite connection,
-    so updates take turns under a lock. A failure is logged, never raised: the
-    snapshots matter more, and that directory is compared in full next time.
-    """
-
-    def __init__(self, cache_dir: str, log: FilteringBoundLogger) -> None:
-        from memd.recall.store import RecallUpdater
-
-        self.cache_dir = cache_dir
-        self.log = log
-        self.updater = RecallUpdater(cache_dir)
-        self.lock = threading.Lock()
-
-    def update(self, memdir: MemDir, changed: frozenset[str] | None) -> None:
-        try:
-            with self.lock:
-                error = self.updater.update(memdir, changed)
-        except Exception as failure:  # noqa: BLE001 -- recall must never cost a snapshot
-            error = f"{type(failure).__name__}: {failure}"
-        if error is not None:
-            self.log.warning(
-                "recall_index_update_failed", memory_dir=memdir.path, error=error
-            )
-
-    def forget(self, memory_dir: str) -> None:
-        with self.lock:
-            self.updater.forget(memory_dir)
-
-    def close(self) -> None:
-        with self.lock:
-            self.updater.close()

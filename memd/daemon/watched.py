@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from memd.agent.profile import NEWEST, AgentProfile
 from memd.diagnostics import Severity, count_by_severity
@@ -41,6 +41,48 @@ if TYPE_CHECKING:
 INCREMENTAL_FROM_FILES = 50  # smaller directories are re-read and linted whole
 FULL_READ_EVERY = 100  # incremental reads trust events; re-read in full now and then
 REBUILD_RETRY_SECONDS = 5.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DirStatus:
+    """What `memd status` shows of one directory: how its last rebuild went.
+
+    Replaced whole, never changed in place: daemon.json compares the last
+    status written with the next one.
+    """
+
+    source: str | None = None  # what chose the directory; None before a rebuild
+    is_missing: bool = False
+    lint_errors: int | None = None  # the counts: None until a rebuild linted
+    lint_warnings: int | None = None
+    snapshots: tuple[tuple[str, float], ...] = ()  # (mode, built at, epoch seconds)
+    modes: tuple[str, ...] = ()
+    files: int | None = None
+    error: str | None = None  # the last rebuild raised this
+    slow_seconds: float | None = None  # the last rebuild took this, past its budget
+
+    def to_dict(self, *, is_slow: bool = False) -> dict[str, object]:
+        """Return the `dirs` entry of daemon.json (its keys are `memd status`'s)."""
+        data: dict[str, object] = {}
+        if self.source is not None:
+            data["source"] = self.source
+        if self.is_missing:
+            data["missing"] = True
+        if self.lint_errors is not None:
+            data.update(
+                lint_errors=self.lint_errors,
+                lint_warnings=self.lint_warnings,
+                snapshots=dict(self.snapshots),
+                modes=list(self.modes),
+                files=self.files,
+            )
+        if self.error is not None:
+            data["error"] = self.error
+        if self.slow_seconds is not None:
+            data["slow_seconds"] = self.slow_seconds
+        if is_slow:
+            data["slow"] = True
+        return data
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -70,11 +112,12 @@ class WatchedDir:
     last_read: MemDir | None = None  # kept only for big directories
     reloads: int = 0  # incremental reads since the last full one
     written: dict[str, tuple[str, object]] = field(default_factory=dict)  # mode ->
-    status: dict[str, object] = field(default_factory=dict)
+    status: DirStatus = DirStatus()
     broken: dict[str, tuple[str, ...]] = field(default_factory=dict)  # relpath -> codes
     recheck_at: float | None = None  # monotonic time a racy or failed build is redone
     busy: bool = False  # a rebuild is running (maybe past its budget)
     pending: bool = False  # changes came while busy: read it in full when done
+    is_slow: bool = False  # the settle thread stopped waiting for this rebuild
     # The input that last stat'ed otherwise right after a build, and how: the
     # same mismatch again is a lasting one (the sweep's), not a new change.
     moved_while_built: tuple[str, tuple[int, int, int]] | None = None
@@ -86,6 +129,52 @@ class WatchedDir:
     def recheck_in(self, seconds: float) -> None:
         self.recheck_at = time.monotonic() + seconds
 
+    def take_due(self, now: float) -> bool:
+        """Whether to rebuild in full now (a re-check due, or what waited on
+        a busy rebuild); clears the re-check if so."""
+        if self.due(now) or (self.pending and not self.busy):
+            self.recheck_at = None
+            return True
+        return False
+
+    def start_rebuild(self) -> None:
+        """Mark a rebuild as running (what was pending, it reads in full)."""
+        self.busy, self.pending = True, False
+
+    def wait_for_rebuild(self) -> bool:
+        """Changes came while busy: read again in full after. Return whether
+        the rebuild ended meanwhile, so the caller must wake the settle thread.
+
+        The rebuild's thread clears `busy`, then looks at `pending`; set just
+        between the two, `pending` would wait for the next heartbeat.
+        """
+        self.pending = True
+        return not self.busy
+
+    def mark_slow(self) -> None:
+        """The settle thread stopped waiting: shown as slow until it ends.
+
+        A rebuild ending meanwhile clears `busy` before it reads `is_slow`,
+        so either it sees the mark or this sees it done: never a stale mark.
+        """
+        self.is_slow = True
+        if not self.busy:
+            self.is_slow = False
+
+    def end_rebuild(self, *, slow_seconds: float | None) -> bool:
+        """Mark the rebuild done; return whether to wake the settle thread
+        (changes waited, or the end of a slow one must be reported)."""
+        if slow_seconds is not None:
+            self.status = replace(self.status, slow_seconds=slow_seconds)
+        self.busy = False
+        woke = self.pending or self.is_slow
+        self.is_slow = False
+        return woke
+
+    def forget_written(self) -> None:
+        """Forget every snapshot written, so the next rebuild writes them all."""
+        self.written.clear()
+
     def is_stale(
         self, store: SnapshotStore, modes: tuple[str, ...], extra: str | None
     ) -> bool:
@@ -95,7 +184,7 @@ class WatchedDir:
         the watcher missed), or that is gone (a wiped cache), or a directory
         that came back after being missing.
         """
-        if self.status.get("missing"):
+        if self.status.is_missing:
             return os.path.isdir(self.path)
         return not all(
             store.is_fresh(self.path, mode, extra_guidelines=extra) for mode in modes
@@ -114,7 +203,7 @@ class WatchedDir:
 
     def failed(self, error: BaseException) -> None:
         """Record a rebuild that raised, and retry it on its own later."""
-        self.status["error"] = f"{type(error).__name__}: {error}"
+        self.status = replace(self.status, error=f"{type(error).__name__}: {error}")
         # A full disk frees up without touching the memory dir.
         self.recheck_in(REBUILD_RETRY_SECONDS)
 
@@ -133,9 +222,9 @@ class WatchedDir:
         """
         config = shared.config
         log = shared.log.bind(memory_dir=self.path)
-        self.status = {"source": source}
+        self.status = DirStatus(source=source)
         if not os.path.isdir(self.path):
-            self.status["missing"] = True
+            self.status = DirStatus(source=source, is_missing=True)
             self.forget_reads()
             return
         started_ns = time.time_ns()  # before reading: the racy-input rule needs it
@@ -172,11 +261,12 @@ class WatchedDir:
         else:
             diagnostics = first.diagnostics
         errors, warnings, _ = count_by_severity(diagnostics)
-        self.status.update(
+        self.status = DirStatus(
+            source=source,
             lint_errors=errors,
             lint_warnings=warnings,
-            snapshots=built,
-            modes=list(config.modes),
+            snapshots=tuple(built.items()),
+            modes=tuple(config.modes),
             files=len(memdir.files),
         )
         self._log_transitions(memdir, diagnostics, log)

@@ -30,31 +30,26 @@ warnings can flood the log. `health()` looks for each of these; the daemon
 then sweeps the affected directories by stat and calls `restart()` with
 backoff to get native watching back.
 
-One watch can also flood: a loop renaming project directories makes
-thousands of events a second, and the one inotify reader thread spends them
-under the GIL (watchdog pairs each move by a linear search), starving every
-other directory's snapshot. Each watch meters its own events; a sustained
-rate past `FLOOD_EVENTS_PER_SECOND` splits a recursive root above the memory
-dirs into parts (as for a tree too deep), and sheds any other watch: it is
-unscheduled, so the kernel stops queueing its events, and `health()` reports
-it for the daemon's stat sweep until it has been calm for `FLOOD_CALM_SECONDS`.
+One watch can also flood (a loop renaming project directories): the policy
+is `memd.daemon.flood`'s; the watcher splits or sheds as it says, and
+`health()` reports a shed watch for the daemon's stat sweep until it is calm.
 
-Only this module imports watchdog; nothing past `Change` knows its types.
-`Change`, `Batch` and the settle thread live in `memd.daemon.settle` (re-exported here).
+Only this module and `memd.daemon.watchdog_probes` (every reach into
+watchdog's private attributes) import watchdog; nothing past `Change` knows
+its types. `Change`, `Batch` and the settle thread live in
+`memd.daemon.settle` (re-exported here).
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
-import inspect
 import logging
 import math
 import os
 import sys
 import threading
 import time
-import warnings
 
 from watchdog.events import (
     DirAttribEvent,
@@ -75,6 +70,7 @@ from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
 from memd.daemon.discovery import Discovery, WatchRoot, memory_dir_of
+from memd.daemon.flood import FloodMeter, Shed, flood_action, floods_to_take
 from memd.daemon.settle import (
     ATTRIBUTE_KINDS,
     Batch,
@@ -82,8 +78,22 @@ from memd.daemon.settle import (
     Settler,
     change_kind,
 )
-from memd.fsread import list_dir
-from memd.statkey import key_of
+from memd.daemon.watch_plan import (
+    MAX_WATCH_DEPTH,
+    TOO_DEEP,
+    bounded_subdirectories,
+    can_split,
+    coverage_problems,
+    expand_roots,
+    stat_signature,
+    subdirs,
+)
+from memd.daemon.watchdog_probes import (
+    inotify_alive,
+    memd_inotify_observer,
+    natively_watched,
+    reset_shared_inotify,
+)
 
 __all__ = ["Batch", "Change", "Watcher"]
 
@@ -95,24 +105,10 @@ if TYPE_CHECKING:
     from watchdog.observers.api import ObservedWatch
 
 _EXHAUSTED = frozenset({errno.ENOSPC, errno.EMFILE})
-MAX_WATCH_DEPTH = 34  # below a watch root: projects/<project>/memory/ + 32 levels
-TOO_DEEP = f"deeper than {MAX_WATCH_DEPTH} levels below the watch"
 OVERFLOW_COALESCE_SECONDS = 1.0  # overflow warnings this close are one overflow
 RUNAWAY_RECORDS_PER_MINUTE = 200  # watchdog log records; more means it is thrashing
 _VANISHED = frozenset({errno.ENOENT, errno.ENOTDIR})
 _OVERFLOW_LOGGERS = ("watchdog.observers.inotify_c", "watchdog.observers.inotify")
-# A flood is a rate past this, every window for FLOOD_WINDOWS windows in a row:
-# the rename storm makes 2,000-20,000 events/s; a save makes 1-3 events, a dream
-# of 20 files about 60, 200 projects saving at once about 600 (all under 1 s).
-FLOOD_EVENTS_PER_SECOND = 1000
-FLOOD_WINDOW_SECONDS = 0.25
-FLOOD_WINDOWS = 4  # a second of it: a burst that ends sooner never sheds
-FLOOD_CALM_SECONDS = 5.0  # unchanged by stat this long before watching natively again
-FLOOD_NAME_SHARE = 20  # a flat watch's entry with 1/20 of a flood's events stormed
-FLOOD_MAX_NAMES = 20
-# A reader thread killed by a storm stops the meters before they trip: a watch
-# hot this recently is taken for the storm (the daemon looks within seconds).
-FLOOD_RECENT_SECONDS = 30.0
 
 
 class Watcher:
@@ -155,8 +151,8 @@ class Watcher:
         self._shallow: set[str] = set()
         # Watches shed for flooding, swept by stat until calm; what the
         # observer threads found flooding, applied on the settle thread.
-        self._shed: dict[WatchRoot, _Shed] = {}
-        self._meters: dict[WatchRoot, _FloodMeter] = {}
+        self._shed: dict[WatchRoot, Shed] = {}
+        self._meters: dict[WatchRoot, FloodMeter] = {}
         self._flood_lock = threading.Lock()  # never held while calling out
         self._flooded: dict[WatchRoot, float] = {}
         self._previous_excepthook = threading.excepthook
@@ -249,8 +245,12 @@ class Watcher:
                     reason = "watch thread stopped"
                 elif root.recursive:
                     # Only the directories a gap leaves deaf, not the whole root.
-                    gaps = _coverage_problems(
-                        observer, watch, root.path, kind, self._dirs
+                    gaps = coverage_problems(
+                        root.path,
+                        self._dirs,
+                        watched=natively_watched(observer, watch)
+                        if kind == "native"
+                        else None,
                     )
                     problems.extend({"root": p, "reason": why} for p, why in gaps)
                     if gaps:
@@ -294,14 +294,14 @@ class Watcher:
         self._settler.flag(recheck_all=whole, rediscover=True)
 
     def _reader_dead(self) -> bool:
-        return self._kind == "native" and not _inotify_alive(self._observer)
+        return self._kind == "native" and not inotify_alive(self._observer)
 
     def _restart_observer(self) -> None:
         old = self._observer
         with contextlib.suppress(Exception):  # it may be half dead already
             old.unschedule_all()
             old.stop()
-        _reset_shared_inotify()
+        reset_shared_inotify()
         self._runaway.reset()
         self._observer, self._kind = self._main_observer()
         self._observer.start()
@@ -384,47 +384,23 @@ class Watcher:
             return self._polling_observer(start=False), "polling"
 
     def _expand(self, roots: Iterable[WatchRoot]) -> list[WatchRoot]:
-        """`roots`, each split or shallow one replaced by its parts, less the shed.
-
-        See `_watch_in_parts`. A split project dir's parts are the flat watch
-        (a new `memory/` appears there) and its memory dir, nothing else.
-        """
-        expanded: list[WatchRoot] = []
-        pending = list(roots)
-        while pending:
-            root = pending.pop()
-            if root.recursive and root.path in self._split:
-                expanded.append(WatchRoot(root.path, recursive=False))
-                children = _subdirs(root.path)
-                if root.path != self._projects_root.rstrip(os.sep):
-                    children = [c for c in children if self._holds_memory(c)]
-                pending.extend(WatchRoot(d, recursive=True) for d in children)
-            elif root.recursive and root.path in self._shallow:
-                expanded.append(WatchRoot(root.path, recursive=False))
-            else:
-                expanded.append(root)
-        # What stormed in a shed flat watch is swept too, not re-watched each
-        # rediscovery only to die with its directory again.
-        stormed = {part for shed in self._shed.values() for part in shed.parts}
-        return [r for r in expanded if r not in self._shed and r.path not in stormed]
-
-    def _holds_memory(self, path: str) -> bool:
-        """Whether `path` is a watched memory dir or lies above one."""
-        prefix = path + os.sep
-        return any(d == path or d.startswith(prefix) for d in self._dirs)
+        """`roots`, each split or shallow one replaced by its parts, less the shed."""
+        return expand_roots(
+            roots,
+            split=self._split,
+            shallow=self._shallow,
+            shed=self._shed.keys(),
+            stormed={part for shed in self._shed.values() for part in shed.parts},
+            projects_root=self._projects_root,
+            memory_dirs=self._dirs,
+            list_subdirs=subdirs,
+        )
 
     def _watch_in_parts(self, root: WatchRoot) -> list[str]:
         """Watch a tree too deep to watch whole; return the paths now watched.
 
-        A tree deeper than `MAX_WATCH_DEPTH` is never handed to watchdog:
-        its walk recurses (Python 3.11's `os.walk`), so a 1,100-level chain
-        raises RecursionError, and it has no depth cap. A directory above
-        the memory dirs (`<base>/projects/`) is split into a flat watch (new
-        projects) and one recursive watch per subdirectory, again as needed,
-        so only the project with the chain is affected. A memory dir gets a
-        flat watch of its top level, and the stat sweep covers the rest.
-        Anything else holds no memory and is left unwatched: splitting it
-        would follow a chain down, one thread per level.
+        A memory dir goes shallow, a directory above one is split, anything
+        else is left unwatched (memd.daemon.watch_plan).
         """
         if root.path in self._dirs:
             self._shallow.add(root.path)
@@ -441,16 +417,17 @@ class Watcher:
         return added
 
     def _can_split(self, path: str) -> bool:
-        """Whether `path` is `<base>/projects/` or a project dir (no memory dir)."""
-        projects = self._projects_root.rstrip(os.sep)
-        return path not in self._dirs and projects in (path, os.path.dirname(path))
+        return can_split(
+            path, projects_root=self._projects_root, memory_dirs=self._dirs
+        )
 
     def _schedule(self, root: WatchRoot) -> list[str]:
         """Watch `root`; return the paths now watched anew (its parts, if split)."""
         self._failed.pop(root.path, None)
         if root.recursive and bounded_subdirectories(root.path, MAX_WATCH_DEPTH)[1]:
             return self._watch_in_parts(root)
-        meter = self._meters[root] = _FloodMeter(by_name=not root.recursive)
+        meter = FloodMeter(time.monotonic(), by_name=not root.recursive)
+        self._meters[root] = meter
         handler = _Handler(self._route, meter, lambda rate: self._on_flood(root, rate))
         try:
             watch = self._observer.schedule(
@@ -552,38 +529,34 @@ class Watcher:
         with self._flood_lock:
             flooded, self._flooded = self._flooded, {}
         now = time.monotonic()
-        if reader_died:
-            for root, meter in self._meters.items():
-                if meter.was_hot(now, FLOOD_RECENT_SECONDS):
-                    flooded.setdefault(root, meter.rate())
-            projects = WatchRoot(self._projects_root.rstrip(os.sep), recursive=True)
-            if not flooded and projects in self._meters:
-                flooded[projects] = self._meters[projects].rate()
+        projects = WatchRoot(self._projects_root.rstrip(os.sep), recursive=True)
+        flooded = floods_to_take(
+            flooded,
+            self._meters,
+            now=now,
+            reader_died=reader_died,
+            projects=projects,
+        )
         for root, rate in sorted(flooded.items(), key=lambda item: item[0].path):
             if root not in self._watches:
                 continue  # gone meanwhile
-            reason = (
-                f"event flood: {rate:,.0f} events/s"
-                if rate
-                else "the inotify reader died under it"
+            action = flood_action(
+                root.path,
+                rate,
+                can_split=root.recursive and self._can_split(root.path),
+                hot_names=[] if root.recursive else self._meters[root].hot_names(),
             )
-            if root.recursive and self._can_split(root.path):
+            if action.is_split:
                 self._split.add(root.path)
-                self._log.info("watch_split", path=root.path, reason=reason)
+                self._log.info("watch_split", path=root.path, reason=action.reason)
                 self._unschedule(root)
                 continue
-            # A flat watch names the entries that stormed: those are deaf, not
-            # the whole directory (in projects/, the calm projects keep theirs).
-            names = self._meters[root].hot_names()
-            parts = tuple(os.path.join(root.path, name) for name in names)
-            if parts:
-                reason += f" in {root.path}"
-            shed = _Shed(reason, parts or (root.path,), _stat_signature(root), now)
+            shed = Shed(action.reason, action.deaf, stat_signature(root), now)
             self._shed[root] = shed
             self._log.warning(
                 "watch_shed",
                 path=root.path,
-                reason=reason,
+                reason=action.reason,
                 deaf=list(shed.parts),
                 fallback="stat sweep",
             )
@@ -597,7 +570,7 @@ class Watcher:
         now = time.monotonic()
         problems: list[dict[str, object]] = []
         for root, shed in sorted(self._shed.items(), key=lambda item: item[0].path):
-            shed.observe(_stat_signature(root), now)
+            shed.observe(stat_signature(root), now)
             problems.extend(
                 {"root": part, "reason": shed.reason} for part in shed.parts
             )
@@ -607,8 +580,8 @@ class Watcher:
         """Forget each shed watch calm `FLOOD_CALM_SECONDS`: `watch` adds it back."""
         now = time.monotonic()
         for root, shed in list(self._shed.items()):
-            shed.observe(_stat_signature(root), now)
-            if now - shed.calm_since >= FLOOD_CALM_SECONDS:
+            shed.observe(stat_signature(root), now)
+            if shed.is_calm(now):
                 del self._shed[root]
                 self._log.info("watch_flood_calm", path=root.path)
 
@@ -652,91 +625,10 @@ class Watcher:
 def _native_observer() -> BaseObserver:
     """The platform's native observer; memd's own where watchdog allows it."""
     if sys.platform.startswith("linux"):
-        memd_observer = _memd_inotify_observer()
+        memd_observer = memd_inotify_observer()
         if memd_observer is not None:
             return memd_observer()
     return Observer()
-
-
-def _memd_inotify_observer() -> Callable[[], BaseObserver] | None:
-    """watchdog's inotify observer with quiet re-adds and IN_ATTRIB, if it fits.
-
-    It builds on watchdog 7.1's reader (`InotifyFD` with `_add_callback`
-    and `_get_or_create_watch`, an emitter taking `inotify_fd`); with any
-    other layout memd takes watchdog's observer as it comes.
-    """
-    try:
-        from watchdog.observers.api import DEFAULT_OBSERVER_TIMEOUT
-        from watchdog.observers.inotify import InotifyEmitter, InotifyObserver
-        from watchdog.observers.inotify_c import (
-            CallbackId,
-            InotifyConstants,
-            InotifyFD,
-            Mask,
-            WatchCallback,
-            WatchDescriptor,
-        )
-    except ImportError:
-        return None
-    fits = getattr(InotifyFD, "_get_or_create_watch", None) is not None and (
-        "inotify_fd" in inspect.signature(InotifyEmitter.__init__).parameters
-    )
-    if not fits:
-        return None
-
-    class _InotifyFD(InotifyFD):
-        """watchdog's inotify reader, where adding a callback again is a no-op.
-
-        The recursive walk and the creation events it raced with add the
-        same directory for the same watch group twice (see the module
-        docstring); watchdog would warn each time with a repr of the group.
-        A different callback under a taken id still replaces it, with a
-        warning of bounded length.
-        """
-
-        def _add_callback(
-            self, path: bytes, mask: Mask, callback: WatchCallback, id_: CallbackId
-        ) -> WatchDescriptor:
-            watch = self._get_or_create_watch(path, mask)
-            known = watch.callbacks.get(id_)
-            if known is not callback:
-                if known is not None:
-                    warnings.warn(
-                        f"inotify callback {id_} replaced for watch {watch.wd}",
-                        RuntimeWarning,
-                        stacklevel=3,
-                    )
-                watch.callbacks[id_] = callback
-            return watch.wd
-
-    class _InotifyEmitter(InotifyEmitter):
-        """Asks the kernel for IN_ATTRIB when attribute events are wanted.
-
-        watchdog 7.1 maps only `FileModifiedEvent` to IN_ATTRIB, and with it
-        IN_MODIFY, an event per write(2): memd wants the `touch` alone.
-        """
-
-        def get_event_mask_from_filter(self) -> Mask:
-            mask = super().get_event_mask_from_filter()
-            wanted = self._event_filter or ()
-            if FileAttribEvent in wanted or DirAttribEvent in wanted:
-                mask = Mask(mask | InotifyConstants.IN_ATTRIB)
-            return mask
-
-    class _InotifyObserver(InotifyObserver):
-        """`InotifyObserver` over `_InotifyFD`, its own reader thread as upstream."""
-
-        def __init__(self) -> None:
-            self._inotify_fd = _InotifyFD()
-            self._inotify_fd.start()
-            BaseObserver.__init__(
-                self,
-                _InotifyEmitter,
-                timeout=DEFAULT_OBSERVER_TIMEOUT,
-                inotify_fd=self._inotify_fd,
-            )
-
-    return _InotifyObserver
 
 
 def _event_filter(*, polling: bool = False) -> list[type[FileSystemEvent]]:
@@ -758,237 +650,10 @@ def _event_filter(*, polling: bool = False) -> list[type[FileSystemEvent]]:
     ]
 
 
-def _subdirs(path: str) -> list[str]:
-    """The directories directly in `path`, symlinks not followed; none if unreadable."""
-    try:
-        return [e.path for e in list_dir(path) if e.is_dir(follow_symlinks=False)]
-    except OSError:
-        return []
-
-
 def _watchdog_loggers() -> list[str]:
     """watchdog's loggers (a logger's filters do not apply to its children)."""
     known = logging.root.manager.loggerDict
     return ["watchdog", *(n for n in list(known) if n.startswith("watchdog."))]
-
-
-def _inotify_alive(observer: BaseObserver) -> bool:
-    """Whether the inotify reader thread `observer`'s emitters share still runs.
-
-    watchdog 7.1's `InotifyObserver` owns one (`_inotify_fd`); other versions
-    share a process-wide one. Both are private: the only way to see them.
-    """
-    own = getattr(observer, "_inotify_fd", None)
-    if isinstance(own, threading.Thread):
-        return own.is_alive()
-    try:
-        from watchdog.observers.inotify_c import InotifyFD
-    except ImportError:  # not Linux: no shared reader
-        return True
-    instance = InotifyFD._instance
-    return instance is None or instance.is_alive()
-
-
-def _reset_shared_inotify() -> None:
-    """Forget watchdog's dead shared inotify reader, so the next watch starts one."""
-    try:
-        from watchdog.observers.inotify_c import InotifyFD
-    except ImportError:
-        return
-    with InotifyFD._global_lock:
-        instance, InotifyFD._instance = InotifyFD._instance, None
-    if instance is not None:
-        with contextlib.suppress(Exception):
-            instance.stop()
-
-
-def _stat_signature(root: WatchRoot) -> int:
-    """What a watch of `root` would see, by stat: each directory and entry in it.
-
-    Equal signatures a while apart mean a shed watch has been calm. Covers
-    the directories `bounded_subdirectories` finds when recursive.
-    """
-    directories = (
-        bounded_subdirectories(root.path, MAX_WATCH_DEPTH)[0]
-        if root.recursive
-        else [root.path]
-    )
-    seen: list[tuple[object, ...]] = []
-    for directory in directories:
-        try:
-            entries = list_dir(directory)
-            st = os.lstat(directory)
-        except OSError:
-            seen.append((directory,))
-            continue
-        seen.append((directory, *key_of(st)))
-        for entry in entries:
-            with contextlib.suppress(OSError):  # gone meanwhile: the mtime tells
-                est = entry.stat(follow_symlinks=False)
-                seen.append((entry.name, *key_of(est)))
-    return hash(tuple(seen))
-
-
-def _coverage_problems(
-    observer: BaseObserver,
-    watch: ObservedWatch,
-    root: str,
-    kind: str,
-    memory_dirs: frozenset[str],
-) -> list[tuple[str, str]]:
-    """What a recursive watch of `root` misses, as (deaf path, why) pairs.
-
-    The deaf path is the memory dir holding a skipped or too-deep directory,
-    or that directory itself when no memory dir holds it (a new project's
-    `memory/` would appear there unseen), so one gap never makes the
-    whole root deaf.
-    """
-    directories, frontier = bounded_subdirectories(root, MAX_WATCH_DEPTH)
-    gaps: dict[str, str] = {}
-    for path in frontier:
-        deaf = memory_dir_of(path, memory_dirs) or path
-        gaps.setdefault(deaf, TOO_DEEP)
-    watched = _natively_watched(observer, watch) if kind == "native" else None
-    if watched is not None:
-        missing: dict[str, int] = {}
-        for path in directories:
-            if os.fsencode(path) not in watched:
-                deaf = memory_dir_of(path, memory_dirs) or path
-                missing[deaf] = missing.get(deaf, 0) + 1
-        for deaf, count in missing.items():
-            gaps.setdefault(deaf, f"{count} subdirectories not watched")
-    return sorted(gaps.items())
-
-
-def _natively_watched(
-    observer: BaseObserver, watch: ObservedWatch
-) -> set[bytes] | None:
-    """The directories a native recursive watch has inotify watches on, if visible."""
-    for emitter in list(observer.emitters):
-        if emitter.watch == watch:
-            group = getattr(emitter, "_inotify", None)
-            paths = getattr(group, "_active_callbacks_by_path", None)
-            return None if paths is None else set(dict(paths))
-    return None
-
-
-def bounded_subdirectories(root: str, max_depth: int) -> tuple[list[str], list[str]]:
-    """Return the directories to `max_depth` below `root`, and the deepest with more.
-
-    No symlink is followed. Iterative, so a chain of 10,000 directories
-    costs no recursion.
-    """
-    found: list[str] = []
-    stack = [(root, 0)]
-    too_deep: list[str] = []
-    while stack:
-        path, depth = stack.pop()
-        found.append(path)
-        try:
-            entries = list_dir(path)
-            children = [e.path for e in entries if e.is_dir(follow_symlinks=False)]
-        except OSError:
-            continue
-        if children and depth >= max_depth:
-            too_deep.append(path)
-            continue
-        stack.extend((child, depth + 1) for child in children)
-    return found, too_deep
-
-
-class _Shed:
-    """A watch shed for flooding: why, what it leaves deaf, since when it is calm."""
-
-    __slots__ = ("calm_since", "parts", "reason", "signature")
-
-    def __init__(self, reason: str, parts: tuple[str, ...], signature: int, now: float):
-        self.reason = reason
-        self.parts = parts  # reported to the sweep: the root, or what stormed in it
-        self.signature = signature
-        self.calm_since = now
-
-    def observe(self, signature: int, now: float) -> None:
-        """Note what the shed watch would see now; any change restarts the calm."""
-        if signature != self.signature:
-            self.signature, self.calm_since = signature, now
-
-
-class _FloodMeter:
-    """Counts one watch's events in windows; trips once on a sustained flood.
-
-    Used from its observer's one dispatch thread only. A window closes at
-    the first event after `FLOOD_WINDOW_SECONDS`, and its rate is taken over
-    the time it really lasted, so a quiet gap ends a hot run.
-    """
-
-    __slots__ = (
-        "count",
-        "hot",
-        "hot_events",
-        "hot_names_seen",
-        "hot_since",
-        "last_hot",
-        "last_rate",
-        "names",
-        "start",
-        "tripped",
-    )
-
-    def __init__(self, *, by_name: bool = False) -> None:
-        self.start = self.hot_since = time.monotonic()
-        self.count = self.hot = self.hot_events = 0
-        self.tripped = False
-        self.last_hot, self.last_rate = -math.inf, 0.0  # the latest hot window
-        # A flat watch's events per entry name since the last calm window, and
-        # those of the latest hot run once it has cooled.
-        self.names: dict[str, int] | None = {} if by_name else None
-        self.hot_names_seen: dict[str, int] = {}
-
-    def hit(self, now: float, *paths: str) -> float | None:
-        """Count one event (at `paths`); return the rate the first time it floods."""
-        self.count += 1
-        if self.names is not None:
-            for path in paths:
-                if path:
-                    name = os.path.basename(path)
-                    self.names[name] = self.names.get(name, 0) + 1
-        elapsed = now - self.start
-        if elapsed < FLOOD_WINDOW_SECONDS:
-            return None
-        if self.count >= FLOOD_EVENTS_PER_SECOND * elapsed:
-            if not self.hot:
-                self.hot_since = self.start
-            self.hot += 1
-            self.hot_events += self.count
-            self.last_hot = now
-            self.last_rate = self.hot_events / max(now - self.hot_since, 1e-9)
-        else:
-            if self.names is not None:
-                if self.hot:
-                    self.hot_names_seen = self.names
-                self.names = {}
-            self.hot = self.hot_events = 0
-        self.start, self.count = now, 0
-        if self.hot >= FLOOD_WINDOWS and not self.tripped:
-            self.tripped = True
-            return self.last_rate
-        return None
-
-    def rate(self) -> float:
-        """Events per second over the latest hot run."""
-        return self.last_rate
-
-    def was_hot(self, now: float, within: float) -> bool:
-        """Whether a window closed hot in the last `within` seconds."""
-        return now - self.last_hot <= within
-
-    def hot_names(self) -> list[str]:
-        """The entries with 1/`FLOOD_NAME_SHARE` or more of the hot run's events."""
-        # Copied: the dispatch thread may be adding more.
-        names = dict((self.names if self.hot else self.hot_names_seen) or {})
-        total = sum(names.values())
-        found = [n for n, count in names.items() if count * FLOOD_NAME_SHARE >= total]
-        return sorted(found)[:FLOOD_MAX_NAMES]
 
 
 class _Handler(FileSystemEventHandler):
@@ -997,7 +662,7 @@ class _Handler(FileSystemEventHandler):
     def __init__(
         self,
         route: Callable[[str, str, bool], None],
-        meter: _FloodMeter,
+        meter: FloodMeter,
         on_flood: Callable[[float], None],
     ):
         super().__init__()

@@ -160,6 +160,13 @@ class TestDeafWatches:
 
         Several emitters log the same overflow; each used to count (and
         rescan) once more, and to count towards the runaway-warning guard.
+        The queue is filled from another project's folder: its events name
+        no memory dir and no watch of this project, so only the re-check
+        after the overflow can find the lost save. Filled from this memory
+        dir, the queue's own events re-read it first whenever the reader
+        took longer than a settle to reach the overflow, and their burst (a
+        flood to the meter) split this project's watch, whose new parts were
+        rescanned: either way the re-check found nothing stale.
         """
         for i in range(220):
             _make_project(isolated_home.claude, f"-many-{i:03}")
@@ -170,7 +177,7 @@ class TestDeafWatches:
         daemon.wait_fresh(project)
         overflow_queue(
             daemon,
-            project,
+            isolated_home.claude / "projects" / "-many-000",
             then=lambda: (project / "user_role.md").write_text(
                 topic("user_role", body="Lost.\n")
             ),

@@ -93,3 +93,46 @@ class TestChangedWhileBuilt:
         assert first is not None
         assert again is None
         assert watched.recheck_at is not None
+
+
+class TestRebuildTurns:
+    def test_a_slow_mark_lasts_until_the_rebuild_ends_and_asks_for_a_report(
+        self,
+    ) -> None:
+        """Marked slow while busy; its end clears the mark and wakes the daemon."""
+        watched = WatchedDir("/m/-a/memory")
+        watched.start_rebuild()
+        watched.mark_slow()
+
+        assert (True, True) == (watched.busy, watched.is_slow)
+        assert watched.end_rebuild(slow_seconds=1.5)
+        assert (False, False) == (watched.busy, watched.is_slow)
+        assert 1.5 == watched.status.slow_seconds
+
+    def test_a_slow_mark_after_the_end_does_not_stick(self) -> None:
+        """The rebuild ended before the settle thread marked it: no stale SLOW."""
+        watched = WatchedDir("/m/-a/memory")
+        watched.start_rebuild()
+        assert not watched.end_rebuild(slow_seconds=None)
+
+        watched.mark_slow()
+
+        assert not watched.is_slow
+
+    def test_changes_while_busy_are_read_in_full_once_it_ends(self) -> None:
+        """Pending while busy: due as soon as the rebuild is done, then cleared."""
+        watched = WatchedDir("/m/-a/memory")
+        watched.start_rebuild()
+
+        assert not watched.wait_for_rebuild()  # still busy: the end wakes it
+        assert not watched.take_due(time.monotonic())
+        assert watched.end_rebuild(slow_seconds=None)
+        assert watched.take_due(time.monotonic())
+        watched.start_rebuild()
+        assert not watched.pending
+
+    def test_pending_set_after_the_end_asks_for_a_wake(self) -> None:
+        """Ended just before `pending` was set: the caller must wake the thread."""
+        watched = WatchedDir("/m/-a/memory")
+
+        assert watched.wait_for_rebuild()

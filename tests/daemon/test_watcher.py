@@ -6,7 +6,6 @@ import os
 import queue
 import resource
 import time
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,15 +15,7 @@ import structlog
 from memd.atomic import write_atomic
 from memd.config import load_config
 from memd.daemon.discovery import Discovery, discover
-from memd.daemon.watcher import (
-    FLOOD_EVENTS_PER_SECOND,
-    FLOOD_WINDOW_SECONDS,
-    Batch,
-    Change,
-    Watcher,
-    _FloodMeter,
-    _memd_inotify_observer,
-)
+from memd.daemon.watcher import Batch, Change, Watcher
 from tests.conftest import git
 from tests.daemon.conftest import chain, rename_storm, unchain
 
@@ -227,47 +218,7 @@ class TestStructure:
         assert batches
 
 
-class _Callback:
-    """A watch callback that only has to exist (nothing changes in its dir)."""
-
-    def on_event(self, event: object) -> None:
-        pass
-
-    def on_watch_deleted(self, wd: object) -> None:
-        pass
-
-    def on_queue_overflow(self) -> None:
-        pass
-
-
 class TestInotifyReader:
-    def test_the_same_callback_added_again_is_quiet(self, tmp_path: Path) -> None:
-        """watchdog's walk re-adds what the creation events it raced with added.
-
-        That re-add warned with a repr of the whole watch group (700 KB under a
-        400-level chain, 300 MiB of log in seconds; issue 22). Another callback
-        under a taken id still warns, in one short line.
-        """
-        make = _memd_inotify_observer()
-        assert make is not None
-        observer = make()
-        reader = observer._inotify_fd  # type: ignore[attr-defined]
-        path, mask = os.fsencode(tmp_path), 0x100  # IN_CREATE
-        mine, other = _Callback(), _Callback()
-        try:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                first = reader.add_callback(path, mask, mine, 1)
-                again = reader.add_callback(path, mask, mine, 1)
-                quiet = list(caught)
-                reader.add_callback(path, mask, other, 1)
-        finally:
-            observer.stop()
-
-        assert (first, []) == (again, quiet)
-        assert 1 == len(caught)
-        assert len(str(caught[0].message)) < 100
-
     def test_a_touch_is_a_change(self, recorder: Recorder) -> None:
         """A utime writes nothing, but changes a stat a snapshot recorded."""
         memory = _project(Path(os.environ["HOME"]))
@@ -442,58 +393,6 @@ class _Serving:
 
 
 class TestFloodShedding:
-    def test_a_meter_trips_on_a_sustained_rate_not_on_a_burst(self) -> None:
-        """Fed by hand: 5,000 events in 0.2 s never trip; 2,000/s for 1.5 s does."""
-        burst = _FloodMeter()
-        start = burst.start
-        tripped = [burst.hit(start + i * 0.2 / 5000) for i in range(5000)]
-        tripped += [burst.hit(start + 0.2 + i * 0.1) for i in range(1, 30)]  # then calm
-        assert not any(tripped)
-
-        storm = _FloodMeter()
-        start = storm.start
-        rates = [storm.hit(start + i / 2000) for i in range(1, 3000)]
-        found = [rate for rate in rates if rate is not None]
-        assert 1 == len(found), "trips once"
-        assert 1900 < found[0] < 2100
-        first = next(i for i, rate in enumerate(rates) if rate is not None)
-        # Four hot windows of 0.25 s (the first one starting at the meter's birth).
-        assert 0.9 < first / 2000 < 1.4
-
-    def test_a_flat_meter_names_what_stormed(self) -> None:
-        """Of a flat watch's events, the entries with a twentieth of the flood each."""
-        meter = _FloodMeter(by_name=True)
-        born = meter.start
-        for i in range(300):  # calm first: a save now and then, forgotten
-            meter.hit(born + i * 0.01, f"/p/quiet{i}", "")
-        found = None
-        for i in range(1, 6000):
-            now = born + 3.0 + i / 3000
-            if i % 100 == 0:
-                rate = meter.hit(now, "/p/one-save", "")
-            else:
-                pair = ("/p/s0", "/p/s0.moving") if i % 2 else ("/p/s1.moving", "/p/s1")
-                rate = meter.hit(now, *pair)
-            found = found or rate
-        assert found is not None
-        assert ["s0", "s0.moving", "s1", "s1.moving"] == meter.hot_names()
-
-    def test_the_threshold_is_what_the_meter_uses(self) -> None:
-        """Just under the rate for a long while never trips; just over does."""
-        below, above = _FloodMeter(), _FloodMeter()
-        born_below, born_above = below.start, above.start
-        step_below = 1 / (FLOOD_EVENTS_PER_SECOND * 0.9)
-        step_above = 1 / (FLOOD_EVENTS_PER_SECOND * 1.1)
-        assert not any(
-            below.hit(born_below + i * step_below)
-            for i in range(1, int(10 / step_below))
-        )
-        assert any(
-            above.hit(born_above + i * step_above)
-            for i in range(1, int(10 / step_above))
-        )
-        assert 0.1 <= FLOOD_WINDOW_SECONDS <= 0.5
-
     # watchdog's own threads die of the storm (its KeyError): what `health` finds.
     @pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
     def test_a_rename_storm_sheds_only_the_part_that_storms(
