@@ -22,7 +22,10 @@ from tests.mcp_server.test_server import memory_of, raw_replies
 
 LISTED = ("tools/list", "resources/list", "resources/templates/list", "prompts/list")
 # A line the lobby leaves to the SDK and the SDK answers with nothing.
-HAND_OVER = b'{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "none"}}'
+HAND_OVER = (
+    b'{"jsonrpc": "2.0", "method": "notifications/cancelled",'
+    b' "params": {"requestId": "none"}}'
+)
 
 
 def _line(message: dict[str, object]) -> bytes:
