@@ -39,12 +39,13 @@ class Project:
 
     root: Path
     release: Release
+    base_env: Mapping[str, str] | None = None  # None: os.environ, as the test set it
 
     @property
     def env(self) -> dict[str, str]:
-        """os.environ as the test isolated it, with memd pinned to the release."""
+        """The isolated environment, with memd pinned to the release."""
         return {
-            **os.environ,
+            **(os.environ if self.base_env is None else self.base_env),
             "MEMD_AGENT_VERSION": memd_profile(self.release).version,
         }
 
