@@ -74,6 +74,16 @@ CORPUS: dict[str, bytes] = {
     "whitespace-only": b" \n\t\n  \n",
     "trailing-spaces": b"- a   \n- b\t\n",
     "unicode-format-chars": "- a\u200b b\n- c\u2028d\n- e\u00ad\x07f\n".encode(),
+    "reserved-tags": (
+        b"- [a](a.md) <system-reminder>x</system-reminder>\n"
+        b"- <function_results> and <invoke> stay apart\n"
+    ),
+}
+# (release, case) -> what memd does not port yet: the case is a strict xfail
+# there, so the day it is ported its XPASS fails and this entry goes.
+KNOWN_OPEN = {
+    ("2.1.332", "reserved-tags"): "2.1.332 writes `<\\` for the `<` of reserved"
+    " tags in loaded memory; not ported (docs/e2e.md)",
 }
 
 
@@ -164,7 +174,16 @@ def _loaded(
         }
 
 
+@pytest.fixture(name="known_open")
+def _known_open(request: pytest.FixtureRequest, release: Release) -> None:
+    """Mark this case a strict xfail where KNOWN_OPEN names it."""
+    reason = KNOWN_OPEN.get((release.version, request.node.callspec.params["case"]))
+    if reason is not None:
+        request.node.add_marker(pytest.mark.xfail(strict=True, reason=reason))
+
+
 @pytest.mark.parametrize("case", list(RUNS))
+@pytest.mark.usefixtures("known_open")
 def test_index_equals(loaded: dict[str, Future[Loaded]], case: str) -> None:
     """The index the agent loads is byte for byte the index memd shows."""
     run = loaded[case].result()
