@@ -11,14 +11,13 @@ cases assert on what they recorded.
 
 from __future__ import annotations
 
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import isolated_environ, make_git_repo, make_home
-from tests.e2e.harness import Project, agent_index, memd_index
+from tests.e2e.harness import Project, agent_index, memd_index, two_at_a_time
 from tests.e2e.model_server import text
 from tests.e2e.releases import Release
 
@@ -148,15 +147,9 @@ class Loaded:
     memd: str | None
 
 
-def _load(release: Release, root: Path, content: bytes) -> Loaded:
-    """Run the release once on an index of `content`, in a fresh HOME under `root`."""
-    import os
-
-    env = isolated_environ(make_home(root), dict(os.environ))
-    project = Project(
-        root=make_git_repo(root / "repo", env), release=release, base_env=env
-    )
-    index = project.write_index(content)
+def _load(project: Project, case: str) -> Loaded:
+    """Run the release once on the index of `case`."""
+    index = project.write_index(RUNS[case])
     model, _ = project.run_agent([text("ok")])
     return Loaded(index.parent, agent_index(model), memd_index(project))
 
@@ -165,13 +158,7 @@ def _load(release: Release, root: Path, content: bytes) -> Loaded:
 def _loaded(
     release: Release, tmp_path_factory: pytest.TempPathFactory
 ) -> dict[str, Future[Loaded]]:
-    """Every case of `release`, run two at a time; a failed run fails its case."""
-    roots = {case: tmp_path_factory.mktemp(f"index-{case}") for case in RUNS}
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        return {
-            case: pool.submit(_load, release, roots[case], content)
-            for case, content in RUNS.items()
-        }
+    return two_at_a_time(release, tmp_path_factory, list(RUNS), _load)
 
 
 @pytest.fixture(name="known_open")
