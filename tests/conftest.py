@@ -91,11 +91,8 @@ class Home:
         return {**os.environ, **extra}
 
 
-@pytest.fixture(name="isolated_home", autouse=True)
-def _isolated_home(
-    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
-) -> Home:
-    root = tmp_path_factory.mktemp("home")
+def make_home(root: Path) -> Home:
+    """Create the directories of an isolated environment under `root`."""
     paths = Home(
         root=root,
         home=root / "home",
@@ -108,34 +105,64 @@ def _isolated_home(
     for path in (paths.home, paths.config, paths.cache, paths.state, paths.runtime):
         path.mkdir(parents=True)
     paths.runtime.chmod(0o700)
-    for name in list(os.environ):
-        if name.startswith(("CLAUDE_", "MEMD_", "XDG_", "GIT_", "NOTIFY_SOCKET")):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("HOME", str(paths.home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(paths.config))
-    monkeypatch.setenv("XDG_CACHE_HOME", str(paths.cache))
-    monkeypatch.setenv("XDG_STATE_HOME", str(paths.state))
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(paths.runtime))
-    # Never read the machine's real managed policy file in tests.
-    monkeypatch.setenv(
-        "MEMD_MANAGED_SETTINGS_PATH", str(root / "managed-settings.json")
-    )
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(root / "gitconfig"))
-    for kind in ("AUTHOR", "COMMITTER"):
-        monkeypatch.setenv(f"GIT_{kind}_NAME", "memd tests")
-        monkeypatch.setenv(f"GIT_{kind}_EMAIL", "tests@memd.invalid")
-    monkeypatch.setenv(
-        "MEMD_HYPOTHESIS_PROFILE", os.environ.get("MEMD_HYPOTHESIS_PROFILE", "ci")
-    )
     return paths
 
 
-def git(*args: str, cwd: Path) -> str:
+def isolated_environ(paths: Home, base: dict[str, str]) -> dict[str, str]:
+    """`base` without the machine's agent, memd, XDG and git settings, in `paths`."""
+    env = {
+        name: value
+        for name, value in base.items()
+        if not name.startswith(("CLAUDE_", "MEMD_", "XDG_", "GIT_", "NOTIFY_SOCKET"))
+    }
+    env.update(
+        HOME=str(paths.home),
+        XDG_CONFIG_HOME=str(paths.config),
+        XDG_CACHE_HOME=str(paths.cache),
+        XDG_STATE_HOME=str(paths.state),
+        XDG_RUNTIME_DIR=str(paths.runtime),
+        # Never read the machine's real managed policy file in tests.
+        MEMD_MANAGED_SETTINGS_PATH=str(paths.root / "managed-settings.json"),
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_CONFIG_GLOBAL=str(paths.root / "gitconfig"),
+        MEMD_HYPOTHESIS_PROFILE="ci",  # what subprocesses of tests run
+    )
+    for kind in ("AUTHOR", "COMMITTER"):
+        env[f"GIT_{kind}_NAME"] = "memd tests"
+        env[f"GIT_{kind}_EMAIL"] = "tests@memd.invalid"
+    return env
+
+
+@pytest.fixture(name="isolated_home", autouse=True)
+def _isolated_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Home:
+    paths = make_home(tmp_path_factory.mktemp("home"))
+    env = isolated_environ(paths, dict(os.environ))
+    for name in set(os.environ) - set(env):
+        monkeypatch.delenv(name)
+    for name, value in env.items():
+        if os.environ.get(name) != value:
+            monkeypatch.setenv(name, value)
+    return paths
+
+
+def make_git_repo(repo: Path, env: dict[str, str] | None = None) -> Path:
+    """Make `repo` a real git repository with one commit."""
+    repo.mkdir()
+    git("init", "-q", cwd=repo, env=env)
+    (repo / "README.md").write_text("hello\n")
+    git("add", "README.md", cwd=repo, env=env)
+    git("commit", "-q", "-m", "init", cwd=repo, env=env)
+    return repo
+
+
+def git(*args: str, cwd: Path, env: dict[str, str] | None = None) -> str:
     """Run the real git and return its stdout."""
     result = subprocess.run(
         ["git", "-c", "init.defaultBranch=main", *args],
         cwd=cwd,
+        env=env,
         check=True,
         capture_output=True,
         text=True,
@@ -146,13 +173,7 @@ def git(*args: str, cwd: Path) -> str:
 @pytest.fixture(name="git_repo")
 def _git_repo(tmp_path: Path) -> Path:
     """A real git repository with one commit."""
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git("init", "-q", cwd=repo)
-    (repo / "README.md").write_text("hello\n")
-    git("add", "README.md", cwd=repo)
-    git("commit", "-q", "-m", "init", cwd=repo)
-    return repo
+    return make_git_repo(tmp_path / "repo")
 
 
 @pytest.fixture(name="worktree")

@@ -74,6 +74,7 @@ LAYERS = {
     "memd.mcp_server.*": EDGE,  # the tools do the project's I/O
     "memd.mcp_server.writing": CORE,  # plan a memory_write: bytes in, bytes out
     "memd.mcp_server.install": CORE,  # config in, config out
+    "memd.mcp_server.catalog": CORE,  # the handshake and listings, as data
     "memd.mcp_server.server": WIRING,  # the one `mcp` SDK owner
 }
 # folder -> the folders it may import (the shared top-level modules are open to all).

@@ -1,7 +1,9 @@
 """The stdio MCP server on the official `mcp` SDK: memd's tools and the prompt resource.
 
 The only module that imports `mcp` (and, through it, pydantic and starlette):
-`memd mcp` imports it inside its `run`, so no other command pays for them.
+`memd mcp` imports it only when `memd.mcp_server.lobby`, which answers the
+handshake and the listings, hands it the wire (`serve_wire`), so no other
+command pays for it and a client's start-up wait does not.
 The tools are thin: each calls `memd.mcp_server.tools` with the project fixed
 at start-up, and any failure reaches the client as a tool error whose text
 says what to do. Nothing but the protocol is written to stdout.
@@ -19,7 +21,6 @@ reach the SDK.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import threading
 from typing import TypeVar
@@ -36,6 +37,14 @@ from memd._version import __version__
 from memd.diagnostics import escape_surrogates
 from memd.errors import MemdError
 from memd.mcp_server import tools
+from memd.mcp_server.catalog import (
+    DESCRIPTIONS,
+    INSTRUCTIONS,
+    PROMPT_RESOURCE,
+    PROMPT_URI,
+    SERVER_NAME,
+)
+from memd.mcp_server.lobby import LOBBY_INITIALIZE_ID, MAX_LINE_BYTES, READ_BYTES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -43,83 +52,52 @@ if TYPE_CHECKING:
 
     from memd.mcp_server.tools import Project
 
-PROMPT_URI = "memory://prompt"
-# A memory_write carries at most a topic file (256 KiB by default), escaped.
-MAX_LINE_BYTES = 8 * 1024 * 1024
 MAX_MESSAGE_DEPTH = 64  # JSON-RPC nests a few levels; the parsers recurse
-READ_BYTES = 65536
-INSTRUCTIONS = (
-    "Persistent file-based memory for this project, shared with Claude Code's "
-    "auto memory. Call memory_recall before answering questions about the "
-    "user, their preferences, past decisions or project context; save durable, "
-    "non-obvious facts with memory_write; append short notes with memory_log."
-)
 
 
 def build_server(project: Project) -> MCPServer:
     """Return the server with memd's five tools and the prompt resource registered."""
     server: MCPServer = MCPServer(
-        "memd", version=__version__, instructions=INSTRUCTIONS
+        SERVER_NAME, version=__version__, instructions=INSTRUCTIONS
     )
 
     # `type` below is the tools' argument on the wire, the frontmatter key the
     # model knows; the SDK builds the schema from these names. Past here it is
     # `memory_type`, which shadows no builtin.
-    @server.tool()
+    @server.tool(description=DESCRIPTIONS["memory_recall"])
     def memory_recall(
         query: str, limit: int = 5, type: str | None = None
     ) -> list[dict[str, object]]:
-        """Find the memories that answer a question, best first (offline BM25).
-
-        Each result has name, type, description, relpath and a snippet with
-        the matched words in [brackets]. `type` keeps only user, feedback,
-        project or reference memories.
-        """
         with _as_tool_error():
             return _sendable(tools.recall_memories(project, query, limit, type))
 
-    @server.tool()
+    @server.tool(description=DESCRIPTIONS["memory_read"])
     def memory_read(name_or_relpath: str) -> str:
-        """Return one memory's whole file, found by its name or its relpath.
-
-        `MEMORY.md` returns the index. Paths never leave the memory directory.
-        """
         with _as_tool_error():
             return _sendable(tools.read_memory(project, name_or_relpath))
 
-    @server.tool()
+    @server.tool(description=DESCRIPTIONS["memory_write"])
     def memory_write(
         name: str, description: str, type: str, body: str
     ) -> dict[str, object]:
-        """Save a memory as a topic file plus a one-line MEMORY.md entry.
-
-        `type` is user, feedback, project or reference; `description` is one
-        specific line used to judge relevance later; feedback and project
-        bodies give the rule or fact, then a **Why:** line and a
-        **How to apply:** line. A memory with the same name is replaced. The
-        write is refused, and nothing written, if it would not lint clean or
-        the index has no room.
-        """
         with _as_tool_error():
             return _sendable(tools.write_memory(project, name, description, type, body))
 
-    @server.tool()
+    @server.tool(description=DESCRIPTIONS["memory_log"])
     def memory_log(text: str) -> str:
-        """Append a short timestamped note to today's daily log; returns its path."""
         with _as_tool_error():
             return _sendable(tools.log_memory(project, text))
 
-    @server.tool()
+    @server.tool(description=DESCRIPTIONS["memory_lint"])
     def memory_lint() -> list[dict[str, object]]:
-        """Return every problem memd finds in this project's memory, with fixes."""
         with _as_tool_error():
             return _sendable(tools.lint_memories(project))
 
     @server.resource(
         PROMPT_URI,
-        name="memory-prompt",
-        description="The project's rendered memory prompt, as Claude Code loads it",
-        mime_type="text/markdown",
+        name=str(PROMPT_RESOURCE["name"]),
+        description=str(PROMPT_RESOURCE["description"]),
+        mime_type=str(PROMPT_RESOURCE["mimeType"]),
     )
     def memory_prompt() -> str:
         with _as_tool_error():
@@ -156,60 +134,48 @@ def _as_tool_error() -> Iterator[None]:
         raise ToolError(str(error)) from None
 
 
-def serve_stdio(project: Project) -> None:
-    """Serve `project` over stdin/stdout until the client closes the stream."""
-    anyio.run(_serve, build_server(project))
+def serve_wire(project: Project, wire_in: int, wire_out: int, first: bytes) -> None:
+    """Serve `project` on the claimed wire until the client closes it.
 
-
-async def _serve(server: MCPServer) -> None:
-    lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async serves
-    with _claimed_stdio() as (wire_in, wire_out):
-        wire = _Wire(wire_out)
-        lines = _CheckedLines(wire_in, wire)
-        async with stdio_server(stdin=lines, stdout=wire) as (read, write):  # type: ignore[arg-type]
-            await lowlevel.run(read, write, lowlevel.create_initialization_options())
-
-
-@contextlib.contextmanager
-def _claimed_stdio() -> Iterator[tuple[int, int]]:
-    """Yield private copies of fds 0 and 1 for the protocol.
-
-    While serving, fd 0 reads the null device and fd 1 writes to stderr, so a
-    stray print or child process never lands on the wire (what the SDK does
-    for its own streams). The copies stay open: a worker thread may still be
-    blocked reading one when serving ends.
+    `first`: the bytes to read before `wire_in`, as `memd.mcp_server.lobby`
+    hands them over (its replayed `initialize` is answered into the void).
     """
-    try:
-        wire_in = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
-        wire_out = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
-        null = os.open(os.devnull, os.O_RDONLY)
-    except OSError:  # no descriptors to spare: serve the wire in place
-        yield 0, 1
-        return
-    os.dup2(null, 0)
-    os.close(null)
-    os.dup2(2, 1)
-    try:
-        yield wire_in, wire_out
-    finally:
-        os.dup2(wire_in, 0)
-        os.dup2(wire_out, 1)
+    anyio.run(_serve, build_server(project), wire_in, wire_out, first)
+
+
+async def _serve(server: MCPServer, wire_in: int, wire_out: int, first: bytes) -> None:
+    lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async serves
+    wire = _Wire(wire_out, drop_id=LOBBY_INITIALIZE_ID)
+    lines = _CheckedLines(wire_in, wire, first)
+    async with stdio_server(stdin=lines, stdout=wire) as (read, write):  # type: ignore[arg-type]
+        await lowlevel.run(read, write, lowlevel.create_initialization_options())
 
 
 class _Wire:
     """stdout for the SDK and `_CheckedLines`' answers: whole lines, one at a time."""
 
-    def __init__(self, fd: int):
+    def __init__(self, fd: int, *, drop_id: str | None = None):
         self._fd = fd
         self._lock = threading.Lock()
+        self._drop_id = drop_id  # the one reply the client never asked for
 
     async def write(self, text: str) -> None:
+        if self._drop_id is not None and self._is_dropped(text):
+            self._drop_id = None
+            return
         # A surrogate in a reply must not kill the writer: it becomes U+FFFD.
         data = text.encode("utf-8", "replace")
         await anyio.to_thread.run_sync(self._send, data)
 
     async def flush(self) -> None:
         """Each `write` is sent whole at once; nothing is buffered."""
+
+    def _is_dropped(self, text: str) -> bool:
+        try:
+            reply = fastjson.loads(text.encode("utf-8", "replace"))
+        except (ValueError, RecursionError):
+            return False
+        return isinstance(reply, dict) and reply.get("id") == self._drop_id
 
     def _send(self, data: bytes) -> None:
         with self._lock:
@@ -229,9 +195,10 @@ class _Wire:
 class _CheckedLines:
     """stdin for the SDK: the valid JSON-RPC lines; the rest answered on `wire`."""
 
-    def __init__(self, fd: int, wire: _Wire):
+    def __init__(self, fd: int, wire: _Wire, first: bytes = b""):
         self._fd = fd
         self._wire = wire
+        self._first = first  # read before the fd: the lobby's hand-over
 
     def __aiter__(self) -> AsyncIterator[str]:
         return self._valid_lines()
@@ -281,10 +248,12 @@ class _CheckedLines:
         buffer = bytearray()
         searched = 0  # bytes of `buffer` known to hold no newline
         is_skipping = False  # inside a line already reported as too long
+        first, self._first = self._first, b""
         while True:
-            chunk = await anyio.to_thread.run_sync(
+            chunk = first or await anyio.to_thread.run_sync(
                 os.read, self._fd, READ_BYTES, abandon_on_cancel=True
             )
+            first = b""
             if not chunk:
                 break
             buffer += chunk

@@ -14,13 +14,20 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
+
+import pytest
 
 from memd.agent.profile import AgentProfile, parse_version, profile_for_version
+from tests.conftest import isolated_environ, make_git_repo, make_home
 from tests.e2e.model_server import ScriptedModel, Turn
 from tests.e2e.releases import ClaudeRun, Release, run_claude
+
+_T = TypeVar("_T")
 
 MEMD = [str(Path(sys.executable).with_name("memd"))]  # the installed script
 _CONTENTS = "(user's auto-memory, persists across conversations):\n\n"
@@ -39,12 +46,13 @@ class Project:
 
     root: Path
     release: Release
+    base_env: Mapping[str, str] | None = None  # None: os.environ, as the test set it
 
     @property
     def env(self) -> dict[str, str]:
-        """os.environ as the test isolated it, with memd pinned to the release."""
+        """The isolated environment, with memd pinned to the release."""
         return {
-            **os.environ,
+            **(os.environ if self.base_env is None else self.base_env),
             "MEMD_AGENT_VERSION": memd_profile(self.release).version,
         }
 
@@ -107,6 +115,28 @@ class Project:
             r.method == "HEAD" and r.path == "/" for r in model.unknown
         ), f"unexpected traffic: {[(r.method, r.path) for r in model.unknown]}"
         return model, run
+
+
+def two_at_a_time(
+    release: Release,
+    factory: pytest.TempPathFactory,
+    cases: Sequence[str],
+    run: Callable[[Project, str], _T],
+) -> dict[str, Future[_T]]:
+    """Run `run(project, case)` for each case, two at a time (CI's time: a run is
+    mostly process start-up), each in a fresh repository under its own HOME
+    (`project.root.parent` is that case's own folder). A case's failure is
+    raised by its future alone.
+    """
+
+    def one(case: str) -> _T:
+        root = factory.mktemp(f"case-{case}")
+        env = isolated_environ(make_home(root), dict(os.environ))
+        repo = make_git_repo(root / "repo", env)
+        return run(Project(root=repo, release=release, base_env=env), case)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return {case: pool.submit(one, case) for case in cases}
 
 
 def agent_index(model: ScriptedModel) -> tuple[str, str] | None:

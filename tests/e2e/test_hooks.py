@@ -1,9 +1,15 @@
 """After `memd hook install`, the real agent runs memd's hooks and the model hears them.
 
 One agent session per release plays: a bad Write and a bad Bash heredoc
-into memory (each blocked, with memd's reason naming the file), a bad Edit
-(whose block is intermittent in both releases: open), a
-clean Write into memory and a Write outside it (neither sends anything).
+into memory and a bad Edit of an existing memory after its Read (each
+blocked, with memd's reason naming the file), a clean Write into memory and
+a Write outside it (neither sends anything).
+
+The bad Edit makes `type:` invalid. An Edit that breaks the name (`name:
+[edited`) is no test: 2.1.332 rewrites every memory file it writes, and its
+rewrite turns the name into a slug (`name: edited`), so the file it leaves is
+clean and memd rightly says nothing (docs/e2e.md). Neither release offers
+MultiEdit.
 SessionStart's context reaches the first request. 2.1.112 delivers hook text
 as `<system-reminder>` blocks in user messages, 2.1.332 as role `system`
 messages (REFERENCE.md "Running the real releases"); both are read here.
@@ -50,8 +56,8 @@ def test_hooks_reach_the_model(project: Project) -> None:
             "Edit",
             {
                 "file_path": f"{memory}/edited.md",
-                "old_string": "name: edited",
-                "new_string": "name: [edited",
+                "old_string": "type: user",
+                "new_string": "type: usr",
             },
         ),
         tool_use("Bash", {"command": heredoc, "description": "write memory"}),
@@ -68,16 +74,14 @@ def test_hooks_reach_the_model(project: Project) -> None:
     assert "already-broken.md" in said[0]  # SessionStart's additionalContext
     # A hook's answer may reach the model a request late on a loaded machine,
     # so each block is looked for from its step on, and never before it.
-    # The bad Edit (step 3) is blocked in some runs of either release and not
-    # in others: open, see docs/e2e.md. It stays in the script so that the
-    # Bash step after it is judged with an edited file around.
-    for step, name in ((1, "written.md"), (4, "shell.md")):
+    for step, name in ((1, "written.md"), (3, "edited.md"), (4, "shell.md")):
         marker = BLOCKED.format(name)
         assert marker not in said[step - 1], name
         assert marker in said[-1], (name, said[-1][-3000:])
     for name in ("clean.md", "outside.md"):
         assert BLOCKED.format(name) not in said[-1]
-    assert said[-1].count("Your last tool call") <= 3, said[-1][-3000:]
+    # One block per bad step: nothing said twice, nothing for the clean ones.
+    assert said[-1].count("Your last tool call") == 3, said[-1][-3000:]
     # The agent rewrote the clean file its own way (2.1.112 adds
     # originSessionId, 2.1.332 nests under metadata:); memd lints it clean.
     rewritten = (memory / "clean.md").read_text()

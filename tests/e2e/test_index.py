@@ -3,14 +3,23 @@
 Each case writes MEMORY.md as bytes, runs the release once (the model only
 answers), and compares the text after "Contents of …/MEMORY.md" in the
 agent's first user message with the `## MEMORY.md` section of `memd prompt`.
+
+The runs of one release go two at a time (CI's time: a run is mostly
+process start-up), each in its own isolated HOME and repository, before the
+cases assert on what they recorded.
 """
 
 from __future__ import annotations
 
+from concurrent.futures import Future
+from dataclasses import dataclass
+from pathlib import Path
+
 import pytest
 
-from tests.e2e.harness import Project, agent_index, memd_index
+from tests.e2e.harness import Project, agent_index, memd_index, two_at_a_time
 from tests.e2e.model_server import text
+from tests.e2e.releases import Release
 
 _LONG_LINES = "".join(f"- [note {i}](note-{i}.md) fact {i}\n" for i in range(240))
 # 150 lines of 170 UTF-16 units: over 25,000 units, under 200 lines.
@@ -64,12 +73,22 @@ CORPUS: dict[str, bytes] = {
     "whitespace-only": b" \n\t\n  \n",
     "trailing-spaces": b"- a   \n- b\t\n",
     "unicode-format-chars": "- a\u200b b\n- c\u2028d\n- e\u00ad\x07f\n".encode(),
+    "reserved-tags": (
+        b"- [a](a.md) <system-reminder>x</system-reminder>\n"
+        b"- <function_results> and <invoke> stay apart\n"
+    ),
+}
+# (release, case) -> what memd does not port yet: the case is a strict xfail
+# there, so the day it is ported its XPASS fails and this entry goes.
+KNOWN_OPEN = {
+    ("2.1.332", "reserved-tags"): "2.1.332 writes `<\\` for the `<` of reserved"
+    " tags in loaded memory; not ported (docs/e2e.md)",
 }
 
 
 # Cases that cannot disturb each other share one agent run (CI's time):
-# each is closed by a blank line and a heading, and none leaves a fence or a
-# comment open.
+# each is closed by a blank line and a heading, and only the last of a batch
+# may leave a fence or a comment open.
 _BATCHED = {
     "comments-dropped": (
         "comment-own-line",
@@ -82,6 +101,7 @@ _BATCHED = {
         "comment-empty-forms",
         "comment-then-text",
         "comment-before-heading",
+        "comment-unclosed-late-close",  # last: it leaves a fence open
     ),
     "comments-kept": (
         "comment-indented",
@@ -97,8 +117,15 @@ _BATCHED = {
         "comment-in-heading",
         "comment-html-block",
         "comment-tab-indent",
+        "comment-unclosed",  # last: it leaves a comment open
     ),
-    "blank-and-whitespace": ("blank-lines", "whitespace-only-lines", "trailing-spaces"),
+    "blank-and-whitespace": (
+        "blank-lines",  # first: its blank lines lead the file
+        "whitespace-only-lines",
+        "trailing-spaces",
+        "clean",
+        "unicode-format-chars",
+    ),
 }
 RUNS: dict[str, bytes] = {
     name: b"\n\n# next\n\n".join(CORPUS[c].rstrip(b"\n") for c in cases) + b"\n"
@@ -111,16 +138,44 @@ RUNS.update(
 )
 
 
-@pytest.mark.parametrize("case", list(RUNS))
-def test_index_equals(project: Project, case: str) -> None:
-    """The index the agent loads is byte for byte the index memd shows."""
-    project.write_index(RUNS[case])
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    """One case's run: the memory dir memd names, what the agent and memd showed."""
+
+    memory_dir: Path
+    agent: tuple[str, str] | None
+    memd: str | None
+
+
+def _load(project: Project, case: str) -> Loaded:
+    """Run the release once on the index of `case`."""
+    index = project.write_index(RUNS[case])
     model, _ = project.run_agent([text("ok")])
+    return Loaded(index.parent, agent_index(model), memd_index(project))
 
-    loaded = agent_index(model)
-    shown = memd_index(project)
 
-    assert (shown is None) == (loaded is None), (loaded, shown)
-    if loaded is not None:
-        assert str(project.memory_dir()).rstrip("/") == loaded[0]
-        assert shown == loaded[1]
+@pytest.fixture(name="loaded", scope="module")
+def _loaded(
+    release: Release, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Future[Loaded]]:
+    return two_at_a_time(release, tmp_path_factory, list(RUNS), _load)
+
+
+@pytest.fixture(name="known_open")
+def _known_open(request: pytest.FixtureRequest, release: Release) -> None:
+    """Mark this case a strict xfail where KNOWN_OPEN names it."""
+    reason = KNOWN_OPEN.get((release.version, request.node.callspec.params["case"]))
+    if reason is not None:
+        request.node.add_marker(pytest.mark.xfail(strict=True, reason=reason))
+
+
+@pytest.mark.parametrize("case", list(RUNS))
+@pytest.mark.usefixtures("known_open")
+def test_index_equals(loaded: dict[str, Future[Loaded]], case: str) -> None:
+    """The index the agent loads is byte for byte the index memd shows."""
+    run = loaded[case].result()
+
+    assert (run.memd is None) == (run.agent is None), (run.agent, run.memd)
+    if run.agent is not None:
+        assert str(run.memory_dir).rstrip("/") == run.agent[0]
+        assert run.memd == run.agent[1]

@@ -1,19 +1,25 @@
 """The memory dir the real agent uses equals `memd paths`, in every setting.
 
 Read from the "Contents of <dir>/MEMORY.md" header of the first request, so
-each case writes a one-line index where memd says memory lives.
+each case writes a one-line index where memd says memory lives. The cases
+of a release run two at a time, each in its own HOME and repository.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from concurrent.futures import Future
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import git
-from tests.e2e.harness import Project, agent_index
+from tests.e2e.harness import Project, agent_index, two_at_a_time
+from tests.e2e.releases import Release
+
+CASES = ("root", "subdir", "worktree", "config-dir", "settings-dir", "disabled")
 
 
 def _settings(home: Path, data: dict[str, object]) -> None:
@@ -22,39 +28,57 @@ def _settings(home: Path, data: dict[str, object]) -> None:
     path.write_text(json.dumps(data))
 
 
-@pytest.mark.parametrize(
-    "case", ["root", "subdir", "worktree", "config-dir", "settings-dir", "disabled"]
-)
-def test_memory_dir_equals(project: Project, case: str, tmp_path: Path) -> None:
-    """The agent loads MEMORY.md from the dir memd names (or none when off)."""
-    env = project.env
-    cwd = project.root
-    home = Path(env["HOME"])
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """One case's run: memd's memory dir and whether memory is on, and the agent's."""
+
+    memory_dir: Path
+    enabled: bool
+    loaded: tuple[str, str] | None
+
+
+def _run(project: Project, case: str) -> Seen:
+    """Set `case` up around `project` and run the release once."""
+    root = project.root.parent
+    env, cwd = project.env, project.root
     if case == "subdir":
         cwd = project.root / "src" / "deep"
         cwd.mkdir(parents=True)
     elif case == "worktree":
-        cwd = tmp_path / "wt"
-        git("worktree", "add", "-q", str(cwd), cwd=project.root)
+        cwd = root / "wt"
+        git("worktree", "add", "-q", str(cwd), cwd=project.root, env=env)
     elif case == "config-dir":
-        env = {**env, "CLAUDE_CONFIG_DIR": str(tmp_path / "config")}
+        env = {**env, "CLAUDE_CONFIG_DIR": str(root / "config")}
     elif case == "settings-dir":
-        _settings(home, {"autoMemoryDirectory": str(tmp_path / "chosen")})
+        _settings(Path(env["HOME"]), {"autoMemoryDirectory": str(root / "chosen")})
     elif case == "disabled":
-        _settings(home, {"autoMemoryEnabled": False})
-    memory = project.memory_dir(env=env, cwd=cwd)
+        _settings(Path(env["HOME"]), {"autoMemoryEnabled": False})
+    paths = json.loads(
+        project.memd("paths", "--format", "json", env=env, cwd=cwd).stdout
+    )
+    memory = Path(paths["memory_dir"])
     memory.mkdir(parents=True, exist_ok=True)
     (memory / "MEMORY.md").write_text(f"- [{case}]({case}.md) marker\n")
-    enabled = json.loads(
-        project.memd("paths", "--format", "json", env=env, cwd=cwd).stdout
-    )["enabled"]
-
     model, _ = project.run_agent([], env=env, cwd=cwd)
-    loaded = agent_index(model)
+    return Seen(memory, paths["enabled"], agent_index(model))
 
-    assert (case != "disabled") == enabled
-    if not enabled:
-        assert loaded is None
+
+@pytest.fixture(name="seen", scope="module")
+def _seen(
+    release: Release, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Future[Seen]]:
+    return two_at_a_time(release, tmp_path_factory, CASES, _run)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_memory_dir_equals(seen: dict[str, Future[Seen]], case: str) -> None:
+    """The agent loads MEMORY.md from the dir memd names (or none when off)."""
+    run = seen[case].result()
+
+    assert (case != "disabled") == run.enabled
+    if not run.enabled:
+        assert run.loaded is None
     else:
-        assert loaded is not None
-        assert (str(memory).rstrip(os.sep), f"- [{case}]({case}.md) marker") == loaded
+        assert run.loaded is not None
+        marker = f"- [{case}]({case}.md) marker"
+        assert (str(run.memory_dir).rstrip(os.sep), marker) == run.loaded

@@ -7,7 +7,7 @@ other key and server and leaving a `.memd-backup`; `--print` prints the
 snippets for other clients. `memd mcp uninstall` takes out exactly what
 install added, as `memd hook uninstall` does (the same edit, in
 `memd.hooks.settings.plan_json_edit`). The `mcp` SDK is imported only when
-serving.
+serving, and only after the handshake and the listings (`memd.mcp_server.lobby`).
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.mcp_command in ("install", "uninstall"):
         return _edit_claude_json(args, install=args.mcp_command == "install")
-    from memd.mcp_server.server import serve_stdio
+    from memd.mcp_server.lobby import claimed_stdio, greet
     from memd.mcp_server.tools import ToolFailedError, open_project
 
     try:
@@ -72,7 +72,12 @@ def run(args: argparse.Namespace) -> int:
         from memd.errors import UsageError
 
         raise UsageError(str(error)) from None
-    serve_stdio(project)
+    with claimed_stdio() as (wire_in, wire_out):
+        first = greet(wire_in, wire_out)
+        if first is not None:  # a tool call: now the SDK, after the handshake
+            from memd.mcp_server.server import serve_wire
+
+            serve_wire(project, wire_in, wire_out, first)
     return 0
 
 
