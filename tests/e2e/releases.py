@@ -23,6 +23,7 @@ Usage, with tests/e2e/model_server.py:
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -146,10 +147,20 @@ def install_release(version: str, *, env: Mapping[str, str] | None = None) -> Re
     found = _cached(package, version, cache)
     if found is not None:
         return found
+    cache.mkdir(parents=True, exist_ok=True)
+    # pytest-xdist's workers may all want the release at once: one downloads.
+    with open(cache / ".install.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        found = _cached(package, version, cache)
+        if found is not None:
+            return found
+        return _install(package, version, cache)
+
+
+def _install(package: str, version: str, cache: Path) -> Release:
     npm = shutil.which("npm")
     if npm is None:
         raise ReleaseUnavailable("npm is not installed (apt-get install npm)")
-    cache.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=cache, prefix=".incoming-") as incoming:
         packed = subprocess.run(
             [
