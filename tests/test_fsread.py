@@ -27,7 +27,7 @@ ALLOWED_OPENS = {
     ("memd/atomic.py", "os.open"),  # creates memd's own O_EXCL-like temp file
     ("memd/snapshot/publish.py", "os.open"),  # memd's own cache: new files, fsync
     ("memd/cli/main.py", "open"),  # /dev/null for stdout after a broken pipe
-    ("memd/mcp_server/server.py", "os.open"),  # /dev/null in place of the wire on fd 0
+    ("memd/mcp_server/lobby.py", "os.open"),  # /dev/null in place of the wire on fd 0
     ("memd/cli/commands/prompt.py", "os.open"),  # /dev/null, same reason
     ("memd/daemon/run.py", "os.walk"),  # memd's own cache tree (lead's module)
     ("memd/team/sync.py", "open"),  # appends to .git/info/exclude of a repo memd made
