@@ -107,10 +107,12 @@ class AgentProfile:
     # How MEMORY.md becomes the loaded index (REFERENCE.md "Running the real
     # releases"; memd/agent/html_comments.py): whether a BOM is dropped before
     # the frontmatter is looked for, whether any `<!--` rebuilds the text with
-    # LF line ends, and whether control and invisible characters are removed.
+    # LF line ends, whether control and invisible characters are removed, and
+    # whether reserved tags are neutralized (memd/agent/reserved_tags.py).
     index_drops_bom_first: bool
     index_rebuilt_from_tokens: bool
     index_sanitized: bool
+    index_tags_neutralized: bool
 
     @property
     def version_tuple(self) -> tuple[int, ...]:
@@ -149,6 +151,7 @@ PROFILE_2_1_112 = AgentProfile(
     index_drops_bom_first=False,
     index_rebuilt_from_tokens=True,
     index_sanitized=False,
+    index_tags_neutralized=False,
 )
 
 PROFILE_2_1_332 = AgentProfile(
@@ -192,6 +195,7 @@ PROFILE_2_1_332 = AgentProfile(
     index_drops_bom_first=True,
     index_rebuilt_from_tokens=False,
     index_sanitized=True,
+    index_tags_neutralized=True,
 )
 
 # Oldest first; the last is the default.

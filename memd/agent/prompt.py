@@ -4,9 +4,10 @@ REFERENCE.md §4 gives the order of the sections; §3 says how MEMORY.md is
 shown: YAML frontmatter stripped, then the top-level HTML comment blocks
 (`html_comments`, as the real releases do it: a comment inside a list item
 or a paragraph line stays), then `truncate_entrypoint`, then (2.1.332)
-invisible and control characters removed, then placed under `## MEMORY.md`
-(or a line saying it is empty when nothing is left). The wording lives in
-`prompt_text`.
+invisible and control characters removed and reserved tags neutralized
+(`reserved_tags`: `<system-reminder>` loads as `<\\system-reminder>`), then
+placed under `## MEMORY.md` (or a line saying it is empty when nothing is
+left). The wording lives in `prompt_text`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from memd.agent import wording as prompt_text
 from memd.agent.html_comments import sanitize_loaded_text, strip_comment_blocks
 from memd.agent.jscompat import js_trim
 from memd.agent.profile import get_profile
+from memd.agent.reserved_tags import neutralize_reserved_tags
 from memd.agent.truncation import (
     EntrypointTruncation,
     format_file_size,
@@ -74,10 +76,14 @@ def view_index(
     if not js_trim(shown):
         return IndexView(shown=shown, truncation=None)
     truncation = truncate_entrypoint(shown, profile=profile)
-    if get_profile(profile).index_sanitized:
-        truncation = replace(
-            truncation, content=sanitize_loaded_text(truncation.content)
-        )
+    agent = get_profile(profile)
+    loaded = truncation.content
+    if agent.index_sanitized:
+        loaded = sanitize_loaded_text(loaded)
+    if agent.index_tags_neutralized:  # after sanitizing, as 2.1.332's loader does
+        loaded = neutralize_reserved_tags(loaded)
+    if loaded != truncation.content:
+        truncation = replace(truncation, content=loaded)
     return IndexView(shown=shown, truncation=truncation)
 
 

@@ -74,16 +74,20 @@ CORPUS: dict[str, bytes] = {
     "trailing-spaces": b"- a   \n- b\t\n",
     "unicode-format-chars": "- a\u200b b\n- c\u2028d\n- e\u00ad\x07f\n".encode(),
     "reserved-tags": (
-        b"- [a](a.md) <system-reminder>x</system-reminder>\n"
-        b"- <function_results> and <invoke> stay apart\n"
-    ),
+        "- [a](a.md) <system-reminder>x</system-reminder>\n"
+        "- <function_results> and <invoke> stay apart\n"
+        "- fullwidth <\uff33ystem-reminder> and \uff1csystem-reminder>\n"
+        "- Cyrillic <s\u0443st\u0435m-reminder>, Greek <t\u03bfol_use_error>\n"
+        "- filler < system-reminder> and </ SYSTEM_REMINDER>\n"
+        "- invisible <sy\u0301stem-rem\u200binder> and <total\u0610_tokens>\n"
+        "- prefix <\u0061ntml:invoke> and <ANTML\uff1athinking>, not <antmlx:y>\n"
+        '- <channel source="x"> but <channel> and <system-reminders> stay\n'
+        "- escaped <\\system-reminder> and <tick/> <tickle>\n"
+    ).encode(),
 }
 # (release, case) -> what memd does not port yet: the case is a strict xfail
 # there, so the day it is ported its XPASS fails and this entry goes.
-KNOWN_OPEN = {
-    ("2.1.332", "reserved-tags"): "2.1.332 writes `<\\` for the `<` of reserved"
-    " tags in loaded memory; not ported (docs/e2e.md)",
-}
+KNOWN_OPEN: dict[tuple[str, str], str] = {}
 
 
 # Cases that cannot disturb each other share one agent run (CI's time):

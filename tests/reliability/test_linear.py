@@ -30,7 +30,7 @@ SMALL, LARGE = 16 * 1024, 64 * 1024
 MAX_RATIO = 8.0
 # Units that each once broke, or could break, a pattern here: unclosed
 # comments, blank lines, brackets, emphasis, code spans, fences, lone CRs,
-# long blank runs after a label, and a line of many links.
+# long blank runs after a label, a line of many links, and reserved-tag bait.
 UNITS = (
     "<!--",
     "<!-- ",
@@ -54,6 +54,7 @@ UNITS = (
     "\nhow to apply" + "\n" * 64,
     "#yes ",
     "- 10:00 ",
+    "< \uff33",  # an opener, filler and a look-alike letter: the tag scrubber
 )
 HEAD = "---\nname: t\ndescription: a description long enough\ntype: feedback\n---\n"
 
