@@ -59,21 +59,6 @@ def pytest_configure(config: pytest.Config) -> None:
         compileall.compile_dir(Path(__file__).parent.parent / "memd", quiet=1)
 
 
-# `pytest -n auto --dist loadgroup` (README) runs tests on every core. The
-# service tests share what one machine has once: the systemd user manager of
-# a real user, /run/systemd/system, and `python -m build` writing into the
-# checkout. They all run in one worker, one after another.
-_ONE_WORKER = {"service": "tests/service/"}
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        path = item.path.as_posix()
-        for group, folder in _ONE_WORKER.items():
-            if f"/{folder}" in path:
-                item.add_marker(pytest.mark.xdist_group(group))
-
-
 @dataclass(frozen=True)
 class Home:
     """The isolated environment a test runs in."""

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,17 +15,30 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 
 
+@contextlib.contextmanager
+def one_at_a_time(name: str) -> Iterator[None]:
+    """Hold the machine-wide lock `name` (pytest-xdist's workers run side by side).
+
+    For what a machine has once: the checkout `python -m build` writes its
+    egg-info into, and /run/systemd/system, which a live user manager needs.
+    """
+    with open(Path(tempfile.gettempdir()) / f"memd-tests-{name}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 @pytest.fixture(name="dist_dir", scope="session")
 def _dist_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Run the real `python -m build` once: an sdist and a wheel, in a temp dir."""
     out = tmp_path_factory.mktemp("dist")
-    result = subprocess.run(
-        [sys.executable, "-m", "build", "--outdir", str(out), str(REPO)],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=300,
-    )
+    with one_at_a_time("build"):
+        result = subprocess.run(
+            [sys.executable, "-m", "build", "--outdir", str(out), str(REPO)],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=300,
+        )
     assert 0 == result.returncode, result.stdout[-2000:] + result.stderr[-2000:]
     return out
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from memd.service.install import journal_running
-from tests.service.conftest import wheel_in
+from tests.service.conftest import one_at_a_time, wheel_in
 from tests.service.usermanager import UserManager, why_unavailable
 
 if TYPE_CHECKING:
@@ -44,8 +44,14 @@ def _user_python(manager: UserManager) -> str:
     pytest.skip(f"the test user can run none of {candidates} (Python >= 3.11)")
 
 
+@pytest.fixture(name="live_lock", scope="module")
+def _live_lock() -> Iterator[None]:
+    with one_at_a_time("systemd-user-manager"):
+        yield
+
+
 @pytest.fixture(name="live", scope="module")
-def _live(dist_dir: Path) -> Iterator[UserManager]:
+def _live(dist_dir: Path, live_lock: None) -> Iterator[UserManager]:
     manager = UserManager(name=f"memdt{os.getpid() % 100000}")
     try:
         manager.start()
