@@ -23,7 +23,6 @@ Usage, with tests/e2e/model_server.py:
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -37,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memd.agent.profile import PROFILES, parse_version
+from tests.machine_lock import held
 
 NODE_PACKAGE = "@anthropic-ai/claude-code"
 NATIVE_PACKAGE = "@anthropic-ai/claude-code-linux-x64"
@@ -149,8 +149,7 @@ def install_release(version: str, *, env: Mapping[str, str] | None = None) -> Re
         return found
     cache.mkdir(parents=True, exist_ok=True)
     # pytest-xdist's workers may all want the release at once: one downloads.
-    with open(cache / ".install.lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with held(cache / ".install.lock"):
         found = _cached(package, version, cache)
         if found is not None:
             return found

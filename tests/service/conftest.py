@@ -3,28 +3,25 @@
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.machine_lock import held
+
 REPO = Path(__file__).resolve().parents[2]
 
 
-@contextlib.contextmanager
-def one_at_a_time(name: str) -> Iterator[None]:
+def one_at_a_time(name: str) -> contextlib.AbstractContextManager[None]:
     """Hold the machine-wide lock `name` (pytest-xdist's workers run side by side).
 
     For what a machine has once: the checkout `python -m build` writes its
     egg-info into, and /run/systemd/system, which a live user manager needs.
     """
-    with open(Path(tempfile.gettempdir()) / f"memd-tests-{name}.lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
+    return held(Path(tempfile.gettempdir()) / f"memd-tests-{name}.lock")
 
 
 @pytest.fixture(name="dist_dir", scope="session")
