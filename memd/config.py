@@ -81,6 +81,10 @@ class Config:
     sync_settle_seconds: float = 10.0
     sync_projects: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
     sync_allow: tuple[str, ...] = ()  # secret fingerprints not refused
+    history_enabled: bool = True  # memd.history: every change to memory kept
+    history_keep_all_days: float = 30.0  # every version this long
+    history_keep_daily_days: float = 365.0  # then one a day, this long after a change
+    history_max_bytes: int = 64 * 1024 * 1024  # per memory directory
     sources: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
 
 

@@ -351,6 +351,10 @@ KEYS: tuple[Key, ...] = (
     Key("sync_settle_seconds", "sync.settle_seconds", _float(0.0)),
     Key("sync_projects", "sync.projects", _sync_projects, _env_remotes),
     Key("sync_allow", "sync.allow", _fingerprints, _env_list),
+    Key("history_enabled", "history.enabled", _bool),
+    Key("history_keep_all_days", "history.keep_all_days", _float(0.0)),
+    Key("history_keep_daily_days", "history.keep_daily_days", _float(0.0)),
+    Key("history_max_bytes", "history.max_bytes", _int(65536)),
 )
 # fmt: on
 BY_TOML = MappingProxyType({key.toml: key for key in KEYS})

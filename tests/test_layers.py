@@ -76,6 +76,11 @@ LAYERS = {
     "memd.mcp_server.install": CORE,  # config in, config out
     "memd.mcp_server.catalog": CORE,  # the handshake and listings, as data
     "memd.mcp_server.server": WIRING,  # the one `mcp` SDK owner
+    "memd.history.*": EDGE,  # the SQLite store, recording, restore, notices
+    "memd.history.codec": CORE,  # a version against its base, zlib
+    "memd.history.when": CORE,  # the one parser of --at / --since
+    "memd.history.loss": CORE,  # the loss rule
+    "memd.history.retention": CORE,  # which versions retention removes
 }
 # folder -> the folders it may import (the shared top-level modules are open to all).
 FOLDERS = {
@@ -83,8 +88,8 @@ FOLDERS = {
     "memory": {"agent"},
     "lint": {"agent", "memory"},
     "snapshot": {"agent", "memory", "lint"},
-    "kairos": {"agent", "memory", "lint", "snapshot"},
-    "hooks": {"agent", "memory", "lint", "snapshot"},
+    "kairos": {"agent", "memory", "lint", "snapshot", "history"},
+    "hooks": {"agent", "memory", "lint", "snapshot", "history"},
     "daemon": {
         "agent",
         "memory",
@@ -94,12 +99,22 @@ FOLDERS = {
         "team",
         "sync",
         "recall",
+        "history",
     },
     "service": set(),
-    "team": {"agent", "memory", "lint"},
-    "sync": {"agent", "memory", "lint", "team"},
+    "team": {"agent", "memory", "lint", "history"},
+    "sync": {"agent", "memory", "lint", "team", "history"},
     "recall": {"agent", "memory", "snapshot"},
-    "mcp_server": {"agent", "memory", "lint", "snapshot", "kairos", "recall"},
+    "mcp_server": {
+        "agent",
+        "memory",
+        "lint",
+        "snapshot",
+        "kairos",
+        "recall",
+        "history",
+    },
+    "history": {"agent", "memory", "lint"},
     "cli": {
         "agent",
         "memory",
@@ -113,6 +128,7 @@ FOLDERS = {
         "sync",
         "recall",
         "mcp_server",
+        "history",
     },
 }
 RANK = {CORE: 0, EDGE: 1, WIRING: 2}

@@ -11,6 +11,7 @@ new config or profile redoes; `status` builds and writes `daemon.json`;
 wires them together and decides nothing.
 
 May import: `memd.agent`, `memd.memory`, `memd.lint`, `memd.snapshot`,
-`memd.kairos`, `memd.team`, `memd.recall`, `memd.sync`, the shared top-level
+`memd.kairos`, `memd.team`, `memd.recall`, `memd.sync`, `memd.history`, the
+shared top-level
 modules.
 """

@@ -7,6 +7,6 @@ folders are placed in each project's memory dir on this machine, and runs
 team sync's merge engine (`memd.team.sync`, with a `Layout`) over them;
 `schedule` is what the daemon calls.
 
-May import: `memd.agent`, `memd.memory`, `memd.lint`, `memd.team`, the shared
-top-level modules.
+May import: `memd.agent`, `memd.memory`, `memd.lint`, `memd.team`,
+`memd.history`, the shared top-level modules.
 """

@@ -9,5 +9,6 @@ last result and backoff; `schedule` is what the daemon calls; `conflicts`
 lists the copies that still wait for a person, for `memd status`, lint and
 the SessionStart hook.
 
-May import: `memd.agent`, `memd.memory`, `memd.lint`, the shared top-level modules.
+May import: `memd.agent`, `memd.memory`, `memd.lint`, `memd.history`, the shared
+top-level modules.
 """
