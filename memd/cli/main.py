@@ -41,6 +41,14 @@ COMMANDS = {
         "memd.cli.commands.dream",
         "consolidate daily logs into topic files now, or undo the last dream",
     ),
+    "history": (
+        "memd.cli.commands.history",
+        "list every recorded change of memory, show one as a diff, or purge a file",
+    ),
+    "restore": (
+        "memd.cli.commands.restore",
+        "bring back a memory file or a whole memory directory as it was",
+    ),
     "stats": ("memd.cli.commands.stats", "summarise the memdir_loaded telemetry"),
     "config": (
         "memd.cli.commands.config",

@@ -31,6 +31,7 @@ from memd.daemon.rebuild import (
     plan_rescan,
     slow_seconds,
 )
+from memd.daemon.history_feed import HISTORY_RETRY_SECONDS, HistoryFeed
 from memd.daemon.recall_feed import RecallFeed
 from memd.daemon.reload import is_reload_due, profile_switch, reload_of
 from memd.daemon.status import (
@@ -148,6 +149,7 @@ class _Daemon:
         self._ignore_own_files()
         self.choice = self._choose_profile(None)
         self.recall = RecallFeed(config.cache_dir, log)
+        self.history = HistoryFeed(config.state_dir, log)
         self.hook_linter = HookLinter(
             lambda: (self.config, self.lint_settings),
             lambda memory_dir: memory_dir in self._known(),
@@ -193,6 +195,7 @@ class _Daemon:
             if self.sink is not None:
                 self.sink.close()
             self.recall.close()
+            self.history.close()
             self._write_status(force=True, running=False)
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
@@ -222,6 +225,7 @@ class _Daemon:
         self._maybe_reload_config(batch)
         dirs, changed = self._dirs_to_rebuild(batch)
         self._rebuild_all(dirs, changed)
+        self.history.record(dirs, self.config)
         self._follow_team_changes(batch)
         self._report()
         waits = [
@@ -230,6 +234,8 @@ class _Daemon:
             if w.recheck_at is not None
         ]
         waits.append(STATUS_HEARTBEAT_SECONDS)
+        if self.history.pending:
+            waits.append(HISTORY_RETRY_SECONDS)
         waits.append(self.sweeps.seconds_to_next(time.monotonic()))
         return max(0.0, min(waits))
 
@@ -451,6 +457,7 @@ class _Daemon:
             self._rewrite_all()
         if changes.moves_recall:
             self.recall.close()
+            self.history.close()
             self.recall = RecallFeed(config.cache_dir, self.log)
             self._rewrite_all()
         self._check_profile()

@@ -116,3 +116,11 @@ def notice_sentence(
         f"memd: {notice.get('sentence')} at {stamp} ({notice.get('cause')});"
         f" `{command}` brings them back."
     )
+
+
+def take_sentence(state_dir: str, memory_dir: str) -> str | None:
+    """The loss notice of `memory_dir` not told yet, worded; told only once."""
+    import time
+
+    notice = take_notice(state_dir, memory_dir)
+    return None if notice is None else notice_sentence(notice, time.time())

@@ -27,7 +27,7 @@ from memd.history.store import Change, History, normalize_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
 
     from memd.config import Config
 
@@ -39,11 +39,10 @@ _local = threading.local()
 def is_enabled(config: Config | None) -> bool:
     if config is not None:
         return config.history_enabled
-    from memd.config import load_config
     from memd.errors import ConfigError
 
     try:
-        return load_config().history_enabled
+        return _load_config().history_enabled
     except ConfigError:
         return True
 
@@ -63,9 +62,32 @@ def recording(
 
     A no-op when history is disabled (`[history] enabled = false`).
     """
+    with recording_dirs(
+        [memory_dir], cause=cause, state_dir=state_dir, session=session, note=note,
+        config=config, log=log,
+    ):
+        yield
+
+
+@contextlib.contextmanager
+def recording_dirs(
+    memory_dirs: Iterable[str],
+    *,
+    cause: str,
+    state_dir: str | None = None,
+    session: str | None = None,
+    note: str | None = None,
+    config: Config | None = None,
+    log: object | None = None,
+) -> Iterator[None]:
+    """`recording` for a writer that writes into several memory directories at once
+    (personal sync); `state_dir` None: the configured one."""
     if getattr(_local, "depth", 0) or not is_enabled(config):
         yield
         return
+    if state_dir is None:
+        state_dir = (config or _load_config()).state_dir
+    dirs = sorted({memory_dir_holding(d) for d in memory_dirs})
     _local.depth = 1
     try:
         with write_lock(state_dir):
@@ -73,23 +95,32 @@ def recording(
             try:
                 if history is not None:
                     _recover(state_dir, history, log)
-                    _record(
-                        history,
-                        state_dir,
-                        memory_dir,
-                        "edit",
-                        _session(state_dir, memory_dir),
-                        None,
-                        log,
-                    )
+                    for memory_dir in dirs:
+                        session_before = _session(state_dir, memory_dir)
+                        _record(history, state_dir, memory_dir, "edit", session_before, None, log)
                 yield
                 if history is not None:
-                    _record(history, state_dir, memory_dir, cause, session, note, log)
+                    for memory_dir in dirs:
+                        _record(history, state_dir, memory_dir, cause, session, note, log)
             finally:
                 if history is not None:
                     history.close()
     finally:
         _local.depth = 0
+
+
+def memory_dir_holding(directory: str) -> str:
+    """The memory directory a writer's folder belongs to: itself, or the one above `team/`."""
+    trimmed = directory.rstrip(os.sep) or os.sep
+    if os.path.basename(trimmed) == "team":
+        return os.path.dirname(trimmed)
+    return trimmed
+
+
+def _load_config() -> Config:
+    from memd.config import load_config
+
+    return load_config()
 
 
 def record_edit(

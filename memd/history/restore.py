@@ -49,6 +49,7 @@ class RestorePlan:
     diff: str
     dry_run: bool
     change: Change | None = None  # the recorded "restore" change, when applied
+    before_rev: int = 0  # the directory's revision just before: what undoes it
 
 
 def restore_file(
@@ -75,6 +76,7 @@ def _restore(
         if named is None or named.memory_dir != path:
             raise RestoreError(f"no revision {rev} in the history of {path}")
         history.record(path, cause="edit")
+        before_rev = history.last_rev(path)
         target = history.tree_at(path, rev)
         current = history.recorded_tree(path)
         if only is not None:
@@ -90,6 +92,7 @@ def _restore(
             steps=tuple((rel, action) for rel, action, _, _ in steps),
             diff=diff,
             dry_run=dry_run,
+            before_rev=before_rev,
         )
         if dry_run or not steps:
             return plan
@@ -111,6 +114,7 @@ def _restore(
             diff=diff,
             dry_run=False,
             change=change,
+            before_rev=before_rev,
         )
 
 

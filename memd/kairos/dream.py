@@ -33,6 +33,7 @@ from memd.kairos.daily_log import (
     update_dream_record,
 )
 from memd.kairos.external import DreamCommandFailed, run_agent_dream
+from memd.history.record import recording
 from memd.kairos.generations import GenerationError, apply_generation, recover
 from memd.locks import acquire_consolidate_lock, release_lock, roll_back_lock
 
@@ -317,15 +318,16 @@ def run_dream(
             }
             already, unindexed = len(plan.already_filed), plan.unindexed
             summary = dict(plan.summary.to_dict())
-        generation = apply_generation(
-            config.state_dir,
-            directory,
-            writes,
-            deletes,
-            created=now.isoformat(),
-            watermark=_int_marks(_watermark(config, directory)),
-            marks=marks,
-        )
+        with recording(config.state_dir, directory, cause="dream", config=config):
+            generation = apply_generation(
+                config.state_dir,
+                directory,
+                writes,
+                deletes,
+                created=now.isoformat(),
+                watermark=_int_marks(_watermark(config, directory)),
+                marks=marks,
+            )
         if generation is not None:
             summary["generation"] = generation.number
         written = tuple(sorted(writes))
@@ -455,7 +457,8 @@ def undo_dream(
     try:
         recover(config.state_dir, directory)
         _catch_up_watermark(config, directory)
-        target, own = undo(config.state_dir, directory, created=now.isoformat())
+        with recording(config.state_dir, directory, cause="dream-undo", config=config):
+            target, own = undo(config.state_dir, directory, created=now.isoformat())
     except (GenerationError, OSError) as error:
         roll_back_lock(lock)
         return False, str(error)

@@ -849,7 +849,11 @@ def _apply(
     _tree_of(git, None if old == ZERO_OID else old)
     _tree_of(git, new)
     write_atomic(journal, f"{old} {new}\n".encode("ascii"))
-    write_changes(git, None if old == ZERO_OID else old, new, merged, dirty, layout)
+    from memd.history.record import recording_dirs
+
+    cause = "team-sync" if layout.label == team_layout("").label else "sync"
+    with recording_dirs(layout.roots.values(), cause=cause):
+        write_changes(git, None if old == ZERO_OID else old, new, merged, dirty, layout)
     git.run("update-ref", ref, new, old)
     git.run("reset", "-q", "--mixed")
     with contextlib.suppress(FileNotFoundError):

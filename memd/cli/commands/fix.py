@@ -6,6 +6,7 @@ changed between planning and writing is skipped, not overwritten.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -14,6 +15,7 @@ from memd.cli.commands._options import add_paths_argument
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Sequence
 
     from memd.lint.fixes import FileEdit
 
@@ -35,12 +37,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from memd.agent.choice import in_force
     from memd.config import load_config
-    from memd.lint.fix_files import (
-        apply_edit,
-        plan_directory,
-        plan_single_file,
-        shown,
-    )
+    from memd.history.record import memory_dir_holding, recording
+    from memd.lint.fix_files import plan_directory, plan_single_file
     from memd.lint.targets import resolve_targets
 
     config = load_config()
@@ -64,7 +62,25 @@ def run(args: argparse.Namespace) -> int:
             )
         else:
             root, edits = os.path.dirname(target.path), plan_single_file(target.path)
-        for edit in edits:
+        memory_dir = target.path if target.is_dir else memory_dir_holding(root)
+        with (
+            contextlib.nullcontext()
+            if args.dry_run or not edits
+            else recording(config.state_dir, memory_dir, cause="fix", config=config)
+        ):
+            changed, skipped = _apply_all(args, root, edits, changed, skipped)
+    if not args.dry_run:
+        print(f"{changed} file(s) fixed" + (f", {skipped} skipped" if skipped else ""))
+    return 2 if unreadable else 0  # an I/O error: what could not be read is unfixed
+
+
+def _apply_all(
+    args: argparse.Namespace, root: str, edits: Sequence[FileEdit], changed: int, skipped: int
+) -> tuple[int, int]:
+    """Apply (or, with --dry-run, show) one target's edits; return the new counts."""
+    from memd.lint.fix_files import apply_edit, shown
+
+    for edit in edits:
             path = os.path.join(root, edit.relpath)
             if args.dry_run:
                 sys.stdout.write(unified_diff(path, edit))
@@ -89,9 +105,7 @@ def run(args: argparse.Namespace) -> int:
                     "run memd fix again",
                     file=sys.stderr,
                 )
-    if not args.dry_run:
-        print(f"{changed} file(s) fixed" + (f", {skipped} skipped" if skipped else ""))
-    return 2 if unreadable else 0  # an I/O error: what could not be read is unfixed
+    return changed, skipped
 
 
 def _warn(message: str) -> None:

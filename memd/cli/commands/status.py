@@ -221,9 +221,12 @@ def run(args: argparse.Namespace) -> int:
     """Print the status; exit 0 whether or not the daemon runs."""
     import json
 
+    from memd.history.report import loss_lines, loss_report
+
     status = collect_status()
+    status["losses"] = loss_report(str(status["state_dir"]))
     if args.format == "json":
         print(json.dumps(status, indent=2, sort_keys=True))
     else:
-        print(format_text(status))
+        print("\n".join([format_text(status), *loss_lines(status["losses"])]))
     return 0
