@@ -27,7 +27,7 @@ from memd.history.store import Change, History, normalize_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
 
     from memd.config import Config
 
@@ -57,16 +57,21 @@ def recording(
     note: str | None = None,
     config: Config | None = None,
     log: object | None = None,
-) -> Iterator[None]:
+) -> Iterator[Recorder]:
     """Record the block's writes to `memory_dir` as one change with `cause`.
 
     A no-op when history is disabled (`[history] enabled = false`).
     """
     with recording_dirs(
-        [memory_dir], cause=cause, state_dir=state_dir, session=session, note=note,
-        config=config, log=log,
-    ):
-        yield
+        [memory_dir],
+        cause=cause,
+        state_dir=state_dir,
+        session=session,
+        note=note,
+        config=config,
+        log=log,
+    ) as recorder:
+        yield recorder
 
 
 @contextlib.contextmanager
@@ -79,15 +84,22 @@ def recording_dirs(
     note: str | None = None,
     config: Config | None = None,
     log: object | None = None,
-) -> Iterator[None]:
+) -> Iterator[Recorder]:
     """`recording` for a writer that writes into several memory directories at once
-    (personal sync); `state_dir` None: the configured one."""
+    (personal sync); `state_dir` None: the configured one.
+
+    Yields a `Recorder`: a writer that names what it wrote (`recorder.wrote`)
+    has only those files recorded as `cause`; whatever else changed meanwhile
+    (the agent writing at the same moment) is recorded first, as "edit".
+    """
+    recorder = Recorder()
     if getattr(_local, "depth", 0) or not is_enabled(config):
-        yield
+        yield recorder
         return
     if state_dir is None:
         state_dir = (config or _load_config()).state_dir
-    dirs = sorted({memory_dir_holding(d) for d in memory_dirs})
+    dirs = sorted({normalize_dir(memory_dir_holding(d)) for d in memory_dirs})
+    recorder.dirs = dirs
     _local.depth = 1
     try:
         with write_lock(state_dir):
@@ -96,17 +108,84 @@ def recording_dirs(
                 if history is not None:
                     _recover(state_dir, history, log)
                     for memory_dir in dirs:
-                        session_before = _session(state_dir, memory_dir)
-                        _record(history, state_dir, memory_dir, "edit", session_before, None, log)
-                yield
-                if history is not None:
-                    for memory_dir in dirs:
-                        _record(history, state_dir, memory_dir, cause, session, note, log)
+                        found = _session(state_dir, memory_dir)
+                        _record(
+                            history, state_dir, memory_dir, "edit", found, None, log
+                        )
+                yield recorder
+                for memory_dir in dirs if history is not None else ():
+                    assert history is not None
+                    named = recorder.named(memory_dir)
+                    if named is not None:
+                        found = _session(state_dir, memory_dir)
+                        _record(
+                            history,
+                            state_dir,
+                            memory_dir,
+                            "edit",
+                            found,
+                            None,
+                            log,
+                            only=lambda rel, named=named: not named(rel),
+                        )
+                    _record(
+                        history,
+                        state_dir,
+                        memory_dir,
+                        cause,
+                        session,
+                        note,
+                        log,
+                        only=named,
+                    )
             finally:
                 if history is not None:
                     history.close()
     finally:
         _local.depth = 0
+
+
+class Recorder:
+    """What a `recording` block says it wrote: relpaths, or folders (`team/`)."""
+
+    def __init__(self) -> None:
+        self.dirs: list[str] = []
+        self._paths: dict[str, set[str]] = {}
+        self._folders: dict[str, list[str]] = {}
+
+    def wrote(self, path: str, *, memory_dir: str | None = None) -> None:
+        """Name a file the block wrote or deleted: an absolute path, or a relpath
+        of `memory_dir` (default: the only directory). A path ending in `/` is a folder."""
+        if os.path.isabs(path):
+            full = normalize_dir(path) + ("/" if path.endswith(os.sep) else "")
+            for directory in sorted(self.dirs, key=len, reverse=True):
+                if full.startswith(directory + os.sep):
+                    self._add(
+                        directory, full[len(directory) + 1 :].replace(os.sep, "/")
+                    )
+                    return
+            return
+        if memory_dir is None:
+            if len(self.dirs) != 1:
+                return
+            directory = self.dirs[0]
+        else:
+            directory = normalize_dir(memory_dir_holding(memory_dir))
+        self._add(directory, path)
+
+    def _add(self, directory: str, relpath: str) -> None:
+        if relpath.endswith("/"):
+            self._folders.setdefault(directory, []).append(relpath)
+        else:
+            self._paths.setdefault(directory, set()).add(relpath)
+
+    def named(self, memory_dir: str) -> Callable[[str], bool] | None:
+        """The filter of what was named in `memory_dir`, or None if nothing was."""
+        paths = self._paths.get(memory_dir, set())
+        folders = tuple(self._folders.get(memory_dir, ()))
+        if not paths and not folders:
+            return None
+        return lambda rel: rel in paths or rel.startswith(folders)
 
 
 def memory_dir_holding(directory: str) -> str:
@@ -169,9 +248,13 @@ def _record(
     session: str | None,
     note: str | None,
     log: object | None,
+    *,
+    only: Callable[[str], bool] | None = None,
 ) -> Change | None:
     try:
-        change = history.record(memory_dir, cause=cause, session=session, note=note)
+        change = history.record(
+            memory_dir, cause=cause, session=session, note=note, only=only
+        )
     except (OSError, sqlite3.Error, ValueError) as error:
         _warn(log, "history_record_failed", memory_dir=memory_dir, error=str(error))
         return None

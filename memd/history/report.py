@@ -16,7 +16,9 @@ from memd.history.store import DB_NAME, History, history_dir
 REPORT_DAYS = 7.0
 
 
-def loss_report(state_dir: str, *, days: float = REPORT_DAYS) -> list[dict[str, object]]:
+def loss_report(
+    state_dir: str, *, days: float = REPORT_DAYS
+) -> list[dict[str, object]]:
     """The losses of the last `days` days, newest first, each with its restore command."""
     if not os.path.exists(os.path.join(history_dir(state_dir), DB_NAME)):
         return []
@@ -24,7 +26,9 @@ def loss_report(state_dir: str, *, days: float = REPORT_DAYS) -> list[dict[str, 
     found: list[dict[str, object]] = []
     with History.open(state_dir) as history:
         for change in history.changes(since=now - days * 86400.0, losses_only=True):
-            first_at, before_rev, before_at = history.burst_start(change.memory_dir, change)
+            first_at, before_rev, before_at = history.burst_start(
+                change.memory_dir, change
+            )
             notice = {
                 "sentence": change.loss,
                 "at": change.at,
@@ -53,4 +57,7 @@ def loss_lines(report: list[dict[str, object]]) -> list[str]:
     """`memd status`'s section: one line per recent loss (none: no section)."""
     if not report:
         return []
-    return ["memory losses (last 7 days):", *(f"  {entry['message']}" for entry in report)]
+    return [
+        "memory losses (last 7 days):",
+        *(f"  {entry['message']}" for entry in report),
+    ]

@@ -34,7 +34,7 @@ from memd.racy import is_racy
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
 DB_NAME = "history.sqlite3"
 BURST_SECONDS = 60.0  # changes this close together are judged as one loss
@@ -49,6 +49,9 @@ CAUSES = (
     "sync",
     "restore",
 )
+# A burst starts at the first change of the minute that removed something; one
+# that only added (the files the loss then deletes, a first record) is before it.
+_LOSSY = "(bytes_removed > 0 AND cause != 'restore')"
 _MOVED_AWAY = "renamed-away"  # the old name's row of a rename; not listed on its own
 
 SCHEMA = """
@@ -224,12 +227,14 @@ class History:
         session: str | None = None,
         note: str | None = None,
         at: float | None = None,
+        only: Callable[[str], bool] | None = None,
     ) -> Change | None:
         """Record how `memory_dir` differs from its last recorded state, as one change.
 
         Only files whose stat key moved (or is racily clean) are read; a file
         rewritten with the same bytes is no change. Returns None when nothing
-        changed. A missing directory records every file as deleted.
+        changed. A missing directory records every file as deleted. `only`:
+        record just the relpaths it accepts, leaving the rest for the next record.
         """
         if cause not in CAUSES:
             raise ValueError(f"unknown history cause {cause!r}")
@@ -237,7 +242,7 @@ class History:
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                change = self._record(path, cause, session, note, at)
+                change = self._record(path, cause, session, note, at, only)
                 crash_point()
                 self._db.execute("COMMIT")
             except BaseException:
@@ -258,6 +263,7 @@ class History:
         session: str | None,
         note: str | None,
         at: float | None,
+        only: Callable[[str], bool] | None = None,
     ) -> Change | None:
         dir_id = self._dir_id(path, create=True)
         assert dir_id is not None
@@ -268,8 +274,14 @@ class History:
             root: int | None = open_dir(path, follow=True)
         except OSError:
             root, on_disk = None, {}
+        if only is not None:  # the others keep their recorded state for next time
+            on_disk = {rel: key for rel, key in on_disk.items() if only(rel)}
+            on_disk.update((rel, e.key) for rel, e in tree.items() if not only(rel))
+            skip = {rel for rel in on_disk if not only(rel)}
+        else:
+            skip = set()
         try:
-            wrote, touched = self._compare(root, tree, on_disk, now_ns)
+            wrote, touched = self._compare(root, tree, on_disk, now_ns, skip)
         finally:
             if root is not None:
                 os.close(root)
@@ -406,11 +418,14 @@ class History:
         tree: dict[str, _Entry],
         on_disk: dict[str, StatKey],
         now_ns: int,
+        skip: set[str],
     ) -> tuple[dict[str, tuple[bytes | None, StatKey | None]], dict[str, _Entry]]:
         """Read the files whose key moved: (what changed, entries only re-stamped)."""
         wrote: dict[str, tuple[bytes | None, StatKey | None]] = {}
         touched: dict[str, _Entry] = {}
         for rel, key in on_disk.items():
+            if rel in skip:
+                continue
             old = tree.get(rel)
             if (
                 old is not None
@@ -542,8 +557,8 @@ class History:
     ) -> Loss | None:
         """Judge the changes of the last minute together, this one included."""
         first_row = self._db.execute(
-            "SELECT MIN(rev) FROM changes WHERE dir=? AND at>=? AND cause != 'restore'",
-            (dir_id, when - BURST_SECONDS),
+            f"SELECT MIN(rev) FROM changes WHERE dir=? AND at>=? AND {_LOSSY} OR rev=?",
+            (dir_id, when - BURST_SECONDS, rev),
         ).fetchone()
         first = int(first_row[0]) if first_row and first_row[0] is not None else rev
         # relpath -> [peak size, last size, last blank, last was a rename away]:
@@ -805,7 +820,7 @@ class History:
             dir_id = self._dir_id(normalize_dir(memory_dir))
             row = self._db.execute(
                 "SELECT MIN(rev), MIN(at) FROM changes WHERE dir=? AND at>=? AND rev<=?"
-                " AND cause != 'restore'",
+                f" AND {_LOSSY}",
                 (dir_id, change.at - BURST_SECONDS, change.rev),
             ).fetchone()
             first_rev, first_at = (

@@ -318,7 +318,11 @@ def run_dream(
             }
             already, unindexed = len(plan.already_filed), plan.unindexed
             summary = dict(plan.summary.to_dict())
-        with recording(config.state_dir, directory, cause="dream", config=config):
+        with recording(
+            config.state_dir, directory, cause="dream", config=config
+        ) as recorder:
+            for relpath in (*writes, *deletes):
+                recorder.wrote(relpath)
             generation = apply_generation(
                 config.state_dir,
                 directory,

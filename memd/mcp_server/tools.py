@@ -249,9 +249,14 @@ def write_memory(
 
     with (
         _directory_lock(root) as root_fd,
-        recording(project.config.state_dir, root, cause="mcp", config=project.config),
+        recording(
+            project.config.state_dir, root, cause="mcp", config=project.config
+        ) as recorder,
     ):
-        return _write_locked(project, root_fd, name, description, memory_type, body)
+        result = _write_locked(project, root_fd, name, description, memory_type, body)
+        recorder.wrote(str(result["relpath"]))
+        recorder.wrote(INDEX_NAME)
+        return result
 
 
 @contextlib.contextmanager

@@ -852,7 +852,9 @@ def _apply(
     from memd.history.record import recording_dirs
 
     cause = "team-sync" if layout.label == team_layout("").label else "sync"
-    with recording_dirs(layout.roots.values(), cause=cause):
+    with recording_dirs(layout.roots.values(), cause=cause) as recorder:
+        if cause == "team-sync":  # the team dir is the sync's; the rest is not
+            recorder.wrote(os.path.join(git.work_tree, ""))
         write_changes(git, None if old == ZERO_OID else old, new, merged, dirty, layout)
     git.run("update-ref", ref, new, old)
     git.run("reset", "-q", "--mixed")

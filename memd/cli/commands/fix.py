@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     import argparse
     from collections.abc import Sequence
 
+    from memd.history.record import Recorder
     from memd.lint.fixes import FileEdit
 
 
@@ -67,15 +68,20 @@ def run(args: argparse.Namespace) -> int:
             contextlib.nullcontext()
             if args.dry_run or not edits
             else recording(config.state_dir, memory_dir, cause="fix", config=config)
-        ):
-            changed, skipped = _apply_all(args, root, edits, changed, skipped)
+        ) as recorder:
+            changed, skipped = _apply_all(args, root, edits, changed, skipped, recorder)
     if not args.dry_run:
         print(f"{changed} file(s) fixed" + (f", {skipped} skipped" if skipped else ""))
     return 2 if unreadable else 0  # an I/O error: what could not be read is unfixed
 
 
 def _apply_all(
-    args: argparse.Namespace, root: str, edits: Sequence[FileEdit], changed: int, skipped: int
+    args: argparse.Namespace,
+    root: str,
+    edits: Sequence[FileEdit],
+    changed: int,
+    skipped: int,
+    recorder: Recorder | None,
 ) -> tuple[int, int]:
     """Apply (or, with --dry-run, show) one target's edits; return the new counts."""
     from memd.lint.fix_files import apply_edit, shown
@@ -96,6 +102,8 @@ def _apply_all(
                 print(f"memd: skipped {shown(path)}: {why}", file=sys.stderr)
                 continue
             if wrote:
+                if recorder is not None:
+                    recorder.wrote(os.path.abspath(path))
                 changed += 1
                 print(f"fixed {shown(path)}: {edit.reason}")
             else:
