@@ -31,7 +31,8 @@ def _files(memory: Path) -> dict[str, bytes]:
     return {
         str(p.relative_to(memory)): p.read_bytes()
         for p in sorted(memory.rglob("*"))
-        if p.is_file() and not p.name.startswith(".")
+        if p.is_file()
+        and not any(part.startswith(".") for part in p.relative_to(memory).parts)
     }
 
 
@@ -117,9 +118,26 @@ def test_a_mass_deletion_is_caught_told_once_and_restored(
     daemon.assert_alive()
 
 
+def _team_remote(tmp_path: Path) -> Path:
+    """A bare remote whose main branch already holds one team memory."""
+    remote = tmp_path / "team.git"
+    seed = tmp_path / "seed"
+    run = {"check": True, "capture_output": True}
+    subprocess.run(["git", "init", "-q", "--bare", "--initial-branch=main", str(remote)], **run)
+    subprocess.run(["git", "init", "-q", "--initial-branch=main", str(seed)], **run)
+    (seed / "MEMORY.md").write_text("- [Team fact](team_fact.md) — what the team knows\n")
+    (seed / "team_fact.md").write_text(topic("team_fact", type_="project",
+        body="The team fact.\n\n**Why:** shared.\n\n**How to apply:** always.\n"))
+    subprocess.run(["git", "-C", str(seed), "add", "-A"], **run)
+    subprocess.run(["git", "-C", str(seed), "commit", "-qm", "seed"], **run)
+    subprocess.run(["git", "-C", str(seed), "push", "-q", str(remote), "main"], **run)
+    return remote
+
+
 def test_a_file_history_survives_writers_at_once(
-    start_daemon: Starter, git_repo: Path, isolated_home: Home
+    start_daemon: Starter, git_repo: Path, isolated_home: Home, tmp_path: Path
 ) -> None:
+    remote = _team_remote(tmp_path)
     memory = _memory_of(git_repo)
     (memory / "MEMORY.md").write_text("- [Shared](shared.md) — the file everyone writes\n")
     (memory / "shared.md").write_text(topic("shared"))
@@ -145,6 +163,7 @@ def test_a_file_history_survives_writers_at_once(
     for writer in writers:
         writer.start()
     (memory / "crlf.md").write_bytes(topic("crlf").replace("\n", "\r\n").encode())
+    team = daemon.memd("team", "init", "--remote", str(remote), "--project", str(git_repo))
     fix = daemon.memd("fix", str(memory))
     mcp = subprocess.run(
         [sys.executable, "-c", MCP_WRITE, str(git_repo)], env=daemon.env,
@@ -153,6 +172,7 @@ def test_a_file_history_survives_writers_at_once(
     stop.set()
     for writer in writers:
         writer.join()
+    assert team.returncode == 0, team.stderr
     assert fix.returncode == 0, fix.stderr
     assert mcp.returncode == 0, mcp.stderr
     final = _files(memory)
@@ -176,6 +196,7 @@ def test_a_file_history_survives_writers_at_once(
     assert causes["agent.md"] == {"edit"}
     assert causes["shared.md"] <= {"stopped", "edit"}
     assert causes["MEMORY.md"] <= {"stopped", "fix", "mcp"}
+    assert causes["team/team_fact.md"] == {"team-sync"}
     with History.open(str(isolated_home.state / "memd")) as history:
         shared = [
             history.file_at(str(memory), "shared.md", c.rev)  # type: ignore[attr-defined]
