@@ -31,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="bring back the whole memory directory as it was (all or nothing)",
     )
     add_project_argument(parser, "or memory directory to restore")
-    when = parser.add_mutually_exclusive_group(required=True)
+    when = parser.add_mutually_exclusive_group()
     when.add_argument(
         "--at",
         metavar="WHEN",
@@ -59,6 +59,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.all == (args.path is not None):
         raise UsageError("give a PATH or --all (not both)")
+    if args.at is None and args.rev is None:
+        raise UsageError("say which version: --at WHEN or --rev REV")
     config = load_config()
     if not os.path.exists(os.path.join(config.state_dir, "history")):
         raise UsageError("no history recorded yet")
