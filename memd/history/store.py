@@ -926,9 +926,8 @@ class History:
         )
         self._db.execute(
             "DELETE FROM changes WHERE dir=? AND rev NOT IN"
-            " (SELECT rev FROM versions WHERE dir=?) AND rev != (SELECT last_rev FROM"
-            " dirs WHERE id=?)",
-            (dir_id, dir_id, dir_id),
+            " (SELECT rev FROM versions WHERE dir=?)",
+            (dir_id, dir_id),
         )
         self._collect_blobs()
 
