@@ -74,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("no history recorded yet")
         return 0
     with History.open(config.state_dir) as history:
+        _finish_restore(config.state_dir, history)
         if action == "show":
             return _show(args, words, config, history)
         if action == "purge":
@@ -81,6 +82,17 @@ def run(args: argparse.Namespace) -> int:
         if len(words) > 1:
             raise UsageError(f"one PATH at most, got {len(words)}")
         return _list(args, words[0] if words else None, config, history)
+
+
+def _finish_restore(state_dir: str, history: History) -> None:
+    """Roll forward a restore a kill interrupted, before reading (docs/history.md)."""
+    from memd.history.lock import write_lock
+    from memd.history.restore import JOURNAL, recover
+    from memd.history.store import history_dir
+
+    if os.path.exists(os.path.join(history_dir(state_dir), JOURNAL)):
+        with write_lock(state_dir):
+            recover(state_dir, history)
 
 
 def resolve_target(
