@@ -39,7 +39,7 @@ class HistoryFeed:
         self.failed = False
 
     def record(self, dirs: Iterable[str], config: Config) -> None:
-        """Record each of `dirs` (and those still pending); the first call: "stopped"."""
+        """Record each of `dirs` and those still pending (the first call: "stopped")."""
         if not config.history_enabled or self.failed:
             return
         wanted = set(dirs) | self.pending
@@ -49,7 +49,9 @@ class HistoryFeed:
             for memory_dir in sorted(wanted):
                 self._record_one(store, memory_dir, cause, config)
         except Exception as error:  # noqa: BLE001 -- one guard for the whole feed
-            self.log.warning("history_record_failed", error=f"{type(error).__name__}: {error}")
+            self.log.warning(
+                "history_record_failed", error=f"{type(error).__name__}: {error}"
+            )
         self.started = True
 
     def _open(self) -> History:
@@ -63,11 +65,15 @@ class HistoryFeed:
                 self.log.info("history_restore_finished", rev=recovered.rev)
         return self.store
 
-    def _record_one(self, store: History, memory_dir: str, cause: str, config: Config) -> None:
+    def _record_one(
+        self, store: History, memory_dir: str, cause: str, config: Config
+    ) -> None:
         from memd.history.record import record_edit
         from memd.history.store import Retention
 
-        change = record_edit(store, self.state_dir, memory_dir, cause=cause, log=self.log)
+        change = record_edit(
+            store, self.state_dir, memory_dir, cause=cause, log=self.log
+        )
         if change is False:
             self.pending.add(memory_dir)
             return

@@ -23,6 +23,7 @@ from concurrent import futures
 from concurrent.futures import ThreadPoolExecutor
 
 from memd.daemon.discovery import Discovery, discover
+from memd.daemon.history_feed import HISTORY_RETRY_SECONDS, HistoryFeed
 from memd.daemon.notify import notify, watchdog_interval_seconds
 from memd.daemon.rebuild import (
     REBUILD_BUDGET_SECONDS,
@@ -31,7 +32,6 @@ from memd.daemon.rebuild import (
     plan_rescan,
     slow_seconds,
 )
-from memd.daemon.history_feed import HISTORY_RETRY_SECONDS, HistoryFeed
 from memd.daemon.recall_feed import RecallFeed
 from memd.daemon.reload import is_reload_due, profile_switch, reload_of
 from memd.daemon.status import (

@@ -11,7 +11,7 @@ stream primed (`zdict`) with the file's previous version, a full copy every
 - `loss` (core): the loss rule (files deleted or emptied, index entries, bytes).
 - `scan` (edge): the bounded, descriptor-relative listing of a memory directory.
 - `store` (edge): `History`, `Change`, `FileChange`; record, list, read, prune, purge.
-- `record` (edge): `recording(...)`, the writers' wrapper; the session a change came from.
+- `record` (edge): `recording(...)`, the writers' wrapper; which session made a change.
 - `lock` (edge): the write lock every recorder holds.
 - `notice` (edge, `os` only): the loss notices SessionStart tells once.
 - `restore` (edge): `restore_file`, `restore_all`, `RestorePlan`; the journal that makes

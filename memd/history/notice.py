@@ -99,7 +99,8 @@ def restore_hint(notice: Mapping[str, object], now: float) -> str:
 def notice_sentence(
     notice: Mapping[str, object], now: float, *, where: str = ""
 ) -> str:
-    """ "memd: 23 memory files were deleted at 03:12 (edit); `memd restore --all --at 03:11` brings them back." """
+    """The sentence SessionStart says, e.g. "memd: 23 memory files were deleted at
+    03:12 (edit); `memd restore --all --at 03:11` brings them back." """
     import time
 
     at = notice.get("at")

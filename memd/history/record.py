@@ -1,4 +1,4 @@
-"""Recording a change with its cause: the writers' wrapper, the daemon's call, the session.
+"""Recording a change with its cause: the writers' wrapper, the daemon's call.
 
 `recording(state_dir, memory_dir, cause="fix")` wraps one of memd's own writes:
 it records whatever was pending as "edit" first, runs the block, then records
@@ -114,21 +114,7 @@ def recording_dirs(
                         )
                 yield recorder
                 for memory_dir in dirs if history is not None else ():
-                    assert history is not None
-                    named = recorder.named(memory_dir)
-                    if named is not None:
-                        found = _session(state_dir, memory_dir)
-                        _record(
-                            history,
-                            state_dir,
-                            memory_dir,
-                            "edit",
-                            found,
-                            None,
-                            log,
-                            only=lambda rel, named=named: not named(rel),
-                        )
-                    _record(
+                    _record_named(
                         history,
                         state_dir,
                         memory_dir,
@@ -136,7 +122,7 @@ def recording_dirs(
                         session,
                         note,
                         log,
-                        only=named,
+                        recorder.named(memory_dir),
                     )
             finally:
                 if history is not None:
@@ -155,7 +141,7 @@ class Recorder:
 
     def wrote(self, path: str, *, memory_dir: str | None = None) -> None:
         """Name a file the block wrote or deleted: an absolute path, or a relpath
-        of `memory_dir` (default: the only directory). A path ending in `/` is a folder."""
+        of `memory_dir` (default: the only directory); ending in `/`, a folder."""
         if os.path.isabs(path):
             full = normalize_dir(path) + ("/" if path.endswith(os.sep) else "")
             for directory in sorted(self.dirs, key=len, reverse=True):
@@ -188,8 +174,34 @@ class Recorder:
         return lambda rel: rel in paths or rel.startswith(folders)
 
 
+def _record_named(
+    history: History,
+    state_dir: str,
+    memory_dir: str,
+    cause: str,
+    session: str | None,
+    note: str | None,
+    log: object | None,
+    named: Callable[[str], bool] | None,
+) -> None:
+    """Record what the block named as `cause`; anything else, first, as "edit"."""
+    if named is not None:
+        found = _session(state_dir, memory_dir)
+        _record(
+            history,
+            state_dir,
+            memory_dir,
+            "edit",
+            found,
+            None,
+            log,
+            only=lambda rel: not named(rel),
+        )
+    _record(history, state_dir, memory_dir, cause, session, note, log, only=named)
+
+
 def memory_dir_holding(directory: str) -> str:
-    """The memory directory a writer's folder belongs to: itself, or the one above `team/`."""
+    """The memory directory of a writer's folder: itself, or the one above `team/`."""
     trimmed = directory.rstrip(os.sep) or os.sep
     if os.path.basename(trimmed) == "team":
         return os.path.dirname(trimmed)
@@ -210,7 +222,7 @@ def record_edit(
     cause: str = "edit",
     log: object | None = None,
     timeout: float = 2.0,
-) -> Change | None | bool:
+) -> Change | bool | None:
     """The daemon's record after a settled batch (or at start, cause "stopped").
 
     Returns the change (None: nothing changed), or False when a writer held

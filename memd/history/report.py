@@ -19,7 +19,7 @@ REPORT_DAYS = 7.0
 def loss_report(
     state_dir: str, *, days: float = REPORT_DAYS
 ) -> list[dict[str, object]]:
-    """The losses of the last `days` days, newest first, each with its restore command."""
+    """The losses of the last `days` days, newest first, each with its restore."""
     if not os.path.exists(os.path.join(history_dir(state_dir), DB_NAME)):
         return []
     now = time.time()

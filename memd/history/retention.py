@@ -23,7 +23,10 @@ def plan_prune(
     keep_daily_seconds: float,
     max_bytes: int,
 ) -> list[tuple[str, int]]:
-    """Return the (relpath, rev) rows to delete. `rows`: (relpath, rev, at, is_deletion), by rev."""
+    """Return the (relpath, rev) rows to delete.
+
+    `rows`: (relpath, rev, at, is_deletion), ordered by rev.
+    """
     by_file: dict[str, list[tuple[int, float, bool]]] = {}
     for rel, rev, at, gone in rows:
         by_file.setdefault(rel, []).append((rev, at, gone))

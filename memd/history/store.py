@@ -56,7 +56,8 @@ _MOVED_AWAY = "renamed-away"  # the old name's row of a rename; not listed on it
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS dirs(
-    id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, last_rev INTEGER NOT NULL DEFAULT 0,
+    id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE,
+    last_rev INTEGER NOT NULL DEFAULT 0,
     pruned_at REAL NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS blobs(
     id INTEGER PRIMARY KEY, sha BLOB NOT NULL UNIQUE, size INTEGER NOT NULL,
@@ -266,7 +267,8 @@ class History:
         only: Callable[[str], bool] | None = None,
     ) -> Change | None:
         dir_id = self._dir_id(path, create=True)
-        assert dir_id is not None
+        if dir_id is None:  # create=True always gives one
+            raise ValueError(f"no history row for {path}")
         tree = self._tree(path, dir_id)
         now_ns = time.time_ns()
         on_disk = scan_dir(path)
@@ -303,7 +305,11 @@ class History:
                 ),
             )
             tree[rel] = entry
-        changed = {rel: item for rel, item in wrote.items() if item[0] is not None}
+        changed = {
+            rel: (data, key)
+            for rel, (data, key) in wrote.items()
+            if data is not None and key is not None
+        }
         gone = {rel for rel, item in wrote.items() if item[0] is None}
         for rel in gone:
             if rel in tree:
@@ -322,7 +328,6 @@ class History:
         renamed_from = self._pair_renames(changed, deleted, tree)
         for rel in sorted(changed):
             data, key = changed[rel]
-            assert data is not None and key is not None
             sha = hashlib.sha256(data).digest()
             old = tree.get(rel)
             source = renamed_from.get(rel)
@@ -549,7 +554,8 @@ class History:
         for blob_id, size, stored in reversed(chain):
             data = codec.decode(stored, data, limit=max(size, 0))
             self._remember(blob_id, data)
-        assert data is not None
+        if data is None:
+            raise ValueError(f"history blob {blob} decodes to nothing")
         return data
 
     def _judge_burst(
@@ -557,7 +563,8 @@ class History:
     ) -> Loss | None:
         """Judge the changes of the last minute together, this one included."""
         first_row = self._db.execute(
-            f"SELECT MIN(rev) FROM changes WHERE dir=? AND at>=? AND {_LOSSY} OR rev=?",
+            "SELECT MIN(rev) FROM changes WHERE dir=?"  # noqa: S608 -- constants, ?
+            f" AND ((at>=? AND {_LOSSY}) OR rev=?)",
             (dir_id, when - BURST_SECONDS, rev),
         ).fetchone()
         first = int(first_row[0]) if first_row and first_row[0] is not None else rev
@@ -689,7 +696,7 @@ class History:
         if losses_only:
             where.append("c.loss IS NOT NULL")
         query = (
-            "SELECT c.rev, d.path, c.at, c.cause, c.session, c.note, c.bytes_added,"
+            "SELECT c.rev, d.path, c.at, c.cause, c.session, c.note, c.bytes_added,"  # noqa: S608 -- constants and ? only
             " c.bytes_removed, c.loss FROM changes c JOIN dirs d ON d.id=c.dir"
             f" WHERE {' AND '.join(where)} ORDER BY c.rev DESC"
         )
@@ -815,11 +822,11 @@ class History:
     def burst_start(
         self, memory_dir: str, change: Change
     ) -> tuple[float, int, float | None]:
-        """For a loss: (time of the burst's first change, rev and time of the one before it)."""
+        """For a loss: when its burst began; the rev and time of the change before."""
         with self._lock:
             dir_id = self._dir_id(normalize_dir(memory_dir))
             row = self._db.execute(
-                "SELECT MIN(rev), MIN(at) FROM changes WHERE dir=? AND at>=? AND rev<=?"
+                "SELECT MIN(rev), MIN(at) FROM changes WHERE dir=? AND at>=? AND rev<=?"  # noqa: S608 -- only constants and ? placeholders
                 f" AND {_LOSSY}",
                 (dir_id, change.at - BURST_SECONDS, change.rev),
             ).fetchone()
@@ -827,7 +834,8 @@ class History:
                 row if row and row[0] is not None else (change.rev, change.at)
             )
             before = self._db.execute(
-                "SELECT rev, at FROM changes WHERE dir=? AND rev<? ORDER BY rev DESC LIMIT 1",
+                "SELECT rev, at FROM changes WHERE dir=? AND rev<?"
+                " ORDER BY rev DESC LIMIT 1",
                 (dir_id, first_rev),
             ).fetchone()
         if before is None:
@@ -903,7 +911,7 @@ class History:
         return float(row[0]) if row else 0.0
 
     def _version_sizes(self, dir_id: int) -> dict[tuple[str, int], int]:
-        """(relpath, rev) -> stored bytes of its blob, each blob counted once (first use)."""
+        """(relpath, rev) -> stored bytes of its blob (each blob at its first use)."""
         sizes: dict[tuple[str, int], int] = {}
         seen: set[int] = set()
         for rel, rev, blob, stored in self._db.execute(
@@ -947,7 +955,8 @@ class History:
         children = [
             int(r[0])
             for r in self._db.execute(
-                f"SELECT id FROM blobs WHERE base IN ({marks})", tuple(doomed)
+                f"SELECT id FROM blobs WHERE base IN ({marks})",  # noqa: S608 -- only ? placeholders
+                tuple(doomed),
             )
             if int(r[0]) not in doomed
         ]
@@ -1019,14 +1028,15 @@ class History:
                 rows = [
                     (str(r[0]), int(r[1]))
                     for r in self._db.execute(
-                        f"SELECT relpath, rev FROM versions WHERE dir=? AND blob IN ({marks})",
+                        "SELECT relpath, rev FROM versions WHERE dir=?"  # noqa: S608 -- only ? placeholders
+                        f" AND blob IN ({marks})",
                         (dir_id, *holding),
                     )
                 ]
                 tree_rels = {
                     str(r[0])
                     for r in self._db.execute(
-                        f"SELECT relpath FROM tree WHERE dir=? AND blob IN ({marks})",
+                        f"SELECT relpath FROM tree WHERE dir=? AND blob IN ({marks})",  # noqa: S608 -- only ? placeholders
                         (dir_id, *holding),
                     )
                 }
@@ -1079,7 +1089,7 @@ class History:
             return sum(self._version_sizes(dir_id).values())
 
     def every_blob(self) -> Iterable[bytes]:
-        """Every stored content, decoded (for the purge test and `memd history` checks)."""
+        """Every stored content, decoded (the purge test reads them all)."""
         with self._lock:
             ids = [int(r[0]) for r in self._db.execute("SELECT id FROM blobs")]
             return [self._blob_bytes(blob) for blob in ids]
@@ -1093,4 +1103,4 @@ def _count_entries(data: bytes | None) -> int:
     return len(parse_index(data.decode("utf-8", "replace")))
 
 
-__all__ = ["History", "Change", "FileChange", "Retention", "MAX_FILE_BYTES"]
+__all__ = ["MAX_FILE_BYTES", "Change", "FileChange", "History", "Retention"]

@@ -24,6 +24,7 @@ from memd.agent.terms import INDEX_NAME
 from memd.atomic import write_atomic
 from memd.errors import DreamError, LockHeldError
 from memd.fsread import read_bytes_or_none
+from memd.history.record import recording
 from memd.kairos.consolidate import plan_consolidation, render_diff, route
 from memd.kairos.daily_log import (
     DREAMS_STATE,
@@ -33,7 +34,6 @@ from memd.kairos.daily_log import (
     update_dream_record,
 )
 from memd.kairos.external import DreamCommandFailed, run_agent_dream
-from memd.history.record import recording
 from memd.kairos.generations import GenerationError, apply_generation, recover
 from memd.locks import acquire_consolidate_lock, release_lock, roll_back_lock
 

@@ -1,9 +1,8 @@
-"""History with the real `memd run`: the loss case end to end, and many writers at once."""
+"""History with the real `memd run`: the loss case end to end, five writers at once."""
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
 import subprocess
@@ -45,7 +44,11 @@ def _changes(home: Home, memory: Path) -> list[object]:
 
 
 def _session_start(env: dict[str, str], project: Path, session: str) -> str:
-    payload = {"session_id": session, "cwd": str(project), "hook_event_name": "SessionStart"}
+    payload = {
+        "session_id": session,
+        "cwd": str(project),
+        "hook_event_name": "SessionStart",
+    }
     done = subprocess.run(
         [*MEMD, "hook", "session-start"],
         input=json.dumps(payload),
@@ -98,7 +101,10 @@ def test_a_mass_deletion_is_caught_told_once_and_restored(
     assert "23 memory files were deleted" in status.stdout, status.stdout
     said = _session_start(daemon.env, git_repo, "session-one")
     context = json.loads(said)["hookSpecificOutput"]["additionalContext"]
-    match = re.search(r"memd: 23 memory files were deleted at \S+ \(edit\); `(memd restore [^`]+)`", context)
+    match = re.search(
+        r"memd: 23 memory files were deleted at \S+ \(edit\); `(memd restore [^`]+)`",
+        context,
+    )
     assert match is not None, context
     again = _session_start(daemon.env, git_repo, "session-two")
     assert "were deleted" not in again  # told once
@@ -106,8 +112,13 @@ def test_a_mass_deletion_is_caught_told_once_and_restored(
     argv = shlex.split(match.group(1))
     assert "--at" in argv
     done = subprocess.run(
-        [*MEMD, *argv[1:]], env=daemon.env, cwd=git_repo, capture_output=True,
-        text=True, timeout=TIMEOUT, check=False,
+        [*MEMD, *argv[1:]],
+        env=daemon.env,
+        cwd=git_repo,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     assert _files(memory) == before
@@ -123,11 +134,20 @@ def _team_remote(tmp_path: Path) -> Path:
     remote = tmp_path / "team.git"
     seed = tmp_path / "seed"
     run = {"check": True, "capture_output": True}
-    subprocess.run(["git", "init", "-q", "--bare", "--initial-branch=main", str(remote)], **run)
+    subprocess.run(
+        ["git", "init", "-q", "--bare", "--initial-branch=main", str(remote)], **run
+    )
     subprocess.run(["git", "init", "-q", "--initial-branch=main", str(seed)], **run)
-    (seed / "MEMORY.md").write_text("- [Team fact](team_fact.md) — what the team knows\n")
-    (seed / "team_fact.md").write_text(topic("team_fact", type_="project",
-        body="The team fact.\n\n**Why:** shared.\n\n**How to apply:** always.\n"))
+    (seed / "MEMORY.md").write_text(
+        "- [Team fact](team_fact.md) — what the team knows\n"
+    )
+    (seed / "team_fact.md").write_text(
+        topic(
+            "team_fact",
+            type_="project",
+            body="The team fact.\n\n**Why:** shared.\n\n**How to apply:** always.\n",
+        )
+    )
     subprocess.run(["git", "-C", str(seed), "add", "-A"], **run)
     subprocess.run(["git", "-C", str(seed), "commit", "-qm", "seed"], **run)
     subprocess.run(["git", "-C", str(seed), "push", "-q", str(remote), "main"], **run)
@@ -139,7 +159,9 @@ def test_a_file_history_survives_writers_at_once(
 ) -> None:
     remote = _team_remote(tmp_path)
     memory = _memory_of(git_repo)
-    (memory / "MEMORY.md").write_text("- [Shared](shared.md) — the file everyone writes\n")
+    (memory / "MEMORY.md").write_text(
+        "- [Shared](shared.md) — the file everyone writes\n"
+    )
     (memory / "shared.md").write_text(topic("shared"))
     backdate(memory)
     daemon = start_daemon()
@@ -163,11 +185,17 @@ def test_a_file_history_survives_writers_at_once(
     for writer in writers:
         writer.start()
     (memory / "crlf.md").write_bytes(topic("crlf").replace("\n", "\r\n").encode())
-    team = daemon.memd("team", "init", "--remote", str(remote), "--project", str(git_repo))
+    team = daemon.memd(
+        "team", "init", "--remote", str(remote), "--project", str(git_repo)
+    )
     fix = daemon.memd("fix", str(memory))
     mcp = subprocess.run(
-        [sys.executable, "-c", MCP_WRITE, str(git_repo)], env=daemon.env,
-        capture_output=True, text=True, timeout=TIMEOUT, check=False,
+        [sys.executable, "-c", MCP_WRITE, str(git_repo)],
+        env=daemon.env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
     )
     stop.set()
     for writer in writers:
@@ -182,7 +210,8 @@ def test_a_file_history_survives_writers_at_once(
             tree = history.recorded_tree(str(memory))
             rev = history.last_rev(str(memory))
             return all(
-                history.file_at(str(memory), rel, rev) == data for rel, data in final.items()
+                history.file_at(str(memory), rel, rev) == data
+                for rel, data in final.items()
             ) and set(tree) == set(final)
 
     wait_for(settled, what="every write recorded")
@@ -211,5 +240,5 @@ MCP_WRITE = """
 import os, sys
 from memd.mcp_server.tools import open_project, write_memory
 project = open_project(sys.argv[1], os.environ)
-write_memory(project, "mcp note", "A note the MCP server wrote for the test", "user", "Body.\\n")
+write_memory(project, "mcp note", "A note the MCP server wrote", "user", "Body.\\n")
 """

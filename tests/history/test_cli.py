@@ -16,7 +16,7 @@ from memd.history.store import History
 from memd.lint.secrets import find_secrets
 
 MEMD = (sys.executable, "-m", "memd")
-SECRET = "sk-ant-api03-QWxhZGRpbjpvcGVuIHNlc2FtZQ-history-test"
+SECRET = "sk-ant-api03-QWxhZGRpbjpvcGVuIHNlc2FtZQ-history-test"  # noqa: S105 -- a fake key for the purge test
 
 
 def memd(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -52,7 +52,8 @@ def test_list_show_and_json(memory: Path, git_repo: Path) -> None:
     listed = memd("history", cwd=git_repo)
     assert listed.returncode == 0, listed.stderr
     assert listed.stdout.index(f"rev {second}") < listed.stdout.index(f"rev {first}")
-    assert "fix" in listed.stdout and "modified a.md" in listed.stdout
+    assert "fix" in listed.stdout
+    assert "modified a.md" in listed.stdout
     only_b = memd("history", str(memory / "b.md"), "--format", "json", cwd=git_repo)
     assert [c["rev"] for c in json.loads(only_b.stdout)] == [second]
     since = memd("history", "--since", "1 hour ago", "--format", "json", cwd=git_repo)
@@ -94,17 +95,21 @@ def test_mistakes_are_one_line(
 @pytest.mark.parametrize("command", ["history", "restore"])
 def test_help(command: str, tmp_path: Path) -> None:
     done = memd(command, "--help", cwd=tmp_path)
-    assert done.returncode == 0 and "WHEN" in done.stdout
+    assert done.returncode == 0
+    assert "WHEN" in done.stdout
 
 
-def test_restore_one_file_deleted_and_the_restore_undone(memory: Path, git_repo: Path) -> None:
+def test_restore_one_file_deleted_and_the_restore_undone(
+    memory: Path, git_repo: Path
+) -> None:
     data = b"---\nname: A\n---\nbytes \xff\r\n"
     (memory / "a.md").write_bytes(data)
     rev = record(memory)
     (memory / "a.md").unlink()
     (memory / "other.md").write_text("stays\n")
     dry = memd("restore", "a.md", "--rev", str(rev), "--dry-run", cwd=git_repo)
-    assert dry.returncode == 0 and "+++ b/a.md" in dry.stdout
+    assert dry.returncode == 0
+    assert "+++ b/a.md" in dry.stdout
     assert not (memory / "a.md").exists()
     done = memd("restore", "a.md", "--rev", str(rev), cwd=git_repo)
     assert done.returncode == 0, done.stderr
@@ -186,7 +191,9 @@ def test_purge_secret_leaves_no_byte_behind(memory: Path, git_repo: Path) -> Non
     with History.open(state_dir()) as history:  # the compressed forms that hold it
         stored = [
             bytes(data)
-            for blob, data in history._db.execute("SELECT id, data FROM blobs").fetchall()
+            for blob, data in history._db.execute(
+                "SELECT id, data FROM blobs"
+            ).fetchall()
             if SECRET.encode() in history._blob_bytes(blob)
         ]
     assert len(stored) == 7
@@ -196,8 +203,11 @@ def test_purge_secret_leaves_no_byte_behind(memory: Path, git_repo: Path) -> Non
     with History.open(state_dir()) as history:
         contents = list(history.every_blob())
         for change in history.changes(str(memory)):
-            history.file_at(str(memory), "notes.md", change.rev)  # every version still reads
-    assert contents and not any(SECRET.encode() in c for c in contents)
+            history.file_at(
+                str(memory), "notes.md", change.rev
+            )  # every version still reads
+    assert contents
+    assert not any(SECRET.encode() in c for c in contents)
     assert any(b"edit 19" in c for c in contents)
     raw = _raw_files(state_dir())
     needle = SECRET.encode()

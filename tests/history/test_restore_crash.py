@@ -1,4 +1,4 @@
-"""`memd restore --all` killed at every write point is all or nothing once memd runs again.
+"""`memd restore --all` killed at any write point is all or nothing on the next run.
 
 Unlike the shared harness (tests/reliability/test_crash_points.py), which reruns
 the same restore, this runs a different command after the kill (`memd history`,
@@ -60,15 +60,21 @@ def test_killed_restore_is_all_or_nothing(tmp_path: Path) -> None:
     for point in range(1, 200):
         before, restored = _seed(memory, state)
         done = subprocess.run(
-            argv, env={**os.environ, CRASH_ENV: str(point)}, capture_output=True,
-            timeout=60, check=False,
+            argv,
+            env={**os.environ, CRASH_ENV: str(point)},
+            capture_output=True,
+            timeout=60,
+            check=False,
         )
         if done.returncode == 0:
             break
         assert done.returncode == -signal.SIGKILL, done.stderr
         after = subprocess.run(
-            [*MEMD, "history", "--project", str(memory)], capture_output=True,
-            text=True, timeout=60, check=False,
+            [*MEMD, "history", "--project", str(memory)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
         )
         assert after.returncode == 0, after.stderr
         now = _files(memory)

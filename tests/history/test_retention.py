@@ -19,8 +19,13 @@ def test_plan_keeps_all_recent_daily_older_and_none_ancient() -> None:
         ("a.md", 5, NOW - 5 * DAY + 1, False),  # both recent: kept
     ]
     doomed = plan_prune(
-        rows, existing={"a.md"}, sizes={}, now=NOW,
-        keep_all_seconds=30 * DAY, keep_daily_seconds=365 * DAY, max_bytes=1 << 30,
+        rows,
+        existing={"a.md"},
+        sizes={},
+        now=NOW,
+        keep_all_seconds=30 * DAY,
+        keep_daily_seconds=365 * DAY,
+        max_bytes=1 << 30,
     )
     assert doomed == [("a.md", 1), ("a.md", 2)]
 
@@ -28,8 +33,13 @@ def test_plan_keeps_all_recent_daily_older_and_none_ancient() -> None:
 def test_plan_never_drops_the_newest_version_of_an_existing_file() -> None:
     rows = [("a.md", 1, 0.0, False), ("b.md", 2, 0.0, False), ("b.md", 3, 1.0, True)]
     doomed = plan_prune(
-        rows, existing={"a.md"}, sizes={("a.md", 1): 10, ("b.md", 2): 10}, now=NOW,
-        keep_all_seconds=DAY, keep_daily_seconds=DAY, max_bytes=0,
+        rows,
+        existing={"a.md"},
+        sizes={("a.md", 1): 10, ("b.md", 2): 10},
+        now=NOW,
+        keep_all_seconds=DAY,
+        keep_daily_seconds=DAY,
+        max_bytes=0,
     )
     assert ("a.md", 1) not in doomed
     assert {("b.md", 2), ("b.md", 3)} <= set(doomed)
@@ -39,8 +49,13 @@ def test_the_cap_takes_the_oldest_first_and_no_deletion_outlives_its_file() -> N
     rows = [("a.md", r, NOW - 10 + r, r == 3) for r in range(1, 6)]
     sizes = {("a.md", r): 100 for r in range(1, 6)}
     doomed = plan_prune(
-        rows, existing={"a.md"}, sizes=sizes, now=NOW,
-        keep_all_seconds=30 * DAY, keep_daily_seconds=365 * DAY, max_bytes=250,
+        rows,
+        existing={"a.md"},
+        sizes=sizes,
+        now=NOW,
+        keep_all_seconds=30 * DAY,
+        keep_daily_seconds=365 * DAY,
+        max_bytes=250,
     )
     assert doomed == [("a.md", 1), ("a.md", 2), ("a.md", 3)]
 

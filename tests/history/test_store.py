@@ -96,7 +96,8 @@ def test_small_edits_are_stored_as_bounded_deltas(mem: Path, history: History) -
     assert history.stored_bytes() < 40 * len(body) // 10
     for change in history.changes(str(mem)):
         data = history.file_at(str(mem), "a.md", change.rev)
-        assert data is not None and data.startswith(body.encode())
+        assert data is not None
+        assert data.startswith(body.encode())
 
 
 def test_a_mass_deletion_is_a_loss(mem: Path, history: History) -> None:
@@ -106,7 +107,8 @@ def test_a_mass_deletion_is_a_loss(mem: Path, history: History) -> None:
     for i in range(3):
         (mem / f"t{i}.md").unlink()
     change = history.record(str(mem), cause="dream", at=5000.0)
-    assert change is not None and change.is_loss
+    assert change is not None
+    assert change.is_loss
     assert change.loss == "3 memory files were deleted"
 
 
@@ -130,14 +132,17 @@ def test_index_entries_and_bytes(mem: Path, history: History) -> None:
     history.record(str(mem), cause="edit", at=1000.0)
     (mem / "MEMORY.md").write_text("".join(links.splitlines(True)[:8]))
     change = history.record(str(mem), cause="edit", at=5000.0)
-    assert change is not None and change.loss == "MEMORY.md lost 2 of its 10 entries"
+    assert change is not None
+    assert change.loss == "MEMORY.md lost 2 of its 10 entries"
     (mem / "big.md").write_text("x" * 2000)
     change = history.record(str(mem), cause="edit", at=9000.0)
-    assert change is not None and change.loss is not None
+    assert change is not None
+    assert change.loss is not None
     assert change.loss.startswith("memory shrank by")
     (mem / "big.md").write_text("x" * 1900)
     change = history.record(str(mem), cause="edit", at=13000.0)
-    assert change is not None and not change.is_loss
+    assert change is not None
+    assert not change.is_loss
 
 
 def test_logs_are_kept_but_never_a_loss(mem: Path, history: History) -> None:
@@ -149,7 +154,9 @@ def test_logs_are_kept_but_never_a_loss(mem: Path, history: History) -> None:
     for path in logs.iterdir():
         path.unlink()
     change = history.record(str(mem), cause="dream", at=5000.0)
-    assert change is not None and len(change.files) == 5 and not change.is_loss
+    assert change is not None
+    assert len(change.files) == 5
+    assert not change.is_loss
 
 
 def test_recording_names_the_writer_and_keeps_edits_apart(

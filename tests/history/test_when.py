@@ -43,8 +43,18 @@ def test_zones() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["", "soon", "10 parsecs ago", "25:00", "3:11", "yesterday 3pm", "x" * 100,
-     "1" * 30 + " minutes ago", "2026-13-01", "- 5 minutes ago"],
+    [
+        "",
+        "soon",
+        "10 parsecs ago",
+        "25:00",
+        "3:11",
+        "yesterday 3pm",
+        "x" * 100,
+        "1" * 30 + " minutes ago",
+        "2026-13-01",
+        "- 5 minutes ago",
+    ],
 )
 def test_refusals_name_the_forms(text: str) -> None:
     with pytest.raises(ValueError, match="expected now, 'N minutes"):
@@ -52,5 +62,5 @@ def test_refusals_name_the_forms(text: str) -> None:
 
 
 def test_long_input_is_refused_at_once() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="cannot read the time"):
         parse_when("1 " * 1_000_000, now=NOW)

@@ -268,7 +268,7 @@ def _snapshot_state(world: World) -> dict[str, object]:
 
 # -- history (memd/history): restore, purge, prune ------------------------------
 
-_SECRET = "sk-ant-api03-Q3Jhc2hQb2ludFNlY3JldEtleQ-crash-test"
+_SECRET = "sk-ant-api03-Q3Jhc2hQb2ludFNlY3JldEtleQ-crash-test"  # noqa: S105 -- a fake key
 
 
 def _history_matches_disk(world: World) -> object:
@@ -283,8 +283,7 @@ def _history_matches_disk(world: World) -> object:
         blobs = list(history.every_blob())
         tree = history.recorded_tree(str(world.memory))
     disk = {
-        rel: hashlib.sha256(data).digest()
-        for rel, data in _memory_files(world).items()
+        rel: hashlib.sha256(data).digest() for rel, data in _memory_files(world).items()
     }
     return {"blobs": len(blobs) > 0, "tree_is_disk": tree == disk}
 

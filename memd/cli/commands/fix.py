@@ -87,32 +87,32 @@ def _apply_all(
     from memd.lint.fix_files import apply_edit, shown
 
     for edit in edits:
-            path = os.path.join(root, edit.relpath)
-            if args.dry_run:
-                sys.stdout.write(unified_diff(path, edit))
-                continue
-            try:
-                wrote = apply_edit(root, edit)
-            except (
-                OSError,
-                UnicodeError,
-            ) as error:  # one bad file never stops the rest
-                skipped += 1
-                why = getattr(error, "strerror", None) or str(error)
-                print(f"memd: skipped {shown(path)}: {why}", file=sys.stderr)
-                continue
-            if wrote:
-                if recorder is not None:
-                    recorder.wrote(os.path.abspath(path))
-                changed += 1
-                print(f"fixed {shown(path)}: {edit.reason}")
-            else:
-                skipped += 1
-                print(
-                    f"memd: skipped {shown(path)}: it changed while fixing; "
-                    "run memd fix again",
-                    file=sys.stderr,
-                )
+        path = os.path.join(root, edit.relpath)
+        if args.dry_run:
+            sys.stdout.write(unified_diff(path, edit))
+            continue
+        try:
+            wrote = apply_edit(root, edit)
+        except (
+            OSError,
+            UnicodeError,
+        ) as error:  # one bad file never stops the rest
+            skipped += 1
+            why = getattr(error, "strerror", None) or str(error)
+            print(f"memd: skipped {shown(path)}: {why}", file=sys.stderr)
+            continue
+        if wrote:
+            if recorder is not None:
+                recorder.wrote(os.path.abspath(path))
+            changed += 1
+            print(f"fixed {shown(path)}: {edit.reason}")
+        else:
+            skipped += 1
+            print(
+                f"memd: skipped {shown(path)}: it changed while fixing; "
+                "run memd fix again",
+                file=sys.stderr,
+            )
     return changed, skipped
 
 

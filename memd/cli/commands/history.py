@@ -178,7 +178,9 @@ def _list(
 
         sys.stdout.write(dumps([c.to_dict() for c in changes]) + "\n")
         return 0
-    out = [line for change in changes for line in format_change(change, with_dir=args.all)]
+    out = [
+        line for change in changes for line in format_change(change, with_dir=args.all)
+    ]
     if not out:
         out = ["no recorded changes"]
     sys.stdout.write("\n".join(out) + "\n")
@@ -260,8 +262,12 @@ def _purge(
         if words:
             raise UsageError("purge takes PATH or --secret FINGERPRINT, not both")
         fingerprint = args.secret.strip().lower()
-        if len(fingerprint) != 16 or not all(c in "0123456789abcdef" for c in fingerprint):
-            raise UsageError(f"--secret {args.secret}: expected 16 hex digits (S001's fingerprint)")
+        if len(fingerprint) != 16 or not all(
+            c in "0123456789abcdef" for c in fingerprint
+        ):
+            raise UsageError(
+                f"--secret {args.secret}: expected 16 hex digits (S001's fingerprint)"
+            )
         with write_lock(config.state_dir):
             hits = history.purge_secret(fingerprint)
         for memory_dir, relpath, count in hits:
@@ -272,7 +278,8 @@ def _purge(
     if len(words) != 1:
         raise UsageError("usage: memd history purge PATH | --secret FINGERPRINT")
     memory_dir, relpath = resolve_target(words[0], args.project, config, history)
-    assert relpath is not None
+    if relpath is None:
+        raise UsageError(f"{words[0]}: name a file to purge, not a directory")
     with write_lock(config.state_dir):
         count = history.purge_path(memory_dir, relpath)
     print(f"purged {count} version(s) of {relpath} in {memory_dir}")

@@ -77,7 +77,9 @@ def run(args: argparse.Namespace) -> int:
             rev = found
     try:
         if relpath is None:
-            plan = restore_all(config.state_dir, memory_dir, rev=rev, dry_run=args.dry_run)
+            plan = restore_all(
+                config.state_dir, memory_dir, rev=rev, dry_run=args.dry_run
+            )
         else:
             plan = restore_file(
                 config.state_dir, memory_dir, relpath, rev=rev, dry_run=args.dry_run
@@ -88,12 +90,17 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(plan.diff or "nothing to restore: it is already as it was\n")
         return 0
     if not plan.steps:
-        print(f"nothing to restore: {memory_dir} is already as it was at revision {rev}")
+        print(
+            f"nothing to restore: {memory_dir} is already as it was at revision {rev}"
+        )
         return 0
     for relpath_done, action in plan.steps:
         print(f"{action:<7} {relpath_done}")
     undo = ""
     if plan.change is not None:
-        undo = f"; undo with `memd restore --all --project {memory_dir} --rev {plan.before_rev}`"
+        undo = (
+            f"; undo with `memd restore --all --project {memory_dir}"
+            f" --rev {plan.before_rev}`"
+        )
     print(f"restored {len(plan.steps)} file(s) to revision {rev}{undo}")
     return 0
