@@ -27,10 +27,16 @@ from memd.atomic import crash_point, remove_beneath, write_atomic, write_atomic_
 from memd.fsread import open_dir, read_beneath, read_bytes
 from memd.history.lock import write_lock
 from memd.history.scan import MAX_FILE_BYTES
-from memd.history.store import Change, History, history_dir, normalize_dir
+from memd.history.store import (
+    RESTORE_JOURNAL,
+    Change,
+    History,
+    history_dir,
+    normalize_dir,
+)
 from memd.relpath import relpath_refusal
 
-JOURNAL = "restore.json"
+JOURNAL = RESTORE_JOURNAL
 MAX_JOURNAL_BYTES = 16 * 1024 * 1024
 _MAX_DIFF_LINES = 20_000
 

@@ -17,12 +17,13 @@ are overwritten in place; `purge` then VACUUMs and truncates the WAL
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sqlite3
 import threading
 import time
 from dataclasses import dataclass
+from hashlib import sha256
+from typing import NamedTuple
 
 from memd.agent.terms import INDEX_NAME
 from memd.atomic import crash_point
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
 DB_NAME = "history.sqlite3"
+RESTORE_JOURNAL = "restore.json"  # memd.history.restore's journal, in history_dir
 BURST_SECONDS = 60.0  # changes this close together are judged as one loss
 CAUSES = (
     "edit",
@@ -83,9 +85,11 @@ CREATE TABLE IF NOT EXISTS tree(
 """
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FileChange:
-    """One file a change touched; sizes are -1 where the file was absent."""
+class FileChange(NamedTuple):
+    """One file a change touched; sizes are -1 where the file was absent.
+
+    A NamedTuple, not a dataclass: `memd history` builds 10,000 of them.
+    """
 
     relpath: str
     kind: str  # "created" | "modified" | "deleted" | "renamed"
@@ -94,9 +98,8 @@ class FileChange:
     size_after: int = -1
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Change:
-    """One recorded change of one memory directory."""
+class Change(NamedTuple):
+    """One recorded change of one memory directory (a NamedTuple, as FileChange)."""
 
     rev: int
     memory_dir: str
@@ -328,7 +331,7 @@ class History:
         renamed_from = self._pair_renames(changed, deleted, tree)
         for rel in sorted(changed):
             data, key = changed[rel]
-            sha = hashlib.sha256(data).digest()
+            sha = sha256(data).digest()
             old = tree.get(rel)
             source = renamed_from.get(rel)
             base = old if old is not None else None
@@ -442,7 +445,7 @@ class History:
             if data is None:
                 wrote[rel] = (None, None)
                 continue
-            if old is not None and hashlib.sha256(data).digest() == old.sha:
+            if old is not None and sha256(data).digest() == old.sha:
                 if old.key != key or not is_racy(key[1], now_ns):
                     touched[rel] = _Entry(old.blob, old.sha, len(data), key, now_ns)
                 continue
@@ -464,7 +467,7 @@ class History:
             data = changed[rel][0]
             if rel in tree or data is None:
                 continue
-            olds = by_sha.get(hashlib.sha256(data).digest())
+            olds = by_sha.get(sha256(data).digest())
             if olds:
                 pairs[rel] = olds.pop(0)
         return pairs
@@ -717,31 +720,23 @@ class History:
                 file_query += " AND dir=?"
                 file_params.append(dir_id)
             wanted = {r[0] for r in rows}
-            for rev, rel, kind, old, before, after in self._db.execute(
-                file_query, file_params
-            ):
-                if rev in wanted:
-                    files.setdefault(rev, []).append(
-                        FileChange(
-                            relpath=rel,
-                            kind=kind,
-                            old_relpath=old,
-                            size_before=before,
-                            size_after=after,
-                        )
-                    )
+            make_file = FileChange._make
+            for row in self._db.execute(file_query, file_params):
+                if row[0] in wanted:
+                    files.setdefault(row[0], []).append(make_file(row[1:]))
+        by_name = _by_relpath
         return [
             Change(
-                rev=rev,
-                memory_dir=path,
-                at=at,
-                cause=cause,
-                session=session,
-                note=note,
-                files=tuple(sorted(files.get(rev, ()), key=lambda f: f.relpath)),
-                bytes_added=added,
-                bytes_removed=removed,
-                loss=loss,
+                rev,
+                path,
+                at,
+                cause,
+                session,
+                note,
+                tuple(sorted(files[rev], key=by_name)) if rev in files else (),
+                added,
+                removed,
+                loss,
             )
             for rev, path, at, cause, session, note, added, removed, loss in rows
         ]
@@ -1093,6 +1088,10 @@ class History:
         with self._lock:
             ids = [int(r[0]) for r in self._db.execute("SELECT id FROM blobs")]
             return [self._blob_bytes(blob) for blob in ids]
+
+
+def _by_relpath(file: FileChange) -> str:
+    return file.relpath
 
 
 def _count_entries(data: bytes | None) -> int:

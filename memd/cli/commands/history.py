@@ -86,11 +86,12 @@ def run(args: argparse.Namespace) -> int:
 
 def _finish_restore(state_dir: str, history: History) -> None:
     """Roll forward a restore a kill interrupted, before reading (docs/history.md)."""
-    from memd.history.lock import write_lock
-    from memd.history.restore import JOURNAL, recover
-    from memd.history.store import history_dir
+    from memd.history.store import RESTORE_JOURNAL, history_dir
 
-    if os.path.exists(os.path.join(history_dir(state_dir), JOURNAL)):
+    if os.path.exists(os.path.join(history_dir(state_dir), RESTORE_JOURNAL)):
+        from memd.history.lock import write_lock
+        from memd.history.restore import recover
+
         with write_lock(state_dir):
             recover(state_dir, history)
 
@@ -178,8 +179,11 @@ def _list(
 
         sys.stdout.write(dumps([c.to_dict() for c in changes]) + "\n")
         return 0
+    stamps: dict[int, str] = {}
     out = [
-        line for change in changes for line in format_change(change, with_dir=args.all)
+        line
+        for change in changes
+        for line in format_change(change, with_dir=args.all, stamps=stamps)
     ]
     if not out:
         out = ["no recorded changes"]
@@ -187,13 +191,26 @@ def _list(
     return 0
 
 
-def format_change(change: Change, *, with_dir: bool = False) -> list[str]:
-    """A change as text: a heading line, then one line per file."""
+def format_change(
+    change: Change, *, with_dir: bool = False, stamps: dict[int, str] | None = None
+) -> list[str]:
+    """A change as text: a heading line, then one line per file.
+
+    `stamps` caches each minute's local "YYYY-MM-DD HH:MM" (zone offsets
+    change on whole minutes), so 10,000 changes cost few `localtime` calls.
+    """
     import time
 
     from memd.diagnostics import escape_surrogates
 
-    stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(change.at))
+    minute, second = divmod(int(change.at), 60)
+    cache = {} if stamps is None else stamps
+    prefix = cache.get(minute)
+    if prefix is None:
+        prefix = cache[minute] = time.strftime(
+            "%Y-%m-%d %H:%M", time.localtime(minute * 60)
+        )
+    stamp = f"{prefix}:{second:02d}"
     head = f"rev {change.rev}  {stamp}  {change.cause}"
     if change.session:
         head += f"  session {change.session}"
