@@ -146,7 +146,8 @@ def history_speed(memory: str, state: str, runs: int) -> None:
     load = os.getloadavg()[0]
     print(f"memd history FILE: p50 {wall:.1f} ms wall, {cpu:.1f} ms CPU for {shown} "
           f"versions (target < 200 ms); python -c pass {base_wall:.1f} ms wall, "
-          f"{base_cpu:.1f} ms CPU; {wall / base_wall:.2f}x wall; load {load:.1f}")  # fmt: skip
+          f"{base_cpu:.1f} ms CPU; {wall / base_wall:.2f}x wall; "
+          f"load {load:.1f}")  # fmt: skip
 
 
 def main() -> None:

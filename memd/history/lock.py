@@ -12,6 +12,7 @@ import fcntl
 import os
 import time
 
+from memd.fsread import open_regular
 from memd.history.store import history_dir
 
 TYPE_CHECKING = False
@@ -27,10 +28,8 @@ class _Lock:
     def __init__(self, state_dir: str) -> None:
         directory = history_dir(state_dir)
         os.makedirs(directory, mode=0o700, exist_ok=True)
-        self.fd = os.open(
-            os.path.join(directory, LOCK_NAME),
-            os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW,
-            0o600,
+        self.fd = open_regular(
+            os.path.join(directory, LOCK_NAME), os.O_RDWR | os.O_CREAT, 0o600
         )
 
     def acquire(self, timeout: float | None) -> bool:

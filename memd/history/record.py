@@ -113,7 +113,9 @@ def recording_dirs(
                             history, state_dir, memory_dir, "edit", found, None, log
                         )
                 yield recorder
-                for memory_dir in dirs if history is not None else ():
+                for memory_dir in dirs:
+                    if history is None:
+                        break
                     _record_named(
                         history,
                         state_dir,

@@ -150,7 +150,7 @@ def _diff(
     target: dict[str, bytes],
     current: dict[str, bytes],
 ) -> str:
-    parts = []
+    parts: list[str] = []
     for rel, _, after, before in steps:
         old = history.content(before) if before else None
         new = history.content(after) if after else None

@@ -15,12 +15,14 @@ import os
 import stat
 
 from memd.fsread import list_dir, open_dir, read_beneath
+from memd.statkey import key_of
 
 MAX_FILE_BYTES = 4 * 1024 * 1024  # far above a memory file; a bigger one is not kept
 MAX_FILES = 20_000
 MAX_DEPTH = 8
 
-# (size, mtime_ns, inode, ctime_ns): a file whose key is unchanged is not re-read
+# memd.statkey's (size, mtime_ns, inode) and ctime_ns, which an in-place rewrite
+# within one mtime tick still moves: a file whose key is unchanged is not re-read
 StatKey = tuple[int, int, int, int]
 
 
@@ -53,7 +55,7 @@ def scan_dir(memory_dir: str) -> dict[str, StatKey]:
                     continue
                 pending.append((child, relpath + "/", depth + 1))
             elif stat.S_ISREG(st.st_mode) and st.st_size <= MAX_FILE_BYTES:
-                found[relpath] = (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
+                found[relpath] = (*key_of(st), st.st_ctime_ns)
         os.close(fd)
     return found
 

@@ -454,7 +454,7 @@ class History:
 
     @staticmethod
     def _pair_renames(
-        changed: dict[str, tuple[bytes | None, StatKey | None]],
+        changed: dict[str, tuple[bytes, StatKey]],
         deleted: dict[str, _Entry],
         tree: dict[str, _Entry],
     ) -> dict[str, str]:
@@ -465,7 +465,7 @@ class History:
         pairs: dict[str, str] = {}
         for rel in sorted(changed):
             data = changed[rel][0]
-            if rel in tree or data is None:
+            if rel in tree:
                 continue
             olds = by_sha.get(sha256(data).digest())
             if olds:

@@ -294,9 +294,10 @@ def _purge(
         return 0
     if len(words) != 1:
         raise UsageError("usage: memd history purge PATH | --secret FINGERPRINT")
-    memory_dir, relpath = resolve_target(words[0], args.project, config, history)
-    if relpath is None:
+    memory_dir, named = resolve_target(words[0], args.project, config, history)
+    if named is None:
         raise UsageError(f"{words[0]}: name a file to purge, not a directory")
+    relpath = named
     with write_lock(config.state_dir):
         count = history.purge_path(memory_dir, relpath)
     print(f"purged {count} version(s) of {relpath} in {memory_dir}")

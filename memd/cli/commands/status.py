@@ -224,9 +224,10 @@ def run(args: argparse.Namespace) -> int:
     from memd.history.report import loss_lines, loss_report
 
     status = collect_status()
-    status["losses"] = loss_report(str(status["state_dir"]))
+    losses = loss_report(str(status["state_dir"]))
+    status["losses"] = losses
     if args.format == "json":
         print(json.dumps(status, indent=2, sort_keys=True))
     else:
-        print("\n".join([format_text(status), *loss_lines(status["losses"])]))
+        print("\n".join([format_text(status), *loss_lines(losses)]))
     return 0
