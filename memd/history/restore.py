@@ -20,6 +20,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import os
+import stat
 from dataclasses import dataclass
 
 from memd import fastjson
@@ -90,7 +91,12 @@ def _restore(
                 raise RestoreError(f"{only} did not exist at revision {rev}")
             target = {only: target[only]}
             current = {only: current[only]} if only in current else {}
-        steps = _plan(target, current)
+        steps = [
+            step
+            for step in _plan(target, current)
+            # a file whose every version was purged is not history's to delete
+            if step[1] != "delete" or history.has_versions(path, step[0])
+        ]
         diff = _diff(history, steps, target, current)
         plan = RestorePlan(
             memory_dir=path,
@@ -102,6 +108,7 @@ def _restore(
         )
         if dry_run or not steps:
             return plan
+        _refuse_unsafe(path, [rel for rel, _, _, _ in steps])
         journal = {
             "memory_dir": path,
             "rev": rev,
@@ -122,6 +129,38 @@ def _restore(
             change=change,
             before_rev=before_rev,
         )
+
+
+def _refuse_unsafe(memory_dir: str, relpaths: list[str]) -> None:
+    """Refuse the whole restore, before any write, if a folder on the way is a link.
+
+    Raises:
+        RestoreError: naming the first path that cannot be written safely.
+    """
+    from memd.fsread import open_dir_beneath, split_beneath
+
+    try:
+        root = open_dir(memory_dir, follow=True)
+    except FileNotFoundError:
+        return  # made fresh: nothing on the way yet
+    try:
+        for rel in relpaths:
+            parts = split_beneath(rel)
+            try:
+                os.close(open_dir_beneath(root, parts[:-1]))
+            except FileNotFoundError:
+                continue
+            except OSError as error:
+                raise RestoreError(
+                    f"{rel}: {error.strerror or error}; nothing restored"
+                ) from None
+            try:
+                if stat.S_ISDIR(os.lstat(rel, dir_fd=root).st_mode):
+                    raise RestoreError(f"{rel} is a directory now; nothing restored")
+            except FileNotFoundError:
+                continue
+    finally:
+        os.close(root)
 
 
 def _plan(
@@ -170,6 +209,7 @@ def _apply(
     path = str(journal["memory_dir"])
     os.makedirs(path, mode=0o700, exist_ok=True)
     root = open_dir(path, follow=True)
+    failed: list[str] = []
     try:
         steps = journal.get("steps")
         for step in steps if isinstance(steps, list) else ():
@@ -185,18 +225,22 @@ def _apply(
             was = bytes.fromhex(before) if isinstance(before, str) else None
             if on_disk == wanted or on_disk != was:
                 continue  # done already, or edited since: left as it is
-            if wanted is None:
-                remove_beneath(root, rel, prune_empty=True)
-                continue
-            data = history.content(wanted)
-            if data is None:
+            data = None if wanted is None else history.content(wanted)
+            if wanted is not None and data is None:
                 continue  # purged meanwhile
-            write_atomic_beneath(root, rel, data, make_dirs=True)
+            try:
+                if data is None:
+                    remove_beneath(root, rel, prune_empty=True)
+                else:
+                    write_atomic_beneath(root, rel, data, make_dirs=True)
+            except OSError as error:  # swapped for a link since the check: left alone
+                failed.append(f"{rel}: {error.strerror or error}")
     finally:
         os.close(root)
-    change = history.record(
-        path, cause="restore", note=f"to revision {journal.get('rev')}"
-    )
+    note = f"to revision {journal.get('rev')}"
+    if failed:
+        note += "; not restored: " + ", ".join(failed)
+    change = history.record(path, cause="restore", note=note)
     crash_point()
     os.unlink(journal_path)
     crash_point()

@@ -2,7 +2,7 @@
 
 Every regular file below the directory is kept, `MEMORY.md`, topic files,
 `team/` and `logs/` alike, except hidden entries (`.git`, `.consolidate-lock`,
-`.memd-tmp-*`), files over `MAX_FILE_BYTES`, and anything past `MAX_DEPTH`
+`.memd-tmp-*`), names `memd.relpath` refuses, files over `MAX_FILE_BYTES`, and anything past `MAX_DEPTH`
 levels or `MAX_FILES` files. The walk holds one directory descriptor per
 level (`memd.fsread.open_dir`, `O_NOFOLLOW`) and never enters a symlink, so
 nothing outside the directory is read; a file is read through
@@ -15,6 +15,7 @@ import os
 import stat
 
 from memd.fsread import list_dir, open_dir, read_beneath
+from memd.relpath import relpath_refusal
 from memd.statkey import key_of
 
 MAX_FILE_BYTES = 4 * 1024 * 1024  # far above a memory file; a bigger one is not kept
@@ -48,6 +49,8 @@ def scan_dir(memory_dir: str) -> dict[str, StatKey]:
             except OSError:
                 continue
             relpath = prefix + entry.name
+            if relpath_refusal(relpath) is not None:
+                continue  # a name restore could never write back (a lone surrogate...)
             if stat.S_ISDIR(st.st_mode) and depth + 1 < MAX_DEPTH:
                 try:
                     child = open_dir(entry.name, dir_fd=fd)

@@ -806,6 +806,18 @@ class History:
                 )
             }
 
+    def has_versions(self, memory_dir: str, relpath: str) -> bool:
+        """Whether any version of `relpath` is kept (none once purged or pruned)."""
+        with self._lock:
+            dir_id = self._dir_id(normalize_dir(memory_dir))
+            if dir_id is None:
+                return False
+            row = self._db.execute(
+                "SELECT 1 FROM versions WHERE dir=? AND relpath=? LIMIT 1",
+                (dir_id, relpath),
+            ).fetchone()
+        return row is not None
+
     def content(self, sha: bytes) -> bytes | None:
         """The bytes whose sha256 is `sha`, if the store holds them."""
         with self._lock:
@@ -978,23 +990,13 @@ class History:
             dir_id = self._dir_id(path)
             if dir_id is None:
                 return 0
-            rows = [
+            doomed = [
                 (relpath, int(r[0]))
                 for r in self._db.execute(
-                    "SELECT rev FROM versions WHERE dir=? AND (relpath=? OR"
-                    " (old_relpath=? AND kind='renamed'))",
-                    (dir_id, relpath, relpath),
-                )
-            ]
-            renamed = [
-                (str(r[0]), int(r[1]))
-                for r in self._db.execute(
-                    "SELECT relpath, rev FROM versions WHERE dir=? AND old_relpath=?"
-                    " AND kind='renamed'",
+                    "SELECT rev FROM versions WHERE dir=? AND relpath=?",
                     (dir_id, relpath),
                 )
             ]
-            doomed = [(rel, rev) for rel, rev in rows if (rel, rev) not in renamed]
             return self._purge(path, dir_id, doomed, {relpath})
 
     def purge_secret(self, fingerprint: str) -> list[tuple[str, str, int]]:

@@ -151,7 +151,9 @@ def test_restore_never_writes_through_a_link(
     outside.mkdir()
     (memory / "sub").symlink_to(outside)
     done = memd("restore", "--all", "--rev", str(rev), cwd=git_repo)
-    assert done.returncode != 0 or not (outside / "a.md").exists()
+    assert done.returncode == 2
+    assert "sub/a.md" in done.stderr
+    assert "nothing restored" in done.stderr
     assert not (outside / "a.md").exists()
 
 
@@ -235,3 +237,23 @@ def test_purge_path(memory: Path, git_repo: Path) -> None:
         assert b"private thought" not in data, path
     listed = memd("history", "diary.md", cwd=git_repo)
     assert "no recorded changes" in listed.stdout
+
+
+def test_restore_leaves_a_purged_file_alone(memory: Path, git_repo: Path) -> None:
+    (memory / "keep.md").write_text("kept\n")
+    rev = record(memory)
+    (memory / "secret.md").write_text("private\n")
+    record(memory)
+    assert memd("history", "purge", "secret.md", cwd=git_repo).returncode == 0
+    done = memd("restore", "--all", "--rev", str(rev), cwd=git_repo)
+    assert done.returncode == 0, done.stderr
+    assert (memory / "secret.md").read_text() == "private\n"
+
+
+def test_odd_names_are_skipped_not_fatal(memory: Path, git_repo: Path) -> None:
+    (memory / "ok.md").write_text("fine\n")
+    os.close(os.open(os.path.join(os.fsencode(memory), b"bad\xff\n.md"), os.O_CREAT))
+    with History.open(state_dir()) as history:
+        change = history.record(str(memory), cause="edit")
+    assert change is not None
+    assert [f.relpath for f in change.files] == ["ok.md"]

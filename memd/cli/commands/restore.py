@@ -96,6 +96,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     for relpath_done, action in plan.steps:
         print(f"{action:<7} {relpath_done}")
+    note = plan.change.note if plan.change is not None else None
+    if note and "; not restored: " in note:  # a folder swapped for a link meanwhile
+        print(f"memd: {note.split('; ', 1)[1]}", file=sys.stderr)
     undo = ""
     if plan.change is not None:
         undo = (
