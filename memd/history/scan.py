@@ -2,11 +2,11 @@
 
 Every regular file below the directory is kept, `MEMORY.md`, topic files,
 `team/` and `logs/` alike, except hidden entries (`.git`, `.consolidate-lock`,
-`.memd-tmp-*`), names `memd.relpath` refuses, files over `MAX_FILE_BYTES`, and anything past `MAX_DEPTH`
-levels or `MAX_FILES` files. The walk holds one directory descriptor per
-level (`memd.fsread.open_dir`, `O_NOFOLLOW`) and never enters a symlink, so
-nothing outside the directory is read; a file is read through
-`memd.fsread.read_beneath`, only when its stat key moved.
+`.memd-tmp-*`), names `memd.relpath` refuses, files over `MAX_FILE_BYTES`,
+and anything past `MAX_DEPTH` levels or `MAX_FILES` files. The walk holds one
+directory descriptor per level (`memd.fsread.open_dir`, `O_NOFOLLOW`) and
+never enters a symlink, so nothing outside the directory is read; a file is
+read through `memd.fsread.read_beneath`, only when its stat key moved.
 """
 
 from __future__ import annotations
