@@ -282,6 +282,9 @@ class _Daemon:
                 self.sweeps.watches_changed()
             dirs |= now_dirs - before
             for gone in before - now_dirs:
+                self.history.pending.add(
+                    gone
+                )  # a deleted dir is recorded, not forgotten
                 self.dirs.pop(gone, None)
                 self.recall.forget(gone)
                 self.hook_linter.forget(gone)

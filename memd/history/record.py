@@ -102,33 +102,32 @@ def recording_dirs(
     recorder.dirs = dirs
     _local.depth = 1
     try:
-        with write_lock(state_dir):
-            history = _open(state_dir, log)
-            try:
-                if history is not None:
-                    _recover(state_dir, history, log)
-                    for memory_dir in dirs:
-                        found = _session(state_dir, memory_dir)
-                        _record(
-                            history, state_dir, memory_dir, "edit", found, None, log
-                        )
+        with contextlib.ExitStack() as held:
+            try:  # a state dir memd cannot write never stops the write itself
+                held.enter_context(write_lock(state_dir))
+            except OSError as error:
+                _warn(log, "history_lock_failed", state_dir=state_dir, error=str(error))
                 yield recorder
+                return
+            history = _open(state_dir, log)
+            if history is not None:
+                held.callback(history.close)
+                _recover(state_dir, history, log)
                 for memory_dir in dirs:
-                    if history is None:
-                        break
-                    _record_named(
-                        history,
-                        state_dir,
-                        memory_dir,
-                        cause,
-                        session,
-                        note,
-                        log,
-                        recorder.named(memory_dir),
-                    )
-            finally:
-                if history is not None:
-                    history.close()
+                    found = _session(state_dir, memory_dir)
+                    _record(history, state_dir, memory_dir, "edit", found, None, log)
+            yield recorder
+            for memory_dir in dirs if history is not None else ():
+                _record_named(
+                    history,  # type: ignore[arg-type]  # not None in this loop
+                    state_dir,
+                    memory_dir,
+                    cause,
+                    session,
+                    note,
+                    log,
+                    recorder.named(memory_dir),
+                )
     finally:
         _local.depth = 0
 

@@ -242,3 +242,33 @@ from memd.mcp_server.tools import open_project, write_memory
 project = open_project(sys.argv[1], os.environ)
 write_memory(project, "mcp note", "A note the MCP server wrote", "user", "Body.\\n")
 """
+
+
+def test_a_deleted_memory_directory_is_a_loss_and_comes_back(
+    start_daemon: Starter, git_repo: Path, isolated_home: Home
+) -> None:
+    import shutil
+
+    memory = _memory_of(git_repo)
+    for i in range(5):
+        (memory / f"topic_{i}.md").write_text(topic(f"t{i}", body=f"Fact {i}.\n" * 20))
+    (memory / "MEMORY.md").write_text("- [T0](topic_0.md) — fact\n")
+    backdate(memory)
+    before = _files(memory)
+    daemon = start_daemon()
+    wait_for(lambda: _changes(isolated_home, memory), what="the first record")
+    [first] = _changes(isolated_home, memory)
+    shutil.rmtree(memory)
+    wait_for(lambda: daemon.events("memory_loss"), what="the loss alarm")
+    assert daemon.events("memory_loss")[0]["loss"] == "5 memory files were deleted"
+    done = daemon.memd(
+        "restore",
+        "--all",
+        "--project",
+        str(memory),
+        "--rev",
+        str(first.rev),  # type: ignore[attr-defined]
+    )
+    assert done.returncode == 0, done.stderr
+    assert _files(memory) == before
+    daemon.assert_alive()

@@ -211,3 +211,28 @@ def test_threads_record_each_change_once(mem: Path, history: History) -> None:
     for thread in threads:
         thread.join()
     assert sum(r is not None for r in results) == 1
+
+
+def test_an_edit_carries_the_session_the_hooks_last_saw(
+    mem: Path, tmp_path: Path
+) -> None:
+    from memd.history.record import record_edit
+
+    state = tmp_path / "state"
+    hooks = state / "hooks"
+    hooks.mkdir(parents=True)
+    (hooks / "other-session.txt").write_text(
+        "memd-hook-session 1\nrecorded_ns 1\nmemory_dir /somewhere/else/\n"
+    )
+    (hooks / "the-session.txt").write_text(
+        f"memd-hook-session 1\nrecorded_ns 1\nmemory_dir {mem}/\n"
+    )
+    (mem / "a.md").write_text("written by the agent\n")
+    with History.open(str(state)) as history:
+        change = record_edit(history, str(state), str(mem))
+        assert isinstance(change, tuple)
+        assert change.session == "the-session"
+        (mem / "a.md").write_text("and again\n")
+        stopped = record_edit(history, str(state), str(mem), cause="stopped")
+        assert isinstance(stopped, tuple)
+        assert stopped.session is None
