@@ -221,9 +221,10 @@ def format_change(
     if change.loss:
         lines.append(f"    LOSS: {change.loss}")
     for file in change.files[:_FILES_SHOWN]:
-        name = escape_surrogates(file.relpath)
+        # relpaths are what memd.relpath accepts (no lone surrogate): printable
+        name = file.relpath
         if file.old_relpath is not None:
-            name = f"{escape_surrogates(file.old_relpath)} -> {name}"
+            name = f"{file.old_relpath} -> {name}"
         lines.append(f"    {file.kind:<8} {name}")
     if len(change.files) > _FILES_SHOWN:
         lines.append(f"    ... and {len(change.files) - _FILES_SHOWN} more")
