@@ -236,3 +236,25 @@ def test_an_edit_carries_the_session_the_hooks_last_saw(
         stopped = record_edit(history, str(state), str(mem), cause="stopped")
         assert isinstance(stopped, tuple)
         assert stopped.session is None
+
+
+def test_emptied_files_are_a_loss_and_renames_are_not(
+    mem: Path, history: History
+) -> None:
+    for i in range(6):
+        (mem / f"t{i}.md").write_text("a fact worth keeping\n" * 10)
+    history.record(str(mem), cause="edit", at=1000.0)
+    for i in range(6):
+        os.rename(mem / f"t{i}.md", mem / f"moved_{i}.md")
+    moved = history.record(str(mem), cause="edit", at=5000.0)
+    assert moved is not None
+    assert not moved.is_loss
+    assert {f.kind for f in moved.files} == {"renamed"}
+    for i in range(3):
+        (mem / f"moved_{i}.md").write_text("  \n")
+    emptied = history.record(str(mem), cause="mcp", at=9000.0)
+    assert emptied is not None
+    assert emptied.loss == "3 memory files were deleted or emptied"
+    assert history.file_at(str(mem), "t0.md", moved.rev - 1) == (
+        b"a fact worth keeping\n" * 10
+    )
