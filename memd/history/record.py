@@ -97,7 +97,7 @@ def recording_dirs(
         yield recorder
         return
     if state_dir is None:
-        state_dir = (config or _load_config()).state_dir
+        state_dir = _state_dir(config)
     dirs = sorted({normalize_dir(memory_dir_holding(d)) for d in memory_dirs})
     recorder.dirs = dirs
     _local.depth = 1
@@ -207,6 +207,18 @@ def memory_dir_holding(directory: str) -> str:
     if os.path.basename(trimmed) == "team":
         return os.path.dirname(trimmed)
     return trimmed
+
+
+def _state_dir(config: Config | None) -> str:
+    """The configured state dir; the default one when config.toml cannot be read."""
+    from memd.errors import ConfigError
+
+    try:
+        return (config or _load_config()).state_dir
+    except ConfigError:
+        from memd.dirs import default_state_dir
+
+        return default_state_dir()
 
 
 def _load_config() -> Config:
