@@ -398,9 +398,9 @@ class History:
                 FileChange(relpath=rel, kind="deleted", size_before=entry.size)
             )
         files.sort(key=lambda f: f.relpath)
-        loss = (
-            None if cause == "restore" else self._judge_burst(dir_id, rev, when, tree)
-        )
+        # A change that removed nothing cannot make a loss: only these are judged.
+        lossy = removed > 0 and cause != "restore"
+        loss = self._judge_burst(dir_id, rev, when, tree) if lossy else None
         self._db.execute(
             "UPDATE changes SET bytes_added=?, bytes_removed=?, loss=? WHERE rev=?",
             (added, removed, loss.sentence if loss else None, rev),
