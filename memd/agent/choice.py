@@ -134,6 +134,11 @@ def agent_version_output(binary: str, cache_dir: str) -> str | None:
     return output
 
 
+def probe_version(binary: str) -> str | None:
+    """Run `binary --version` now (no cache), bounded by `PROBE_TIMEOUT_SECONDS`."""
+    return _probe(binary)
+
+
 def _probe(binary: str) -> str | None:
     try:
         result = subprocess.run(

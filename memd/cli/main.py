@@ -18,6 +18,14 @@ if TYPE_CHECKING:
 
 # name -> (module, one-line summary); `--help` imports none of the modules.
 COMMANDS = {
+    "setup": (
+        "memd.cli.commands.setup",
+        "wire memd into Claude Code: hooks, MCP server, user service (--undo)",
+    ),
+    "doctor": (
+        "memd.cli.commands.doctor",
+        "check every part memd needs, one verdict each, with the fix",
+    ),
     "run": (
         "memd.cli.commands.run",
         "run the daemon: watch, lint on save, keep prompts warm, dream nightly",

@@ -59,7 +59,10 @@ def check_liveness(
     lock_dir = runtime_dir(env, state_dir=state_dir)
     if not is_lock_held(lock_dir):
         return Liveness(
-            state=NOT_RUNNING, pid=None, since=None, detail="no `memd run` holds the lock"
+            state=NOT_RUNNING,
+            pid=None,
+            since=None,
+            detail="no `memd run` holds the lock",
         )
     pid = read_lock_pid(lock_dir)
     saved = read_state(state_dir, STATUS_FILE)

@@ -148,7 +148,7 @@ class _Daemon:
         self._ignore_own_files()
         self.choice = self._choose_profile(None)
         self.recall = RecallFeed(config.cache_dir, log)
-        self.last_round: float | None = None  # wall time the settle thread last reported
+        self.last_round: float | None = None  # when the settle thread last reported
         self.hook_linter = HookLinter(
             lambda: (self.config, self.lint_settings),
             lambda memory_dir: memory_dir in self._known(),
