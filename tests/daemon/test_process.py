@@ -353,13 +353,14 @@ class TestStatusCommand:
         wait_for(lambda: _status(daemon)["next_dream"], timeout=10, what="a next dream")
 
     def test_never_started(self) -> None:
-        """With no daemon ever run, status says so and exits 0."""
+        """With no daemon ever run, status says so, names the start, and exits 3."""
         done = subprocess.run(
             [*MEMD, "status"], capture_output=True, text=True, check=False
         )
 
-        assert 0 == done.returncode
+        assert 3 == done.returncode
         assert "memd is not running" in done.stdout
+        assert "start it with `memd service install`" in done.stdout
 
 
 def _status(daemon: Daemon) -> dict:  # type: ignore[type-arg]
