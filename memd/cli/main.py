@@ -132,6 +132,13 @@ def _build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument(
         "--debug", action="store_true", help="show tracebacks for internal errors"
     )
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        default=argparse.SUPPRESS,  # the commands that log take it too
+        help="show log records on stderr (on a terminal they go to memd's log file)",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, summary) in COMMANDS.items():
         if only is not None and name != only:

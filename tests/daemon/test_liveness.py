@@ -121,8 +121,9 @@ class TestDoctor:
         lines = done.stdout.splitlines()
         assert 1 == done.returncode
         assert "FAIL  daemon: not running" == lines[0]
-        assert "      fix: `memd service install` (or `memd run` in a terminal)" == (
-            lines[1]
+        assert (
+            "      fix: `memd service install` (or `memd run` in a terminal)"
+            == (lines[1])
         )
 
     def test_setup_then_doctor_is_all_green(

@@ -7,8 +7,10 @@ import os
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Callable
 
     from memd.agent.paths import MemoryLocation
+    from memd.config import Config
 
 # Memory switched off is the person's choice, not a failure: prompt, log and
 # dream all exit with this status (README, "When auto memory is off").
@@ -76,3 +78,34 @@ def report_memory_off(location: MemoryLocation, *, nothing: str, as_json: bool) 
         }
         sys.stdout.write(json.dumps(out, indent=2, ensure_ascii=False) + "\n")
     return MEMORY_OFF_EXIT
+
+
+def add_verbose_argument(parser: argparse.ArgumentParser) -> None:
+    """Add `-v`/`--verbose`: show the log records on stderr, on a terminal too."""
+    import argparse
+
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        default=argparse.SUPPRESS,  # so a subcommand's -v does not undo the parent's
+        help="show log records on stderr (on a terminal they go to memd's log file)",
+    )
+
+
+def configure_command_logs(
+    config: Config,
+    args: argparse.Namespace,
+    show: Callable[[str, dict[str, object]], str | None] | None = None,
+) -> None:
+    """Log as a command people run: off the terminal unless `-v` (memd.logconfig)."""
+    from memd.logconfig import configure_command_logging
+    from memd.service.units import log_file_path
+
+    configure_command_logging(
+        config.log_format,
+        config.log_level,
+        log_file=log_file_path(config.state_dir),
+        verbose=bool(getattr(args, "verbose", False)),
+        show=show,
+    )

@@ -192,9 +192,11 @@ def format_text(status: dict[str, object]) -> str:
         )
         dream = entry.get("last_dream")
         if isinstance(dream, dict) and dream.get("last_run"):
+            result = dream.get("last_result")
+            undone = isinstance(result, dict) and result.get("undone_at")
             lines.append(
-                f"    last dream: {_dream_result(dream.get('last_result'))}"
-                f" at {dream.get('last_run')}"
+                f"    last dream: {_dream_result(result)}"
+                f" at {undone or dream.get('last_run')}"
             )
         elif isinstance(dream, dict) and dream:
             lines.append("    last dream: never")

@@ -62,7 +62,9 @@ class TestSetup:
         out = done.stdout
         assert f"+++ {isolated_home.claude / 'settings.json'} (with memd hooks)" in out
         assert "hook post-tool-use" in out
-        assert f"+++ {isolated_home.home / '.claude.json'} (with memd MCP server)" in out
+        assert (
+            f"+++ {isolated_home.home / '.claude.json'} (with memd MCP server)" in out
+        )
         assert "systemctl --user enable --now memd.service" in out
         assert not (isolated_home.state / "memd" / "setup.json").exists()
 
