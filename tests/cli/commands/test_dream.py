@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import os
 import datetime
+import os
 import shlex
 import sys
 from pathlib import Path
