@@ -1,8 +1,9 @@
 """What `memd lint` and `memd fix` act on: memory dirs, project roots, lone files.
 
 A PATH may be a memory directory, a project root (resolved as the agent
-resolves it) or a single topic file; no PATH means every
-`<base>/projects/*/memory` directory.
+resolves it) or a single topic file; no PATH means the current directory's
+project (or the memory dir the current directory is), as for every other
+command, and `every` (`--all`) every `<base>/projects/*/memory` directory.
 """
 
 from __future__ import annotations
@@ -42,19 +43,26 @@ def resolve_targets(
     env: Mapping[str, str] | None = None,
     *,
     profile: ProfileSpec = None,
+    every: bool = False,
+    cwd: str | None = None,
 ) -> tuple[Target, ...]:
-    """Return the memory dirs and files `paths` name; none: every known memory dir.
+    """Return the memory dirs and files `paths` name; none: `cwd`'s project's.
 
-    A project directory is resolved to its memory dir as `profile` (the
-    agent release in force; None: the newest) would resolve it.
+    With `every` and no paths: every known memory dir. A project directory
+    is resolved to its memory dir as `profile` (the agent release in force;
+    None: the newest) would resolve it. A current project with no memory
+    dir yet gives no target (see `current_memory_dir`).
 
     Raises:
         UsageError: a path does not exist, or is a project with no memory dir.
     """
     from memd.errors import UsageError
 
-    if not paths:
+    if not paths and every:
         return discover_targets(env)
+    if not paths:
+        here = current_memory_dir(cwd or os.getcwd(), env, profile)
+        return (Target(here, True),) if os.path.isdir(here) else ()
     targets: list[Target] = []
     for raw in paths:
         path = os.path.abspath(raw)
@@ -76,6 +84,24 @@ def resolve_targets(
         else:
             raise UsageError(f"{raw}: not a regular file or directory")
     return tuple(dict.fromkeys(targets))  # in order, without repeats
+
+
+def current_memory_dir(
+    cwd: str, env: Mapping[str, str] | None, profile: ProfileSpec
+) -> str:
+    """The memory dir a command run in `cwd` acts on, whether or not it exists.
+
+    `cwd` itself when it is a memory dir (it holds MEMORY.md, or is named
+    `memory`); else its project's, resolved as the agent resolves it.
+    """
+    from memd.agent.paths import resolve_memory_location
+
+    if os.path.isfile(os.path.join(cwd, INDEX_NAME)) or os.path.basename(
+        cwd.rstrip(os.sep)
+    ) in ("memory", "team"):
+        return cwd
+    location = resolve_memory_location(cwd, env, profile=profile)
+    return location.memory_dir.rstrip(os.sep)
 
 
 def _errno_text(error: OSError) -> str:
