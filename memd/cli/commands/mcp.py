@@ -72,6 +72,13 @@ def run(args: argparse.Namespace) -> int:
         from memd.errors import UsageError
 
         raise UsageError(str(error)) from None
+    if os.isatty(0):
+        # An MCP client talks on stdin; a person who ran this sees why it waits.
+        print(
+            f"memd mcp: serving {project.memory_dir} over MCP on stdin/stdout;"
+            " waiting for a client's JSON-RPC (Ctrl-C stops it)",
+            file=sys.stderr,
+        )
     with claimed_stdio() as (wire_in, wire_out):
         first = greet(wire_in, wire_out)
         if first is not None:  # a tool call: now the SDK, after the handshake
