@@ -86,7 +86,8 @@ def run_in_terminal(*argv: str, cwd: Path | None = None) -> str:
 def assert_no_log_records(text: str) -> None:
     for line in text.splitlines():
         assert not line.lstrip().startswith("{"), text
-        assert "[info" not in line and "[warning" not in line, text
+        assert "[info" not in line, text
+        assert "[warning" not in line, text
         assert "event" not in line, text
 
 
