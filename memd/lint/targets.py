@@ -9,11 +9,13 @@ command, and `every` (`--all`) every `<base>/projects/*/memory` directory.
 from __future__ import annotations
 
 import os
+import posixpath
 import stat
 from dataclasses import dataclass
 
-from memd.agent.terms import INDEX_NAME
+from memd.agent.terms import INDEX_NAME, TEAM_DIR
 from memd.fsread import list_names
+from memd.lint.checks_index import is_team_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -302,19 +304,47 @@ def lint_dir(
     cache: ParseCache | None = None,
     secret_allow: frozenset[str] = frozenset(),
 ) -> tuple[Diagnostic, ...]:
-    """Read one memory directory and lint it, file-level findings included."""
-    from memd.lint.engine import lint_memdir
+    """Read one memory directory and lint it, file-level findings included.
+
+    A `team/` holding its own MEMORY.md is team memory, an index of its own:
+    its files are judged against it, exactly as `memd lint DIR/team` judges
+    them (their findings replace the private lint's), so one team file's
+    lint equals its directory's.
+    """
+    import dataclasses
+
+    from memd.lint.engine import lint_memdir, sort_key
     from memd.memory.reader import load_memdir
 
-    memdir = load_memdir(memory_dir, cache=cache, max_file_bytes=max_file_bytes)
-    return lint_memdir(
-        memdir,
-        severities=severities,
-        why_labels=why_labels,
-        how_labels=how_labels,
-        profile=profile,
-        secret_allow=secret_allow,
-    )
+    def lint(directory: str, cache: ParseCache | None) -> tuple[Diagnostic, ...]:
+        memdir = load_memdir(directory, cache=cache, max_file_bytes=max_file_bytes)
+        return lint_memdir(
+            memdir,
+            severities=severities,
+            why_labels=why_labels,
+            how_labels=how_labels,
+            profile=profile,
+            secret_allow=secret_allow,
+        )
+
+    found = lint(memory_dir, cache)
+    team = os.path.join(memory_dir, TEAM_DIR)
+    if os.path.basename(memory_dir) == TEAM_DIR or not _is_index_of(team):
+        return found
+    private = [d for d in found if not is_team_file(d.path)]
+    shared = [
+        dataclasses.replace(d, path=posixpath.normpath(f"{TEAM_DIR}/{d.path}"))
+        for d in lint(team, None)  # the cache holds the private dir's parses
+    ]
+    return tuple(sorted([*private, *shared], key=sort_key))
+
+
+def _is_index_of(directory: str) -> bool:
+    """Whether `directory` holds a MEMORY.md (a regular file, links not followed)."""
+    try:
+        return stat.S_ISREG(os.lstat(os.path.join(directory, INDEX_NAME)).st_mode)
+    except OSError:
+        return False
 
 
 def _unreadable(target: Target) -> Diagnostic:
