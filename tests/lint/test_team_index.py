@@ -13,7 +13,10 @@ import pytest
 from memd.cli.main import main
 from memd.lint.targets import lint_targets, resolve_targets
 
-PRIVATE = "---\nname: role\ndescription: The user is a staff SRE on payments\ntype: user\n---\nSRE.\n"
+PRIVATE = (
+    "---\nname: role\ndescription: The user is a staff SRE on payments\n"
+    "type: user\n---\nSRE.\n"
+)
 TEAM = (
     "---\nname: {name}\ndescription: What the team decided about {name} here\n"
     "type: project\n---\nDecided.\n\n**Why:** asked.\n**How to apply:** always.\n"
