@@ -295,12 +295,12 @@ def _index_budgets(config: Config) -> Check:
 def _writable(config: Config) -> Iterator[Check]:
     import tempfile
 
-    for name, directory in (
-        ("state dir", config.state_dir),
-        ("cache dir", config.cache_dir),
-    ):
+    dirs = (("state dir", config.state_dir), ("cache dir", config.cache_dir))
+    for name, directory in dirs:
         existing = _nearest_existing(directory)
         try:
+            if not os.path.isdir(existing):
+                raise NotADirectoryError(f"{existing} is a file, in the way")
             with tempfile.TemporaryFile(dir=existing):
                 pass
         except OSError as error:
@@ -317,7 +317,7 @@ def _writable(config: Config) -> Iterator[Check]:
 def _nearest_existing(directory: str) -> str:
     """`directory`, or the nearest parent that exists (memd makes the rest)."""
     path = os.path.abspath(directory)
-    while not os.path.isdir(path) and os.path.dirname(path) != path:
+    while not os.path.lexists(path) and os.path.dirname(path) != path:
         path = os.path.dirname(path)
     return path
 
