@@ -7,7 +7,8 @@ import os
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Callable
+    from collections.abc import Callable, MutableMapping
+    from typing import Any
 
     from memd.agent.paths import MemoryLocation
     from memd.agent.profile import ProfileSpec
@@ -128,7 +129,7 @@ def add_verbose_argument(parser: argparse.ArgumentParser) -> None:
 def configure_command_logs(
     config: Config,
     args: argparse.Namespace,
-    show: Callable[[str, dict[str, object]], str | None] | None = None,
+    show: Callable[[str, MutableMapping[str, Any]], str | None] | None = None,
 ) -> None:
     """Log as a command people run: off the terminal unless `-v` (memd.logconfig)."""
     from memd.logconfig import configure_command_logging

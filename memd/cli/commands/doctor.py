@@ -105,7 +105,7 @@ def _settings() -> Iterator[Check]:
     executable = memd_executable()
     path = os.path.join(claude_config_home(), "settings.json")
     settings, problem = _json_object(path)
-    hooks = settings.get("hooks") if isinstance(settings, dict) else None
+    hooks = settings.get("hooks")
     missing = [
         event
         for event, (_, subcommand, _) in MEMD_HOOKS.items()
@@ -129,7 +129,7 @@ def _settings() -> Iterator[Check]:
         yield Check("hooks", OK, f"{', '.join(MEMD_HOOKS)} in {path} run {executable}")
     claude_json = claude_json_path(os.environ)
     config, problem = _json_object(claude_json)
-    servers = config.get("mcpServers") if isinstance(config, dict) else None
+    servers = config.get("mcpServers")
     entry = servers.get(SERVER_NAME) if isinstance(servers, dict) else None
     if problem:
         yield Check("mcp", FAIL, f"{claude_json}: {problem}", f"repair {claude_json}")

@@ -167,7 +167,7 @@ def _not_due_reason(config: Config, memory_dir: str, now: datetime.datetime) -> 
     zone = dream_zone(config)
     upcoming = next_dream_time(now, config.dream_time, zone).isoformat("T", "minutes")
     record = dream_status(config.state_dir).get(memory_key(memory_dir), {})
-    raw = record.get("last_run") if isinstance(record, dict) else None
+    raw = record.get("last_run")
     try:
         last = dt.datetime.fromisoformat(raw) if isinstance(raw, str) else None
     except ValueError:

@@ -12,6 +12,8 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import MutableMapping
+    from typing import Any
 
     from memd.config import Config
 
@@ -51,7 +53,7 @@ class _ForPeople:
         self.config = config
         self.log_file = log_file_path(config.state_dir)
 
-    def line(self, level: str, event: dict[str, object]) -> str | None:
+    def line(self, level: str, event: MutableMapping[str, Any]) -> str | None:
         name = event.get("event")
         if name == "daemon_ready":
             return self._first_line(event)
@@ -65,7 +67,7 @@ class _ForPeople:
             return f"memd: {level}: {name} (details in {self.log_file})"
         return None
 
-    def _first_line(self, event: dict[str, object]) -> str:
+    def _first_line(self, event: MutableMapping[str, Any]) -> str:
         import os
 
         from memd.agent.paths import memory_base_dir
@@ -79,7 +81,7 @@ class _ForPeople:
         )
 
     @staticmethod
-    def _findings(event: dict[str, object]) -> str | None:
+    def _findings(event: MutableMapping[str, Any]) -> str | None:
         import dataclasses
 
         from memd.diagnostics import Diagnostic
