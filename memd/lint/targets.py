@@ -17,6 +17,9 @@ from memd.agent.terms import INDEX_NAME, TEAM_DIR
 from memd.fsread import list_names
 from memd.lint.checks_index import is_team_file
 
+TEAM_PREFIX = TEAM_DIR + "/"
+ORPHAN_CODE = "I006"
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -24,7 +27,7 @@ if TYPE_CHECKING:
     from memd.agent.profile import ProfileSpec
     from memd.config import Config
     from memd.diagnostics import Diagnostic
-    from memd.memory.memdir import ParseCache
+    from memd.memory.memdir import MemDir, ParseCache
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,7 +205,23 @@ def infer_memory_dir(path: str) -> tuple[str, str]:
         (os.path.dirname(a) for a in ancestors if os.path.basename(a) == "logs"),
         here,
     )
+    chosen = team_owner(chosen) or chosen  # a team file is its memory dir's too
     return chosen, os.path.relpath(path, chosen).replace(os.sep, "/")
+
+
+def team_owner(directory: str) -> str | None:
+    """The memory dir whose `team/` `directory` is, or None.
+
+    `memd lint DIR/team` and `memd lint DIR/team/x.md` lint `DIR` and keep the
+    team's findings, so they equal what `memd lint DIR` says of the team.
+    """
+    directory = directory.rstrip(os.sep)
+    parent = os.path.dirname(directory)
+    if os.path.basename(directory) != TEAM_DIR or not os.path.isdir(directory):
+        return None
+    if _is_index_of(parent) or os.path.basename(parent) == "memory":
+        return parent
+    return None
 
 
 def lint_targets(
@@ -243,6 +262,11 @@ def lint_targets(
     for target in targets:
         if target.error is not None:
             found.append(_unreadable(target))
+        elif target.is_dir and (owner := team_owner(target.path)) is not None:
+            if owner not in wanted:
+                wanted[owner] = {TEAM_PREFIX}
+            elif (chosen := wanted[owner]) is not None:
+                chosen.add(TEAM_PREFIX)
         elif target.is_dir:
             wanted[target.path.rstrip(os.sep)] = None
         else:
@@ -262,7 +286,11 @@ def lint_targets(
             secret_allow=secret_allow,
         )
         for d in diagnostics:
-            if relpaths is None or d.path in relpaths:
+            if (
+                relpaths is None
+                or d.path in relpaths
+                or (TEAM_PREFIX in relpaths and is_team_file(d.path))
+            ):
                 path = display_path(memory_dir, d.path, cwd=cwd)
                 found.append(dataclasses.replace(d, path=path))
     return tuple(sorted(dict.fromkeys(found), key=sort_key))
@@ -307,18 +335,23 @@ def lint_dir(
     """Read one memory directory and lint it, file-level findings included.
 
     A `team/` holding its own MEMORY.md is team memory, an index of its own:
-    its files are judged against it, exactly as `memd lint DIR/team` judges
-    them (their findings replace the private lint's), so one team file's
-    lint equals its directory's.
+    its files are judged against it (their findings replace the private
+    lint's), and a private `team/x.md` link still reaches its file. A lone
+    team file, or `DIR/team`, is linted as part of `DIR` (`team_owner`), so
+    one team file's lint equals its directory's.
     """
     import dataclasses
 
+    from memd.lint.checks_index import classify_links
     from memd.lint.engine import lint_memdir, sort_key
+    from memd.memory.index import parse_index
     from memd.memory.reader import load_memdir
 
-    def lint(directory: str, cache: ParseCache | None) -> tuple[Diagnostic, ...]:
+    def lint(
+        directory: str, cache: ParseCache | None
+    ) -> tuple[tuple[Diagnostic, ...], MemDir]:
         memdir = load_memdir(directory, cache=cache, max_file_bytes=max_file_bytes)
-        return lint_memdir(
+        found = lint_memdir(
             memdir,
             severities=severities,
             why_labels=why_labels,
@@ -326,15 +359,26 @@ def lint_dir(
             profile=profile,
             secret_allow=secret_allow,
         )
+        return found, memdir
 
-    found = lint(memory_dir, cache)
+    found, memdir = lint(memory_dir, cache)
     team = os.path.join(memory_dir, TEAM_DIR)
-    if os.path.basename(memory_dir) == TEAM_DIR or not _is_index_of(team):
+    if team_owner(team) != memory_dir.rstrip(os.sep) or not _is_index_of(team):
         return found
+    # The agent's own convention indexes team files from the private MEMORY.md
+    # as `team/x.md`: such a link reaches the file too, so it is no orphan.
+    linked = {
+        relpath.removeprefix(TEAM_PREFIX)
+        for relpath, _ in classify_links(
+            parse_index(memdir.index_text or ""), memdir.files
+        )
+        if relpath is not None and is_team_file(relpath)
+    }
     private = [d for d in found if not is_team_file(d.path)]
     shared = [
-        dataclasses.replace(d, path=posixpath.normpath(f"{TEAM_DIR}/{d.path}"))
-        for d in lint(team, None)  # the cache holds the private dir's parses
+        dataclasses.replace(d, path=posixpath.normpath(TEAM_PREFIX + d.path))
+        for d in lint(team, None)[0]  # the cache holds the private dir's parses
+        if not (d.code == ORPHAN_CODE and d.path in linked)
     ]
     return tuple(sorted([*private, *shared], key=sort_key))
 

@@ -100,3 +100,20 @@ class TestFix:
             for d in json.loads(capsys.readouterr().out)["diagnostics"]
         }
         assert ("deploys.md", "I006") not in codes
+
+
+class TestTheAgentsConvention:
+    """2.1.112 and 2.1.332 index team files from the private MEMORY.md as team/x.md."""
+
+    def test_a_private_team_link_reaches_its_file(self, memory: Path) -> None:
+        (memory / "MEMORY.md").write_text(
+            "- [Role](user_role.md) — the SRE\n- [Oncall](team/oncall.md) — rota\n"
+        )
+
+        found = _found(memory, cwd=memory)
+        alone = _found(memory / "team" / "oncall.md", cwd=memory)
+        team = _found(memory / "team", cwd=memory)
+
+        assert [("team/MEMORY.md", "I005")] == found
+        assert [] == alone
+        assert found == team
