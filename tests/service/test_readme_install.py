@@ -24,7 +24,8 @@ pytestmark = pytest.mark.slow
 def install_lines() -> list[str]:
     readme = (REPO / "README.md").read_text("utf-8")
     match = re.search(
-        r"<!-- install-command:start -->\n```sh\n(.*?)```\n<!-- install-command:end -->",
+        r"<!-- install-command:start -->\n```sh\n(.*?)```\n"
+        r"<!-- install-command:end -->",
         readme,
         re.DOTALL,
     )
