@@ -49,9 +49,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from memd.cli.commands._options import configure_command_logs
     from memd.config import load_config
 
     config = load_config()
+    configure_command_logs(config, args)
     if args.undo:
         return _undo(config.state_dir, dry_run=args.dry_run)
     return _setup(config.state_dir, dry_run=args.dry_run, service=not args.no_service)
