@@ -13,7 +13,7 @@ checks the other's uid by `SO_PEERCRED` where the platform has it):
     -> {"lint": MEMORY_DIR, "profile": RELEASE or null, "settings": SETTINGS}
     <- {"findings": [DIAGNOSTIC, ...]}  or  {"refused": REASON}
     -> {"ping": true}
-    <- {"pong": PID, "heartbeat": WALL TIME of the settle thread's last round}
+    <- {"pong": PID, "heartbeat_age": SECONDS since the settle thread's last round}
 
 The ping is how `memd status` and `memd doctor` know the daemon answers, not
 only that its pid lives: a stopped (SIGSTOP) or wedged daemon holds its lock

@@ -3,10 +3,11 @@
 A held instance lock says only that a `memd run` process exists: a stopped
 (SIGSTOP) or wedged one holds it too. So `memd status` and `memd doctor` ask
 the daemon itself, with a ping over its hooks socket that must be answered
-within `PING_SECONDS`, and check the heartbeat the pong carries (the wall time
-the settle thread last finished a round, at least every
-`STATUS_HEARTBEAT_SECONDS`): an answer whose heartbeat is older than
-`STALE_SECONDS` means the socket's thread lives while the daemon's work is stuck.
+within `PING_SECONDS`, and check the heartbeat the pong carries (how long
+since the settle thread last finished a round, which it does at least every
+`STATUS_HEARTBEAT_SECONDS`, on the monotonic clock so a suspend is no stall):
+one older than `STALE_SECONDS` means the socket's thread lives while the
+daemon's work is stuck.
 "Since" is the last sign of life memd has: that heartbeat, or daemon.json's
 `updated` stamp when nothing answered.
 """
@@ -48,9 +49,13 @@ def check_liveness(
     env: Mapping[str, str],
     *,
     seconds: float = PING_SECONDS,
+    stale_seconds: float = STALE_SECONDS,
     now: float | None = None,
 ) -> Liveness:
-    """Ask the lock, then the daemon itself (within `seconds`), how it is."""
+    """Ask the lock, then the daemon itself (within `seconds`), how it is.
+
+    A heartbeat older than `stale_seconds` is a daemon whose work is stuck.
+    """
     from memd.dirs import runtime_dir
     from memd.hook_lint import ping_daemon, socket_path
     from memd.locks import is_lock_held, read_lock_pid
@@ -68,13 +73,13 @@ def check_liveness(
     saved = read_state(state_dir, STATUS_FILE)
     updated = saved.get("updated")
     last_written = float(updated) if isinstance(updated, int | float) else None
-    pong = ping_daemon(socket_path(env, state_dir=state_dir), seconds)
     now = time.time() if now is None else now
+    pong = ping_daemon(socket_path(env, state_dir=state_dir), seconds)
     hook_lint = saved.get("hook_lint")
     deaf = isinstance(hook_lint, dict) and hook_lint.get("listening") is False
     if pong is None and deaf and saved.get("pid") == pid and last_written is not None:
         # It could not listen at all: only its heartbeat in daemon.json can tell.
-        pong = {"pong": pid, "heartbeat": last_written}
+        pong = {"pong": pid, "heartbeat_age": now - last_written}
     if pong is None:
         return Liveness(
             state=NOT_RESPONDING,
@@ -83,15 +88,13 @@ def check_liveness(
             detail=f"pid {pid} holds the lock but did not answer a ping"
             f" within {seconds:g} s",
         )
-    heartbeat = pong.get("heartbeat")
-    beat = float(heartbeat) if isinstance(heartbeat, int | float) else None
-    if beat is not None and now - beat > STALE_SECONDS:
+    age = pong.get("heartbeat_age")
+    if isinstance(age, int | float) and age > stale_seconds:
         return Liveness(
             state=NOT_RESPONDING,
             pid=pid,
-            since=beat,
-            detail=f"pid {pid} answers, but its work has not moved"
-            f" for {int(now - beat)} s",
+            since=now - age,
+            detail=f"pid {pid} answers, but its work has not moved for {int(age)} s",
         )
     return Liveness(state=RUNNING, pid=pid, since=None, detail=f"pid {pid} answered")
 

@@ -83,15 +83,18 @@ class TestStatus:
     def test_a_stale_heartbeat_is_not_responding(
         self, start_daemon: Starter, isolated_home: Home
     ) -> None:
-        """The socket answers, but the settle thread's last round is old: wedged."""
+        """The socket answers, but the settle thread's last round is older than
+        the bound: wedged (the bound is 0 here, as any real round is older)."""
         daemon = start_daemon()
 
         alive = check_liveness(
-            str(isolated_home.state / "memd"), daemon.env, now=4_000_000_000.0
+            str(isolated_home.state / "memd"), daemon.env, stale_seconds=0.0
         )
+        fine = check_liveness(str(isolated_home.state / "memd"), daemon.env)
 
         assert "not responding" == alive.state
         assert "answers, but its work has not moved" in alive.detail
+        assert "running" == fine.state
 
 
 class TestDoctor:
