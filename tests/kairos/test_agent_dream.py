@@ -17,6 +17,7 @@ from memd.kairos.dream import DreamResult, dream_status, run_dream, undo_dream
 from memd.kairos.external import agent_argv
 from memd.kairos.generations import GENERATIONS_KEPT, list_generations
 from memd.locks import CONSOLIDATE_LOCK_NAME
+from tests.kairos.agents import with_stdout
 
 NOW = datetime(2026, 11, 29, 14, 5).astimezone()
 LOG = structlog.get_logger()
@@ -47,7 +48,7 @@ BAD = {
         "import os; d = os.environ['MEMD_LIVE_MEMORY_DIR']; "
         "open(os.path.join(d, 'old.md'), 'w').write('overwritten'); "
         "open(os.path.join(d, 'new.md'), 'w').write('new')",
-        "wrote to the live memory directory",
+        "Permission denied",  # Landlock: the agent cannot write outside its copy
     ),
     "../": ("open('../escape.md', 'w').write('out')", "outside the staging copy"),
     "symlink": ("import os; os.symlink('/etc/hostname', 'link.md')", "a symlink"),
@@ -141,15 +142,12 @@ class TestLiveLinks:
         outside = tmp_path / "outside.md"
         outside.write_text("secret\n")
         (world.memory / "link.md").symlink_to(outside)
-        seen = tmp_path / "seen"
-        script = (
-            f"import os; open({str(seen)!r}, 'w').write(repr(sorted(os.listdir())))"
-        )
 
-        result = world.dream(script)
+        result, seen = with_stdout(lambda: world.dream("import os; print(os.listdir())"))
 
         assert "ok" == result.status, result.message
-        assert "link.md" not in seen.read_text()
+        assert "MEMORY.md" in seen
+        assert "link.md" not in seen
         assert (world.memory / "link.md").is_symlink()
 
 
@@ -243,17 +241,18 @@ class TestAgentFlags:
     ) -> None:
         """`dream.agent` is run with memd's flags, in the copy, the prompt on stdin."""
         agent = tmp_path / "fake-claude"
-        seen = tmp_path / "seen"
         agent.write_text(
             f"#!{sys.executable}\nimport os, sys\n"
-            f"open({str(seen)!r}, 'w').write(repr((sys.argv[1:], os.getcwd(),"
+            "print(repr((sys.argv[1:], os.getcwd(),"
             " os.environ['HOME'], sys.stdin.read())))\n"
         )
         agent.chmod(0o755)
         config = replace(world.config, dream_agent=str(agent))
 
-        result = run_dream(str(world.memory), config, now=NOW, log=LOG)
-        argv, cwd, home, stdin = eval(seen.read_text())  # noqa: S307 -- our own repr
+        result, seen = with_stdout(
+            lambda: run_dream(str(world.memory), config, now=NOW, log=LOG)
+        )
+        argv, cwd, home, stdin = eval(seen)  # noqa: S307 -- our own repr
 
         assert "ok" == result.status, result.message
         assert agent_argv(str(agent))[1:] == argv

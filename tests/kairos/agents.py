@@ -1,0 +1,22 @@
+"""What a confined dream agent script says: it can write only in its copy.
+
+Under Landlock (memd.kairos.confine) an agent script cannot leave a file in
+the test's temp dir, so it reports on stdout, which memd logs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+import structlog
+
+T = TypeVar("T")
+
+
+def with_stdout(run: Callable[[], T]) -> tuple[T, str]:
+    """Return what `run()` returns and the stdout of the one agent it ran."""
+    with structlog.testing.capture_logs() as logs:
+        value = run()
+    [finished] = [e for e in logs if e["event"] == "dream_command_finished"]
+    return value, str(finished["stdout"])
