@@ -20,3 +20,12 @@ def with_stdout(run: Callable[[], T]) -> tuple[T, str]:
         value = run()
     [finished] = [e for e in logs if e["event"] == "dream_command_finished"]
     return value, str(finished["stdout"])
+
+
+def is_alive(pid: int) -> bool:
+    """Whether `pid` is a live process now (a zombie counts as dead)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return not stat.read().rsplit(") ", 1)[1].startswith(("Z", "X"))
+    except FileNotFoundError:
+        return False
