@@ -111,9 +111,7 @@ def restrict_writes(scratch: str, abi: int) -> None:
             fd = os.open(path, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
             try:
                 rule = ctypes.create_string_buffer(struct.pack("=Qi", allowed, fd), 12)
-                _syscall(
-                    ctypes.c_long(_ADD_RULE), ruleset, _RULE_PATH_BENEATH, rule, 0
-                )
+                _syscall(ctypes.c_long(_ADD_RULE), ruleset, _RULE_PATH_BENEATH, rule, 0)
             finally:
                 os.close(fd)
         _prctl(_PR_SET_NO_NEW_PRIVS, 1)
@@ -123,7 +121,7 @@ def restrict_writes(scratch: str, abi: int) -> None:
 
 
 class _Process:
-    __slots__ = ("pid", "ppid", "group", "session", "state")
+    __slots__ = ("group", "pid", "ppid", "session", "state")
 
     def __init__(self, pid: int, fields: list[str]) -> None:
         self.pid = pid
@@ -280,7 +278,7 @@ def main(argv: list[str]) -> int:
             os.write(2, f"memd could not confine the dream agent: {error}\n".encode())
             os._exit(CONFINE_FAILED)
         try:
-            os.execv(command[0], command)
+            os.execv(command[0], command)  # noqa: S606 -- the configured argv, no shell
         except OSError as error:
             os.write(2, f"dream agent could not start: {error}\n".encode())
             os._exit(NOT_FOUND if error.errno == errno.ENOENT else CONFINE_FAILED)

@@ -313,9 +313,10 @@ def _check_logs(
                 kept = _keep(config.state_dir, memory_dir, {rel: now})[rel]
             write_atomic_beneath(root_fd, rel, old, make_dirs=True)
             log.warning("dream_log_put_back", relpath=rel, kept=kept)
+            where = f", what it held is kept in {kept}" if kept else ""
             raise DreamCommandFailed(
-                f"the agent rewrote {rel} (the daily logs are append-only): its "
-                "bytes are put back" + (f", what it held is kept in {kept}" if kept else "")
+                f"the agent rewrote {rel} (the daily logs are append-only): "
+                f"its bytes are put back{where}"
             )
     finally:
         os.close(root_fd)
@@ -599,7 +600,9 @@ def _check_merged(
     if INDEX_NAME in outcome.writes:
         _check_index(merged)
     _check_lint(memory_dir, staging, config)
-    moved_to = {rel: _where_it_went(old, merged) for rel, old in outcome.deletes.items()}
+    moved_to = {
+        rel: _where_it_went(old, merged) for rel, old in outcome.deletes.items()
+    }
     lost = [rel for rel, where in moved_to.items() if not where]
     if lost:
         raise DreamCommandFailed(
@@ -613,7 +616,7 @@ def _mirror(root: str, files: dict[str, bytes]) -> None:
     now = snapshot_tree(root)
     for rel in now.keys() - files.keys():
         os.unlink(os.path.join(root, rel))
-    _write_tree(root, {rel: data for rel, data in files.items() if now.get(rel) != data})
+    _write_tree(root, {rel: new for rel, new in files.items() if now.get(rel) != new})
 
 
 def _check_index(after: dict[str, bytes]) -> None:

@@ -35,8 +35,8 @@ import shutil
 import stat
 from dataclasses import dataclass
 
-from memd.agent.terms import INDEX_NAME
 from memd import fastjson
+from memd.agent.terms import INDEX_NAME
 from memd.atomic import crash_point, remove_beneath, write_atomic_beneath
 from memd.errors import DreamError
 from memd.fsread import (
@@ -144,6 +144,11 @@ class _Root:
         if self.fd is not None:
             os.close(self.fd)
 
+    def opened(self) -> int:
+        if self.fd is None:
+            raise GenerationError(f"{self.path}: no dream history")
+        return self.fd
+
     def corrupt(self, name: str, why: str) -> GenerationError:
         where = os.path.join(self.path, name) if name else self.path
         return GenerationError(
@@ -153,9 +158,8 @@ class _Root:
 
     def read(self, relpath: str, limit: int = _MAX_FILE) -> bytes | None:
         """Return the bytes of `relpath` below the root, None if it is missing."""
-        assert self.fd is not None
         try:
-            return read_beneath(self.fd, relpath, limit)
+            return read_beneath(self.opened(), relpath, limit)
         except FileNotFoundError:
             return None
         except OSError as error:
@@ -198,8 +202,7 @@ class _Root:
         return tuple(found)
 
     def write(self, relpath: str, data: bytes) -> None:
-        assert self.fd is not None
-        write_atomic_beneath(self.fd, relpath, data, make_dirs=True)
+        write_atomic_beneath(self.opened(), relpath, data, make_dirs=True)
 
     def remove_tree(self, name: str) -> None:
         shutil.rmtree(name, dir_fd=self.fd, ignore_errors=True)
@@ -419,8 +422,8 @@ def _commit(
     crash_point()
     _apply_files(memory_dir, root, name, generation)
     _finish(root)
-    for old in root.numbers()[:-GENERATIONS_KEPT]:
-        root.remove_tree(old)
+    for pruned in root.numbers()[:-GENERATIONS_KEPT]:
+        root.remove_tree(pruned)
     return generation
 
 

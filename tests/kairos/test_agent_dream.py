@@ -145,7 +145,9 @@ class TestLiveLinks:
         outside.write_text("secret\n")
         (world.memory / "link.md").symlink_to(outside)
 
-        result, seen = with_stdout(lambda: world.dream("import os; print(os.listdir())"))
+        script = "import os; print(os.listdir())"
+
+        result, seen = with_stdout(lambda: world.dream(script))
 
         assert "ok" == result.status, result.message
         assert "MEMORY.md" in seen

@@ -1,4 +1,4 @@
-"""A corrupt or linked dream history: one clear line, never a traceback or a read outside.
+"""A corrupt or linked dream history: one line, never a traceback or a read outside.
 
 Each case takes a real dream's generation and breaks it the way a bad disk, a
 hand edit or a planted link would; `undo` (and the next dream, which runs
@@ -18,7 +18,7 @@ import structlog
 
 from memd.config import Config
 from memd.kairos.daily_log import append_entry
-from memd.kairos.dream import run_dream, undo_dream
+from memd.kairos.dream import DreamResult, run_dream, undo_dream
 from memd.kairos.generations import generations_root
 from memd.locks import CONSOLIDATE_LOCK_NAME
 
@@ -52,7 +52,7 @@ class History:
         )
         (self.outside / "1").write_bytes(b"1\n")
 
-    def dream(self):  # noqa: ANN201 -- a DreamResult
+    def dream(self) -> DreamResult:
         return run_dream(str(self.memory), self.config, now=NOW, log=LOG)
 
     def files(self) -> dict[str, bytes]:
@@ -95,9 +95,7 @@ CORRUPTIONS: dict[str, Callable[[History], None]] = {
     "the generation is a link out": lambda h: _replace_with_link(
         h.generation, h.outside
     ),
-    "the history folder is a link out": lambda h: _replace_with_link(
-        h.root, h.outside
-    ),
+    "the history folder is a link out": lambda h: _replace_with_link(h.root, h.outside),
     "plan.json nests deep": lambda h: (h.generation / "plan.json").write_bytes(
         b"[" * 200_000
     ),
@@ -112,7 +110,9 @@ CORRUPTIONS: dict[str, Callable[[History], None]] = {
     "plan.json's number is not its folder's": lambda h: (
         h.generation / "plan.json"
     ).write_bytes(
-        (h.generation / "plan.json").read_bytes().replace(b'"number": 1', b'"number": 7')
+        (h.generation / "plan.json")
+        .read_bytes()
+        .replace(b'"number": 1', b'"number": 7')
     ),
     "plan.json is a link out": lambda h: _replace_with_link(
         h.generation / "plan.json", h.outside / "plan.json"
@@ -134,9 +134,7 @@ class TestCorruptHistory:
         CORRUPTIONS[case](history)
         before = history.files()
 
-        ok, message = undo_dream(
-            str(history.memory), history.config, now=NOW, log=LOG
-        )
+        ok, message = undo_dream(str(history.memory), history.config, now=NOW, log=LOG)
 
         assert (False, 1) == (ok, len(message.splitlines())), message
         assert "corrupt" in message
@@ -147,7 +145,7 @@ class TestCorruptHistory:
     def test_the_next_dream_fails_in_one_line(
         self, history: History, case: str
     ) -> None:
-        """A dream finds a corrupt APPLYING first: it fails with one line, writes nothing."""
+        """A corrupt APPLYING fails the next dream in one line; it writes nothing."""
         CORRUPTIONS[case](history)
         append_entry(str(history.memory), "#notes the build takes 5 minutes", now=NOW)
         before = history.files()
