@@ -17,8 +17,16 @@ The order makes a SIGKILL at any point leave the old generation or the new:
 `recover` (run first by every dream and undo) rolls a generation whose
 `APPLYING` survived a kill forward, from its `after/` copies: replaying a
 write is idempotent. Before the commit, every file must still hold the bytes
-the plan was made from, so a file the user saved meanwhile is never
-overwritten.
+the plan was made from, and each is replaced (or deleted) only while it still
+holds its `before/` bytes, so a file the user saved meanwhile is never
+overwritten, not even by a roll-forward.
+
+Every read and write of this state goes beneath one descriptor of
+`<key>/` (`_Root`), no symlink followed at any component; `plan.json` is
+parsed by `memd.fastjson` with a depth bound and checked (number, kind,
+relpaths by `memd.relpath`, watermarks). A corrupt or linked piece raises
+`GenerationError` with one line naming it: never a traceback, never a read
+outside.
 
 `undo` applies the newest dream generation not yet undone in reverse (its
 `before/` bytes back, the files it created removed), as a generation of its
