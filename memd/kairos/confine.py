@@ -135,11 +135,10 @@ def _processes() -> list[_Process]:
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as handle:
-                line = handle.read(4096).decode("ascii", "replace")
-        except OSError:
+        raw = _read_proc(name, "stat", 4096)
+        if raw is None:
             continue
+        line = raw.decode("ascii", "replace")
         fields = line[line.rfind(")") + 2 :].split()
         with contextlib.suppress(ValueError, IndexError):
             found.append(_Process(int(name), fields))
@@ -189,17 +188,26 @@ def _belongs(process: _Process, group: int, scratch: str) -> bool:
     if cwd == scratch or cwd.startswith(scratch + os.sep):
         return True
     marker = f"{SCRATCH_ENV}={scratch}".encode()
+    environ = _read_proc(str(process.pid), "environ", 1 << 20)
+    return environ is not None and marker in environ.split(b"\0")
+
+
+def _read_proc(pid: str, name: str, limit: int) -> bytes | None:
+    """Return up to `limit` bytes of /proc/PID/NAME, None when it cannot be read.
+
+    Kernel files, not a user's: memd.fsread's caps and checks are for those,
+    and this file runs with the standard library only.
+    """
     try:
-        fd = os.open(f"/proc/{process.pid}/environ", os.O_RDONLY | os.O_CLOEXEC)
+        fd = os.open(f"/proc/{pid}/{name}", os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
-        return False
+        return None
     try:
-        environ = os.read(fd, 1 << 20)
+        return os.read(fd, limit)
     except OSError:
-        return False
+        return None
     finally:
         os.close(fd)
-    return marker in environ.split(b"\0")
 
 
 def sweep(group: int, scratch: str) -> int:
