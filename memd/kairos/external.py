@@ -340,11 +340,18 @@ def _keep(state_dir: str, memory_dir: str, files: dict[str, bytes]) -> dict[str,
 
     from memd.atomic import write_atomic_beneath
     from memd.fsread import list_names, open_dir, open_dir_beneath
+    from memd.kairos.generations import dir_key
 
     root = kept_root(state_dir, memory_dir)
-    os.makedirs(root, 0o700, exist_ok=True)
     stamp = time.strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}-{time.monotonic_ns()}"
-    root_fd = open_dir(root)
+    os.makedirs(state_dir, exist_ok=True)
+    state_fd = open_dir(state_dir, follow=True)  # memd's own: may be a link
+    try:  # below it, no link is followed
+        root_fd = open_dir_beneath(
+            state_fd, [KEPT_DIR, dir_key(memory_dir)], make_missing=True
+        )
+    finally:
+        os.close(state_fd)
     try:
         folder = open_dir_beneath(root_fd, [stamp], make_missing=True)
         try:
