@@ -69,7 +69,6 @@ _STOP_GRACE_SECONDS = 5.0  # for the supervisor to kill what the agent started
 _REASON_CHARS = 200  # of the agent's last stderr line, in the failure's reason
 _KEPT_FOLDERS = 5  # dreams whose versions of the user's files are kept
 KEPT_DIR = "dream-kept"
-UNCONFINED_ENV = "MEMD_DREAM_UNCONFINED"  # "1": run the agent without Landlock
 
 # The tools the agent may use: read and edit files in its cwd, nothing else.
 AGENT_TOOLS = "Read,Edit,Write,Glob,Grep"
@@ -228,11 +227,11 @@ def kept_root(state_dir: str, memory_dir: str) -> str:
     return os.path.join(state_dir, KEPT_DIR, dir_key(memory_dir))
 
 
-def is_confined() -> bool:
-    """Return whether this machine can confine the agent's writes (Landlock)."""
+def is_confined(config: Config) -> bool:
+    """Return whether the agent's writes are confined (`dream.confine`, Landlock)."""
     from memd.kairos.confine import landlock_abi
 
-    return os.environ.get(UNCONFINED_ENV) != "1" and landlock_abi() > 0
+    return config.dream_confine and landlock_abi() > 0
 
 
 def run_agent_dream(
@@ -255,9 +254,13 @@ def run_agent_dream(
         for name in ("memory", "home", "tmp"):
             os.mkdir(os.path.join(scratch, name), 0o700)
         _write_tree(staging, base)
-        confined = is_confined()
+        confined = is_confined(config)
         if not confined:
-            log.warning("dream_agent_unconfined", memory_dir=memory_dir)
+            log.warning(
+                "dream_agent_unconfined",
+                memory_dir=memory_dir,
+                configured=config.dream_confine,
+            )
         _run(scratch, memory_dir, config, entries, log_files, log, confined=confined)
         _check_logs(memory_dir, logs, config, confined=confined, log=log)
         outcome = check_result(memory_dir, scratch, base, config, confined=confined)

@@ -386,12 +386,10 @@ class TestTheUserWritesDuringTheDream:
         assert {"old.md": ""} == result.summary["kept_yours"]
 
     def test_unconfined_a_live_change_fails_the_dream_and_is_not_put_back(
-        self, world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+        self, world: World, tmp_path: Path
     ) -> None:
         """Without Landlock memd cannot tell who wrote: it fails, reverting nothing."""
-        from memd.kairos.external import UNCONFINED_ENV
-
-        monkeypatch.setenv(UNCONFINED_ENV, "1")
+        world.config = replace(world.config, dream_confine=False)
         meanwhile = UserMeanwhile(world, tmp_path)
 
         def user() -> None:
@@ -434,12 +432,10 @@ class TestTheLogsAreAppendOnly:
         assert "ok" == result.status, result.message
 
     def test_unconfined_a_rewritten_log_is_put_back_and_the_dream_fails(
-        self, world: World, monkeypatch: pytest.MonkeyPatch
+        self, world: World
     ) -> None:
         """Unconfined, the rewrite happens: memd puts the bytes back and fails."""
-        from memd.kairos.external import UNCONFINED_ENV
-
-        monkeypatch.setenv(UNCONFINED_ENV, "1")
+        world.config = replace(world.config, dream_confine=False)
         logs = self._logs(world)
 
         result = world.dream(REWRITES_LOGS)
