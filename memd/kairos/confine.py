@@ -79,7 +79,7 @@ def landlock_abi() -> int:
             ctypes.c_size_t(0),
             ctypes.c_uint32(_CREATE_RULESET_VERSION),
         )
-    except (OSError, AttributeError):
+    except (OSError, AttributeError, ImportError):  # no ctypes: no Landlock either
         return 0
 
 
@@ -275,14 +275,15 @@ def main(argv: list[str]) -> int:
     argv = argv[1:] if landlock else argv
     scratch, command = argv[0], argv[2:]
     signal.signal(signal.SIGTERM, _stop)
-    _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+    with contextlib.suppress(OSError, ImportError):  # else memd's sweep still runs
+        _prctl(_PR_SET_CHILD_SUBREAPER, 1)
     pid = os.fork()
     if pid == 0:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         try:
             if landlock:
                 restrict_writes(scratch, landlock_abi())
-        except OSError as error:
+        except (OSError, ImportError) as error:
             os.write(2, f"memd could not confine the dream agent: {error}\n".encode())
             os._exit(CONFINE_FAILED)
         try:
