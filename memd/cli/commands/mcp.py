@@ -73,11 +73,11 @@ def run(args: argparse.Namespace) -> int:
 
         raise UsageError(str(error)) from None
     with claimed_stdio() as (wire_in, wire_out):
-        first = greet(wire_in, wire_out)
-        if first is not None:  # a tool call: now the SDK, after the handshake
+        hand_over = greet(wire_in, wire_out)
+        if hand_over is not None:  # a tool call: now the SDK, after the handshake
             from memd.mcp_server.server import serve_wire
 
-            serve_wire(project, wire_in, wire_out, first)
+            serve_wire(project, wire_in, wire_out, hand_over)
     return 0
 
 
