@@ -22,9 +22,11 @@ Standard library only: the lobby runs before the SDK is imported.
 
 from __future__ import annotations
 
-import re
-
 from memd import fastjson
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
 
 MAX_LINE_BYTES = 8 * 1024 * 1024  # a memory_write of a topic file, escaped, fits
 MAX_MESSAGE_DEPTH = 64  # JSON-RPC nests a few levels; the parsers recurse
@@ -35,8 +37,6 @@ INVALID_REQUEST = -32600
 # values up to this long (a longer value stands as "" or 0).
 _MAX_KEPT_VALUE = 1024
 _MAX_SKELETON = 64 * 1024
-_STRING_STOP = re.compile(rb'["\\]')
-_STRUCTURE = re.compile(rb'["{}\[\]]')
 
 
 class Refusal:
@@ -185,6 +185,10 @@ class _IdScanner:
     """
 
     def __init__(self) -> None:
+        import re  # only for an over-long line: the lobby's start-up does without
+
+        self._string_stop: re.Pattern[bytes] = re.compile(rb'["\\]')
+        self._structure: re.Pattern[bytes] = re.compile(rb'["{}\[\]]')
         self._depth = 0
         self._in_string = False
         self._escaped = False
@@ -201,7 +205,7 @@ class _IdScanner:
                     self._keep(data[at : at + 1])
                     at += 1
                     continue
-                found = _STRING_STOP.search(data, at)
+                found = self._string_stop.search(data, at)
                 stop = found.start() if found else end
                 self._keep(data[at:stop])
                 if found is None:
@@ -214,7 +218,7 @@ class _IdScanner:
                     self._string_at = -1
                 at = stop + 1
                 continue
-            found = _STRUCTURE.search(data, at)
+            found = self._structure.search(data, at)
             stop = found.start() if found else end
             self._keep(data[at:stop])
             if found is None:
