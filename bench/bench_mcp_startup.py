@@ -118,7 +118,8 @@ def time_to(
         argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
     )  # fmt: skip
-    assert proc.stdin is not None and proc.stdout is not None
+    assert proc.stdin is not None
+    assert proc.stdout is not None
     proc.stdin.write(data)
     proc.stdin.flush()
     buffer = b""
@@ -180,7 +181,8 @@ def main() -> None:
         )
     call = statistics.median(first_call)
     print(
-        f"memd mcp -> first tool call       median {call * 1000:7.1f} ms  (loads the SDK)"
+        f"memd mcp -> first tool call       median {call * 1000:7.1f} ms"
+        "  (loads the SDK)"
     )
 
 

@@ -183,7 +183,8 @@ def test_the_lobby_answers_the_modern_era_as_the_sdk_does(git_repo: Path) -> Non
     by_sdk = raw_replies(git_repo, HAND_OVER + b"\n" + b"".join(lines), count)
 
     assert by_sdk == by_lobby[:count]
-    assert "result" in by_lobby[count] and 9 == by_lobby[count]["id"]
+    assert "result" in by_lobby[count]
+    assert 9 == by_lobby[count]["id"]
     assert LOBBY_INITIALIZE_ID not in json.dumps(by_lobby)
 
 
