@@ -134,8 +134,14 @@ def recall_memories(
             memory_type=memory_type,
             max_file_bytes=project.config.max_topic_file_bytes,
         )
+    from memd.lint.secrets import mask_fields
+
     return [
-        {k: v for k, v in hit.to_dict().items() if k != "memory_dir"} for hit in hits
+        mask_fields(
+            {k: v for k, v in hit.to_dict().items() if k != "memory_dir"},
+            ("name", "description", "snippet"),
+        )
+        for hit in hits
     ]
 
 
@@ -148,8 +154,10 @@ def read_memory(project: Project, name_or_relpath: str) -> str:
     project.require_enabled()
     memdir = project.load()
     relpath = _resolve_relpath(memdir, name_or_relpath)
+    from memd.lint.secrets import mask_secrets
+
     data = _read_inside(project.memory_dir, relpath)
-    return data.decode("utf-8", errors="replace")
+    return mask_secrets(data.decode("utf-8", errors="replace"))
 
 
 def _resolve_relpath(memdir: MemDir, wanted: str) -> str:
@@ -414,12 +422,11 @@ def log_memory(project: Project, text: str) -> str:
 def lint_memories(project: Project) -> list[dict[str, object]]:
     """Every lint finding about the project's memory directory."""
     from memd.lint.engine import lint_memdir
+    from memd.lint.formats import masked_diagnostics
 
     project.require_enabled()
-    return [
-        d.to_dict()
-        for d in lint_memdir(project.load(), severities=project.config.lint_severities)
-    ]
+    found = lint_memdir(project.load(), severities=project.config.lint_severities)
+    return [d.to_dict() for d in masked_diagnostics(found)]
 
 
 def memory_prompt(project: Project) -> str:

@@ -48,6 +48,7 @@ import time
 from memd.agent.terms import INDEX_NAME, MEMORY_TYPES
 from memd.errors import MemdError
 from memd.fsread import list_dir, open_dir
+from memd.lint.secrets import mask_secrets
 from memd.recall.text import (
     DEFAULT_TOKENIZER,
     TOKENIZERS,
@@ -988,6 +989,7 @@ def _digest(parsed: MemoryFile, mtime_ns: int) -> int:
 
 
 def _snippet_of(body: str, description: str, terms: tuple[str, ...]) -> str:
+    body, description = mask_secrets(body), mask_secrets(description)  # whole, then cut
     lowered = body.lower()
     if description and not any(t in lowered for t in terms):
         return snippet(description, terms)

@@ -378,7 +378,7 @@ BAD_LINES = [
     (
         b'{"method": "tools/call", "params": {"name": "memory_write", '
         b'"arguments": {"id": 3, "body": "'
-        + b"\\u00e9\\\"" * (1024 * 1024)
+        + b'\\u00e9\\"' * (1024 * 1024)
         + b'"}}, "jsonrpc": "2.0", "id": "last"}',
         -32600,
         "last",
@@ -465,3 +465,27 @@ def test_a_name_that_is_not_utf8_is_recalled_and_linted(git_repo: Path) -> None:
     assert "user_caf\\xe9.md" == json.loads(text_of(recalled))["relpath"]
     assert '"path": "user_caf\\\\xe9.md"' in text_of(linted)
     assert TOOLS == listed
+
+
+def test_recall_read_and_lint_mask_a_secret(git_repo: Path) -> None:
+    """memory_recall's snippet, memory_read's text and memory_lint's messages
+    hand the agent no token from memory; the file itself keeps it."""
+    token = "sk_live_4eC39HqLyjWDarjtT1zdp7dc"  # noqa: S105
+    memory = memory_of(git_repo)
+    body = f"Charge cards with the key {token} in production.\n"
+    (memory / "reference_billing.md").write_text(
+        f"---\nname: Billing\ndescription: {token}\ntype: reference\n---\n{body}"
+    )
+
+    recalled, read, linted = call(
+        git_repo,
+        ("memory_recall", {"query": "charge cards production"}),
+        ("memory_read", {"name_or_relpath": "reference_billing.md"}),
+        ("memory_lint", {}),
+    )
+
+    shown = text_of(recalled) + text_of(read) + text_of(linted)
+    assert token not in shown
+    assert "[secret: stripe-access-token " in text_of(recalled)
+    assert "[secret: stripe-access-token " in text_of(read)
+    assert token in (memory / "reference_billing.md").read_text()
