@@ -247,9 +247,10 @@ def read_rules_file(text: str) -> list[dict[str, object]]:
 
 
 def _data_rules(taken: set[str]) -> tuple[_Rule, ...]:
+    from memd.fsread import read_bytes
+
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), RULES_FILE)
-    with open(path, encoding="utf-8") as handle:  # package data, not a user's file
-        table = read_rules_file(handle.read())
+    table = read_rules_file(read_bytes(path).decode("utf-8"))  # package data
     rules = []
     for item in table:
         if item["id"] in taken:

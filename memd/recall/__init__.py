@@ -6,6 +6,7 @@ database in memd's cache directory (WAL, rebuilt when corrupt or deleted),
 updates it from a read `MemDir` (the daemon's pass) or by `stat` (the CLI),
 and ranks with BM25 plus a small recency term.
 
-May import: `memd.agent`, `memd.memory`, `memd.snapshot` (its light `store`),
+May import: `memd.agent`, `memd.memory`, `memd.lint` (its `secrets`, to mask
+snippets), `memd.snapshot` (its light `store`),
 the shared top-level modules, the standard library's `sqlite3`.
 """
