@@ -449,13 +449,16 @@ def _readings(data: bytes) -> list[str]:
     marked = next((codec for bom, codec in boms if data.startswith(bom)), None)
     if marked is None and b"\0" not in data:
         return readings
-    for codec in ("utf-16-le", "utf-16-be"):
-        for offset in (0, 1):
-            readings.append(
-                data[offset:].decode(codec, "replace").removeprefix("\ufeff")
-            )
-    for codec in ("utf-32-le", "utf-32-be"):
-        readings.append(data.decode(codec, "replace").removeprefix("\ufeff"))
+    # UTF-16 of mostly ASCII text has its NULs on one parity of offsets: at
+    # odd ones little-endian, at even ones big-endian (or little-endian one
+    # byte on, as a UTF-16 run inside other bytes may be): one reading each.
+    if marked == "utf-16-le" or (marked is None and b"\0" in data[1::2]):
+        readings.append(data.decode("utf-16-le", "replace").removeprefix("\ufeff"))
+    if marked == "utf-16-be" or (marked is None and b"\0" in data[0::2]):
+        readings.append(data.decode("utf-16-be", "replace").removeprefix("\ufeff"))
+    if (marked or "").startswith("utf-32") or b"\0\0\0" in data:
+        for codec in ("utf-32-le", "utf-32-be"):
+            readings.append(data.decode(codec, "replace").removeprefix("\ufeff"))
     return readings
 
 
