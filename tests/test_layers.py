@@ -98,7 +98,7 @@ FOLDERS = {
     "service": set(),
     "team": {"agent", "memory", "lint"},
     "sync": {"agent", "memory", "lint", "team"},
-    "recall": {"agent", "memory", "snapshot"},
+    "recall": {"agent", "memory", "lint", "snapshot"},  # lint: secret masking
     "mcp_server": {"agent", "memory", "lint", "snapshot", "kairos", "recall"},
     "cli": {
         "agent",
