@@ -40,6 +40,7 @@ nuisance, a lost fact is a failure.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 
@@ -181,6 +182,7 @@ class Shape:
     key: str  # the subject: every non-value token, in order ("" for none)
     value: tuple[str, ...]  # the tokens in value positions
     label: str  # a few words of the subject, as written, for descriptions
+    group: str  # the one word that names what the fact is about ("" if none)
 
 
 def shape(text: str) -> Shape:
@@ -204,7 +206,26 @@ def shape(text: str) -> Shape:
     if not any(t.kind != "stop" for t in key):
         key_text = ""
     words = [t.raw for t in label if t.kind in ("word", "code", "num")][:4]
-    return Shape(norm, key_text, tuple(value), " ".join(words))
+    group = _group(label, at is not None)
+    return Shape(norm, key_text, tuple(value), " ".join(words), group)
+
+
+def _group(label: list[_Token], subject: bool) -> str:
+    """Return the word a fact is about, "" for none.
+
+    The thing an identifier names ("ticket" of "ticket 4411"); else the head
+    of a copula's subject, its last word ("timeout" of "the gateway
+    timeout"); else the first word that is no verb form (`-ed`, `-ing`).
+    """
+    for before, token in itertools.pairwise(label):
+        if token.kind in ("num", "code") and before.kind == "word":
+            if len(before.text) >= 3 and before.text.isalpha():
+                return before.text
+    words = [t.text for t in label if t.kind == "word" and t.text.isalpha()]
+    words = [w for w in words if len(w) >= 3]
+    if subject and words:
+        return words[-1]
+    return next((w for w in words if not w.endswith(("ed", "ing"))), "")
 
 
 def _copula_at(tokens: list[_Token]) -> int | None:
