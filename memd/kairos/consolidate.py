@@ -391,7 +391,11 @@ def _own_head(head: str, target: Route) -> _Head | None:
         return None
     typed = Route(target.relpath, kind, target.topic, target.text)
     again = new_topic_text(typed, description=description, name=name)
-    return _Head(name, description, typed) if again == head else None
+    return (
+        _Head(name, description, typed)
+        if again.rstrip("\n") == head.rstrip("\n")
+        else None
+    )
 
 
 ARCHIVE_DIR = ".archive"  # a dot folder: the agent's recall scan skips it

@@ -12,7 +12,8 @@ line they add) plus one block memd owns:
 `v2` names the rule that wrote the block (memd.kairos.facts); a block
 without it was filed by the rule that masked identifiers, and the next dream
 rebuilds it from the daily logs still there. An archive page holds the same
-block, plus older values on their own (`- previously: ...` at the top level).
+block, plus older values on their own, one a line, shorter:
+`- previously: timeout is 10 s (2026-09-01/10-01)`, an ISO 8601 interval.
 
 The facts are re-derived from this block every night, so the files are the
 dream's whole state: a second dream over the same facts adds nothing.
@@ -53,6 +54,10 @@ _DATE = r"\d{4}-\d{2}-\d{2}"
 _FACT_TAIL = re.compile(rf" <!-- memd:fact ({_DATE}) ({_DATE}) (\d{{1,9}}) -->")
 _PAST_TAIL = re.compile(rf" <!-- memd:was ({_DATE}) -->")
 _UNTIL = re.compile(rf", until ({_DATE})")
+# An ISO 8601 interval, the end's year (and month) left out when the same.
+_ORPHAN_TAIL = re.compile(
+    rf" \(({_DATE})/(\d{{4}}-\d{{2}}-\d{{2}}|\d{{2}}-\d{{2}}|\d{{2}})\)"
+)
 _ENTRY_TAIL = re.compile(r" <!-- memd:entry ([0-9a-f]{16}) -->")
 _OLD_SECTION = re.compile(rf"## ({_DATE})")
 _OLD_TIME = re.compile(r"\d{2}:\d{2} ")
@@ -101,7 +106,7 @@ def parse_fact_file(text: str) -> FactFile:
                 fact.last = max(fact.first, fact.last)
             continue
         past = _past_line(line)
-        orphan = _past_line("  " + line) if line.startswith(_ORPHAN_PAST) else None
+        orphan = _orphan_line(line) if line.startswith(_ORPHAN_PAST) else None
         if past is not None and current is not None:
             current.history.append(past)
             past.first, past.until = _settle(result, number, past.first, past.until)
@@ -164,6 +169,17 @@ def _past_line(line: str) -> Past | None:
         return None
     first = line[cut + len(_PAST_MARK) : cut + len(_PAST_MARK) + 10]
     return Past(text=body[:until_at], first=first, until=body[until_at + 8 :])
+
+
+def _orphan_line(line: str) -> Past | None:
+    """Read `- previously: TEXT (FIRST..UNTIL)`, an archived value on its own."""
+    cut = line.rfind(" (")
+    match = _ORPHAN_TAIL.fullmatch(line, cut) if cut >= 0 else None
+    if match is None:
+        return None
+    text = line[len(_ORPHAN_PAST) : cut]
+    first, end = match.group(1), match.group(2)
+    return Past(text=text, first=first, until=first[: 10 - len(end)] + end)
 
 
 def _parse_old_format(lines: list[str]) -> FactFile:
@@ -229,8 +245,17 @@ def render_fact(fact: Fact, history: int | None = None) -> str:
 
 
 def render_orphan(past: Past) -> str:
-    """Return an archived older value on its own line (its fact moved on)."""
-    return _past_text(past) + "\n"
+    """Return an archived older value on its own line: `- previously: TEXT (A/B)`."""
+    flat = " / ".join(part.strip() for part in past.text.split("\n"))
+    first, until = past.first, past.until
+    end = (
+        until[8:]
+        if until[:8] == first[:8]
+        else until[5:]
+        if until[:5] == first[:5]
+        else until
+    )
+    return f"{_ORPHAN_PAST}{flat} ({first}/{end})\n"
 
 
 def _past_text(past: Past) -> str:

@@ -205,9 +205,14 @@ def shape(text: str) -> Shape:
     )
     if not any(t.kind != "stop" for t in key):
         key_text = ""
-    words = [t.raw for t in label if t.kind in ("word", "code", "num")][:4]
+    words = [_as_label(t.raw) for t in label if t.kind in ("word", "code", "num")][:4]
     group = _group(label, at is not None)
     return Shape(norm, key_text, tuple(value), " ".join(words), group)
+
+
+def _as_label(raw: str) -> str:
+    """Return a word for a description: as written, but not shouted."""
+    return raw.lower() if len(raw) > 1 and raw.isupper() and raw.isalpha() else raw
 
 
 def _group(label: list[_Token], subject: bool) -> str:
@@ -218,9 +223,9 @@ def _group(label: list[_Token], subject: bool) -> str:
     timeout"); else the first word that is no verb form (`-ed`, `-ing`).
     """
     for before, token in itertools.pairwise(label):
-        if token.kind in ("num", "code") and before.kind == "word":
-            if len(before.text) >= 3 and before.text.isalpha():
-                return before.text
+        named = token.kind in ("num", "code") and before.kind == "word"
+        if named and len(before.text) >= 3 and before.text.isalpha():
+            return before.text
     words = [t.text for t in label if t.kind == "word" and t.text.isalpha()]
     words = [w for w in words if len(w) >= 3]
     if subject and words:
