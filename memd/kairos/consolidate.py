@@ -771,11 +771,14 @@ def _plan_files(
     for relpath, topic in topics.items():
         rendered = {id(f): render_fact(f, HISTORY_KEPT) for f in topic.book.facts}
         owned = _own_head(topic.parsed.head, topic.route)
+        description = _description_in(topic.parsed.head)
         if owned is not None:  # memd's own head: its description follows the facts
             described = describe(owned.route, topic.book.facts)
-            topic.parsed.head = new_topic_text(
-                owned.route, description=described, name=owned.name
-            )
+            if described != owned.description:
+                topic.parsed.head = new_topic_text(
+                    owned.route, description=described, name=owned.name
+                )
+            description = described
         note = _archive_note(topic.route.topic, 99)
         kept, archived = _place(topic, rendered, note)
         while True:  # the archive line can need more room than reserved: shed more
@@ -790,15 +793,6 @@ def _plan_files(
             shed = min(kept, key=lambda f: (f.last, f.seen, f.first, f.text))
             kept = [f for f in kept if f is not shed]
             archived.append(shed)
-        if owned is not None:
-            final = describe(owned.route, kept or topic.book.facts)
-            if final != _description_in(topic.parsed.head):
-                topic.parsed.head = new_topic_text(
-                    owned.route, description=final, name=owned.name
-                )
-                text = _with_facts(
-                    render_fact_file(topic.parsed, [], archive_note=note), body
-                )
         archived_count += sum(
             normalise(f.text) not in topic.archived_before for f in archived
         )
@@ -812,7 +806,7 @@ def _plan_files(
             else:
                 emptied = _render_page(page, [])
                 _add_edit(edits, rel, files.get(rel), emptied, "archive older facts")
-        heads[relpath] = (owned, _description_in(topic.parsed.head))
+        heads[relpath] = (owned, description)
         reason = (
             "consolidate facts"
             if files.get(relpath) is not None
