@@ -144,11 +144,13 @@ def main() -> None:
     for entries in (1500, 4000):
         took, base = one_dream(entries)
         print(
-            f"| one dream, {entries:,} entries | {took:.3f} | {base:.4f} | {took / base:,.0f}x |"
+            f"| one dream, {entries:,} entries | {took:.3f} | {base:.4f} | "
+            f"{took / base:,.0f}x |"
         )
     took, planned, base = sixty_nights()
     print(
-        f"| 60 nights of bench_dream_quality | {took:.3f} | {base:.4f} | {took / base:,.0f}x |"
+        f"| 60 nights of bench_dream_quality | {took:.3f} | {base:.4f} | "
+        f"{took / base:,.0f}x |"
     )
     print(
         f"| 60 nights, planning only (plan_builtin) | {planned:.3f} | {base:.4f} | "
