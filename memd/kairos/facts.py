@@ -206,7 +206,7 @@ def shape(text: str) -> Shape:
     if not any(t.kind != "stop" for t in key):
         key_text = ""
     words = [_as_label(t.raw) for t in label if t.kind in ("word", "code", "num")][:4]
-    group = _group(label, at is not None)
+    group = _group(label)
     return Shape(norm, key_text, tuple(value), " ".join(words), group)
 
 
@@ -215,12 +215,13 @@ def _as_label(raw: str) -> str:
     return raw.lower() if len(raw) > 1 and raw.isupper() and raw.isalpha() else raw
 
 
-def _group(label: list[_Token], subject: bool) -> str:
+def _group(label: list[_Token]) -> str:
     """Return the word a fact is about, "" for none.
 
-    The thing an identifier names ("ticket" of "ticket 4411"); else the head
-    of a copula's subject, its last word ("timeout" of "the gateway
-    timeout"); else the first word that is no verb form (`-ed`, `-ing`).
+    The thing an identifier names ("ticket" of "ticket 4411"), else the
+    subject's first word that is no verb form (`-ed`, `-ing`): the same word
+    whichever way the fact is put ("the gateway timeout is 30 s", "gateway
+    timeout = 60s"), so a restatement always lands where the fact is.
     """
     for before, token in itertools.pairwise(label):
         named = token.kind in ("num", "code") and before.kind == "word"
@@ -228,8 +229,6 @@ def _group(label: list[_Token], subject: bool) -> str:
             return before.text
     words = [t.text for t in label if t.kind == "word" and t.text.isalpha()]
     words = [w for w in words if len(w) >= 3]
-    if subject and words:
-        return words[-1]
     return next((w for w in words if not w.endswith(("ed", "ing"))), "")
 
 

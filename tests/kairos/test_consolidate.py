@@ -87,7 +87,7 @@ class TestRoute:
         target = route(_entry("the build cache is stale"))
         again = route(_entry("The build cache was moved to S3"))
 
-        assert ("cache-notes.md", "project") == (target.relpath, target.type)
+        assert ("build-notes.md", "project") == (target.relpath, target.type)
         assert target.relpath == again.relpath
 
     def test_untagged_without_a_subject_goes_to_journal(self) -> None:
