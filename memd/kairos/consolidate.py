@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from memd.agent.jscompat import js_trim, utf16_len
 from memd.agent.terms import INDEX_NAME, MEMORY_TYPES
 from memd.agent.truncation import MAX_ENTRYPOINT_LINES, MAX_ENTRYPOINT_UNITS
-from memd.kairos.dates import parse_day, resolve_relative_dates, shift
+from memd.kairos.dates import parse_day, resolve_relative_dates
 from memd.kairos.factfile import (
     ARCHIVE_LEAD,
     BLOCK_END,
@@ -500,23 +500,30 @@ def _load_topic(
     return topic
 
 
+_UNDATED = "0001-01-01"  # a mark's date that was no real day: older than any
+
+
 def _settle_fact(fact: Fact, rel: str, ceiling: str, problems: list[str]) -> None:
-    """Give a fact real dates no later than the dream's day (never frozen)."""
+    """Give a fact real dates no later than the dream's day (never frozen).
+
+    A date that was no real day reads as the oldest possible, so any sighting
+    tonight is newer; one after the dream's day reads as that day.
+    """
     if fact.last > ceiling:
         problems.append(
             f"{rel}: fact {fact.text[:60]!r} last seen {fact.last}, after "
             f"{ceiling}; dated {ceiling}"
         )
-    fact.last = min(fact.last or ceiling, ceiling)
-    fact.first = min(fact.first or fact.last, fact.last)
+    fact.last = min(fact.last or _UNDATED, ceiling)
+    fact.first = min(fact.first or _UNDATED, fact.last)
     for past in fact.history:
         _settle_past(past, rel, ceiling, problems)
 
 
 def _settle_past(past: Past, rel: str, ceiling: str, problems: list[str]) -> None:
     del rel, problems  # a past's dates only order the history
-    past.until = min(past.until or ceiling, ceiling)
-    past.first = min(past.first or past.until, past.until)
+    past.until = min(past.until or _UNDATED, ceiling)
+    past.first = min(past.first or _UNDATED, past.until)
 
 
 def _keep_unexplained(topic: _Topic, explained: set[str]) -> None:
@@ -725,11 +732,8 @@ def _route_of_file(rel: str, data: bytes | None) -> Route:
 
 def _ceiling(today: str | None, entries: list[LogEntry]) -> str:
     """Return the latest day a fact can be seen: the dream's, else the newest log's."""
-    if today is not None:
-        day = parse_day(today)
-        later = shift(day, 1) if day is not None else None
-        if later is not None:
-            return str(later)
+    if today is not None and parse_day(today) is not None:
+        return today  # logs are named by the local date, as `now` is
     days = [e.date for e in entries if parse_day(e.date) is not None]
     return max(days) if days else "9999-12-31"
 

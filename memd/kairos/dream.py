@@ -126,13 +126,7 @@ def plan_builtin(
     is rebuilt: every entry of the logs still there is read again (`replay`).
     """
     existing = _top_level_names(memory_dir)
-    repair = [
-        rel
-        for rel in existing
-        if rel.endswith(".md")
-        and rel != INDEX_NAME
-        and needs_repair(_read_or_empty(os.path.join(memory_dir, rel)))
-    ]
+    repair = files_to_repair(memory_dir, existing)
     replay: tuple[LogEntry, ...] = ()
     if repair:
         every, _ = collect_entries(memory_dir, {})
@@ -156,6 +150,17 @@ def plan_builtin(
         repair=repair,
         existing=existing,
     )
+
+
+def files_to_repair(memory_dir: str, names: list[str] | None = None) -> list[str]:
+    """Return the top-level topic files the dream filed by an older rule."""
+    return [
+        rel
+        for rel in (_top_level_names(memory_dir) if names is None else names)
+        if rel.endswith(".md")
+        and rel != INDEX_NAME
+        and needs_repair(_read_or_empty(os.path.join(memory_dir, rel)))
+    ]
 
 
 def _top_level_names(memory_dir: str) -> list[str]:
@@ -328,7 +333,8 @@ def run_dream(
         # Read under the lock: a dream that just finished has moved it.
         entries, marks = collect_entries(directory, _watermark(config, directory))
         log_files = tuple(sorted({e.log for e in entries}))
-        if not entries:
+        builtin = not (config.dream_command or config.dream_agent)
+        if not entries and not (builtin and files_to_repair(directory)):
             roll_back_lock(lock)  # nothing consolidated: the last time stands
             result = DreamResult(
                 memory_dir=directory,

@@ -134,8 +134,8 @@ def _settle(result: FactFile, number: int, *days: str) -> tuple[str, str]:
             settled.append(day)
             continue
         result.problems.append(
-            f"line {number}: {day!r} is not a real date; the fact is kept and "
-            "dated by this dream"
+            f"line {number}: {day!r} is not a real date; the fact is kept, "
+            "read as older than any sighting"
         )
         settled.append("")
     return settled[0], settled[1]

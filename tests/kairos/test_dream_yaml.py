@@ -50,10 +50,7 @@ def test_typed_entry_round_trips() -> None:
     edits = _plan("[feedback] say it: plainly # not a comment")
     parsed = parse_memory_file("feedback-notes.md", edits["feedback-notes.md"])
     assert ("Feedback notes", "feedback") == (parsed.name, parsed.type)
-    assert (
-        "Daily-log facts: say plainly not comment"
-        == parsed.description
-    )
+    assert "Daily-log facts: say plainly not comment" == parsed.description
 
 
 _WORD = st.text(

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import itertools
 
-from hypothesis import given
-from hypothesis import strategies as st
-
 from memd.kairos.consolidate import (
     PAGE_BYTES,
     TOPIC_BYTES,
