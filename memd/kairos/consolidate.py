@@ -294,6 +294,7 @@ def _title(topic: str) -> str:
 
 DESCRIPTION_LEAD = "Daily-log facts"
 MAX_DESCRIPTION = 110  # columns: the index line stays near the prompt's ~150
+MAX_INDEX_LINE = 150  # the reference's prompt asks for index lines under ~150
 
 
 def _fallback_description(route_: Route) -> str:
@@ -310,7 +311,9 @@ def describe(route_: Route, facts: Iterable[Fact]) -> str:
     "Daily-log facts: gateway timeout, staging, helm chart version", cut at
     a subject's end to stay within `MAX_DESCRIPTION` columns.
     """
-    ranked = sorted(facts, key=lambda f: (-f.seen, f.last, f.text), reverse=False)
+    ranked = sorted(facts, key=lambda f: (-f.seen, f.first, f.text))
+    entry = f"- [{_title(route_.topic)}]({route_.relpath}) — "
+    room = min(MAX_DESCRIPTION, max(40, MAX_INDEX_LINE - len(entry)))
     labels: list[str] = []
     seen: set[str] = set()
     for fact in ranked:
@@ -322,7 +325,7 @@ def describe(route_: Route, facts: Iterable[Fact]) -> str:
     used = 0
     for label in labels:
         piece = label if not used else ", " + label
-        if len(text) + len(piece) > MAX_DESCRIPTION:
+        if len(text) + len(piece) > room:
             break
         text += piece
         used += 1
@@ -534,7 +537,7 @@ def _keep_unexplained(topic: _Topic, explained: set[str]) -> None:
             if bullets and fact in topic.parsed.facts:
                 topic.book.file(fact.text, fact.first, topic.changes)
             else:
-                topic.book.load(fact)
+                topic.book.restore(fact)
             continue
         topic.pasts += [p for p in fact.history if normalise(p.text) not in explained]
     topic.old = []

@@ -386,6 +386,36 @@ class FactBook:
         kept.history.sort(key=lambda p: p.until, reverse=True)
         self._past_norms[found].update(normalise(p.text) for p in fact.history)
 
+    def restore(self, fact: Fact) -> None:
+        """Add a fact a rebuild kept from an old file, as of its own dates.
+
+        Unlike `load`, a fact with the subject of one already here is the
+        same fact: the one seen last is current, the other becomes history,
+        so a kept old value never stands beside a newer one as current.
+        """
+        s = shape(fact.text)
+        index = self._by_norm.get(s.norm)
+        if index is None and s.key:
+            index = self._by_key.get(s.key)
+        if index is None or s.norm == self._shapes[index].norm:
+            self.load(fact)
+            return
+        kept = self.facts[index]
+        if fact.last < kept.last:  # older: its text and values are history
+            older = [Past(fact.text, fact.first, kept.first), *fact.history]
+            kept.history += older
+            self._past_norms[index].update(normalise(p.text) for p in older)
+        else:  # newer: it is current, what was current is history
+            older = [Past(kept.text, kept.first, fact.first), *kept.history]
+            fact.history = [*fact.history, *older]
+            self._past_norms[index] = {normalise(p.text) for p in fact.history}
+            if self._by_norm.get(self._shapes[index].norm) == index:
+                del self._by_norm[self._shapes[index].norm]
+            self.facts[index] = fact
+            self._shapes[index] = s
+            self._index(index, s)
+        self.facts[index].history.sort(key=lambda p: p.until, reverse=True)
+
     def _add(self, fact: Fact, s: Shape) -> int:
         index = len(self.facts)
         self.facts.append(fact)

@@ -331,3 +331,25 @@ class TestUpgradeInPlace:
         again = run_dream(str(memory), config, now=later, log=LOG)
         assert "nothing" == again.status
         assert os.path.exists(memory / "MEMORY.md")
+
+    def test_a_kept_old_value_never_stands_beside_a_newer_one(self) -> None:
+        """A rebuild keeps the old file's newer value current over an older log."""
+        old_file = (
+            b"<!-- memd:facts -->\n- the proxy timeout is 60 s <!-- memd:fact "
+            b"2026-11-10 2026-11-20 6 -->\n<!-- memd:end -->\n"
+        )
+        replay = [_entry("#infra the proxy timeout is 30 s", "2026-11-01", 0)]
+
+        plan = plan_consolidation(
+            [_entry("#infra the cdn is fastly", "2026-11-21", 0)],
+            {"infra.md": old_file},
+            None,
+            replay=replay,
+        )
+        text = next(e for e in plan.edits if e.relpath == "infra.md").new.decode()
+
+        assert (
+            "- the proxy timeout is 60 s <!-- memd:fact 2026-11-10 2026-11-20 6" in text
+        )
+        assert "  - previously: the proxy timeout is 30 s, until 2026-11-10" in text
+        assert 1 == text.count("- the proxy timeout is")
