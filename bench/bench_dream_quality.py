@@ -44,6 +44,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 
 START = dt.date(2026, 10, 5)  # a Monday
 CHANGE_NIGHT = 15
@@ -177,25 +178,40 @@ def measure(memory: str, nights: int) -> dict[str, float]:
     }
 
 
-def run_nights(
-    nights: int, checkpoints: tuple[int, ...]
-) -> dict[int, dict[str, float]]:
-    """Log and dream `nights` nights in a temp dir; measure at each checkpoint."""
+def _dreamer(tmp: str) -> tuple[str, Callable[[int], None]]:
+    """Return (memory dir, a `dream(at)` that runs the real dream there)."""
     import structlog
 
     from memd.config import Config
-    from memd.kairos.daily_log import append_entry
     from memd.kairos.dream import run_dream
 
     structlog.configure(logger_factory=structlog.ReturnLoggerFactory())
     log = structlog.get_logger()
+    memory = os.path.join(tmp, "memory")
+    os.mkdir(memory)
+    config = Config(
+        cache_dir=os.path.join(tmp, "cache"), state_dir=os.path.join(tmp, "state")
+    )
+
+    def dream(night: int) -> None:
+        day = START + dt.timedelta(days=night)
+        at = dt.datetime.combine(day, dt.time(23, 0)).astimezone()
+        result = run_dream(memory, config, now=at, log=log)
+        if result.status not in ("ok", "nothing"):
+            raise SystemExit(f"night {night}: {result.status} {result.message}")
+
+    return memory, dream
+
+
+def run_nights(
+    nights: int, checkpoints: tuple[int, ...]
+) -> dict[int, dict[str, float]]:
+    """Log and dream `nights` nights in a temp dir; measure at each checkpoint."""
+    from memd.kairos.daily_log import append_entry
+
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
-        memory = os.path.join(tmp, "memory")
-        os.mkdir(memory)
-        config = Config(
-            cache_dir=os.path.join(tmp, "cache"), state_dir=os.path.join(tmp, "state")
-        )
+        memory, dream = _dreamer(tmp)
         for night in range(nights):
             day = START + dt.timedelta(days=night)
             for i, (text, _) in enumerate(_night_entries(night)):
@@ -203,10 +219,7 @@ def run_nights(
                     minutes=17 * i
                 )
                 append_entry(memory, text, now=when.astimezone())
-            at = dt.datetime.combine(day, dt.time(23, 0)).astimezone()
-            result = run_dream(memory, config, now=at, log=log)
-            if result.status not in ("ok", "nothing"):
-                raise SystemExit(f"night {night}: {result.status} {result.message}")
+            dream(night)
             if night + 1 in checkpoints:
                 results[night + 1] = measure(memory, night + 1)
     return results
@@ -261,21 +274,11 @@ _STOP = frozenset(_STOP_WORDS.split())
 
 def run_near_misses(nights: int = 6) -> dict[str, float]:
     """Log the pairs over `nights` nights (updates on the last), dream, measure."""
-    import structlog
-
-    from memd.config import Config
     from memd.kairos.daily_log import append_entry
-    from memd.kairos.dream import run_dream
 
-    structlog.configure(logger_factory=structlog.ReturnLoggerFactory())
-    log = structlog.get_logger()
     logged: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
-        memory = os.path.join(tmp, "memory")
-        os.mkdir(memory)
-        config = Config(
-            cache_dir=os.path.join(tmp, "cache"), state_dir=os.path.join(tmp, "state")
-        )
+        memory, dream = _dreamer(tmp)
         for night in range(nights):
             day = START + dt.timedelta(days=night)
             texts = [t for pair in NEAR_MISSES for t in pair]
@@ -285,10 +288,7 @@ def run_near_misses(nights: int = 6) -> dict[str, float]:
                 when = dt.datetime.combine(day, dt.time(9, 0)) + dt.timedelta(minutes=i)
                 append_entry(memory, tag + text, now=when.astimezone())
                 logged.append(text)
-            at = dt.datetime.combine(day, dt.time(23, 0)).astimezone()
-            result = run_dream(memory, config, now=at, log=log)
-            if result.status not in ("ok", "nothing"):
-                raise SystemExit(f"night {night}: {result.status} {result.message}")
+            dream(night)
         current, history, _ = _memory_lines(memory)
         described = _descriptions_naming_facts(memory)
 

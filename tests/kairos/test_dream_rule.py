@@ -119,6 +119,12 @@ class TestRule:
         assert 2 == len(book.facts)
 
 
+def _memory(tmp_path: Path) -> tuple[Path, Config]:
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    return memory, Config(cache_dir=str(tmp_path / "c"), state_dir=str(tmp_path / "s"))
+
+
 def _entry(text: str, day: str, offset: int) -> LogEntry:
     return LogEntry(
         log=f"logs/{day[:4]}/{day[5:7]}/{day}.md",
@@ -179,9 +185,7 @@ class TestArchiveOutOfTheWay:
         self, tmp_path: Path
     ) -> None:
         """A busy topic's archive is a dot folder: the manifest lists topics only."""
-        memory = tmp_path / "memory"
-        memory.mkdir()
-        config = Config(cache_dir=str(tmp_path / "c"), state_dir=str(tmp_path / "s"))
+        memory, config = _memory(tmp_path)
         for night in range(3):
             now = dt.datetime(2026, 11, 1 + night, 9, 0).astimezone()
             for n in range(60):
@@ -212,9 +216,7 @@ class TestDescriptions:
         self, tmp_path: Path
     ) -> None:
         """No journal.md for everything: a few subject files, each naming its facts."""
-        memory = tmp_path / "memory"
-        memory.mkdir()
-        config = Config(cache_dir=str(tmp_path / "c"), state_dir=str(tmp_path / "s"))
+        memory, config = _memory(tmp_path)
         now = dt.datetime(2026, 11, 30, 9, 0).astimezone()
         for text in [
             "Ticket 4411 is blocked by the auth bug",
@@ -289,9 +291,7 @@ class TestUpgradeInPlace:
         self, tmp_path: Path
     ) -> None:
         """A fact block the masking rule wrote is rebuilt from the logs still there."""
-        memory = tmp_path / "memory"
-        memory.mkdir()
-        config = Config(cache_dir=str(tmp_path / "c"), state_dir=str(tmp_path / "s"))
+        memory, config = _memory(tmp_path)
         now = dt.datetime(2026, 11, 29, 9, 0).astimezone()
         for text in [
             "#work Ticket 4411 is blocked by the auth bug",
