@@ -287,6 +287,14 @@ def _split_value_region(tokens: list[_Token]) -> tuple[list[_Token], list[str]]:
     return key, value
 
 
+def _names_the_first_word(token: _Token, key: list[_Token]) -> bool:
+    """A version right after a text's first word names it ("build 1.4.2 failed")."""
+    is_version = (
+        token.text[:1].isdigit() and "." in token.text and "-" not in token.text
+    )
+    return is_version and len(key) == 1 and key[0].kind == "word"
+
+
 def _plain(tokens: list[_Token]) -> tuple[list[_Token], list[str], list[_Token]]:
     """Return (subject, value, label) of a text with no copula."""
     update = next((i for i, t in enumerate(tokens) if t.text in _UPDATE_VERBS), None)
@@ -304,7 +312,9 @@ def _plain(tokens: list[_Token]) -> tuple[list[_Token], list[str], list[_Token]]
             continue
         before = head[i - 1] if i > 0 else None
         after = head[i + 1] if i + 1 < len(head) else None
-        if token.kind == "value":
+        if token.kind == "value" and _names_the_first_word(token, key):
+            key.append(token)  # "release 2.3 ships": the subject's own version
+        elif token.kind == "value":
             value.append(token.text)
             if after is not None and after.kind == "word" and after.text in _UNITS:
                 value.append(after.text)
@@ -323,7 +333,7 @@ def _plain(tokens: list[_Token]) -> tuple[list[_Token], list[str], list[_Token]]
             key.append(token)
     if region_at is not None:
         tail_key, tail_value = _split_value_region(tokens[region_at + 1 :])
-        key += [_Token("stop", "<to>", ""), *tail_key]
+        key += tail_key
         value += tail_value
     label = [t for t in key if t.kind in ("word", "code", "num")]
     return key, value, label
