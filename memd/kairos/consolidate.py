@@ -472,7 +472,7 @@ def _load_topic(
     parsed = (
         parse_fact_file(old.decode("utf-8", errors="surrogateescape"))
         if old is not None
-        else FactFile(head=new_topic_text(target))
+        else FactFile(head="")  # memd writes the head when it knows the facts
     )
     prefixes = (_archive_prefix(target.relpath), _legacy_prefix(target.relpath))
     pages = {
@@ -777,8 +777,13 @@ def _plan_files(
     heads: dict[str, tuple[_Head | None, str]] = {}
     for relpath, topic in topics.items():
         rendered = {id(f): render_fact(f, HISTORY_KEPT) for f in topic.book.facts}
-        owned = _own_head(topic.parsed.head, topic.route)
-        description = _description_in(topic.parsed.head)
+        fresh = files.get(relpath) is None
+        owned = (
+            _Head(_title(topic.route.topic), "", topic.route)  # memd's from the start
+            if fresh
+            else _own_head(topic.parsed.head, topic.route)
+        )
+        description = "" if fresh else _description_in(topic.parsed.head)
         if owned is not None:  # memd's own head: its description follows the facts
             described = describe(owned.route, topic.book.facts)
             if described != owned.description:
@@ -941,6 +946,7 @@ def place_index_entries(
     text = current
     unindexed: list[str] = []
     linked = set(linked_relpaths(text))
+    grouped = full = False
     for relpath, route_ in routes.items():
         owned, description = heads.get(relpath, (None, ""))
         name = owned.name if owned is not None else _title(route_.topic)
@@ -953,13 +959,20 @@ def place_index_entries(
                 if refreshed is not None and fits_index(refreshed):
                     text = refreshed
             continue
+        if full:  # past the budget once: later lines wait for `memd fix` too
+            unindexed.append(relpath)
+            continue
         candidate = (text.rstrip("\n") + "\n" if text.strip() else "") + line + "\n"
-        if not fits_index(candidate):
+        if not fits_index(candidate) and not grouped:
+            grouped = True  # fold memd's own lines once, then add to the group
+            candidate = _group(text, [(name, relpath)])
+        elif not fits_index(candidate):
             candidate = _group(text, [(name, relpath)])
         if fits_index(candidate):
             text = candidate
             linked.add(relpath)
         else:
+            full = True
             unindexed.append(relpath)
     if text == current:
         return None, tuple(unindexed)
