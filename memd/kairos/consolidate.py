@@ -264,8 +264,9 @@ class Router:
 
 
 def _subject_word(text: str) -> str | None:
-    word = shape(text).group
-    return word if word and word not in _PRONOUNS else None
+    """Return the subject's word as a file name part (ASCII letters), or None."""
+    word = re.sub(r"[^a-z0-9]+", "", shape(text).group)
+    return word if len(word) >= 3 and word not in _PRONOUNS else None
 
 
 def _slug(tag: str) -> str:
