@@ -630,10 +630,12 @@ def _is_memd_only(page: FactFile, rel: str, topic: _Topic) -> bool:
     if page.extra or page.tail.strip():
         return False
     if rel.startswith(ARCHIVE_DIR + "/"):
-        return page.head == _page_head(topic.route.topic)
-    head = parse_memory_file("t.md", page.head.encode("utf-8", "replace"))
-    kind = head.type if head.type in MEMORY_TYPES else topic.route.type
-    return page.head == _legacy_head(topic.route.topic, rel, kind)
+        expected = _page_head(topic.route.topic)
+    else:
+        head = parse_memory_file("t.md", page.head.encode("utf-8", "replace"))
+        kind = head.type if head.type in MEMORY_TYPES else topic.route.type
+        expected = _legacy_head(topic.route.topic, rel, kind)
+    return page.head.rstrip("\n") == expected.rstrip("\n")
 
 
 def _archive_note(topic: str, pages: int) -> str:

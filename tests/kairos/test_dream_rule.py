@@ -353,3 +353,43 @@ class TestUpgradeInPlace:
         )
         assert "  - previously: the proxy timeout is 30 s, until 2026-11-10" in text
         assert 1 == text.count("- the proxy timeout is")
+
+    def test_monthly_archive_pages_of_0x_move_to_the_dot_folder(self) -> None:
+        """`archive/<topic>/YYYY-MM.md` (in the scan) folds into `.archive/`."""
+        from memd.memory.yaml_safe import dump_yaml
+
+        front = {
+            "name": "ops-archive-2026-09",
+            "description": (
+                "Facts from ops.md last seen in 2026-09, moved here by memd's "
+                "dream to keep the topic file within what recall reads"
+            ),
+            "type": "project",
+        }
+        legacy = (
+            f"---\n{dump_yaml(front).rstrip()}\n---\nArchived from ops.md.\n\n"
+            "<!-- memd:facts -->\n- the old wiki is at w1.example <!-- memd:fact "
+            "2026-09-01 2026-09-03 2 -->\n<!-- memd:end -->\n"
+        ).encode()
+        topic = (
+            b"<!-- memd:facts -->\n- the cdn is fastly <!-- memd:fact 2026-10-01 "
+            b"2026-10-02 2 -->\nOlder facts, by the month last seen: "
+            b"[[ops-archive-2026-09]]\n<!-- memd:end -->\n"
+        )
+
+        plan = plan_consolidation(
+            [_entry("#ops the cdn is fastly", "2026-11-01", 0)],
+            {"ops.md": topic, "archive/ops/2026-09.md": legacy},
+            None,
+        )
+        files = {e.relpath: e.new.decode() for e in plan.edits}
+
+        assert ("archive/ops/2026-09.md",) == plan.deletes
+        assert (
+            "- the cdn is fastly <!-- memd:fact 2026-10-01 2026-11-01 3"
+            in files["ops.md"]
+        )
+        assert "- the old wiki is at w1.example <!-- memd:fact 2026-09-01" in (
+            files["ops.md"] + files.get(".archive/ops/1.md", "")
+        )
+        assert "[[ops-archive" not in files["ops.md"]
