@@ -72,7 +72,7 @@ from memd.memory.memfile import parse_memory_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
 
 _TYPE_TAG = re.compile(rf"\[({'|'.join(MEMORY_TYPES)})\]", re.IGNORECASE)
 _TOPIC_TAG = re.compile(r"(?<![\w#&/])#([A-Za-z][\w-]{0,63})")
@@ -251,6 +251,15 @@ class Router:
             and "/" not in rel
             and rel[: -len("-notes.md")] not in MEMORY_TYPES
         }
+
+    def known_topic(self, text: str) -> str | None:
+        """Return the subject file `text` would go to if it exists already, or None.
+
+        Unlike `subject_topic`, this never starts a new file.
+        """
+        word = _subject_word(text)
+        topic = _slug(f"{word}-notes") if word else None
+        return topic if topic in self._files else None
 
     def subject_topic(self, text: str) -> str:
         word = _subject_word(text)
@@ -530,15 +539,24 @@ def _settle_past(past: Past, rel: str, ceiling: str, problems: list[str]) -> Non
     past.first = min(past.first or _UNDATED, past.until)
 
 
-def _keep_unexplained(topic: _Topic, explained: set[str]) -> None:
-    """After a rebuild, keep what the old files held and no log explains."""
+def _keep_unexplained(
+    topic: _Topic,
+    explained: set[str],
+    moves: Callable[[str], _Topic | None] | None = None,
+) -> None:
+    """After a rebuild, keep what the old files held and no log explains.
+
+    `moves` gives the file an old fact now belongs in (the catch-all
+    journal's facts go to their subjects' files), or None to keep it here.
+    """
     bullets = not topic.parsed.had_block  # dated bullets of 0.x: each a sighting
     for fact in topic.old:
         if normalise(fact.text) not in explained:
+            home = (moves(fact.text) if moves else None) or topic
             if bullets and fact in topic.parsed.facts:
-                topic.book.file(fact.text, fact.first, topic.changes)
+                home.book.file(fact.text, fact.first, home.changes)
             else:
-                topic.book.restore(fact)
+                home.book.restore(fact)
             continue
         topic.pasts += [p for p in fact.history if normalise(p.text) not in explained]
     topic.old = []
@@ -682,24 +700,39 @@ def plan_consolidation(
                 target, files, ceiling, problems
             )
             if replayed and topic.rebuild:
-                _keep_unexplained(topic, explained)
+                settle(topic)
         return topic
 
     for rel in repair:
         topic_for(_route_of_file(rel, files.get(rel)))
-    for entry in old:  # logs filed before: only files being rebuilt take them
-        target = route(entry, router)
+    # Route every entry first, in routed_files' order, so the subject files
+    # of tonight are known before a rebuilt journal hands its facts on.
+    old_routes = [(entry, route(entry, router)) for entry in old]
+    new_routes = [(entry, route(entry, router)) for entry in new]
+
+    def subject_file(text: str) -> _Topic | None:
+        """The subject file a journal fact belongs in, if tonight reads it."""
+        topic = router.known_topic(text)
+        rel = f"{topic}.md" if topic else ""
+        if not topic or topic == "journal" or rel not in files:
+            return None
+        return topic_for(Route(rel, "project", topic, ""))
+
+    def settle(topic: _Topic) -> None:
+        moves = subject_file if topic.route.relpath == "journal.md" else None
+        _keep_unexplained(topic, explained, moves)
+
+    for entry, target in old_routes:  # filed before: only rebuilt files take them
         topic = topic_for(target)
         if topic.rebuild:
             day, text = _entry_day(entry, ceiling, target.text, problems)
             topic.book.file(text, day, topic.changes)
             explained.add(normalise(text))
-    for topic in topics.values():
+    for topic in list(topics.values()):
         if topic.rebuild:
-            _keep_unexplained(topic, explained)
+            settle(topic)
     replayed = True
-    for entry in new:
-        target = route(entry, router)
+    for entry, target in new_routes:
         topic = topic_for(target)
         if entry.entry_id in topic.parsed.entry_ids:  # filed by memd before 0.x
             already.append(entry.entry_id)
@@ -778,6 +811,7 @@ def _plan_files(
     total = Changes()
     archived_count = 0
     heads: dict[str, tuple[_Head | None, str]] = {}
+    retired: dict[str, tuple[_Head, str, str]] = {}
     for relpath, topic in topics.items():
         rendered = {id(f): render_fact(f, HISTORY_KEPT) for f in topic.book.facts}
         fresh = files.get(relpath) is None
@@ -827,15 +861,34 @@ def _plan_files(
             if files.get(relpath) is not None
             else "create topic file"
         )
+        is_emptied = (
+            topic.rebuild
+            and not fresh
+            and not topic.book.facts
+            and not pages
+            and not topic.parsed.extra
+            and not topic.parsed.tail.strip()
+        )
+        if is_emptied and owned is not None:  # a rebuild moved all its facts away
+            retired[relpath] = (owned, text, reason)
+            continue
         _add_edit(edits, relpath, files.get(relpath), text, reason)
         for name in ("added", "merged", "superseded"):
             setattr(total, name, getattr(total, name) + getattr(topic.changes, name))
+    index_edit, unindexed, unlinked = place_index_entries(
+        {rel: topic.route for rel, topic in topics.items() if rel not in retired},
+        heads,
+        index,
+        retired={rel: owned for rel, (owned, _, _) in retired.items()},
+    )
+    for rel, (_, text, reason) in retired.items():
+        if rel in unlinked:
+            deletes.append(rel)
+        else:  # a line someone wrote still links it: keep the file, emptied
+            _add_edit(edits, rel, files.get(rel), text, reason)
     # Archive pages first, the topic files that name them after: a kill between
     # two writes never leaves a fact in neither place (a rerun merges copies).
     edits.sort(key=lambda e: (not e.relpath.startswith(ARCHIVE_DIR + "/"), e.relpath))
-    index_edit, unindexed = place_index_entries(
-        {rel: topic.route for rel, topic in topics.items()}, heads, index
-    )
     if index_edit is not None:
         edits.append(index_edit)
     return ConsolidationPlan(
@@ -928,8 +981,13 @@ def place_index_entries(
     routes: Mapping[str, Route],
     heads: Mapping[str, tuple[_Head | None, str]],
     index: bytes | None,
-) -> tuple[FileEdit | None, tuple[str, ...]]:
-    """Return MEMORY.md's edit for the dream's files, and those left out of it.
+    *,
+    retired: Mapping[str, _Head] | None = None,
+) -> tuple[FileEdit | None, tuple[str, ...], frozenset[str]]:
+    """Return MEMORY.md's edit, the files left out of it, and the retired unlinked.
+
+    A retired file (emptied by a rebuild) loses memd's own line for it, or its
+    link in memd's group line; it may be deleted when nothing links it then.
 
     The one place the dream writes the index. A file memd wrote a line for
     gets that line refreshed when its description changed (only a line that
@@ -944,11 +1002,14 @@ def place_index_entries(
     else:
         try:
             current = index.decode("utf-8")
-        except UnicodeDecodeError:
-            return None, tuple(routes)  # never rewrite an index we cannot read
+        except UnicodeDecodeError:  # never rewrite an index we cannot read
+            return None, tuple(routes), frozenset()
     text = current
+    for relpath, gone in (retired or {}).items():
+        text = _unlink(text, relpath, gone)
     unindexed: list[str] = []
     linked = set(linked_relpaths(text))
+    unlinked = frozenset(rel for rel in retired or () if rel not in linked)
     grouped = full = False
     for relpath, route_ in routes.items():
         owned, description = heads.get(relpath, (None, ""))
@@ -978,14 +1039,31 @@ def place_index_entries(
             full = True
             unindexed.append(relpath)
     if text == current:
-        return None, tuple(unindexed)
+        return None, tuple(unindexed), unlinked
     edit = FileEdit(
         relpath=INDEX_NAME,
         old=index,
         new=text.encode("utf-8"),
         reason="index the consolidated topic files",
     )
-    return edit, tuple(unindexed)
+    return edit, tuple(unindexed), unlinked
+
+
+def _unlink(text: str, relpath: str, owned: _Head) -> str:
+    """Drop memd's own line for `relpath`, or its link in memd's group line."""
+    line = _entry_line(owned.name, relpath, owned.description)
+    lines = text.split("\n")
+    kept = [x for x in lines if x.rstrip("\r") != line]
+    if len(kept) == len(lines):
+        link = f"[{owned.name}]({relpath})"
+        kept = [_drop_link(x, link) if x.startswith(GROUP_LEAD) else x for x in lines]
+    return "\n".join(kept)
+
+
+def _drop_link(line: str, link: str) -> str:
+    links = line[len(GROUP_LEAD) :].split(" · ")
+    rest = [part.strip() for part in links if part.strip() != link]
+    return GROUP_LEAD + " " + " · ".join(rest) if rest else ""
 
 
 def _replace_line(text: str, old: str, new: str) -> str | None:

@@ -393,3 +393,43 @@ class TestUpgradeInPlace:
             files["ops.md"] + files.get(".archive/ops/1.md", "")
         )
         assert "[[ops-archive" not in files["ops.md"]
+
+    def test_an_old_journal_is_split_into_subject_files(self, tmp_path: Path) -> None:
+        """The old catch-all journal.md gives its facts to subject files and goes."""
+        memory, config = _memory(tmp_path)
+        now = dt.datetime(2026, 11, 20, 9, 0).astimezone()
+        for text in [
+            "Ticket 4411 is blocked by the auth bug",
+            "Ticket 4502 is blocked by the auth bug",
+            "the gateway timeout is 30 s",
+        ]:
+            append_entry(str(memory), text, now=now)
+        # As the rule of main at 0fe0191 wrote it, with its index line.
+        (memory / "journal.md").write_text(
+            "---\nname: Journal\ndescription: Untagged notes from the KAIROS daily "
+            "logs, filed nightly by memd\ntype: project\n---\nFacts from the KAIROS "
+            "daily logs, each once: first and last seen, how often.\n\n**Why:** "
+            "recorded in the daily logs as it happened.\n**How to apply:** the "
+            "current value is the bullet; verify it before use.\n\n<!-- memd:facts -->"
+            "\n- Ticket 4411 is blocked by the auth bug <!-- memd:fact 2026-11-20 "
+            "2026-11-20 2 -->\n- the gateway timeout is 30 s <!-- memd:fact "
+            "2026-11-20 2026-11-20 1 -->\n<!-- memd:end -->\n"
+        )
+        (memory / "MEMORY.md").write_text(
+            "- [Journal](journal.md) — Untagged notes from the KAIROS daily logs, "
+            "filed nightly by memd\n"
+        )
+
+        result = run_dream(str(memory), config, now=now, log=LOG)
+
+        assert result.ok
+        assert not (memory / "journal.md").exists()
+        index = (memory / "MEMORY.md").read_text()
+        assert "journal.md" not in index
+        tickets = (memory / "ticket-notes.md").read_text()
+        assert "- Ticket 4411 is blocked by the auth bug" in tickets
+        assert "- Ticket 4502 is blocked by the auth bug" in tickets
+        assert (
+            "- the gateway timeout is 30 s" in (memory / "gateway-notes.md").read_text()
+        )
+        assert "(ticket-notes.md)" in index
