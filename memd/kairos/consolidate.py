@@ -316,12 +316,12 @@ def _fallback_description(route_: Route) -> str:
 
 
 def describe(route_: Route, facts: Iterable[Fact]) -> str:
-    """Return a description naming the file's main subjects, most seen first.
+    """Return a description naming the file's main subjects, longest known first.
 
     "Daily-log facts: gateway timeout, staging, helm chart version", cut at
     a subject's end to stay within `MAX_DESCRIPTION` columns.
     """
-    ranked = sorted(facts, key=lambda f: (-f.seen, f.first, f.text))
+    ranked = sorted(facts, key=lambda f: (f.first, f.text))  # stable night to night
     entry = f"- [{_title(route_.topic)}]({route_.relpath}) — "
     room = min(MAX_DESCRIPTION, max(40, MAX_INDEX_LINE - len(entry)))
     labels: list[str] = []
