@@ -153,6 +153,8 @@ def _tokens(text: str) -> list[_Token]:
 def _chunk_tokens(raw: str) -> list[_Token]:
     """Split a run of letters, digits, `-` and `_` into words, numbers and codes."""
     folded = raw.casefold()
+    if folded == "re":  # "we're": the apostrophe split it off; it is "are"
+        return [_Token("stop", "are", raw)]
     if not any(c.isdigit() for c in folded):
         return [
             _Token("stop" if part in _STOP else "word", part, part_raw)

@@ -47,6 +47,10 @@ DISTINCT = [
     ("cluster c-41 runs the batch jobs", "cluster c-44 runs the batch jobs"),
     ("vlan 40 carries the office wifi", "vlan 41 carries the office wifi"),
     ("order 99812 was refunded twice", "order 99830 was refunded twice"),
+    ("release 2.3 ships on friday", "release 2.4 ships on friday"),
+    ("server 10.0.0.12 runs the cache", "server 10.0.0.13 runs the cache"),
+    ("JIRA-4411 is blocked on legal", "JIRA-4502 is blocked on legal"),
+    ("rack B2 holds the GPU boxes", "rack B3 holds the GPU boxes"),
     (
         "the EU region uses Stripe for payments",
         "the US region uses Stripe for payments",
@@ -61,6 +65,9 @@ UPDATES = [
     ("the cutover is 2026-12-01", "the cutover is 2026-12-08"),
     ("the lock timeout is 5 minutes", "the lock timeout is 10 minutes"),
     ("we pin terraform 1.5.7", "we pin terraform 1.6.2"),
+    ("the standup is at 9:30", "moved the standup to 10:00"),
+    ("we're on Postgres 15", "we are on Postgres 16"),
+    ("the cache TTL is 60s", "the cache TTL was bumped to 120s"),
 ]
 
 
