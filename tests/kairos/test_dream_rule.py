@@ -440,3 +440,56 @@ class TestUpgradeInPlace:
             "- the gateway timeout is 30 s" in (memory / "gateway-notes.md").read_text()
         )
         assert "(ticket-notes.md)" in index
+
+
+_TEMPLATES = [
+    "#ops ticket {n} is blocked by the {w} bug",
+    "#ops the {w} timeout is {n} s",
+    "#ops host web-{n} runs the {w} export",
+    "the {w} queue has {n} consumers",
+    "the {w} rollout is at {n}%",
+    "#ops we deploy {w} with helm chart version 1.{n}.0",
+]
+
+
+@given(
+    nights=st.lists(
+        st.lists(
+            st.tuples(
+                st.sampled_from(_TEMPLATES),
+                st.integers(1, 40),
+                st.sampled_from(["auth", "billing", "search"]),
+            ),
+            min_size=1,
+            max_size=12,
+        ),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_every_text_logged_stays_findable(
+    nights: list[list[tuple[str, int, str]]],
+) -> None:
+    """Whatever is logged, night after night, is in a topic file or its archive."""
+    from memd.kairos.facts import normalise
+
+    files: dict[str, bytes] = {}
+    logged: set[str] = set()
+    for night, items in enumerate(nights):
+        day = f"2026-11-{night + 1:02}"
+        entries = []
+        for i, (template, n, w) in enumerate(items):
+            text = template.format(n=n, w=w)
+            entries.append(_entry(text, day, i))
+            logged.add(normalise(text))
+        plan = plan_consolidation(
+            entries, files, files.get("MEMORY.md"), existing=sorted(files)
+        )
+        files.update({e.relpath: e.new for e in plan.edits})
+        for rel in plan.deletes:
+            del files[rel]
+    everything = " | ".join(
+        normalise(line) for data in files.values() for line in data.decode().split("\n")
+    )
+
+    assert all(text in everything for text in logged)
