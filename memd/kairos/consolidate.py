@@ -47,8 +47,6 @@ from memd.agent.truncation import MAX_ENTRYPOINT_LINES, MAX_ENTRYPOINT_UNITS
 from memd.kairos.dates import parse_day, resolve_relative_dates
 from memd.kairos.factfile import (
     ARCHIVE_LEAD,
-    BLOCK_END,
-    BLOCK_OPEN,
     BLOCK_START,
     BLOCK_VERSION,
     FactFile,
@@ -636,11 +634,7 @@ def _render_pages(topic: _Topic, items: list[str]) -> dict[str, str]:
 
 
 def _render_page(parsed: FactFile, items: list[str]) -> str:
-    head = parsed.head.rstrip("\n")
-    parts = [head + "\n\n" if head else "", BLOCK_OPEN + "\n", *items, BLOCK_END + "\n"]
-    parts += [line + "\n" for line in parsed.extra]
-    tail = parsed.tail.strip("\n")
-    return "".join(parts) + (tail + "\n" if tail else "")
+    return render_fact_file(parsed, [], rendered=items)
 
 
 def _is_memd_only(page: FactFile, rel: str, topic: _Topic) -> bool:
@@ -834,9 +828,12 @@ def _plan_files(
             items = _archive_items(topic, kept, archived)
             pages = _render_pages(topic, items)
             note = _archive_note(topic.route.topic, len(pages)) if pages else ""
-            text = render_fact_file(topic.parsed, [], archive_note=note)
-            body = "".join(rendered[id(f)] for f in kept)
-            text = _with_facts(text, body)
+            text = render_fact_file(
+                topic.parsed,
+                [],
+                archive_note=note,
+                rendered=[rendered[id(f)] for f in kept],
+            )
             if _size(text) <= TOPIC_BYTES or not kept:
                 break
             shed = min(kept, key=lambda f: (f.last, f.seen, f.first, f.text))
@@ -905,12 +902,6 @@ def _plan_files(
         ),
         problems=tuple(problems),
     )
-
-
-def _with_facts(text: str, body: str) -> str:
-    """Insert rendered facts right after the block's opening line."""
-    at = text.index(BLOCK_OPEN + "\n") + len(BLOCK_OPEN) + 1
-    return text[:at] + body + text[at:]
 
 
 def _description_in(head: str) -> str:

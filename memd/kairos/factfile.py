@@ -269,11 +269,13 @@ def render_fact_file(
     *,
     archive_note: str = "",
     pasts: list[Past] | None = None,
+    rendered: list[str] | None = None,
 ) -> str:
     """Return the whole file: the user's text, then memd's block, then theirs."""
     head = parsed.head.rstrip("\n")
     parts = [head + "\n\n" if head else "", BLOCK_OPEN + "\n"]
     parts += [render_fact(fact) for fact in facts]
+    parts += rendered or []  # facts the caller rendered already (`render_fact`)
     parts += [render_orphan(past) for past in pasts or ()]
     if archive_note:
         parts.append(f"{ARCHIVE_LEAD} {archive_note}\n")
