@@ -47,6 +47,8 @@ BLOCK_END = "<!-- memd:end -->"
 ARCHIVE_LEAD = "Older facts and values:"
 _OLD_ARCHIVE_LEAD = "Older facts, by the month last seen:"
 _ORPHAN_PAST = "- previously: "
+_ALSO = "  - also: "
+_ALSO_MARK = " <!-- memd:also -->"
 _FACT_MARK = " <!-- memd:fact "
 _PAST_MARK = " <!-- memd:was "
 _ENTRY_MARK = " <!-- memd:entry "
@@ -107,7 +109,9 @@ def parse_fact_file(text: str) -> FactFile:
             continue
         past = _past_line(line)
         orphan = _orphan_line(line) if line.startswith(_ORPHAN_PAST) else None
-        if past is not None and current is not None:
+        if current is not None and line.startswith(_ALSO) and line.endswith(_ALSO_MARK):
+            current.also.append(line[len(_ALSO) : -len(_ALSO_MARK)])
+        elif past is not None and current is not None:
             current.history.append(past)
             past.first, past.until = _settle(result, number, past.first, past.until)
         elif current is not None and line.startswith("  ") and past is None:
@@ -240,13 +244,14 @@ def render_fact(fact: Fact, history: int | None = None) -> str:
     first, *rest = fact.text.split("\n")
     lines = [f"- {first}{_FACT_MARK}{fact.first} {fact.last} {fact.seen} -->"]
     lines += [f"  {line}" for line in rest]
+    lines += [f"{_ALSO}{_flat(text)}{_ALSO_MARK}" for text in fact.also]
     lines += ["  " + _past_text(past) for past in fact.history[:history]]
     return "\n".join(lines) + "\n"
 
 
 def render_orphan(past: Past) -> str:
     """Return an archived older value on its own line: `- previously: TEXT (A/B)`."""
-    flat = " / ".join(part.strip() for part in past.text.split("\n"))
+    flat = _flat(past.text)
     first, until = past.first, past.until
     end = (
         until[8:]
@@ -258,8 +263,12 @@ def render_orphan(past: Past) -> str:
     return f"{_ORPHAN_PAST}{flat} ({first}/{end})\n"
 
 
+def _flat(text: str) -> str:
+    return " / ".join(part.strip() for part in text.split("\n"))
+
+
 def _past_text(past: Past) -> str:
-    flat = " / ".join(part.strip() for part in past.text.split("\n"))
+    flat = _flat(past.text)
     return f"- previously: {flat}, until {past.until}{_PAST_MARK}{past.first} -->"
 
 

@@ -31,7 +31,8 @@ nuisance, a lost fact is a failure.
 4. **Same fact.** Equal normalised text is a repeat. Otherwise the subject
    key (every other word, in order, with identifiers as written) must be
    equal: one dictionary look-up, so filing is linear in the entries. The
-   same value merges (count, last seen); a different one from a day on or
+   same value merges (count, last seen; another wording of it is kept in
+   `also`); a different one from a day on or
    after the fact's last sighting supersedes it, and the old text becomes
    history ("previously: ..., until YYYY-MM-DD"). An older different value
    is filed as history only. A fact keeps every older value; the topic file
@@ -359,6 +360,7 @@ class Fact:
     last: str
     seen: int = 1
     history: list[Past] = field(default_factory=list)  # newest first, all of them
+    also: list[str] = field(default_factory=list)  # other wordings of this value
 
 
 @dataclass(slots=True)
@@ -397,6 +399,7 @@ class FactBook:
         kept.history += [p for p in fact.history if (p.text, p.until) not in known]
         kept.history.sort(key=lambda p: p.until, reverse=True)
         self._past_norms[found].update(normalise(p.text) for p in fact.history)
+        kept.also += [text for text in fact.also if text not in kept.also]
 
     def restore(self, fact: Fact) -> None:
         """Add a fact a rebuild kept from an old file, as of its own dates.
@@ -466,6 +469,9 @@ class FactBook:
         old = self._shapes[index]
         pasts = self._past_norms[index]
         if s.norm == old.norm or s.value == old.value:
+            wordings = {old.norm, *(normalise(text) for text in fact.also)}
+            if s.norm not in wordings:  # the same value put another way: kept too
+                fact.also.append(text)
             fact.seen += 1
             fact.first = min(fact.first, day)
             fact.last = max(fact.last, day)
@@ -481,9 +487,11 @@ class FactBook:
         if s.norm in pasts:  # a value that comes back leaves the history
             fact.history = [p for p in fact.history if normalise(p.text) != s.norm]
             pasts.discard(s.norm)
-        fact.history.insert(0, Past(fact.text, fact.first, day))
-        pasts.add(old.norm)
+        older = [Past(w, fact.first, day) for w in (fact.text, *fact.also)]
+        fact.history[:0] = older
+        pasts.update(normalise(p.text) for p in older)
         fact.text, fact.first, fact.last, fact.seen = text, day, day, 1
+        fact.also = []
         if self._by_norm.get(old.norm) == index:
             del self._by_norm[old.norm]
         self._shapes[index] = s

@@ -493,3 +493,45 @@ def test_every_text_logged_stays_findable(
     )
 
     assert all(text in everything for text in logged)
+
+
+def test_another_wording_of_the_same_value_is_kept_too() -> None:
+    """Merged as one fact, each wording stays findable; an update takes them all."""
+    book = FactBook()
+    for day, text in enumerate(
+        [
+            "the gateway timeout is 60 s",
+            "gateway timeout: 60s",
+            "The gateway timeout is 60 s.",
+            "the gateway timeout was lowered to 45 s",
+        ],
+        start=1,
+    ):
+        book.file(text, f"2026-11-{day:02}", Changes())
+
+    [fact] = book.facts
+    assert ("the gateway timeout was lowered to 45 s", []) == (fact.text, fact.also)
+    assert ["the gateway timeout is 60 s", "gateway timeout: 60s"] == [
+        p.text for p in fact.history
+    ]
+
+
+def test_a_kept_wording_reads_back() -> None:
+    """`- also:` lines round-trip: a second dream over the same facts adds nothing."""
+    entries = [
+        _entry("#gw the gateway timeout is 60 s", "2026-11-01", 0),
+        _entry("#gw gateway timeout: 60s", "2026-11-01", 40),
+    ]
+    first = plan_consolidation(entries, {}, None)
+    files = {e.relpath: e.new for e in first.edits}
+    text = files["gw.md"].decode()
+
+    again = plan_consolidation(
+        [_entry("#gw the gateway timeout is 60 s", "2026-11-01", 80)],
+        files,
+        files["MEMORY.md"],
+    )
+    later = next(e for e in again.edits if e.relpath == "gw.md").new.decode()
+
+    assert "  - also: gateway timeout: 60s <!-- memd:also -->\n" in text
+    assert later == text.replace("2026-11-01 2 -->", "2026-11-01 3 -->")
