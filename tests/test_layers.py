@@ -53,7 +53,8 @@ LAYERS = {
     "memd.kairos.*": EDGE,
     "memd.kairos.schedule": CORE,
     "memd.kairos.consolidate": CORE,
-    "memd.kairos.facts": CORE,  # the similarity rule and relative dates
+    "memd.kairos.facts": CORE,  # the similarity rule
+    "memd.kairos.dates": CORE,  # the one range-checked date resolver
     "memd.kairos.factfile": CORE,  # the fact block of a topic file
     "memd.kairos.scheduler": WIRING,  # the one APScheduler owner
     "memd.daemon.*": EDGE,
