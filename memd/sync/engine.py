@@ -36,9 +36,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-import stat
 from dataclasses import dataclass
 
+from memd.agent.terms import INDEX_NAME
 from memd.errors import MemdError, UsageError
 from memd.team.git import Git, GitError, redact
 from memd.team.sync import (
@@ -46,18 +46,29 @@ from memd.team.sync import (
     MEMD_DIR,
     PUSH_ATTEMPTS,
     Layout,
+    Scan,
     SyncResult,
     _blob,
     _fetch_and_merge,
-    _identity,
     _Merged,
     _push,
+    _read_tree,
     _recover,
     _tree_of,
     _try_lock,
     _write_tree,
+    blob_oid,
+    check_deletions,
+    commit_message,
+    commit_tree,
+    deepest_folder,
+    index_to_commit,
     init_team,
     is_team_repo,
+    printable,
+    scan_folder,
+    secret_refusal,
+    store_blobs,
     sync_outcome,
     write_changes,
 )
@@ -72,8 +83,7 @@ PROJECTS = "projects/"
 MANIFEST = "manifest.json"
 DREAMS = "dreams/"
 PLACES_FILE = "places.json"
-MAX_FILES_PER_PROJECT = 10_000
-MAX_DEPTH = 8
+MAX_JSON_DEPTH = 16  # a manifest nests 2 deep, a claim 1: deeper is not one of ours
 _LABEL = "memd sync"
 
 
@@ -92,7 +102,8 @@ class PersonalResult:
 
     sync: SyncResult
     projects: tuple[Project, ...] = ()
-    attached: tuple[str, ...] = ()  # identities first placed on this machine
+    attached: tuple[str, ...] = ()  # identities whose memory this machine received
+    shared: tuple[str, ...] = ()  # identities this machine is the first to sync
     not_synced: tuple[tuple[str, str], ...] = ()  # (project or memory dir, why)
 
     def to_dict(self) -> dict[str, object]:
@@ -100,6 +111,7 @@ class PersonalResult:
             **self.sync.to_dict(),
             "projects": {p.identity: p.memory_dir for p in self.projects},
             "attached": list(self.attached),
+            "shared": list(self.shared),
             "not_synced": [list(item) for item in self.not_synced],
         }
 
@@ -145,8 +157,11 @@ def local_refusal(rest: str) -> str | None:
     return None
 
 
-def path_refusal(relpath: str, identities: frozenset[str]) -> str | None:
-    """Return why `relpath` may not be in a personal tree, or None when it may."""
+def path_refusal(relpath: str, folders: frozenset[str]) -> str | None:
+    """Return why `relpath` may not be in a personal tree, or None when it may.
+
+    `folders` are the project folders (`folder_of` of each identity).
+    """
     from memd.relpath import relpath_refusal
 
     why = relpath_refusal(relpath)
@@ -159,33 +174,44 @@ def path_refusal(relpath: str, identities: frozenset[str]) -> str | None:
         return None if relpath.endswith(".json") else "not a dream claim"
     if not relpath.startswith(PROJECTS):
         return "outside projects/"
-    folder = _folder(relpath, identities)
+    folder = deepest_folder(relpath, folders)
     if folder is None:
         return "in no project the manifest names"
     return local_refusal(relpath[len(folder) :])
 
 
-def _folder(relpath: str, identities: Iterable[str]) -> str | None:
-    best = None
-    for identity in identities:
-        prefix = folder_of(identity)
-        if relpath.startswith(prefix) and (best is None or len(prefix) > len(best)):
-            best = prefix
-    return best
+def remote_json(data: bytes) -> object:
+    """Parse a JSON file that came from the remote: bounded in depth, never raising.
+
+    Returns None for one that is not valid (too deep, not UTF-8, not JSON).
+    """
+    from memd.fastjson import loads
+
+    try:
+        return loads(data, max_depth=MAX_JSON_DEPTH, strict_text=True)
+    except (ValueError, RecursionError):
+        return None
 
 
 def _manifest_identities(data: bytes) -> frozenset[str]:
     from memd.agent.identity import is_identity
-    from memd.fastjson import loads
 
-    try:
-        parsed = loads(data)
-    except ValueError:
-        return frozenset()
+    parsed = remote_json(data)
     listed = parsed.get("projects") if isinstance(parsed, dict) else None
     if not isinstance(listed, list):
         return frozenset()
     return frozenset(i for i in listed if isinstance(i, str) and is_identity(i))
+
+
+def manifest_refusal(data: bytes) -> str | None:
+    """Return why a manifest is not valid, or None for one memd can read."""
+    parsed = remote_json(data)
+    if not isinstance(parsed, dict) or not isinstance(parsed.get("projects"), list):
+        return (
+            "manifest.json is not valid (not JSON, nested deeper than "
+            f'{MAX_JSON_DEPTH} levels, or no "projects" list)'
+        )
+    return None
 
 
 def manifest_bytes(identities: Iterable[str]) -> bytes:
@@ -199,6 +225,17 @@ def manifest_bytes(identities: Iterable[str]) -> bytes:
 def merge_manifests(ours: bytes, theirs: bytes) -> bytes:
     """Return the union of two manifests (a project is never dropped by a merge)."""
     return manifest_bytes(_manifest_identities(ours) | _manifest_identities(theirs))
+
+
+def _folders_with_files(git: Git, commit: str | None) -> frozenset[str]:
+    """Return the project folders that hold at least one file in `commit`."""
+    tree = _tree_of(git, commit)
+    entry = tree.get(MANIFEST)
+    identities = _manifest_identities(_blob(git, entry[1])) if entry else frozenset()
+    folders = frozenset(folder_of(i) for i in identities)
+    return frozenset(
+        found for p in tree if (found := deepest_folder(p, folders)) is not None
+    )
 
 
 def _identities_in(git: Git, commit: str | None) -> frozenset[str]:
@@ -224,13 +261,21 @@ def refuse_hostile_tree(git: Git, commit: str) -> None:
 
     Nothing has been written when it raises.
     """
-    tree = _tree_of(git, commit)
+    tree, odd = _read_tree(git, commit)
+    # Only memd writes a personal remote: an odd entry means it was tampered
+    # with, so nothing of it is taken (team sync skips the entry instead).
+    for relpath, (_, _, odd_why) in sorted(odd.items()):
+        raise MemdError(
+            f"the remote's tree is refused whole: {printable(relpath)!r}: {odd_why}"
+        )
     manifest = tree.get(MANIFEST)
-    identities = _manifest_identities(_blob(git, manifest[1])) if manifest else set()
-    for relpath, (mode, _) in tree.items():
-        why = path_refusal(relpath, frozenset(identities))
-        if why is None and mode not in ("100644", "100755"):
-            why = "not a regular file"
+    data = _blob(git, manifest[1]) if manifest else b""
+    bad_manifest = manifest_refusal(data) if manifest is not None else None
+    if bad_manifest is not None:
+        raise MemdError(f"the remote's tree is refused whole: {bad_manifest}")
+    folders = frozenset(folder_of(i) for i in _manifest_identities(data))
+    for relpath in tree:
+        why = path_refusal(relpath, folders)
         if why is not None:
             raise MemdError(f"the remote's tree is refused whole: {relpath!r}: {why}")
 
@@ -269,14 +314,9 @@ def init_personal(
 
 
 def _same_remote(url: str, others: Iterable[str]) -> bool:
-    from memd.agent.identity import normalize_remote_url
+    from memd.team.git import is_same_remote
 
-    key = normalize_remote_url(url) or os.path.normpath(url.strip())
-    return any(
-        (normalize_remote_url(other) or os.path.normpath(other.strip())) == key
-        for other in others
-        if other
-    )
+    return is_same_remote(url, others)
 
 
 # -- the sync ----------------------------------------------------------------------
@@ -293,11 +333,14 @@ def sync_personal(
     allow: frozenset[str] = frozenset(),
     max_file_bytes: int = 256 * 1024,
     is_dream_running: Callable[[str], bool] | None = None,
+    allow_deletes: bool = False,
 ) -> PersonalResult:
     """Run one personal sync of `projects` and return what happened.
 
     Never raises for git or the remote: an unreachable remote is an
-    ``offline`` result, a hostile tree a ``failed`` one.
+    ``offline`` result, a hostile tree a ``failed`` one, and a sync that
+    would delete many files (`memd.team.sync.check_deletions`) a ``failed``
+    one that names ``--allow-deletes``, unless `allow_deletes`.
 
     Raises:
         UsageError: `memd sync init` has not been run.
@@ -331,6 +374,7 @@ def sync_personal(
             lint_errors=lint_errors or default_lint,
             allow=allow,
             max_file_bytes=max_file_bytes,
+            merged=_Merged(allow_deletes=allow_deletes),
         )
     finally:
         os.close(lock_fd)
@@ -396,12 +440,14 @@ def _sync_locked(
     lint_errors: Callable[[str], Mapping[str, str]],
     allow: frozenset[str],
     max_file_bytes: int,
+    merged: _Merged,
 ) -> PersonalResult:
     ref = f"refs/heads/{branch}"
-    merged = _Merged()
     committed: tuple[str, ...] = ()
     left_out: tuple[tuple[str, str], ...] = ()
     attached: list[str] = []
+    shared: list[str] = []
+    new_here: list[str] = []  # placed on this machine by this run
     retries = 0
     repo = git.work_tree
     try:
@@ -423,24 +469,30 @@ def _sync_locked(
             head = git.rev(ref)
             os.makedirs(memory_dir, mode=0o700, exist_ok=True)
             if head is not None:
-                alone = _layout({identity: memory_dir}, [identity])
+                known = _identities_in(git, head) | frozenset(places) | {identity}
+                alone = _layout({identity: memory_dir}, known)
                 write_changes(git, None, head, merged, frozenset(), alone)
+            new_here.append(identity)
             places[identity] = memory_dir
             _write_places(git, places)
-            attached.append(identity)
-        committed, left_out = _commit_places(
-            git, ref, places, lint_errors, allow, max_file_bytes
+        commit = _commit_places(
+            git, ref, places, lint_errors, allow, max_file_bytes, merged
         )
-        dirty = frozenset(
-            folder_of(i) + os.path.relpath(path, places[i]).replace(os.sep, "/")
-            for path, _ in left_out
-            for i in places
-            if path.startswith(places[i] + os.sep)
-        )
+        committed, left_out, dirty = commit.committed, commit.left_out, commit.dirty
         for attempt in range(PUSH_ATTEMPTS):
             retries = attempt
             layout = _layout(places, _identities_in(git, git.rev(ref)))
             _fetch_and_merge(git, branch, ref, merged, dirty, layout)
+            if attempt == 0 and new_here:
+                # What the remote held before this machine pushed: the memory of
+                # a project new here was received, or this machine is its first.
+                held = _folders_with_files(
+                    git, git.rev(f"refs/remotes/origin/{branch}")
+                )
+                for identity in new_here:
+                    (attached if folder_of(identity) in held else shared).append(
+                        identity
+                    )
             if _push(git, branch, ref):
                 break
             log.info("personal_push_rejected", attempt=attempt + 1)
@@ -461,6 +513,7 @@ def _sync_locked(
             sync=failed,
             projects=projects,
             attached=tuple(attached),
+            shared=tuple(shared),
             not_synced=not_synced,
         )
     done = sync_outcome(
@@ -475,7 +528,11 @@ def _sync_locked(
         attached=attached,
     )
     return PersonalResult(
-        sync=done, projects=projects, attached=tuple(attached), not_synced=not_synced
+        sync=done,
+        projects=projects,
+        attached=tuple(attached),
+        shared=tuple(shared),
+        not_synced=not_synced,
     )
 
 
@@ -483,55 +540,28 @@ def _sync_locked(
 
 
 def _blob_oid(data: bytes) -> str:
-    import hashlib
-
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()  # noqa: S324 -- git's object id
+    return blob_oid(data)  # the personal repository is sha1 (`git init`'s default)
 
 
-def collect_files(memory_dir: str, max_file_bytes: int) -> dict[str, bytes | str]:
-    """Return relpath -> bytes (or why it stays out) for each file that could travel.
+def collect_files(memory_dir: str, max_file_bytes: int) -> Scan:
+    """Walk `memory_dir` for what could travel (`memd.team.sync.scan_folder`).
 
     Hidden entries and ``team/`` are skipped silently: they are never
     personal memory. Symlinks are never followed.
     """
-    from memd.fsread import list_dir, read_bytes
+    return scan_folder(
+        memory_dir,
+        max_file_bytes=max_file_bytes,
+        refusal=local_refusal,
+        skip=lambda relpath: relpath == "team",
+    )
 
-    found: dict[str, bytes | str] = {}
-    stack: list[tuple[str, int]] = [("", 0)]
-    while stack and len(found) < MAX_FILES_PER_PROJECT:
-        relative, depth = stack.pop()
-        try:
-            entries = list_dir(os.path.join(memory_dir, relative))
-        except OSError:
-            continue
-        for entry in entries:
-            name = entry.name
-            if name.startswith(".") or (not relative and name == "team"):
-                continue
-            relpath = f"{relative}/{name}" if relative else name
-            try:
-                mode = entry.stat(follow_symlinks=False).st_mode
-            except OSError:
-                continue
-            if stat.S_ISDIR(mode):
-                if depth < MAX_DEPTH:
-                    stack.append((relpath, depth + 1))
-                continue
-            refusal = local_refusal(relpath)
-            if refusal is not None:
-                found[relpath] = refusal
-            elif stat.S_ISLNK(mode):
-                found[relpath] = "symlink (never synced)"
-            elif not stat.S_ISREG(mode):
-                found[relpath] = "not a regular file"
-            else:
-                try:
-                    found[relpath] = read_bytes(
-                        os.path.join(memory_dir, relpath), max_file_bytes
-                    )
-                except OSError as error:
-                    found[relpath] = f"unreadable or too large ({error.strerror})"
-    return found
+
+@dataclass(frozen=True, slots=True)
+class _Commit:
+    committed: tuple[str, ...] = ()  # local paths
+    left_out: tuple[tuple[str, str], ...] = ()  # (local path, why)
+    dirty: frozenset[str] = frozenset()  # repository paths whose local edit stayed out
 
 
 def _commit_places(
@@ -541,69 +571,96 @@ def _commit_places(
     lint_errors: Callable[[str], Mapping[str, str]],
     allow: frozenset[str],
     max_file_bytes: int,
-) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
-    """Commit every placed memory dir's changes; return (committed, left out).
+    merged: _Merged,
+) -> _Commit:
+    """Commit every placed memory dir's changes; say what went and what stayed out.
 
-    Both name local paths, so status and lint output point at the file. Only
-    files that differ from HEAD are judged (a memory dir with no change is
-    not even linted), and their blobs are stored in one `store_blobs` call.
+    Local paths are reported, so status and lint output point at the file.
+    Only files that differ from HEAD are judged (a memory dir with no change
+    is not even linted), and their blobs are stored in one `store_blobs`
+    call. A file in HEAD that the walk did not reach is *not seen* and
+    stays; only one the walk saw gone is deleted (`Scan.is_gone`).
     """
-    from memd.lint.secrets import find_secrets_in_bytes
-
     head = git.rev(ref)
     tree = _tree_of(git, head)
+    identities = _manifest_identities(
+        _blob(git, tree[MANIFEST][1]) if MANIFEST in tree else b""
+    )
+    folders = frozenset(folder_of(i) for i in identities | set(places))
+    in_head: dict[str, dict[str, str]] = {}  # folder -> rest -> blob
+    for relpath, (_, oid) in tree.items():
+        folder = deepest_folder(relpath, folders)
+        if folder is not None:
+            in_head.setdefault(folder, {})[relpath[len(folder) :]] = oid
     updates: list[str] = []
     committed: list[str] = []
     in_repo: list[str] = []  # the message names repository paths, not this machine's
     left_out: list[tuple[str, str]] = []
+    dirty: set[str] = set()
     to_store: dict[str, bytes] = {}
+    deleted: dict[str, list[str]] = {}
     for identity, memory_dir in sorted(places.items()):
         prefix = folder_of(identity)
-        in_head = {
-            p[len(prefix) :]: oid
-            for p, (_, oid) in tree.items()
-            if p.startswith(prefix)
-        }
-        local = collect_files(memory_dir, max_file_bytes)
+        head_files = in_head.get(prefix, {})
+        scan = collect_files(memory_dir, max_file_bytes)
         changed = {
             relpath: data
-            for relpath, data in local.items()
-            if not (isinstance(data, bytes) and in_head.get(relpath) == _blob_oid(data))
+            for relpath, data in scan.files.items()
+            if not (
+                isinstance(data, bytes) and head_files.get(relpath) == _blob_oid(data)
+            )
         }
         errors = lint_errors(memory_dir) if changed else {}
+        going: dict[str, bytes] = {}
+        held_back: set[str] = set()
         for relpath, data in sorted(changed.items()):
             path = os.path.join(memory_dir, relpath)
             why = data if isinstance(data, str) else None
+            owner = deepest_folder(prefix + relpath, folders)
+            if why is None and owner != prefix and owner is not None:
+                why = f"inside the folder of project {owner[len(PROJECTS) : -1]}"
             if why is None and isinstance(data, bytes):
-                # The whole file, logs included: lint reads topic files only.
-                secrets = find_secrets_in_bytes(data, allow=allow)
-                if secrets:
-                    first = secrets[0]
-                    why = f"line {first.line}: {first.message()}"
+                why = secret_refusal(data, allow)  # the bytes that would be pushed
             if why is None and relpath in errors:
                 why = f"lint error: {errors[relpath]}"
             if why is not None or not isinstance(data, bytes):
-                left_out.append((path, why or "left out"))
+                left_out.append((printable(path), why or "left out"))
+                dirty.add(prefix + relpath)
+                held_back.add(relpath)
                 continue
+            going[relpath] = data
+        for relpath, data in going.items():
+            if relpath == INDEX_NAME:
+                data = index_to_commit(data, frozenset(held_back - head_files.keys()))
             oid = _blob_oid(data)
             to_store[oid] = data
             updates.append(f"100644 {oid}\t{prefix}{relpath}\0")
-            committed.append(path)
+            committed.append(os.path.join(memory_dir, relpath))
             in_repo.append(prefix + relpath)
-        for relpath in sorted(in_head):
-            if relpath not in local:
-                updates.append(f"0 {'0' * 40}\t{prefix}{relpath}\0")
-                committed.append(os.path.join(memory_dir, relpath))
-                in_repo.append(f"{prefix}{relpath} (deleted)")
-    identities = _manifest_identities(
-        _blob(git, tree[MANIFEST][1]) if MANIFEST in tree else b""
+        for relpath in sorted(head_files):
+            if relpath in scan.files:
+                continue
+            if not scan.is_gone(relpath):
+                merged.not_seen.append(os.path.join(memory_dir, relpath))
+                continue
+            deleted.setdefault(prefix, []).append(os.path.join(memory_dir, relpath))
+            updates.append(f"0 {'0' * 40}\t{prefix}{relpath}\0")
+            committed.append(os.path.join(memory_dir, relpath))
+            in_repo.append(f"{prefix}{relpath} (deleted)")
+    check_deletions(
+        deleted,
+        {folder: len(files) for folder, files in in_head.items()},
+        merged=merged,
+        direction="on the remote",
+        command=_LABEL,
     )
     if not set(places) <= identities or MANIFEST not in tree:
         manifest = manifest_bytes(identities | set(places))
         to_store[_blob_oid(manifest)] = manifest
         updates.append(f"100644 {_blob_oid(manifest)}\t{MANIFEST}\0")
+    kept_out = _Commit(left_out=tuple(left_out), dirty=frozenset(dirty))
     if not updates:
-        return (), tuple(left_out)
+        return kept_out
     store_blobs(git, to_store)
     new_tree = _write_tree(
         git,
@@ -612,38 +669,12 @@ def _commit_places(
         "".join(updates).encode("utf-8", "surrogateescape"),
     )
     if head is not None and new_tree == git.text("rev-parse", f"{head}^{{tree}}"):
-        return (), tuple(left_out)
-    lines = "\n".join(f"- {path}" for path in in_repo)
-    message = f"{_LABEL}: {len(committed)} file(s)\n\n{lines}\n"
-    parents = ("-p", head) if head else ()
-    commit = git.text(*_identity(git), "commit-tree", new_tree, *parents, "-m", message)
+        return kept_out
+    lines = [f"- {path}" for path in in_repo]
+    message = commit_message(f"{_LABEL}: {len(committed)} file(s)", lines)
+    commit = commit_tree(git, new_tree, (head,) if head else (), message)
     git.run("update-ref", ref, commit, head or "0" * 40)
-    return tuple(committed), tuple(left_out)
-
-
-def store_blobs(git: Git, blobs: Mapping[str, bytes]) -> None:
-    """Write `blobs` (oid -> bytes, as read) into the object store in one git call.
-
-    ``git fast-import`` takes the bytes memd read (never a path, so nothing
-    is opened by name behind memd's back); `git cat-file --batch-check`
-    then confirms every oid exists before a tree names it.
-
-    Raises:
-        MemdError: an object is missing afterwards.
-    """
-    if not blobs:
-        return
-    stream = b"".join(
-        b"blob\ndata %d\n%s\n" % (len(data), data) for data in blobs.values()
-    )
-    git.run("fast-import", "--quiet", "--done", input_bytes=stream + b"done\n")
-    check = git.run(
-        "cat-file",
-        "--batch-check",
-        input_bytes="".join(oid + "\n" for oid in blobs).encode("ascii"),
-    ).stdout.decode("ascii", "replace")
-    if "missing" in check:
-        raise MemdError("git did not store every object memd read; nothing committed")
+    return _Commit(tuple(committed), tuple(left_out), frozenset(dirty))
 
 
 # -- queries -----------------------------------------------------------------------
@@ -688,15 +719,10 @@ def claim_path(identity: str, night: str) -> str:
 
 def claim_holder(git: Git, ref: str, path: str) -> str | None:
     """Return the machine id the claim at `path` in `ref` names, or None."""
-    from memd.fastjson import loads
-
     entry = _tree_of(git, git.rev(ref)).get(path)
     if entry is None:
         return None
-    try:
-        data = loads(_blob(git, entry[1]))
-    except ValueError:
-        return None
+    data = remote_json(_blob(git, entry[1]))  # a claim that is not valid names nobody
     holder = data.get("machine") if isinstance(data, dict) else None
     return holder if isinstance(holder, str) else None
 
@@ -714,9 +740,8 @@ def add_claim(git: Git, ref: str, path: str, machine: str) -> bool:
         ("-z", "--index-info"),
         f"100644 {_blob_oid(data)}\t{path}\0".encode(),
     )
-    parents = ("-p", head) if head else ()
-    message = f"{_LABEL}: dream claim {path}\n"
-    commit = git.text(*_identity(git), "commit-tree", tree, *parents, "-m", message)
+    message = commit_message(f"{_LABEL}: dream claim {path}", [])
+    commit = commit_tree(git, tree, (head,) if head else (), message)
     git.run("update-ref", ref, commit, head or "0" * 40)
     return True
 

@@ -64,9 +64,9 @@ def project_identity(
                 "config", "--null", "--get-regexp", r"^remote\..+\.url$", check=False
             ).stdout.decode("utf-8", "replace")
             for record in listed.split("\0"):
-                key, _, url = record.partition("\n")
-                if key.startswith("remote.") and key.endswith(".url") and url:
-                    remotes.setdefault(key[len("remote.") : -len(".url")], url)
+                name, _, url = record.partition("\n")
+                if name.startswith("remote.") and name.endswith(".url") and url:
+                    remotes.setdefault(name[len("remote.") : -len(".url")], url)
             if not any(normalize_remote_url(url) for url in remotes.values()):
                 done = git.run("rev-list", "--max-parents=0", "HEAD", check=False)
                 if done.returncode == 0:

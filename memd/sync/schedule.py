@@ -93,7 +93,11 @@ def team_urls(config: Config, memory_dirs: Iterable[str]) -> tuple[str, ...]:
 
 
 def run_sync(
-    config: Config, *, log: FilteringBoundLogger, now: float | None = None
+    config: Config,
+    *,
+    log: FilteringBoundLogger,
+    now: float | None = None,
+    allow_deletes: bool = False,
 ) -> PersonalResult:
     """Sync every known project now and record the result; see `sync_personal`."""
     from memd.errors import UsageError
@@ -119,11 +123,13 @@ def run_sync(
         lint_errors=lint_errors_for(config),
         allow=frozenset(config.sync_allow),
         max_file_bytes=config.max_topic_file_bytes,
+        allow_deletes=allow_deletes,
     )
     result = PersonalResult(
         sync=result.sync,
         projects=result.projects,
         attached=result.attached,
+        shared=result.shared,
         not_synced=(*skipped, *result.not_synced),
     )
     if result.sync.state != "skipped":

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import stat
 
+from memd.agent.terms import INDEX_NAME
 from memd.fsread import list_dir
 from memd.lint.checks_files import is_conflict_copy
 
@@ -78,7 +79,10 @@ def lint_errors(
     """Return relpath -> first error message for each file in `team_dir` with errors.
 
     A likely secret (lint's S001, whatever its configured severity) counts
-    as an error here: no sync ever commits it.
+    as an error here: no sync ever commits it. An index (``MEMORY.md``) is
+    held back only when it cannot be read as text (F001, F002) or holds a
+    secret, never for its budget (I002, I003): the other machine needs the
+    index that links the files it receives.
     """
     from memd.lint.engine import lint_memdir
     from memd.memory.reader import load_memdir
@@ -92,6 +96,10 @@ def lint_errors(
     for diagnostic in lint_memdir(
         memdir, severities=severities, secret_allow=secret_allow
     ):
+        if diagnostic.path.rsplit("/", 1)[-1] == INDEX_NAME and not (
+            diagnostic.code.startswith("F") or diagnostic.code == "S001"
+        ):
+            continue
         if str(diagnostic.severity) == "error" or diagnostic.code == "S001":
             line = f" at line {diagnostic.line}" if diagnostic.line else ""
             errors.setdefault(

@@ -81,6 +81,7 @@ def sync_teams(
             timeout_seconds=config.team_git_timeout_seconds,
             log=log.bind(reason=reason),
             lint_errors=lint_errors_for(config),
+            secret_allow=frozenset(config.sync_allow),
         )
         if result.state != "skipped":
             record_result(

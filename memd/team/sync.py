@@ -46,11 +46,13 @@ from memd.team.merge import (
     conflict_copy_text,
     link_copies,
     merge_index,
+    without_links_to,
 )
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping
+    from typing import Any
 
     from structlog.typing import FilteringBoundLogger
 
@@ -60,6 +62,7 @@ REMOTE = "origin"
 MEMD_DIR = "memd"  # inside .git: marker, lock, journal, private index
 PUSH_ATTEMPTS = 5
 MAX_LOCAL_INDEX_BYTES = 4 * 1024 * 1024  # read cap for a held-back MEMORY.md
+MAX_TEAM_FILE_BYTES = 16 * 1024 * 1024  # a bigger team file is left out, reported
 # What git says when a push lost the race to another member's push.
 _REJECTED = ("[rejected]", "non-fast-forward", "fetch first", "failed to update ref")
 
@@ -74,6 +77,9 @@ class SyncResult:
     left_out: tuple[tuple[str, str], ...] = ()  # (relpath, why)
     conflicts: tuple[str, ...] = ()  # conflict copies written by this sync
     kept: tuple[str, ...] = ()  # delete/modify: the changed side was kept
+    deleted: tuple[str, ...] = ()  # local files removed because the remote removed them
+    not_seen: tuple[str, ...] = ()  # kept on the remote: the scan did not reach them
+    skipped: tuple[tuple[str, str], ...] = ()  # remote entries never written here
     pushed: bool = False
     push_retries: int = 0
     error: str | None = None
@@ -89,6 +95,9 @@ class SyncResult:
             "left_out": [list(item) for item in self.left_out],
             "conflicts": list(self.conflicts),
             "kept": list(self.kept),
+            "deleted": list(self.deleted),
+            "not_seen": list(self.not_seen),
+            "skipped": [list(item) for item in self.skipped],
             "pushed": self.pushed,
             "push_retries": self.push_retries,
             "error": self.error,
@@ -101,6 +110,58 @@ class _Merged:
 
     conflicts: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    not_seen: list[str] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)  # remote relpath -> why
+    allow_deletes: bool = False  # `--allow-deletes`: no stop before many deletions
+
+
+class DeletionRefusedError(MemdError):
+    """A sync would delete more files than `check_deletions` lets go unasked."""
+
+
+# A sync deletes at most this many files unasked, and never most of a folder.
+MAX_UNASKED_DELETES = 3
+
+
+def check_deletions(
+    deleted: Mapping[str, list[str]],
+    totals: Mapping[str, int],
+    *,
+    merged: _Merged,
+    direction: str,
+    command: str,
+) -> None:
+    """Stop a sync that would delete many files, or most of one memory folder.
+
+    `deleted` maps each folder to the paths the sync would delete in it,
+    `totals` each folder to its file count before. More than
+    `MAX_UNASKED_DELETES` in all, or two or more that are over half of a
+    folder, stop the sync before anything is written, unless the user
+    passed ``--allow-deletes``; `direction` says where ("here", "on the
+    remote") and `command` what to run.
+
+    Raises:
+        DeletionRefusedError: the sync must ask first; the message names the flag.
+    """
+    if merged.allow_deletes:
+        return
+    count = sum(len(paths) for paths in deleted.values())
+    most = [
+        folder
+        for folder, paths in deleted.items()
+        if len(paths) >= 2 and 2 * len(paths) > totals.get(folder, 0)
+    ]
+    if count <= MAX_UNASKED_DELETES and not most:
+        return
+    names = sorted(p for paths in deleted.values() for p in paths)
+    shown = ", ".join(names[:3]) + (
+        f" and {len(names) - 3} more" if len(names) > 3 else ""
+    )
+    raise DeletionRefusedError(
+        f"sync stopped before deleting {count} file(s) {direction} ({shown}); "
+        f"nothing was changed. If they should go, run `{command} --allow-deletes`"
+    )
 
 
 def is_team_repo(team_dir: str) -> bool:
@@ -209,6 +270,8 @@ def sync_team(
     log: FilteringBoundLogger,
     lint_errors: Callable[[str], Mapping[str, str]] | None = None,
     is_dream_running: Callable[[str], bool] | None = None,
+    secret_allow: frozenset[str] = frozenset(),
+    allow_deletes: bool = False,
 ) -> SyncResult:
     """Run one sync of `team_dir` and return what happened; never raises for git.
 
@@ -216,7 +279,10 @@ def sync_team(
     message; those files stay out of the commit (default:
     `memd.team.conflicts.lint_errors` with the default severities).
     `is_dream_running(memory_dir)` (default: `memd.locks.is_dream_running`)
-    makes the sync step aside while a dream holds the directory.
+    makes the sync step aside while a dream holds the directory. The bytes
+    of each file are scanned for secrets as they are committed
+    (`secret_allow`: fingerprints let through); `allow_deletes` lets a sync
+    delete more than `check_deletions` allows unasked.
 
     Raises:
         UsageError: `team_dir` is not a memd team repository.
@@ -239,7 +305,14 @@ def sync_team(
         )
     git = Git(team_dir, timeout_seconds, lock_fd=lock_fd)
     try:
-        return _sync_locked(git, branch, log, lint_errors or default_lint)
+        return _sync_locked(
+            git,
+            branch,
+            log,
+            lint_errors or default_lint,
+            _Merged(allow_deletes=allow_deletes),
+            secret_allow,
+        )
     finally:
         os.close(lock_fd)
 
@@ -261,10 +334,11 @@ def _sync_locked(
     branch: str,
     log: FilteringBoundLogger,
     lint_errors: Callable[[str], Mapping[str, str]],
+    merged: _Merged,
+    secret_allow: frozenset[str],
 ) -> SyncResult:
     team_dir = git.work_tree
     ref = f"refs/heads/{branch}"
-    merged = _Merged()
     committed: tuple[str, ...] = ()
     left_out: tuple[tuple[str, str], ...] = ()
     retries = 0
@@ -272,7 +346,9 @@ def _sync_locked(
     try:
         git.check_local_config()
         _recover(git, ref, merged)
-        committed, left_out = _commit_local(git, ref, lint_errors(team_dir))
+        committed, left_out = _commit_local(
+            git, ref, lint_errors(team_dir), merged, secret_allow
+        )
         for attempt in range(PUSH_ATTEMPTS):
             retries = attempt
             _fetch_and_merge(
@@ -326,8 +402,7 @@ def sync_outcome(
             state=state,
             committed=committed,
             left_out=left_out,
-            conflicts=tuple(merged.conflicts),
-            kept=tuple(merged.kept),
+            **_merged_fields(merged),
             error=redact(str(error)),
         )
     log.info(
@@ -336,6 +411,9 @@ def sync_outcome(
         committed=len(committed),
         left_out=[p for p, _ in left_out],
         conflicts=list(merged.conflicts),
+        deleted=len(merged.deleted),
+        not_seen=len(merged.not_seen),
+        skipped=sorted(merged.skipped),
         push_retries=retries,
     )
     return SyncResult(
@@ -343,11 +421,20 @@ def sync_outcome(
         state="synced",
         committed=committed,
         left_out=left_out,
-        conflicts=tuple(merged.conflicts),
-        kept=tuple(merged.kept),
+        **_merged_fields(merged),
         pushed=True,
         push_retries=retries,
     )
+
+
+def _merged_fields(merged: _Merged) -> dict[str, Any]:
+    return {
+        "conflicts": tuple(merged.conflicts),
+        "kept": tuple(merged.kept),
+        "deleted": tuple(dict.fromkeys(merged.deleted)),
+        "not_seen": tuple(dict.fromkeys(merged.not_seen)),
+        "skipped": tuple(sorted(merged.skipped.items())),
+    }
 
 
 # -- 1. recover ------------------------------------------------------------------
@@ -373,87 +460,350 @@ def _recover(git: Git, ref: str, merged: _Merged, layout: Layout | None = None) 
     else:
         head = git.rev(ref) or ZERO_OID
         if head == old:
-            try:
-                _apply(git, old, new, ref, merged, frozenset(), layout)
-            except UnsafeTreeError:
-                os.unlink(_journal_path(git))  # never retried: the work is refused
-                raise
+            _apply(git, old, new, ref, merged, frozenset(), layout, guard=False)
         elif head == new:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(_journal_path(git))
-    if git.rev(ref) is not None:
-        git.run("reset", "-q", "--mixed")  # index = HEAD; the tree is untouched
+    _reset_index(git, ref)
 
 
 # -- 2. commit -------------------------------------------------------------------
 
-
-def _changed_paths(git: Git) -> list[tuple[str, str]]:
-    """Return (status, relpath) for each path that differs from HEAD."""
-    out = git.run(
-        "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"
-    ).stdout.decode("utf-8", "surrogateescape")
-    changes = []
-    for record in out.split("\0"):
-        if len(record) > 3:
-            changes.append((record[:2], record[3:]))
-    return changes
+MAX_SCAN_FILES = 10_000  # per memory folder; past it, the rest is "not seen"
+MAX_SCAN_DEPTH = 8
+MAX_MESSAGE_LINES = 200  # a commit message names this many paths, then a count
 
 
-def _why_left_out(team_dir: str, relpath: str, errors: Mapping[str, str]) -> str | None:
+@dataclass(frozen=True, slots=True)
+class Scan:
+    """What one walk of a memory folder found, and which folders it read whole.
+
+    `files` maps each relpath to its bytes, or to why it may not travel.
+    `listed` maps each folder read whole (``""`` is the root) to every name
+    in it. A path the walk did not reach (past `MAX_SCAN_FILES`, deeper than
+    `MAX_SCAN_DEPTH`, in a folder it could not list) is *not seen*, never
+    deleted: only `is_gone` turns an absence into a deletion.
+    """
+
+    files: dict[str, bytes | str]
+    listed: dict[str, frozenset[str]]
+
+    def is_gone(self, relpath: str) -> bool:
+        """Return True when the walk saw that `relpath` is not there."""
+        folder = ""
+        for part in relpath.split("/"):
+            names = self.listed.get(folder)
+            if names is None:
+                return False  # a folder never read whole: not seen
+            if part not in names:
+                return True
+            folder = f"{folder}/{part}" if folder else part
+        return False  # it is there: a file kept out, or now a folder
+
+
+def scan_folder(
+    root: str,
+    *,
+    max_file_bytes: int,
+    refusal: Callable[[str], str | None],
+    skip: Callable[[str], bool] = lambda relpath: False,
+) -> Scan:
+    """Walk `root` below its descriptor (no link followed) and read what may travel.
+
+    Hidden entries and those `skip` names are passed over silently;
+    `refusal(relpath)` gives why a file may not travel (its bytes are then
+    not read). Each file is read once: these are the bytes scanned and
+    committed.
+    """
+    from memd.fsread import open_dir, open_dir_beneath
+
+    files: dict[str, bytes | str] = {}
+    listed: dict[str, frozenset[str]] = {}
+    try:
+        root_fd = open_dir(root, follow=True)  # the memory dir above may be a link
+    except OSError:
+        return Scan(files, listed)
+    try:
+        stack: list[tuple[str, int]] = [("", 0)]
+        while stack and len(files) < MAX_SCAN_FILES:
+            relative, depth = stack.pop()
+            try:
+                dir_fd = open_dir_beneath(
+                    root_fd, relative.split("/") if relative else []
+                )
+            except OSError:
+                continue
+            try:
+                complete = _scan_one(
+                    dir_fd, relative, depth, files, stack, max_file_bytes, refusal, skip
+                )
+            finally:
+                os.close(dir_fd)
+            if complete is not None:
+                listed[relative] = complete
+    finally:
+        os.close(root_fd)
+    return Scan(files, listed)
+
+
+def _scan_one(
+    dir_fd: int,
+    relative: str,
+    depth: int,
+    files: dict[str, bytes | str],
+    stack: list[tuple[str, int]],
+    max_file_bytes: int,
+    refusal: Callable[[str], str | None],
+    skip: Callable[[str], bool],
+) -> frozenset[str] | None:
+    """Read one folder into `files`; return its names, or None when cut short."""
+    from memd.fsread import list_dir, open_regular, read_fd
+
+    try:
+        entries = list_dir(dir_fd)
+    except OSError:
+        return None
+    for entry in entries:
+        name = entry.name
+        relpath = f"{relative}/{name}" if relative else name
+        if name.startswith(".") or skip(relpath):
+            continue
+        if len(files) >= MAX_SCAN_FILES:
+            return None  # the rest of this folder is not seen
+        try:
+            mode = entry.stat(follow_symlinks=False).st_mode
+        except OSError:
+            return None
+        if stat.S_ISDIR(mode):
+            if depth < MAX_SCAN_DEPTH:
+                stack.append((relpath, depth + 1))
+            continue
+        why = refusal(relpath)
+        if why is None and stat.S_ISLNK(mode):
+            why = "symlink (never committed)"
+        elif why is None and not stat.S_ISREG(mode):
+            why = "not a regular file"
+        if why is not None:
+            files[relpath] = why
+            continue
+        try:
+            fd = open_regular(name, dir_fd=dir_fd)
+        except OSError as error:
+            files[relpath] = f"unreadable ({error.strerror})"
+            continue
+        try:
+            files[relpath] = read_fd(fd, max_file_bytes + 1)
+        except OSError as error:
+            files[relpath] = f"unreadable ({error.strerror})"
+        finally:
+            os.close(fd)
+        data = files[relpath]
+        if isinstance(data, bytes) and len(data) > max_file_bytes:
+            files[relpath] = f"larger than {max_file_bytes} bytes"
+    return frozenset(entry.name for entry in entries)
+
+
+def _team_refusal(relpath: str) -> str | None:
     why = relpath_refusal(relpath)
     if why is not None:
         return f"unsafe path ({why})"
-    parts = relpath.split("/")
-    if any(part.startswith(".") for part in parts):
-        return "hidden file"
     if not relpath.endswith(".md"):
         return "not a Markdown file"
-    try:
-        st = os.lstat(os.path.join(team_dir, relpath))
-    except FileNotFoundError:
-        return None  # a deletion
-    if stat.S_ISLNK(st.st_mode):
-        return "symlink (never committed)"
-    if not stat.S_ISREG(st.st_mode):
-        return "not a regular file"
-    if relpath in errors:
-        return f"lint error: {errors[relpath]}"
     return None
 
 
+def secret_refusal(data: bytes, allow: frozenset[str]) -> str | None:
+    """Return why these exact bytes may not be pushed (a likely secret), or None."""
+    from memd.lint.secrets import find_secrets_in_bytes
+
+    secrets = find_secrets_in_bytes(data, allow=allow)
+    if not secrets:
+        return None
+    return f"line {secrets[0].line}: {secrets[0].message()}"
+
+
 def _commit_local(
-    git: Git, ref: str, errors: Mapping[str, str]
+    git: Git,
+    ref: str,
+    errors: Mapping[str, str],
+    merged: _Merged,
+    secret_allow: frozenset[str],
 ) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
-    """Commit every changed path that may travel; return (committed, left out)."""
-    chosen: list[tuple[str, str]] = []
-    left_out: list[tuple[str, str]] = []
-    for code, relpath in _changed_paths(git):
-        why = _why_left_out(git.work_tree, relpath, errors)
-        if why is None:
-            chosen.append((code, relpath))
-        else:
-            left_out.append((relpath, why))
-    if not chosen:
-        return (), tuple(left_out)
+    """Commit every changed file that may travel; return (committed, left out).
+
+    The team dir is walked by memd (`scan_folder`), never by git: git opens
+    no working-tree file, so no attribute, filter or hook of the tree ever
+    runs. The bytes read are scanned for secrets and are what is stored.
+    """
     head = git.rev(ref)
-    paths = "".join(relpath + "\0" for _, relpath in chosen)
-    tree = _write_tree(
+    tree, odd = _read_tree(git, head)
+    algorithm = _object_format(git)
+    scan = scan_folder(
+        git.work_tree,
+        max_file_bytes=MAX_TEAM_FILE_BYTES,
+        refusal=_team_refusal,
+    )
+    updates: list[str] = []
+    lines: list[str] = []
+    chosen: list[str] = []
+    left_out: list[tuple[str, str]] = []
+    to_store: dict[str, bytes] = {}
+    going: dict[str, bytes] = {}
+    deleted: list[str] = []
+    for relpath, data in sorted(scan.files.items()):
+        if relpath in odd:
+            continue  # a remote entry memd never writes; not ours to change
+        entry = tree.get(relpath)
+        oid = blob_oid(data, algorithm) if isinstance(data, bytes) else None
+        if oid is not None and entry is not None and entry[1] == oid:
+            continue
+        why = data if isinstance(data, str) else None
+        if why is None and isinstance(data, bytes):
+            why = secret_refusal(data, secret_allow)
+        if why is None and relpath in errors:
+            why = f"lint error: {errors[relpath]}"
+        if why is not None or oid is None or not isinstance(data, bytes):
+            left_out.append((printable(relpath), why or "left out"))
+            continue
+        going[relpath] = data
+    held_back = frozenset(p for p, _ in left_out) - tree.keys()
+    for relpath, data in going.items():
+        if relpath == INDEX_NAME:
+            data = index_to_commit(data, held_back)
+        oid = blob_oid(data, algorithm)
+        to_store[oid] = data
+        updates.append(f"100644 {oid}\t{relpath}\0")
+        lines.append(f"- {'changed' if relpath in tree else 'added'} {relpath}")
+        chosen.append(relpath)
+    for relpath in sorted(tree):
+        if relpath not in scan.files:
+            if scan.is_gone(relpath):
+                deleted.append(relpath)
+            else:
+                merged.not_seen.append(relpath)
+    check_deletions(
+        {"": deleted},
+        {"": len(tree)},
+        merged=merged,
+        direction="on the remote",
+        command="memd team sync",
+    )
+    for relpath in deleted:
+        updates.append(f"0 {ZERO_OID}\t{relpath}\0")
+        lines.append(f"- deleted {relpath}")
+        chosen.append(relpath)
+    if not updates:
+        return (), tuple(left_out)
+    store_blobs(git, to_store)
+    new_tree = _write_tree(
         git,
         head or EMPTY_TREE,
-        ("--add", "--remove", "-z", "--stdin"),
-        paths.encode("utf-8", "surrogateescape"),
+        ("-z", "--index-info"),
+        "".join(updates).encode("utf-8", "surrogateescape"),
     )
-    if head is not None and tree == git.text("rev-parse", f"{head}^{{tree}}"):
+    if head is not None and new_tree == git.text("rev-parse", f"{head}^{{tree}}"):
         return (), tuple(left_out)
-    _tree_of(git, tree)  # a file swapped for a link while git read it is refused
-    lines = "\n".join(f"- {_verb(code)} {relpath}" for code, relpath in chosen)
-    message = f"memd team sync: {len(chosen)} file(s)\n\n{lines}\n"
-    parents = ("-p", head) if head else ()
-    commit = git.text(*_identity(git), "commit-tree", tree, *parents, "-m", message)
+    message = commit_message(f"memd team sync: {len(chosen)} file(s)", lines)
+    commit = commit_tree(git, new_tree, (head,) if head else (), message)
     git.run("update-ref", ref, commit, head or ZERO_OID)
-    git.run("reset", "-q", "--mixed")
-    return tuple(relpath for _, relpath in chosen), tuple(left_out)
+    _reset_index(git, ref)
+    return tuple(chosen), tuple(left_out)
+
+
+def index_to_commit(data: bytes, held_back: frozenset[str]) -> bytes:
+    """Return the index bytes to commit: no entry links a file held back.
+
+    The local index keeps every line; the other machine never gets a link
+    to a file that did not travel with it.
+    """
+    if not held_back:
+        return data
+    text = data.decode("utf-8", "surrogateescape")
+    kept = without_links_to(text, held_back)
+    return data if kept == text else kept.encode("utf-8", "surrogateescape")
+
+
+def commit_message(title: str, lines: list[str]) -> bytes:
+    """Return a commit message: `title`, then at most `MAX_MESSAGE_LINES` lines."""
+    shown = lines[:MAX_MESSAGE_LINES]
+    if len(lines) > len(shown):
+        shown.append(f"- and {len(lines) - len(shown)} more")
+    return (title + "\n\n" + "\n".join(shown) + "\n").encode("utf-8", "surrogateescape")
+
+
+def commit_tree(git: Git, tree: str, parents: tuple[str, ...], message: bytes) -> str:
+    """Write a commit of `tree`; its message goes on stdin, never in argv."""
+    parent_args = [item for parent in parents for item in ("-p", parent)]
+    return git.text(
+        *_identity(git),
+        "commit-tree",
+        tree,
+        *parent_args,
+        "-F",
+        "-",
+        input_bytes=message,
+    )
+
+
+def _object_format(git: Git) -> str:
+    return git.text("rev-parse", "--show-object-format") or "sha1"  # or sha256
+
+
+def blob_oid(data: bytes, algorithm: str = "sha1") -> str:
+    """Return the id git gives `data` as a blob."""
+    import hashlib
+
+    digest = hashlib.new(algorithm, b"blob %d\0" % len(data))
+    digest.update(data)
+    return digest.hexdigest()
+
+
+def store_blobs(git: Git, blobs: Mapping[str, bytes]) -> None:
+    """Write `blobs` (oid -> bytes, as read) into the object store in one git call.
+
+    ``git fast-import`` takes the bytes memd read (never a path, so nothing
+    is opened by name behind memd's back); `git cat-file --batch-check`
+    then confirms every oid exists before a tree names it.
+
+    Raises:
+        MemdError: an object is missing afterwards.
+    """
+    if not blobs:
+        return
+    stream = b"".join(
+        b"blob\ndata %d\n%s\n" % (len(data), data) for data in blobs.values()
+    )
+    git.run("fast-import", "--quiet", "--done", input_bytes=stream + b"done\n")
+    check = git.run(
+        "cat-file",
+        "--batch-check",
+        input_bytes="".join(oid + "\n" for oid in blobs).encode("ascii"),
+    ).stdout.decode("ascii", "replace")
+    if "missing" in check:
+        raise MemdError("git did not store every object memd read; nothing committed")
+
+
+def _reset_index(git: Git, ref: str) -> None:
+    """Make git's index hold HEAD's safe entries only; the tree is left alone.
+
+    A remote entry memd never writes (a ``.gitattributes``, a link) never
+    reaches the index either, so no git run reads attributes from it.
+    """
+    head = git.rev(ref)
+    if head is None:
+        return
+    clean, odd = _read_tree(git, head)
+    tree = f"{head}^{{tree}}"
+    if odd:
+        tree = _write_tree(git, EMPTY_TREE, ("-z", "--index-info"), index_info(clean))
+    git.run("read-tree", "--reset", tree)
+
+
+def index_info(entries: Mapping[str, tuple[str, str]]) -> bytes:
+    """Return `entries` as ``update-index -z --index-info`` reads them."""
+    return "".join(f"{mode} {oid}\t{p}\0" for p, (mode, oid) in entries.items()).encode(
+        "utf-8", "surrogateescape"
+    )
 
 
 def _write_tree(git: Git, start: str, update: tuple[str, ...], data: bytes) -> str:
@@ -519,14 +869,14 @@ class Layout:
     # check_tree(git, commit) raises for a fetched tree this layout refuses
     # whole, before anything of it is written
     check_tree: Callable[[Git, str], None] | None = None
+    _folders: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_folders", frozenset(self.prefixes))
 
     def folder_of(self, relpath: str) -> str | None:
-        """Return the memory folder (longest prefix) `relpath` is in, or None."""
-        best = None
-        for prefix in self.prefixes:
-            if relpath.startswith(prefix) and (best is None or len(prefix) > len(best)):
-                best = prefix
-        return best
+        """Return the memory folder `relpath` is in (the deepest), or None."""
+        return deepest_folder(relpath, self._folders)
 
     def is_index(self, relpath: str) -> bool:
         folder = self.folder_of(relpath)
@@ -538,6 +888,23 @@ class Layout:
         if folder is None or folder not in self.roots:
             return None
         return self.roots[folder], relpath[len(folder) :]
+
+
+def deepest_folder(relpath: str, folders: frozenset[str]) -> str | None:
+    """Return the deepest of `folders` (each ending in ``/``, or ``""``) holding it.
+
+    Folders compare as whole path components: ``projects/a/`` holds
+    ``projects/a/x.md`` and ``projects/a/b/x.md`` unless ``projects/a/b/``
+    is a folder too, and never ``projects/ab/x.md``. One set lookup per
+    component, so the cost does not grow with the number of folders.
+    """
+    at = len(relpath)
+    while True:
+        at = relpath.rfind("/", 0, at)
+        if at < 0:
+            return "" if "" in folders else None
+        if relpath[: at + 1] in folders:
+            return relpath[: at + 1]
 
 
 def team_layout(team_dir: str) -> Layout:
@@ -577,16 +944,60 @@ def _fetch_and_merge(
     ours = git.rev(ref)
     if theirs is None or theirs == ours:
         return
-    _tree_of(git, theirs)  # a tree that breaks the path rule is refused whole, here
-    if layout.check_tree is not None:
-        layout.check_tree(git, theirs)  # and one that breaks the layout's own
     if ours is not None and _is_ancestor(git, theirs, ours):
         return
+    if layout.check_tree is not None:
+        layout.check_tree(git, theirs)  # a tree that breaks the layout's own rule
+    theirs = _indexable(git, theirs, merged, layout)
     if ours is None or _is_ancestor(git, ours, theirs):
         _apply(git, ours or ZERO_OID, theirs, ref, merged, dirty, layout)
         return
     commit = _merge_commit(git, ours, theirs, merged, layout)
     _apply(git, ours, commit, ref, merged, dirty, layout)
+
+
+def _indexable(git: Git, theirs: str, merged: _Merged, layout: Layout) -> str:
+    """Return `theirs`, or a commit on it without the entries git must never index.
+
+    Each odd entry (`_read_tree`) is skipped and reported; the rest of the
+    tree arrives. One whose path is safe (a link, a `.gitattributes`) travels
+    on in the tree untouched; one git would refuse or misread (``..``,
+    ``.git``, an undecodable name) is left out of the commit memd builds.
+    """
+    clean, odd = _read_tree(git, theirs)
+    if not odd:
+        return theirs
+    merged.skipped.update((printable(p), why) for p, (_, _, why) in odd.items())
+    tree = _write_tree(
+        git,
+        EMPTY_TREE,
+        ("--add", "-z", "--index-info"),
+        index_info(clean | _carried(odd)),
+    )
+    if tree == git.text("rev-parse", f"{theirs}^{{tree}}"):
+        return theirs
+    lines = [f"- skipped {printable(p)!r}: {why}" for p, (_, _, why) in odd.items()]
+    message = commit_message(f"{layout.label}: skip {len(odd)} entry(ies)", lines)
+    return commit_tree(git, tree, (theirs,), message)
+
+
+def printable(relpath: str) -> str:
+    """Return a tree path as text any output takes (a byte that is not UTF-8: \\xff)."""
+    return relpath.encode("utf-8", "surrogateescape").decode(
+        "utf-8", "backslashreplace"
+    )
+
+
+_NOT_CARRIED = ("listed twice", "a file and a folder of one name")
+
+
+def _carried(odd: Mapping[str, tuple[str, str, str]]) -> dict[str, tuple[str, str]]:
+    """Return the odd entries a tree may keep: safe paths git indexes as they are."""
+    return {
+        p: (mode, oid)
+        for p, (mode, oid, why) in odd.items()
+        if why not in _NOT_CARRIED and relpath_refusal(p) is None
+    }
 
 
 def _is_ancestor(git: Git, older: str, newer: str) -> bool:
@@ -596,47 +1007,48 @@ def _is_ancestor(git: Git, older: str, newer: str) -> bool:
     )
 
 
-class UnsafeTreeError(GitError):
-    """A commit's tree names a path memd never writes; the commit is refused whole."""
-
-
 # Files git itself reads from a working tree: they would steer the next git run.
 _GIT_CONTROL_FILES = frozenset({".gitattributes", ".gitmodules"})
 _FILE_MODES = frozenset({"100644", "100755"})
 
 
 def _tree_of(git: Git, commit: str | None) -> dict[str, tuple[str, str]]:
-    """Return relpath -> (mode, blob) for every file in `commit` (empty for None).
+    """Return relpath -> (mode, blob) of each safe file in `commit` ({} for None)."""
+    return _read_tree(git, commit)[0]
 
-    Every path passes `memd.relpath.relpath_refusal` before it is returned,
-    so nothing a remote names reaches the disk, a merge or a ref unchecked.
 
-    Raises:
-        UnsafeTreeError: an entry breaks the rule, is a symlink (120000), a
-            gitlink or submodule (160000), a `.gitattributes`/`.gitmodules`,
-            a duplicate, or a file where the tree also has a folder. The
-            message names the commit and the path.
+def _read_tree(
+    git: Git, commit: str | None
+) -> tuple[dict[str, tuple[str, str]], dict[str, tuple[str, str, str]]]:
+    """Return (safe files, odd entries) of `commit`: relpath -> (mode, blob[, why]).
+
+    Every path passes `memd.relpath.relpath_refusal` before it is a safe
+    file, so nothing a remote names reaches the disk or a merge unchecked.
+    An odd entry (a symlink, a gitlink or submodule, a `.gitattributes` or
+    `.gitmodules`, an undecodable or unsafe name, a duplicate, a file where
+    the tree also has a folder) is never written, merged or put in git's
+    index; it is skipped and reported, and the rest of the tree is used.
     """
     if commit is None:
-        return {}
+        return {}, {}
     out = git.run("ls-tree", "-r", "-z", "--full-tree", commit).stdout
     files: dict[str, tuple[str, str]] = {}
+    odd: dict[str, tuple[str, str, str]] = {}
     for record in out.decode("utf-8", "surrogateescape").split("\0"):
         if record:
             meta, _, relpath = record.partition("\t")
             mode, _kind, oid = meta.split(" ")
             why = _entry_refusal(relpath, mode, files)
             if why is not None:
-                raise UnsafeTreeError(_unsafe_message(commit, relpath, why))
-            files[relpath] = (mode, oid)
+                odd.setdefault(relpath, (mode, oid, why))
+            else:
+                files[relpath] = (mode, oid)
     folders = {p.rsplit("/", 1)[0] for p in files if "/" in p}
     folders |= {f.rsplit("/", i)[0] for f in folders for i in range(f.count("/") + 1)}
-    clashes = sorted(folders & files.keys())
-    if clashes:
-        raise UnsafeTreeError(
-            _unsafe_message(commit, clashes[0], "a file and a folder of one name")
-        )
-    return files
+    for clash in sorted(folders & files.keys()):
+        mode, oid = files.pop(clash)
+        odd[clash] = (mode, oid, "a file and a folder of one name")
+    return files, odd
 
 
 def _entry_refusal(
@@ -656,14 +1068,6 @@ def _entry_refusal(
     if relpath in seen:
         return "listed twice"
     return None
-
-
-def _unsafe_message(commit: str, relpath: str, why: str) -> str:
-    return (
-        f"commit {commit[:12]} holds {relpath!r} ({why}); refused whole: "
-        "nothing written, the branch not moved. Remove it from the remote's "
-        "history (a force-push of clean history) and sync again"
-    )
 
 
 def _blob(git: Git, oid: str) -> bytes:
@@ -708,14 +1112,14 @@ def _merge_commit(
     layout = layout or team_layout(git.work_tree)
     base_done = git.run("merge-base", ours, theirs, check=False)
     base_oid = base_done.stdout.decode().strip() if base_done.returncode == 0 else None
-    base, mine, other = (
-        _tree_of(git, base_oid),
-        _tree_of(git, ours),
-        _tree_of(git, theirs),
-    )
+    base = _tree_of(git, base_oid)
+    mine, odd_mine = _read_tree(git, ours)
+    other, odd_other = _read_tree(git, theirs)
     result = dict(mine)
     notes: list[str] = []
     for relpath in sorted(set(base) | set(mine) | set(other)):
+        if relpath in odd_other or relpath in odd_mine:
+            continue  # skipped on one side: ours stays as it is
         b, o, t = base.get(relpath), mine.get(relpath), other.get(relpath)
         if o == t or t == b:
             continue  # same on both sides, or only we changed it
@@ -753,17 +1157,18 @@ def _merge_commit(
         merged.conflicts.append(copy)
         notes.append(f"- both changed {relpath}: theirs is {copy}")
     _merge_the_indexes(git, base, mine, other, result, merged, layout)
-    entries = "".join(f"{mode} {oid}\t{p}\0" for p, (mode, oid) in result.items())
+    # Odd entries with a safe path travel on untouched (theirs first), never
+    # onto the disk (`_indexable` dropped the rest).
+    carried = {
+        p: entry
+        for p, entry in {**_carried(odd_mine), **_carried(odd_other)}.items()
+        if p not in result
+    }
     tree = _write_tree(
-        git,
-        EMPTY_TREE,
-        ("--add", "-z", "--index-info"),
-        entries.encode("utf-8", "surrogateescape"),
+        git, EMPTY_TREE, ("--add", "-z", "--index-info"), index_info(result | carried)
     )
-    message = f"{layout.label}: merge {theirs[:12]}\n\n" + "\n".join(notes) + "\n"
-    return git.text(
-        *_identity(git), "commit-tree", tree, "-p", ours, "-p", theirs, "-m", message
-    )
+    message = commit_message(f"{layout.label}: merge {theirs[:12]}", notes)
+    return commit_tree(git, tree, (ours, theirs), message)
 
 
 def _merge_the_indexes(
@@ -799,7 +1204,7 @@ def _merge_the_indexes(
             deleted = frozenset(
                 p[len(folder) :]
                 for p in base
-                if p not in result and p.startswith(folder)
+                if p not in result and layout.folder_of(p) == folder
             )
             text = merge_index(
                 _blob(git, o[1]).decode("utf-8", "replace"),
@@ -834,6 +1239,8 @@ def _apply(
     merged: _Merged,
     dirty: frozenset[str],
     layout: Layout | None = None,
+    *,
+    guard: bool = True,
 ) -> None:
     """Write `new`'s files over `old`'s in the tree, then move `ref` to `new`.
 
@@ -841,19 +1248,41 @@ def _apply(
     equal to `new`'s version is left as it is. A file whose content is
     neither `old`'s nor `new`'s holds a local edit that was not committed;
     it stays, and the incoming version goes beside it as a conflict copy.
+    With `guard`, deletions past `check_deletions` stop it before the
+    journal is written (a journal names work already agreed to).
     """
     layout = layout or team_layout(git.work_tree)
     journal = _journal_path(git)
-    # Both trees pass the path rule before the journal names them: a refused
-    # tree must never become the work a later sync has to finish.
-    _tree_of(git, None if old == ZERO_OID else old)
-    _tree_of(git, new)
+    before = None if old == ZERO_OID else old
+    if guard:
+        _check_incoming_deletions(git, before, new, merged, layout)
     write_atomic(journal, f"{old} {new}\n".encode("ascii"))
-    write_changes(git, None if old == ZERO_OID else old, new, merged, dirty, layout)
+    write_changes(git, before, new, merged, dirty, layout)
     git.run("update-ref", ref, new, old)
-    git.run("reset", "-q", "--mixed")
+    _reset_index(git, ref)
     with contextlib.suppress(FileNotFoundError):
         os.unlink(journal)
+
+
+def _check_incoming_deletions(
+    git: Git, old: str | None, new: str, merged: _Merged, layout: Layout
+) -> None:
+    """Stop before a merge deletes many local files (`check_deletions`)."""
+    before = _tree_of(git, old)
+    after, odd = _read_tree(git, new)
+    deleted: dict[str, list[str]] = {}
+    totals: dict[str, int] = {}
+    for relpath in before:
+        placed = layout.place(relpath)
+        if placed is None:
+            continue
+        folder = relpath[: len(relpath) - len(placed[1])]
+        totals[folder] = totals.get(folder, 0) + 1
+        if relpath not in after and relpath not in odd:
+            deleted.setdefault(folder, []).append(relpath)
+    check_deletions(
+        deleted, totals, merged=merged, direction="here", command=layout.label
+    )
 
 
 def write_changes(
@@ -871,11 +1300,13 @@ def write_changes(
     differs stays, and theirs goes beside it).
     """
     before = _tree_of(git, old)
-    after = _tree_of(git, new)
+    after, odd = _read_tree(git, new)
     changed = sorted(
         p
         for p in set(before) | set(after)
-        if before.get(p) != after.get(p) and layout.place(p) is not None
+        if before.get(p) != after.get(p)
+        and p not in odd  # skipped: what is here stays as it is
+        and layout.place(p) is not None
     )
     current = _worktree_blobs(git, changed, layout)
     # One read for every incoming file this apply may write.
@@ -899,6 +1330,8 @@ def write_changes(
         is_clean = have == (old_entry[1] if old_entry else None)
         if is_clean and relpath not in dirty:
             _write_or_remove(root, rest, incoming_blobs[want] if want else None)
+            if want is None:
+                merged.deleted.append(os.path.join(root, rest))
         elif layout.is_index(relpath) and new_entry is not None and have is not None:
             # A held-back local index (say, over budget) takes the incoming
             # entries in: the union loses neither side's lines.
@@ -907,7 +1340,7 @@ def write_changes(
             gone = frozenset(
                 p[len(folder) :]
                 for p in before
-                if p not in after and p.startswith(folder)
+                if p not in after and layout.folder_of(p) == folder
             )
             union = merge_index(local, incoming, deleted=gone).encode("utf-8")
             if union != local.encode("utf-8"):

@@ -54,11 +54,13 @@ class Machine(Member):
         return env
 
     def memd(  # type: ignore[override]
-        self, *args: str, **extra: str
+        self, *args: str, cwd: Path | None = None, **extra: str
     ) -> subprocess.CompletedProcess[str]:
+        """Run `memd` as this machine, in `cwd` (default: its root, no project)."""
         return subprocess.run(
             [str(Path(sys.executable).with_name("memd")), *args],
             env=self.env(**extra),
+            cwd=cwd or self.root,
             capture_output=True,
             text=True,
             timeout=120,
@@ -71,6 +73,7 @@ class Machine(Member):
         return subprocess.Popen(
             [str(Path(sys.executable).with_name("memd")), *args],
             env=self.env(**extra),
+            cwd=self.root,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

@@ -35,6 +35,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_project_argument(status, "whose team memory to show")
     sync = sub.add_parser("sync", help="commit, fetch, merge and push now")
     add_project_argument(sync, "whose team memory to sync")
+    add_allow_deletes(sync)
+
+
+def add_allow_deletes(parser: argparse.ArgumentParser) -> None:
+    """The flag a sync that would delete many files asks for."""
+    parser.add_argument(
+        "--allow-deletes",
+        action="store_true",
+        help="let this sync delete more than 3 files, or most of a project's",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     if args.team_command == "init":
         return _init(args, config, project)
     if args.team_command == "sync":
-        return _sync(config, project)
+        return _sync(config, project, allow_deletes=args.allow_deletes)
     return _status(config, project)
 
 
@@ -90,6 +100,7 @@ def _init(args: argparse.Namespace, config: Config, project: str) -> int:
         raise UsageError(
             "no remote: pass --remote URL or set [team.remotes] for this project"
         )
+    _refuse_the_personal_remote(config, remote)
     team_dir = team_dir_of(config, project)
     try:
         init_team(
@@ -108,7 +119,21 @@ def _init(args: argparse.Namespace, config: Config, project: str) -> int:
     return _sync(config, project)
 
 
-def _sync(config: Config, project: str) -> int:
+def _refuse_the_personal_remote(config: Config, remote: str) -> None:
+    """A private remote is never a team remote, however either is spelled."""
+    from memd.errors import UsageError
+    from memd.sync.engine import remote_of
+    from memd.team.git import is_same_remote, redact
+
+    personal = remote_of(config.state_dir, config.team_git_timeout_seconds)
+    if personal and is_same_remote(remote, [personal]):
+        raise UsageError(
+            f"{redact(remote)} is your personal sync remote; team memory never "
+            "goes there (use the team's repository)"
+        )
+
+
+def _sync(config: Config, project: str, *, allow_deletes: bool = False) -> int:
     import time
 
     from memd.logconfig import get_logger
@@ -125,6 +150,8 @@ def _sync(config: Config, project: str) -> int:
         timeout_seconds=config.team_git_timeout_seconds,
         log=log,
         lint_errors=lint_errors_for(config),
+        secret_allow=frozenset(config.sync_allow),
+        allow_deletes=allow_deletes,
     )
     record_result(
         config.state_dir,
@@ -144,6 +171,14 @@ def describe_result(result: SyncResult) -> tuple[str, ...]:
     lines += [f"  left out {path}: {why}" for path, why in result.left_out]
     lines += [f"  conflict: theirs written as {copy}" for copy in result.conflicts]
     lines += [f"  kept {path} (deleted on one side)" for path in result.kept]
+    lines += [f"  deleted {path} (deleted on the remote)" for path in result.deleted]
+    lines += [
+        f"  not seen {path}: kept (past the scan's limits here)"
+        for path in result.not_seen
+    ]
+    lines += [
+        f"  skipped from the remote {path!r}: {why}" for path, why in result.skipped
+    ]
     return tuple(lines)
 
 
