@@ -671,7 +671,11 @@ def _commit_places(
     if head is not None and new_tree == git.text("rev-parse", f"{head}^{{tree}}"):
         return kept_out
     lines = [f"- {path}" for path in in_repo]
-    message = commit_message(f"{_LABEL}: {len(committed)} file(s)", lines)
+    message = commit_message(
+        f"{_LABEL}: {len(committed)} file(s)",
+        lines,
+        agreed=bool(deleted) and merged.allow_deletes,
+    )
     commit = commit_tree(git, new_tree, (head,) if head else (), message)
     git.run("update-ref", ref, commit, head or "0" * 40)
     return _Commit(tuple(committed), tuple(left_out), frozenset(dirty))

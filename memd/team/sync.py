@@ -122,6 +122,10 @@ class DeletionRefusedError(MemdError):
 
 # A sync deletes at most this many files unasked, and never most of a folder.
 MAX_UNASKED_DELETES = 3
+# The trailer of a commit whose deletions a person agreed to (`--allow-deletes`):
+# another machine takes those deletions in without asking again.
+AGREED_TRAILER = "Memd-Allow-Deletes: yes"
+MAX_AGREED_COMMITS = 100
 
 
 def check_deletions(
@@ -703,7 +707,11 @@ def _commit_local(
     )
     if head is not None and new_tree == git.text("rev-parse", f"{head}^{{tree}}"):
         return (), tuple(left_out)
-    message = commit_message(f"memd team sync: {len(chosen)} file(s)", lines)
+    message = commit_message(
+        f"memd team sync: {len(chosen)} file(s)",
+        lines,
+        agreed=bool(deleted) and merged.allow_deletes,
+    )
     commit = commit_tree(git, new_tree, (head,) if head else (), message)
     git.run("update-ref", ref, commit, head or ZERO_OID)
     _reset_index(git, ref)
@@ -723,12 +731,17 @@ def index_to_commit(data: bytes, held_back: frozenset[str]) -> bytes:
     return data if kept == text else kept.encode("utf-8", "surrogateescape")
 
 
-def commit_message(title: str, lines: list[str]) -> bytes:
-    """Return a commit message: `title`, then at most `MAX_MESSAGE_LINES` lines."""
+def commit_message(title: str, lines: list[str], *, agreed: bool = False) -> bytes:
+    """Return a commit message: `title`, then at most `MAX_MESSAGE_LINES` lines.
+
+    `agreed` adds `AGREED_TRAILER`: its deletions were allowed by a person.
+    """
     shown = lines[:MAX_MESSAGE_LINES]
     if len(lines) > len(shown):
         shown.append(f"- and {len(lines) - len(shown)} more")
-    return (title + "\n\n" + "\n".join(shown) + "\n").encode("utf-8", "surrogateescape")
+    trailer = f"\n{AGREED_TRAILER}\n" if agreed else ""
+    text = title + "\n\n" + "\n".join(shown) + "\n" + trailer
+    return text.encode("utf-8", "surrogateescape")
 
 
 def commit_tree(git: Git, tree: str, parents: tuple[str, ...], message: bytes) -> str:
@@ -1280,9 +1293,38 @@ def _check_incoming_deletions(
         totals[folder] = totals.get(folder, 0) + 1
         if relpath not in after and relpath not in odd:
             deleted.setdefault(folder, []).append(relpath)
+    if deleted and old is not None:
+        agreed = _agreed_deletions(git, old, new)
+        deleted = {
+            folder: kept
+            for folder, paths in deleted.items()
+            if (kept := [p for p in paths if p not in agreed])
+        }
     check_deletions(
         deleted, totals, merged=merged, direction="here", command=layout.label
     )
+
+
+def _agreed_deletions(git: Git, old: str, new: str) -> frozenset[str]:
+    """Return the paths deleted in `old..new` by commits a person agreed to."""
+    commits = git.text(
+        "rev-list", "--no-merges", f"--grep=^{AGREED_TRAILER}$", f"{old}..{new}"
+    ).split()
+    agreed: set[str] = set()
+    for commit in commits[:MAX_AGREED_COMMITS]:
+        out = git.run(
+            "diff-tree",
+            "-r",
+            "-z",
+            "--no-commit-id",
+            "--name-only",
+            "--diff-filter=D",
+            commit,
+        ).stdout
+        agreed.update(
+            p for p in out.decode("utf-8", "surrogateescape").split("\0") if p
+        )
+    return frozenset(agreed)
 
 
 def write_changes(
