@@ -133,12 +133,15 @@ def folder_of(identity: str) -> str:
 # -- the path rule of a personal tree --------------------------------------------
 
 
+_CONTROL = frozenset(chr(c) for c in (*range(32), 127))
+
+
 def _component_refusal(parts: list[str]) -> str | None:
     if any(
         not part
         or part.startswith(".")
         or "\\" in part
-        or any(ord(c) < 32 or ord(c) == 127 for c in part)
+        or not _CONTROL.isdisjoint(part)
         for part in parts
     ):
         return "an empty, hidden, '..' or control-character component"
@@ -165,8 +168,13 @@ def path_refusal(relpath: str, folders: frozenset[str]) -> str | None:
     from memd.relpath import relpath_refusal
 
     why = relpath_refusal(relpath)
-    if why is not None or relpath == MANIFEST:
-        return why
+    return why if why is not None else _layout_refusal(relpath, folders)
+
+
+def _layout_refusal(relpath: str, folders: frozenset[str]) -> str | None:
+    """`path_refusal` for a relpath that already passed `relpath_refusal`."""
+    if relpath == MANIFEST:
+        return None
     why = _component_refusal(relpath.split("/"))
     if why is not None:
         return why
@@ -275,7 +283,7 @@ def refuse_hostile_tree(git: Git, commit: str) -> None:
         raise MemdError(f"the remote's tree is refused whole: {bad_manifest}")
     folders = frozenset(folder_of(i) for i in _manifest_identities(data))
     for relpath in tree:
-        why = path_refusal(relpath, folders)
+        why = _layout_refusal(relpath, folders)  # each passed relpath_refusal
         if why is not None:
             raise MemdError(f"the remote's tree is refused whole: {relpath!r}: {why}")
 

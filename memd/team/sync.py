@@ -835,12 +835,6 @@ def _write_tree(git: Git, start: str, update: tuple[str, ...], data: bytes) -> s
     return tree
 
 
-def _verb(code: str) -> str:
-    if "D" in code:
-        return "deleted"
-    return "added" if code == "??" or "A" in code else "changed"
-
-
 def _identity(git: Git) -> tuple[str, ...]:
     """Return `-c user.*` options when git has no identity (a fresh machine)."""
     if git.run("config", "user.name", check=False).returncode == 0 or os.environ.get(
@@ -1444,12 +1438,10 @@ def _worktree_blobs(
     through a link, and hashed here as git hashes a blob: git's own
     ``hash-object --stdin-paths`` opens paths by name.
     """
-    import hashlib
-
     from memd.fsread import DEFAULT_LIMIT, read_beneath
 
     layout = layout or team_layout(git.work_tree)
-    algorithm = git.text("rev-parse", "--show-object-format")  # sha1 or sha256
+    algorithm = _object_format(git)
     blobs: dict[str, str] = {}
     by_root: dict[str, list[tuple[str, str]]] = {}
     for relpath in relpaths:
@@ -1468,9 +1460,7 @@ def _worktree_blobs(
                     data = read_beneath(root_fd, rest, DEFAULT_LIMIT)
                 except OSError:
                     continue  # missing, a link on the way, not a regular file
-                digest = hashlib.new(algorithm, b"blob %d\0" % len(data))
-                digest.update(data)
-                blobs[relpath] = digest.hexdigest()
+                blobs[relpath] = blob_oid(data, algorithm)
         finally:
             fd_context.__exit__(None, None, None)
     return blobs
