@@ -154,8 +154,7 @@ class TestHostileTree:
         # A filter the user's own config defines: an attributes file that
         # reached git's index would start it.
         (member.root / "gitconfig").write_text(
-            f'[filter "evil"]\n\tclean = touch {canary}\n'
-            f"\tsmudge = touch {canary}\n"
+            f'[filter "evil"]\n\tclean = touch {canary}\n\tsmudge = touch {canary}\n'
         )
         entries = _tip_entries(team.remote)
         good = ("100644", "arrives.md", _blob(team.remote, topic_text("ok").encode()))

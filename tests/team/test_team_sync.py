@@ -309,7 +309,7 @@ class TestIndexUnion:
         assert "ghp_" not in "".join(team.remote_files().values())
 
     def test_an_over_budget_index_still_travels(self, team: Team) -> None:
-        """An index over the agent's line budget is reported by lint, never held back."""
+        """An index over the line budget is reported by lint, never held back."""
         ana, bob, _ = team.members
         mine = [f"- [Ana {n}](ana-{n}.md) — note {n}" for n in range(210)]
         for n in range(210):
