@@ -18,14 +18,13 @@ list too long") and the check of 2,000 x 20 took 13 s.
 from __future__ import annotations
 
 import datetime
-import os
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-MEMD = str(Path(sys.executable).with_name("memd"))
+from bench_sync import MEMD, _env  # the same machine set-up as the sync bench
 
 
 def _git(*args: str, cwd: Path, data: bytes | None = None) -> str:
@@ -37,23 +36,6 @@ def _git(*args: str, cwd: Path, data: bytes | None = None) -> str:
         check=True,
     )
     return done.stdout.decode().strip()
-
-
-def _env(root: Path, project: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMD_", "XDG_"))}
-    env.update(
-        HOME=str(root / "home"),
-        XDG_STATE_HOME=str(root / "state"),
-        XDG_CONFIG_HOME=str(root / "config"),
-        XDG_CACHE_HOME=str(root / "cache"),
-        MEMD_WATCH_PROJECTS=str(project),
-        MEMD_LOG_LEVEL="warning",
-        GIT_AUTHOR_NAME="b",
-        GIT_COMMITTER_NAME="b",
-        GIT_AUTHOR_EMAIL="b@b",
-        GIT_COMMITTER_EMAIL="b@b",
-    )
-    return env
 
 
 def _logs_sync(base: Path, count: int) -> tuple[float, float]:
@@ -76,7 +58,7 @@ def _logs_sync(base: Path, count: int) -> tuple[float, float]:
     start = time.perf_counter()
     subprocess.run(
         [MEMD, "sync", "init", "--remote", str(remote)],
-        env=_env(root, project),
+        env=_env(root, [project]),
         cwd=root,
         check=True,
         capture_output=True,

@@ -166,6 +166,28 @@ def _machines(tmp_path: Path) -> Machines:
     return make_machines(tmp_path)
 
 
+def session_start(machine: Machine, **extra: str) -> subprocess.CompletedProcess[str]:
+    """Run the real SessionStart hook as `machine`, for a session in its project."""
+    import json
+
+    payload = json.dumps(
+        {
+            "session_id": "s1",
+            "hook_event_name": "SessionStart",
+            "cwd": str(machine.project),
+        }
+    )
+    return subprocess.run(
+        [str(Path(sys.executable).with_name("memd")), "hook", "session-start"],
+        input=payload,
+        env=machine.env(**extra),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
 def synced(machine: Machine) -> subprocess.CompletedProcess[str]:
     done = machine.memd("sync")
     assert 0 == done.returncode, done.stdout + done.stderr

@@ -21,7 +21,14 @@ from pathlib import Path
 import pytest
 
 from memd.team.sync import MAX_SCAN_FILES
-from tests.sync.conftest import Machine, Machines, git, synced, topic_text
+from tests.sync.conftest import (
+    Machine,
+    Machines,
+    git,
+    session_start,
+    synced,
+    topic_text,
+)
 
 IDENTITY = "github.com/ana/app"
 FOLDER = f"projects/{IDENTITY}/"
@@ -293,25 +300,6 @@ def _silent_http_server() -> tuple[socket.socket, list[socket.socket]]:
     return server, held
 
 
-def _session_start(machine: Machine, **extra: str) -> subprocess.CompletedProcess[str]:
-    payload = json.dumps(
-        {
-            "session_id": "s1",
-            "hook_event_name": "SessionStart",
-            "cwd": str(machine.project),
-        }
-    )
-    return subprocess.run(
-        [str(Path(sys.executable).with_name("memd")), "hook", "session-start"],
-        input=payload,
-        env=machine.env(**extra),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
 def _lock_is_free(path: Path) -> bool:
     fd = os.open(path, os.O_RDWR)
     try:
@@ -361,7 +349,7 @@ class TestSessionNeverWaitsOnTheNetwork:
         record = linux.root / "state" / "memd" / "sync.json"
         os.utime(record, (time.time() - 3600, time.time() - 3600))
         try:
-            done = _session_start(linux)
+            done = session_start(linux)
             lock_free = _lock_is_free(repo / ".git" / "memd" / "sync.lock")
             lingering = _git_children_of(repo)
         finally:
@@ -390,7 +378,7 @@ class TestSessionNeverWaitsOnTheNetwork:
         fd = os.open(lock_dir / "memd.lock", os.O_RDWR | os.O_CREAT, 0o600)
         fcntl.flock(fd, fcntl.LOCK_EX)  # what a running `memd run` holds
         try:
-            done = _session_start(linux)
+            done = session_start(linux)
         finally:
             os.close(fd)
 
