@@ -75,8 +75,8 @@ def _logs_sync(base: Path, count: int) -> tuple[float, float]:
 
 def _manifest_check(base: Path, identities: int, paths: int) -> tuple[float, float]:
     """Return (memd's tree check, git ls-tree -r) seconds for identities x paths."""
+    from memd.gitsync.git import Git
     from memd.sync.engine import manifest_bytes, refuse_hostile_tree
-    from memd.team.git import Git
 
     repo = base / f"manifest-{identities}x{paths}"
     repo.mkdir()

@@ -30,7 +30,10 @@ ALLOWED_OPENS = {
     ("memd/mcp_server/lobby.py", "os.open"),  # /dev/null in place of the wire on fd 0
     ("memd/cli/commands/prompt.py", "os.open"),  # /dev/null, same reason
     ("memd/daemon/run.py", "os.walk"),  # memd's own cache tree (lead's module)
-    ("memd/team/sync.py", "open"),  # appends to .git/info/exclude of a repo memd made
+    (
+        "memd/gitsync/repo.py",
+        "open",
+    ),  # appends to .git/info/exclude of a repo memd made
 }
 _CALL = re.compile(r"\b(os\.open|os\.fdopen|os\.scandir|os\.listdir|os\.walk|open)\(")
 

@@ -10,7 +10,7 @@ projects/<identity>/...       one project's memory: MEMORY.md, topic files, logs
 
 and each ``projects/<identity>/`` folder is *placed* in the memory dir the
 agent reads for that project on this machine (its own munged path), never
-through a symlink. `memd.team.sync` does the merging with a `Layout` that
+through a symlink. `memd.gitsync` does the merging with a `Layout` that
 says where each folder lives, so team and personal sync share one engine:
 the index is a union, a topic file both sides changed keeps both, a delete
 against an edit keeps the edit, every file is written with `write_atomic`
@@ -40,38 +40,27 @@ from dataclasses import dataclass
 
 from memd.agent.terms import INDEX_NAME
 from memd.errors import MemdError, UsageError
-from memd.team.git import Git, GitError, redact
-from memd.team.sync import (
+from memd.gitsync.apply import check_deletions, write_changes
+from memd.gitsync.git import Git, GitError, redact
+from memd.gitsync.layout import Layout, deepest_folder
+from memd.gitsync.loop import Committed, locked_sync, try_lock
+from memd.gitsync.objects import (
     EMPTY_TREE,
     MEMD_DIR,
-    PUSH_ATTEMPTS,
-    Layout,
-    Scan,
-    SyncResult,
-    _blob,
-    _fetch_and_merge,
-    _Merged,
-    _push,
-    _read_tree,
-    _recover,
-    _tree_of,
-    _try_lock,
-    _write_tree,
+    REMOTE,
     blob_oid,
-    check_deletions,
     commit_message,
     commit_tree,
-    deepest_folder,
-    index_to_commit,
-    init_team,
-    is_team_repo,
     printable,
-    scan_folder,
-    secret_refusal,
+    read_blob,
+    read_tree,
     store_blobs,
-    sync_outcome,
-    write_changes,
+    tree_of,
+    write_tree,
 )
+from memd.gitsync.repo import init_repo, is_repo
+from memd.gitsync.result import Merged, SyncResult
+from memd.gitsync.scan import Scan, index_to_commit, scan_folder, secret_refusal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -123,7 +112,7 @@ def repo_dir(state_dir: str) -> str:
 
 def is_enabled(state_dir: str) -> bool:
     """Return True once `memd sync init` has made the personal repository."""
-    return is_team_repo(repo_dir(state_dir))
+    return is_repo(repo_dir(state_dir))
 
 
 def folder_of(identity: str) -> str:
@@ -237,9 +226,11 @@ def merge_manifests(ours: bytes, theirs: bytes) -> bytes:
 
 def _folders_with_files(git: Git, commit: str | None) -> frozenset[str]:
     """Return the project folders that hold at least one file in `commit`."""
-    tree = _tree_of(git, commit)
+    tree = tree_of(git, commit)
     entry = tree.get(MANIFEST)
-    identities = _manifest_identities(_blob(git, entry[1])) if entry else frozenset()
+    identities = (
+        _manifest_identities(read_blob(git, entry[1])) if entry else frozenset()
+    )
     folders = frozenset(folder_of(i) for i in identities)
     return frozenset(
         found for p in tree if (found := deepest_folder(p, folders)) is not None
@@ -247,9 +238,9 @@ def _folders_with_files(git: Git, commit: str | None) -> frozenset[str]:
 
 
 def _identities_in(git: Git, commit: str | None) -> frozenset[str]:
-    tree = _tree_of(git, commit)
+    tree = tree_of(git, commit)
     entry = tree.get(MANIFEST)
-    return _manifest_identities(_blob(git, entry[1])) if entry else frozenset()
+    return _manifest_identities(read_blob(git, entry[1])) if entry else frozenset()
 
 
 def _layout(places: Mapping[str, str], identities: Iterable[str]) -> Layout:
@@ -269,7 +260,7 @@ def refuse_hostile_tree(git: Git, commit: str) -> None:
 
     Nothing has been written when it raises.
     """
-    tree, odd = _read_tree(git, commit)
+    tree, odd = read_tree(git, commit)
     # Only memd writes a personal remote: an odd entry means it was tampered
     # with, so nothing of it is taken (team sync skips the entry instead).
     for relpath, (_, _, odd_why) in sorted(odd.items()):
@@ -277,7 +268,7 @@ def refuse_hostile_tree(git: Git, commit: str) -> None:
             f"the remote's tree is refused whole: {printable(relpath)!r}: {odd_why}"
         )
     manifest = tree.get(MANIFEST)
-    data = _blob(git, manifest[1]) if manifest else b""
+    data = read_blob(git, manifest[1]) if manifest else b""
     bad_manifest = manifest_refusal(data) if manifest is not None else None
     if bad_manifest is not None:
         raise MemdError(f"the remote's tree is refused whole: {bad_manifest}")
@@ -312,7 +303,7 @@ def init_personal(
             f"{redact(remote_url)} is a team remote; personal memory never goes to "
             "a team's repository (use a private repository of your own)"
         )
-    init_team(
+    init_repo(
         repo_dir(state_dir),
         remote_url,
         branch=branch,
@@ -322,7 +313,7 @@ def init_personal(
 
 
 def _same_remote(url: str, others: Iterable[str]) -> bool:
-    from memd.team.git import is_same_remote
+    from memd.gitsync.git import is_same_remote
 
     return is_same_remote(url, others)
 
@@ -347,17 +338,17 @@ def sync_personal(
 
     Never raises for git or the remote: an unreachable remote is an
     ``offline`` result, a hostile tree a ``failed`` one, and a sync that
-    would delete many files (`memd.team.sync.check_deletions`) a ``failed``
+    would delete many files (`memd.gitsync.apply.check_deletions`) a ``failed``
     one that names ``--allow-deletes``, unless `allow_deletes`.
 
     Raises:
         UsageError: `memd sync init` has not been run.
     """
+    from memd.gitsync.lintgate import lint_errors as default_lint
     from memd.locks import is_dream_running as dream_holds
-    from memd.team.conflicts import lint_errors as default_lint
 
     repo = repo_dir(state_dir)
-    if not is_team_repo(repo):
+    if not is_repo(repo):
         raise UsageError("personal sync is off (run `memd sync init --remote URL`)")
     chosen, not_synced = _one_dir_per_identity(projects)
     holds = is_dream_running or dream_holds
@@ -365,27 +356,18 @@ def sync_personal(
         log.info("personal_sync_skipped", why="dream_running")
         skipped = SyncResult(team_dir=repo, state="skipped", error="a dream is running")
         return PersonalResult(sync=skipped, projects=chosen, not_synced=not_synced)
-    lock_fd = _try_lock(os.path.join(repo, ".git", MEMD_DIR, "sync.lock"))
-    if lock_fd is None:
-        busy = SyncResult(
-            team_dir=repo, state="skipped", error="another sync is running"
-        )
-        return PersonalResult(sync=busy, projects=chosen, not_synced=not_synced)
-    git = Git(repo, timeout_seconds, lock_fd=lock_fd)
-    try:
-        return _sync_locked(
-            git,
-            branch,
-            chosen,
-            not_synced,
-            log=log,
-            lint_errors=lint_errors or default_lint,
-            allow=allow,
-            max_file_bytes=max_file_bytes,
-            merged=_Merged(allow_deletes=allow_deletes),
-        )
-    finally:
-        os.close(lock_fd)
+    return _sync_locked(
+        repo,
+        branch,
+        timeout_seconds,
+        chosen,
+        not_synced,
+        log=log,
+        lint_errors=lint_errors or default_lint,
+        allow=allow,
+        max_file_bytes=max_file_bytes,
+        merged=Merged(allow_deletes=allow_deletes),
+    )
 
 
 def _one_dir_per_identity(
@@ -439,8 +421,9 @@ def _write_places(git: Git, places: Mapping[str, str]) -> None:
 
 
 def _sync_locked(
-    git: Git,
+    repo: str,
     branch: str,
+    timeout_seconds: float,
     projects: tuple[Project, ...],
     not_synced: tuple[tuple[str, str], ...],
     *,
@@ -448,25 +431,26 @@ def _sync_locked(
     lint_errors: Callable[[str], Mapping[str, str]],
     allow: frozenset[str],
     max_file_bytes: int,
-    merged: _Merged,
+    merged: Merged,
 ) -> PersonalResult:
-    ref = f"refs/heads/{branch}"
-    committed: tuple[str, ...] = ()
-    left_out: tuple[tuple[str, str], ...] = ()
+    places: dict[str, str] = {}
     attached: list[str] = []
     shared: list[str] = []
     new_here: list[str] = []  # placed on this machine by this run
-    retries = 0
-    repo = git.work_tree
-    try:
-        git.check_local_config()
-        places = read_places(git.git_dir)
+
+    def start(git: Git, ref: str) -> None:
+        places.update(read_places(git.git_dir))
         gone = [i for i, d in places.items() if not os.path.isdir(d)]
         if gone:  # a memory dir removed whole: re-attach later, delete nothing
-            places = {i: d for i, d in places.items() if i not in gone}
+            for identity in gone:
+                del places[identity]
             _write_places(git, places)
+
+    def layout(git: Git, ref: str) -> Layout:
         # A killed merge is finished with the places it was writing into.
-        _recover(git, ref, merged, _layout(places, _identities_in(git, git.rev(ref))))
+        return _layout(places, _identities_in(git, git.rev(ref)))
+
+    def attach(git: Git, ref: str) -> None:
         # Every attached dir stays placed whether or not this run resolved its
         # project: a folder left unplaced would miss merges, then commit its
         # stale files back as if they were edits.
@@ -483,60 +467,37 @@ def _sync_locked(
             new_here.append(identity)
             places[identity] = memory_dir
             _write_places(git, places)
-        commit = _commit_places(
-            git, ref, places, lint_errors, allow, max_file_bytes, merged
-        )
-        committed, left_out, dirty = commit.committed, commit.left_out, commit.dirty
-        for attempt in range(PUSH_ATTEMPTS):
-            retries = attempt
-            layout = _layout(places, _identities_in(git, git.rev(ref)))
-            _fetch_and_merge(git, branch, ref, merged, dirty, layout)
-            if attempt == 0 and new_here:
-                # What the remote held before this machine pushed: the memory of
-                # a project new here was received, or this machine is its first.
-                held = _folders_with_files(
-                    git, git.rev(f"refs/remotes/origin/{branch}")
-                )
-                for identity in new_here:
-                    (attached if folder_of(identity) in held else shared).append(
-                        identity
-                    )
-            if _push(git, branch, ref):
-                break
-            log.info("personal_push_rejected", attempt=attempt + 1)
-        else:
-            raise GitError(f"push still rejected after {PUSH_ATTEMPTS} merges")
-    except (GitError, MemdError, OSError) as error:
-        failed = sync_outcome(
-            repo,
-            merged,
-            committed=committed,
-            left_out=left_out,
-            log=log,
-            event="personal",
-            error=error,
-            repo=repo,
-        )
-        return PersonalResult(
-            sync=failed,
-            projects=projects,
-            attached=tuple(attached),
-            shared=tuple(shared),
-            not_synced=not_synced,
-        )
-    done = sync_outcome(
+
+    def fetched(git: Git, ref: str) -> None:
+        # What the remote held before this machine pushed: the memory of a
+        # project new here was received, or this machine is its first.
+        if new_here:
+            held = _folders_with_files(git, git.rev(f"refs/remotes/{REMOTE}/{branch}"))
+            for identity in new_here:
+                (attached if folder_of(identity) in held else shared).append(identity)
+
+    result = locked_sync(
         repo,
-        merged,
-        committed=committed,
-        left_out=left_out,
+        branch=branch,
+        timeout_seconds=timeout_seconds,
         log=log,
         event="personal",
-        retries=retries,
-        projects=len(projects),
-        attached=attached,
+        merged=merged,
+        layout=layout,
+        commit=lambda git, ref: _commit_places(
+            git, ref, places, lint_errors, allow, max_file_bytes, merged
+        ),
+        start=start,
+        prepare=attach,
+        fetched=fetched,
+        fields={"repo": repo, "projects": len(projects)},
     )
+    if result is None:
+        result = SyncResult(
+            team_dir=repo, state="skipped", error="another sync is running"
+        )
     return PersonalResult(
-        sync=done,
+        sync=result,
         projects=projects,
         attached=tuple(attached),
         shared=tuple(shared),
@@ -552,7 +513,7 @@ def _blob_oid(data: bytes) -> str:
 
 
 def collect_files(memory_dir: str, max_file_bytes: int) -> Scan:
-    """Walk `memory_dir` for what could travel (`memd.team.sync.scan_folder`).
+    """Walk `memory_dir` for what could travel (`memd.gitsync.scan.scan_folder`).
 
     Hidden entries and ``team/`` are skipped silently: they are never
     personal memory. Symlinks are never followed.
@@ -565,13 +526,6 @@ def collect_files(memory_dir: str, max_file_bytes: int) -> Scan:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class _Commit:
-    committed: tuple[str, ...] = ()  # local paths
-    left_out: tuple[tuple[str, str], ...] = ()  # (local path, why)
-    dirty: frozenset[str] = frozenset()  # repository paths whose local edit stayed out
-
-
 def _commit_places(
     git: Git,
     ref: str,
@@ -579,8 +533,8 @@ def _commit_places(
     lint_errors: Callable[[str], Mapping[str, str]],
     allow: frozenset[str],
     max_file_bytes: int,
-    merged: _Merged,
-) -> _Commit:
+    merged: Merged,
+) -> Committed:
     """Commit every placed memory dir's changes; say what went and what stayed out.
 
     Local paths are reported, so status and lint output point at the file.
@@ -590,9 +544,9 @@ def _commit_places(
     stays; only one the walk saw gone is deleted (`Scan.is_gone`).
     """
     head = git.rev(ref)
-    tree = _tree_of(git, head)
+    tree = tree_of(git, head)
     identities = _manifest_identities(
-        _blob(git, tree[MANIFEST][1]) if MANIFEST in tree else b""
+        read_blob(git, tree[MANIFEST][1]) if MANIFEST in tree else b""
     )
     folders = frozenset(folder_of(i) for i in identities | set(places))
     in_head: dict[str, dict[str, str]] = {}  # folder -> rest -> blob
@@ -666,11 +620,11 @@ def _commit_places(
         manifest = manifest_bytes(identities | set(places))
         to_store[_blob_oid(manifest)] = manifest
         updates.append(f"100644 {_blob_oid(manifest)}\t{MANIFEST}\0")
-    kept_out = _Commit(left_out=tuple(left_out), dirty=frozenset(dirty))
+    kept_out = Committed(left_out=tuple(left_out), dirty=frozenset(dirty))
     if not updates:
         return kept_out
     store_blobs(git, to_store)
-    new_tree = _write_tree(
+    new_tree = write_tree(
         git,
         head or EMPTY_TREE,
         ("-z", "--index-info"),
@@ -686,7 +640,7 @@ def _commit_places(
     )
     commit = commit_tree(git, new_tree, (head,) if head else (), message)
     git.run("update-ref", ref, commit, head or "0" * 40)
-    return _Commit(tuple(committed), tuple(left_out), frozenset(dirty))
+    return Committed(tuple(committed), tuple(left_out), frozenset(dirty))
 
 
 # -- queries -----------------------------------------------------------------------
@@ -694,10 +648,10 @@ def _commit_places(
 
 def remote_of(state_dir: str, timeout_seconds: float) -> str | None:
     """Return the personal remote's URL, redacted, or None before `memd sync init`."""
-    from memd.team.sync import remote_url
+    from memd.gitsync.repo import remote_url
 
     repo = repo_dir(state_dir)
-    if not is_team_repo(repo):
+    if not is_repo(repo):
         return None
     with contextlib.suppress(GitError):
         return remote_url(repo, timeout_seconds)
@@ -731,10 +685,12 @@ def claim_path(identity: str, night: str) -> str:
 
 def claim_holder(git: Git, ref: str, path: str) -> str | None:
     """Return the machine id the claim at `path` in `ref` names, or None."""
-    entry = _tree_of(git, git.rev(ref)).get(path)
+    entry = tree_of(git, git.rev(ref)).get(path)
     if entry is None:
         return None
-    data = remote_json(_blob(git, entry[1]))  # a claim that is not valid names nobody
+    data = remote_json(
+        read_blob(git, entry[1])
+    )  # a claim that is not valid names nobody
     holder = data.get("machine") if isinstance(data, dict) else None
     return holder if isinstance(holder, str) else None
 
@@ -746,7 +702,7 @@ def add_claim(git: Git, ref: str, path: str, machine: str) -> bool:
     head = git.rev(ref)
     data = ('{"machine": "' + machine + '"}\n').encode("ascii")
     store_blobs(git, {_blob_oid(data): data})
-    tree = _write_tree(
+    tree = write_tree(
         git,
         head or EMPTY_TREE,
         ("-z", "--index-info"),
@@ -778,7 +734,7 @@ def may_dream(
     not sync, a machine always dreams.
     """
     repo = repo_dir(state_dir)
-    if not is_team_repo(repo):
+    if not is_repo(repo):
         return True
     git_dir = os.path.join(repo, ".git")
     target = memory_dir.rstrip(os.sep)
@@ -787,7 +743,7 @@ def may_dream(
         return True
     path = claim_path(identity, night)
     ref = f"refs/heads/{branch}"
-    lock_fd = _try_lock(os.path.join(git_dir, MEMD_DIR, "sync.lock"))
+    lock_fd = try_lock(os.path.join(git_dir, MEMD_DIR, "sync.lock"))
     if lock_fd is None:
         return True  # a sync is running; the claim goes out with the next one
     try:

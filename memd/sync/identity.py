@@ -1,6 +1,6 @@
 """A project's identity on this machine: ask git, then apply `memd.agent.identity`.
 
-Git runs through `memd.team.git.Git` (explicit ``--git-dir``, no terminal,
+Git runs through `memd.gitsync.git.Git` (explicit ``--git-dir``, no terminal,
 a timeout, and whatever hardening that module applies), on the canonical git
 root, so every worktree of a repository gets the main repository's identity,
 as it gets its memory dir. Remote URLs are read as configured, in one
@@ -17,7 +17,7 @@ from memd.agent.identity import (
     choose_identity,
     normalize_remote_url,
 )
-from memd.team.git import Git, GitError
+from memd.gitsync.git import Git, GitError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

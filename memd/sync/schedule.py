@@ -10,7 +10,7 @@ identity, is reported and left alone.
 The daemon syncs on an interval and `sync_settle_seconds` after a save in a
 memory dir (`is_personal_change`), through the scheduler's git-sync jobs
 (`job_interval_seconds` picks their period), with team sync's backoff
-rules (`memd.team.schedule.should_sync`). The last result is ``sync.json``
+rules (`memd.gitsync.backoff.should_sync`). The last result is ``sync.json``
 in the state dir.
 """
 
@@ -19,9 +19,8 @@ from __future__ import annotations
 import os
 import time
 
+from memd.gitsync.backoff import backoff_seconds, should_sync
 from memd.sync.engine import PersonalResult, Project, is_enabled, sync_personal
-from memd.team.schedule import should_sync
-from memd.team.state import backoff_seconds
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -75,13 +74,13 @@ def resolve_projects(
 
 def team_urls(config: Config, memory_dirs: Iterable[str]) -> tuple[str, ...]:
     """Return every team remote memd knows: config's and each team dir's origin."""
-    from memd.team.sync import is_team_repo, remote_url
+    from memd.gitsync.repo import is_repo, remote_url
 
     urls = list(config.team_remotes.values())
     for memory_dir in memory_dirs:
         team_dir = os.path.join(memory_dir, "team")
-        if is_team_repo(team_dir):
-            from memd.team.git import GitError
+        if is_repo(team_dir):
+            from memd.gitsync.git import GitError
 
             try:
                 url = remote_url(team_dir, config.team_git_timeout_seconds)
@@ -101,8 +100,8 @@ def run_sync(
 ) -> PersonalResult:
     """Sync every known project now and record the result; see `sync_personal`."""
     from memd.errors import UsageError
+    from memd.gitsync.lintgate import lint_errors_for
     from memd.sync.engine import _same_remote, remote_of
-    from memd.team.conflicts import lint_errors_for
 
     projects, skipped = resolve_projects(config, project_roots(config))
     remote = remote_of(config.state_dir, config.team_git_timeout_seconds)

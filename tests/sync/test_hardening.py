@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from memd.team.sync import MAX_SCAN_FILES
+from memd.gitsync.scan import MAX_SCAN_FILES
 from tests.sync.conftest import (
     Machine,
     Machines,

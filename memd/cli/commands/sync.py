@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
 def _stop_on_sigterm() -> None:
     """Turn SIGTERM into SystemExit, so each running git's group is killed first.
 
-    The SessionStart hook stops a slow `memd sync` this way; `memd.team.git`
+    The SessionStart hook stops a slow `memd sync` this way; `memd.gitsync.git`
     kills git's whole process group on any exception.
     """
     import signal

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     import argparse
 
     from memd.config import Config
-    from memd.team.sync import SyncResult
+    from memd.gitsync.result import SyncResult
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -91,9 +91,9 @@ def _init(args: argparse.Namespace, config: Config, project: str) -> int:
     import sys
 
     from memd.errors import UsageError
+    from memd.gitsync.git import GitError
+    from memd.gitsync.repo import init_repo
     from memd.logconfig import get_logger
-    from memd.team.git import GitError
-    from memd.team.sync import init_team
 
     remote = args.remote or _configured_remote(config, project)
     if not remote:
@@ -103,7 +103,7 @@ def _init(args: argparse.Namespace, config: Config, project: str) -> int:
     _refuse_the_personal_remote(config, remote)
     team_dir = team_dir_of(config, project)
     try:
-        init_team(
+        init_repo(
             team_dir,
             remote,
             branch=config.team_branch,
@@ -113,7 +113,7 @@ def _init(args: argparse.Namespace, config: Config, project: str) -> int:
     except GitError as error:
         if not error.is_network:
             raise
-        # Nothing was set up (init_team leaves no .git): say so, exit as offline.
+        # Nothing was set up (init_repo leaves no .git): say so, exit as offline.
         print(f"memd: {error}; {team_dir} was left as it was", file=sys.stderr)
         return 1
     return _sync(config, project)
@@ -122,8 +122,8 @@ def _init(args: argparse.Namespace, config: Config, project: str) -> int:
 def _refuse_the_personal_remote(config: Config, remote: str) -> None:
     """A private remote is never a team remote, however either is spelled."""
     from memd.errors import UsageError
+    from memd.gitsync.git import is_same_remote, redact
     from memd.sync.engine import remote_of
-    from memd.team.git import is_same_remote, redact
 
     personal = remote_of(config.state_dir, config.team_git_timeout_seconds)
     if personal and is_same_remote(remote, [personal]):
@@ -142,7 +142,7 @@ def _sync(config: Config, project: str, *, allow_deletes: bool = False) -> int:
 
     team_dir = team_dir_of(config, project)
     log = get_logger(component="team")
-    from memd.team.conflicts import lint_errors_for
+    from memd.gitsync.lintgate import lint_errors_for
 
     result = sync_team(
         team_dir,
@@ -200,12 +200,12 @@ def status_lines(config: Config, team_dir: str) -> tuple[str, ...]:
     """Return the lines describing one team dir's sync (for `memd status` too)."""
     import datetime
 
+    from memd.gitsync.git import GitError
+    from memd.gitsync.repo import ahead_behind, is_repo, remote_url
     from memd.team.conflicts import conflict_messages
-    from memd.team.git import GitError
     from memd.team.state import sync_record
-    from memd.team.sync import ahead_behind, is_team_repo, remote_url
 
-    if not is_team_repo(team_dir):
+    if not is_repo(team_dir):
         return (f"{team_dir}: not shared (run `memd team init --remote URL`)",)
     timeout = config.team_git_timeout_seconds
     record = sync_record(config.state_dir, team_dir)
