@@ -3,7 +3,7 @@
 1. ``memd sync init`` of one project whose memory holds N daily logs, against
    a bare remote on disk, as a ratio to a plain ``git add -A && git commit``
    of the same files in the same run (the least any sync must pay).
-2. The check of a fetched tree (`memd.sync.engine.refuse_hostile_tree`) for
+2. The check of a fetched tree (`memd.sync.tree.refuse_hostile_tree`) for
    a manifest of I identities x P paths each, as a ratio to the
    ``git ls-tree -r`` of that tree measured in the same run.
 
@@ -76,7 +76,7 @@ def _logs_sync(base: Path, count: int) -> tuple[float, float]:
 def _manifest_check(base: Path, identities: int, paths: int) -> tuple[float, float]:
     """Return (memd's tree check, git ls-tree -r) seconds for identities x paths."""
     from memd.gitsync.git import Git
-    from memd.sync.engine import manifest_bytes, refuse_hostile_tree
+    from memd.sync.tree import manifest_bytes, refuse_hostile_tree
 
     repo = base / f"manifest-{identities}x{paths}"
     repo.mkdir()

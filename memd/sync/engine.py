@@ -19,7 +19,7 @@ old or new.
 
 A sync, under ``.git/memd/sync.lock``:
 
-1. **Recover** a merge a killed sync was writing (the team journal).
+1. **Recover** a merge a killed sync was writing (the engine's journal).
 2. **Attach** each project first seen here: its folder, as the repository
    has it, is written into its memory dir (a local file that differs stays,
    theirs goes beside it), then recorded in ``.git/memd/places.json``.
@@ -39,11 +39,11 @@ import os
 from dataclasses import dataclass
 
 from memd.agent.terms import INDEX_NAME
-from memd.errors import MemdError, UsageError
+from memd.errors import UsageError
 from memd.gitsync.apply import check_deletions, write_changes
 from memd.gitsync.git import Git, GitError, redact
 from memd.gitsync.layout import Layout, deepest_folder
-from memd.gitsync.loop import Committed, locked_sync, try_lock
+from memd.gitsync.loop import Committed, locked_sync
 from memd.gitsync.objects import (
     EMPTY_TREE,
     MEMD_DIR,
@@ -53,7 +53,6 @@ from memd.gitsync.objects import (
     commit_tree,
     printable,
     read_blob,
-    read_tree,
     store_blobs,
     tree_of,
     write_tree,
@@ -61,6 +60,18 @@ from memd.gitsync.objects import (
 from memd.gitsync.repo import init_repo, is_repo
 from memd.gitsync.result import Merged, SyncResult
 from memd.gitsync.scan import Scan, index_to_commit, scan_folder, secret_refusal
+from memd.sync.tree import (
+    LABEL,
+    MANIFEST,
+    PROJECTS,
+    folder_of,
+    folders_with_files,
+    identities_in,
+    local_refusal,
+    manifest_bytes,
+    manifest_identities,
+    personal_layout,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -68,12 +79,7 @@ if TYPE_CHECKING:
 
     from structlog.typing import FilteringBoundLogger
 
-PROJECTS = "projects/"
-MANIFEST = "manifest.json"
-DREAMS = "dreams/"
 PLACES_FILE = "places.json"
-MAX_JSON_DEPTH = 16  # a manifest nests 2 deep, a claim 1: deeper is not one of ours
-_LABEL = "memd sync"
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,170 +119,6 @@ def repo_dir(state_dir: str) -> str:
 def is_enabled(state_dir: str) -> bool:
     """Return True once `memd sync init` has made the personal repository."""
     return is_repo(repo_dir(state_dir))
-
-
-def folder_of(identity: str) -> str:
-    return f"{PROJECTS}{identity}/"
-
-
-# -- the path rule of a personal tree --------------------------------------------
-
-
-_CONTROL = frozenset(chr(c) for c in (*range(32), 127))
-
-
-def _component_refusal(parts: list[str]) -> str | None:
-    if any(
-        not part
-        or part.startswith(".")
-        or "\\" in part
-        or not _CONTROL.isdisjoint(part)
-        for part in parts
-    ):
-        return "an empty, hidden, '..' or control-character component"
-    return None
-
-
-def local_refusal(rest: str) -> str | None:
-    """Return why a path inside a project's folder may not travel, or None."""
-    why = _component_refusal(rest.split("/"))
-    if why is not None:
-        return why
-    if not rest.endswith(".md"):
-        return "not a Markdown file"
-    if rest.split("/")[0] == "team":
-        return "team memory in a personal remote"
-    return None
-
-
-def path_refusal(relpath: str, folders: frozenset[str]) -> str | None:
-    """Return why `relpath` may not be in a personal tree, or None when it may.
-
-    `folders` are the project folders (`folder_of` of each identity).
-    """
-    from memd.relpath import relpath_refusal
-
-    why = relpath_refusal(relpath)
-    return why if why is not None else _layout_refusal(relpath, folders)
-
-
-def _layout_refusal(relpath: str, folders: frozenset[str]) -> str | None:
-    """`path_refusal` for a relpath that already passed `relpath_refusal`."""
-    if relpath == MANIFEST:
-        return None
-    why = _component_refusal(relpath.split("/"))
-    if why is not None:
-        return why
-    if relpath.startswith(DREAMS):
-        return None if relpath.endswith(".json") else "not a dream claim"
-    if not relpath.startswith(PROJECTS):
-        return "outside projects/"
-    folder = deepest_folder(relpath, folders)
-    if folder is None:
-        return "in no project the manifest names"
-    return local_refusal(relpath[len(folder) :])
-
-
-def remote_json(data: bytes) -> object:
-    """Parse a JSON file that came from the remote: bounded in depth, never raising.
-
-    Returns None for one that is not valid (too deep, not UTF-8, not JSON).
-    """
-    from memd.fastjson import loads
-
-    try:
-        return loads(data, max_depth=MAX_JSON_DEPTH, strict_text=True)
-    except (ValueError, RecursionError):
-        return None
-
-
-def _manifest_identities(data: bytes) -> frozenset[str]:
-    from memd.agent.identity import is_identity
-
-    parsed = remote_json(data)
-    listed = parsed.get("projects") if isinstance(parsed, dict) else None
-    if not isinstance(listed, list):
-        return frozenset()
-    return frozenset(i for i in listed if isinstance(i, str) and is_identity(i))
-
-
-def manifest_refusal(data: bytes) -> str | None:
-    """Return why a manifest is not valid, or None for one memd can read."""
-    parsed = remote_json(data)
-    if not isinstance(parsed, dict) or not isinstance(parsed.get("projects"), list):
-        return (
-            "manifest.json is not valid (not JSON, nested deeper than "
-            f'{MAX_JSON_DEPTH} levels, or no "projects" list)'
-        )
-    return None
-
-
-def manifest_bytes(identities: Iterable[str]) -> bytes:
-    """Return the manifest naming `identities` (sorted, one per line)."""
-    from memd.fastjson import dumps
-
-    rows = ",\n".join(f"    {dumps(i)}" for i in sorted(set(identities)))
-    return ('{\n  "projects": [\n' + rows + "\n  ]\n}\n").encode("utf-8")
-
-
-def merge_manifests(ours: bytes, theirs: bytes) -> bytes:
-    """Return the union of two manifests (a project is never dropped by a merge)."""
-    return manifest_bytes(_manifest_identities(ours) | _manifest_identities(theirs))
-
-
-def _folders_with_files(git: Git, commit: str | None) -> frozenset[str]:
-    """Return the project folders that hold at least one file in `commit`."""
-    tree = tree_of(git, commit)
-    entry = tree.get(MANIFEST)
-    identities = (
-        _manifest_identities(read_blob(git, entry[1])) if entry else frozenset()
-    )
-    folders = frozenset(folder_of(i) for i in identities)
-    return frozenset(
-        found for p in tree if (found := deepest_folder(p, folders)) is not None
-    )
-
-
-def _identities_in(git: Git, commit: str | None) -> frozenset[str]:
-    tree = tree_of(git, commit)
-    entry = tree.get(MANIFEST)
-    return _manifest_identities(read_blob(git, entry[1])) if entry else frozenset()
-
-
-def _layout(places: Mapping[str, str], identities: Iterable[str]) -> Layout:
-    known = set(identities) | set(places)
-    return Layout(
-        roots={folder_of(i): places[i] for i in places},
-        prefixes=tuple(sorted({folder_of(i) for i in known}, key=len, reverse=True)),
-        unions={MANIFEST: merge_manifests},
-        first_wins=(DREAMS,),
-        label=_LABEL,
-        check_tree=refuse_hostile_tree,
-    )
-
-
-def refuse_hostile_tree(git: Git, commit: str) -> None:
-    """Raise `MemdError` when any path of `commit` breaks `path_refusal`: refused whole.
-
-    Nothing has been written when it raises.
-    """
-    tree, odd = read_tree(git, commit)
-    # Only memd writes a personal remote: an odd entry means it was tampered
-    # with, so nothing of it is taken (team sync skips the entry instead).
-    for relpath, (_, _, odd_why) in sorted(odd.items()):
-        raise MemdError(
-            f"the remote's tree is refused whole: {printable(relpath)!r}: {odd_why}"
-        )
-    manifest = tree.get(MANIFEST)
-    data = read_blob(git, manifest[1]) if manifest else b""
-    bad_manifest = manifest_refusal(data) if manifest is not None else None
-    if bad_manifest is not None:
-        raise MemdError(f"the remote's tree is refused whole: {bad_manifest}")
-    folders = frozenset(folder_of(i) for i in _manifest_identities(data))
-    for relpath in tree:
-        why = _layout_refusal(relpath, folders)  # each passed relpath_refusal
-        if why is not None:
-            raise MemdError(f"the remote's tree is refused whole: {relpath!r}: {why}")
 
 
 # -- setup -------------------------------------------------------------------------
@@ -448,7 +290,7 @@ def _sync_locked(
 
     def layout(git: Git, ref: str) -> Layout:
         # A killed merge is finished with the places it was writing into.
-        return _layout(places, _identities_in(git, git.rev(ref)))
+        return personal_layout(places, identities_in(git, git.rev(ref)))
 
     def attach(git: Git, ref: str) -> None:
         # Every attached dir stays placed whether or not this run resolved its
@@ -461,8 +303,8 @@ def _sync_locked(
             head = git.rev(ref)
             os.makedirs(memory_dir, mode=0o700, exist_ok=True)
             if head is not None:
-                known = _identities_in(git, head) | frozenset(places) | {identity}
-                alone = _layout({identity: memory_dir}, known)
+                known = identities_in(git, head) | frozenset(places) | {identity}
+                alone = personal_layout({identity: memory_dir}, known)
                 write_changes(git, None, head, merged, frozenset(), alone)
             new_here.append(identity)
             places[identity] = memory_dir
@@ -472,7 +314,7 @@ def _sync_locked(
         # What the remote held before this machine pushed: the memory of a
         # project new here was received, or this machine is its first.
         if new_here:
-            held = _folders_with_files(git, git.rev(f"refs/remotes/{REMOTE}/{branch}"))
+            held = folders_with_files(git, git.rev(f"refs/remotes/{REMOTE}/{branch}"))
             for identity in new_here:
                 (attached if folder_of(identity) in held else shared).append(identity)
 
@@ -545,7 +387,7 @@ def _commit_places(
     """
     head = git.rev(ref)
     tree = tree_of(git, head)
-    identities = _manifest_identities(
+    identities = manifest_identities(
         read_blob(git, tree[MANIFEST][1]) if MANIFEST in tree else b""
     )
     folders = frozenset(folder_of(i) for i in identities | set(places))
@@ -614,7 +456,7 @@ def _commit_places(
         {folder: len(files) for folder, files in in_head.items()},
         merged=merged,
         direction="on the remote",
-        command=_LABEL,
+        command=LABEL,
     )
     if not set(places) <= identities or MANIFEST not in tree:
         manifest = manifest_bytes(identities | set(places))
@@ -634,7 +476,7 @@ def _commit_places(
         return kept_out
     lines = [f"- {path}" for path in in_repo]
     message = commit_message(
-        f"{_LABEL}: {len(committed)} file(s)",
+        f"{LABEL}: {len(committed)} file(s)",
         lines,
         agreed=bool(deleted) and merged.allow_deletes,
     )
@@ -656,102 +498,3 @@ def remote_of(state_dir: str, timeout_seconds: float) -> str | None:
     with contextlib.suppress(GitError):
         return remote_url(repo, timeout_seconds)
     return None
-
-
-# -- one dream per night across machines ----------------------------------------------
-
-
-def machine_id(git_dir: str) -> str:
-    """Return this machine's id for dream claims (made once, kept in .git/memd)."""
-    from memd.atomic import write_atomic
-    from memd.fsread import read_bytes
-
-    path = os.path.join(git_dir, MEMD_DIR, "machine")
-    try:
-        text = read_bytes(path, 256).decode("ascii").strip()
-    except (OSError, UnicodeDecodeError):
-        text = ""
-    if len(text) == 32 and all(c in "0123456789abcdef" for c in text):
-        return text
-    text = os.urandom(16).hex()
-    write_atomic(path, (text + "\n").encode("ascii"))
-    return text
-
-
-def claim_path(identity: str, night: str) -> str:
-    """Return the repository path of the dream claim of `identity` for `night`."""
-    return f"{DREAMS}{identity}/{night}.json"
-
-
-def claim_holder(git: Git, ref: str, path: str) -> str | None:
-    """Return the machine id the claim at `path` in `ref` names, or None."""
-    entry = tree_of(git, git.rev(ref)).get(path)
-    if entry is None:
-        return None
-    data = remote_json(
-        read_blob(git, entry[1])
-    )  # a claim that is not valid names nobody
-    holder = data.get("machine") if isinstance(data, dict) else None
-    return holder if isinstance(holder, str) else None
-
-
-def add_claim(git: Git, ref: str, path: str, machine: str) -> bool:
-    """Commit a claim at `path` naming `machine` unless one is there; True if added."""
-    if claim_holder(git, ref, path) is not None:
-        return False
-    head = git.rev(ref)
-    data = ('{"machine": "' + machine + '"}\n').encode("ascii")
-    store_blobs(git, {_blob_oid(data): data})
-    tree = write_tree(
-        git,
-        head or EMPTY_TREE,
-        ("-z", "--index-info"),
-        f"100644 {_blob_oid(data)}\t{path}\0".encode(),
-    )
-    message = commit_message(f"{_LABEL}: dream claim {path}", [])
-    commit = commit_tree(git, tree, (head,) if head else (), message)
-    git.run("update-ref", ref, commit, head or "0" * 40)
-    return True
-
-
-def may_dream(
-    state_dir: str,
-    memory_dir: str,
-    night: str,
-    *,
-    branch: str,
-    timeout_seconds: float,
-    sync: Callable[[], object],
-) -> bool:
-    """Return True when this machine dreams `memory_dir` for `night`.
-
-    The claim is a file, ``dreams/<identity>/<night>.json`` naming a machine,
-    committed and pushed by the next sync; a merge keeps the claim that
-    reached the remote first (`Layout.first_wins`), so of two machines that
-    claim one night, the first to push dreams and the other steps aside. A
-    machine that cannot reach the remote dreams (its claim goes out later
-    and loses or wins then). Without personal sync, or for a project it does
-    not sync, a machine always dreams.
-    """
-    repo = repo_dir(state_dir)
-    if not is_repo(repo):
-        return True
-    git_dir = os.path.join(repo, ".git")
-    target = memory_dir.rstrip(os.sep)
-    identity = next((i for i, d in read_places(git_dir).items() if d == target), None)
-    if identity is None:
-        return True
-    path = claim_path(identity, night)
-    ref = f"refs/heads/{branch}"
-    lock_fd = try_lock(os.path.join(git_dir, MEMD_DIR, "sync.lock"))
-    if lock_fd is None:
-        return True  # a sync is running; the claim goes out with the next one
-    try:
-        git = Git(repo, timeout_seconds, lock_fd=lock_fd)
-        me = machine_id(git_dir)
-        add_claim(git, ref, path, me)
-    finally:
-        os.close(lock_fd)
-    sync()
-    holder = claim_holder(Git(repo, timeout_seconds), ref, path)
-    return holder in (None, me)

@@ -232,13 +232,13 @@ def dream_night(config: Config, now: object) -> str:
 def may_dream_here(
     config: Config, memory_dir: str, now: object, *, log: FilteringBoundLogger
 ) -> bool:
-    """What the dream scheduler asks before a dream: see `memd.sync.engine.may_dream`.
+    """What the dream scheduler asks before a dream: see `memd.sync.claims.may_dream`.
 
     Any failure answers True: a dream on two machines merges like any edit,
     a dream on none loses a night.
     """
     from memd.errors import MemdError
-    from memd.sync.engine import may_dream
+    from memd.sync.claims import may_dream
 
     if not is_enabled(config.state_dir):
         return True

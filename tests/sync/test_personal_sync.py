@@ -321,7 +321,7 @@ class TestOneDreamPerNight:
         self, machines: Machines
     ) -> None:
         """Claims per night go through the remote; the first pushed one wins."""
-        from memd.sync.engine import claim_path, may_dream
+        from memd.sync.claims import claim_path, may_dream
 
         linux, mac, _ = machines.all
         linux.write("logs/2026/12/2026-12-01.md", "- 10:00 a note\n")
