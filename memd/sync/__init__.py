@@ -6,8 +6,9 @@
 repository in the state dir whose ``projects/<identity>/`` folders are
 placed in each project's memory dir on this machine, and runs the git
 engine's one sync loop (`memd.gitsync.loop.locked_sync`, with a `Layout`)
-over them; `claims` gives each night's dream to one machine; `schedule` is what `memd sync` and the daemon call;
-`status` is the state as data; `pull` is the SessionStart hook's bounded pull.
+over them; `claims` gives each night's dream to one machine; `schedule` is
+what `memd sync` and the daemon call; `status` is the state as data; `pull`
+is the SessionStart hook's bounded pull.
 
 May import: `memd.agent`, `memd.memory`, `memd.lint`, `memd.gitsync`, the
 shared top-level modules.
