@@ -35,14 +35,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     now = sub.add_parser("now", help="sync now (the same as `memd sync`)")
     add_allow_deletes(now)
+    from memd.cli.commands._options import add_verbose_argument
+
+    for command in (parser, init, now):
+        add_verbose_argument(command)
 
 
 def run(args: argparse.Namespace) -> int:
+    from memd.cli.commands._options import configure_command_logs
     from memd.config import load_config
-    from memd.logconfig import configure_logging
 
     config = load_config()
-    configure_logging(config.log_format, config.log_level)
+    configure_command_logs(config, args)
     if args.sync_command == "status":
         for line in status_lines(config):
             print(line)
