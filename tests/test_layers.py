@@ -67,8 +67,10 @@ LAYERS = {
     "memd.hooks.settings": CORE,  # settings in, settings out; feedback.py does the I/O
     "memd.hooks.wording": CORE,  # what the hooks say, from findings as plain dicts
     "memd.cli.*": WIRING,
-    "memd.team.*": EDGE,  # git, the sync and its state
-    "memd.team.merge": CORE,  # the conflict rules, on contents
+    "memd.gitsync.*": EDGE,  # the git engine: git, the tree rule, merge, journal
+    "memd.gitsync.merge": CORE,  # the conflict rules, on contents
+    "memd.gitsync.backoff": CORE,  # when the next sync is due
+    "memd.team.*": EDGE,  # team's layout, commit step, state and schedule
     "memd.sync.*": EDGE,  # personal sync: identity by git, the engine, the schedule
     "memd.recall.*": EDGE,  # the FTS5 database; text.py is pure
     "memd.recall.text": CORE,
@@ -92,13 +94,15 @@ FOLDERS = {
         "lint",
         "snapshot",
         "kairos",
+        "gitsync",
         "team",
         "sync",
         "recall",
     },
     "service": set(),
-    "team": {"agent", "memory", "lint"},
-    "sync": {"agent", "memory", "lint", "team"},
+    "gitsync": {"agent", "memory", "lint"},
+    "team": {"agent", "memory", "lint", "gitsync"},
+    "sync": {"agent", "memory", "lint", "gitsync"},
     "recall": {"agent", "memory", "lint", "snapshot"},  # lint: secret masking
     "mcp_server": {"agent", "memory", "lint", "snapshot", "kairos", "recall"},
     "cli": {
@@ -110,6 +114,7 @@ FOLDERS = {
         "hooks",
         "daemon",
         "service",
+        "gitsync",
         "team",
         "sync",
         "recall",
