@@ -30,6 +30,7 @@ from memd.agent.truncation import (
 from memd.memory.index import (
     classify_target,
     entry_line_numbers,
+    is_hub,
     parse_index,
     resolve_wiki_link,
     wiki_names,
@@ -263,6 +264,22 @@ def topic_wiki_targets(files: tuple[MemoryFile, ...]) -> frozenset[str]:
     return frozenset(reached)
 
 
+def hub_targets(
+    linked: frozenset[str] | set[str], files: tuple[MemoryFile, ...]
+) -> frozenset[str]:
+    """Return the relpaths reached through the hubs among `linked`, one hop deep.
+
+    A hub (`memd.memory.index.is_hub`) is a file `memd fix` wrote when it
+    compacted MEMORY.md: the entries it holds are reachable through it.
+    """
+    hubs = [f for f in files if f.relpath in linked and is_hub(f.body)]
+    reached: set[str] = set()
+    for hub in hubs:
+        links = parse_index(hub.body)
+        reached.update(r for r, _ in classify_links(links, files) if r is not None)
+    return frozenset(reached)
+
+
 def _classified(ctx: LintContext) -> Iterator[tuple[IndexEntry, str | None, str]]:
     """Yield (link, relpath or None, why) per link, classified once when possible."""
     targets = ctx.targets
@@ -309,6 +326,7 @@ def check_orphans(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
     if ctx.index_text is None:
         return
     linked = {relpath for _, relpath in _local_targets(ctx)}
+    linked.update(hub_targets(linked, ctx.files))
     linked.update(topic_wiki_targets(ctx.files))
     for f in ctx.files:
         if f.relpath not in linked:
