@@ -284,6 +284,12 @@ def _parse(text: str, *, start_sections: list[_Section] | None = None) -> _Parse
     section = 0
     prose: list[str] = []
 
+    def split_long_prose() -> None:
+        # A long run of plain lines is cut at a visible line, never in a fence
+        # or a comment, so a notes hub stays within what recall shows.
+        if sum(len(line.encode("utf-8")) + 1 for line in prose) > HUB_BYTES // 2:
+            flush_prose()
+
     def flush_prose() -> None:
         while prose and not prose[-1].strip():
             prose.pop()
@@ -322,6 +328,7 @@ def _parse(text: str, *, start_sections: list[_Section] | None = None) -> _Parse
         if match is not None:
             parsed.definitions.append((_label_key(match.group(1)), raw))
             if not any(_uses(line, _label_key(match.group(1))) for line in lines):
+                split_long_prose()
                 prose.append(raw)  # used by nothing: a plain link, kept as a note
             number += 1
             continue
@@ -388,6 +395,7 @@ def _parse(text: str, *, start_sections: list[_Section] | None = None) -> _Parse
                     )
                 )
             else:
+                split_long_prose()
                 prose.extend(block_lines)
             number = end + 1
             continue
@@ -405,6 +413,7 @@ def _parse(text: str, *, start_sections: list[_Section] | None = None) -> _Parse
                 )
             )
         else:
+            split_long_prose()
             prose.append(raw)
         number += 1
     flush_prose()
@@ -519,10 +528,10 @@ def _plain(text: str) -> str:
     return "".join(c for c in " ".join(text.split()) if c.isprintable())
 
 
-def _describe(label: str, blocks: Sequence[_Block], limit: int) -> str:
+def _describe(lead: str, blocks: Sequence[_Block], limit: int) -> str:
+    """Return `lead` and the titles of the entries, cut to `limit` characters."""
     titles = [_plain(b.title) for b in blocks if _plain(b.title)]
-    lead = f"{len(blocks)} {label} entries moved out of MEMORY.md"
-    if not titles:
+    if not titles or limit < len(lead) + 12:
         return lead[:limit]
     text = lead + ": " + ", ".join(titles)
     if len(text) <= limit:
@@ -538,19 +547,34 @@ class _Layout:
     kept: int
 
 
+_HUB_HEAD_BYTES = 900  # frontmatter, marker and the Why/How lines, at most
+
+
 def _hub_parts(blocks: list[_Block], hub_bytes: int) -> list[list[_Block]]:
-    parts: list[list[_Block]] = [[]]
-    size = 600  # frontmatter, marker and the Why/How lines
-    for block in blocks:
-        cost = sum(
+    """Split `blocks` into hubs of at most `hub_bytes`, as even as it goes."""
+
+    def cost(block: _Block) -> int:
+        return sum(
             len(line.encode("utf-8")) + 1 for line in (*block.lines, *block.table)
         )
-        if parts[-1] and size + cost > hub_bytes:
-            parts.append([])
-            size = 600
-        parts[-1].append(block)
-        size += cost
-    return parts
+
+    def split(limit: int) -> list[list[_Block]]:
+        parts: list[list[_Block]] = [[]]
+        size = _HUB_HEAD_BYTES
+        for block in blocks:
+            if parts[-1] and size + cost(block) > limit:
+                parts.append([])
+                size = _HUB_HEAD_BYTES
+            parts[-1].append(block)
+            size += cost(block)
+        return parts
+
+    greedy = split(hub_bytes)
+    if len(greedy) == 1:
+        return greedy
+    total = sum(cost(b) for b in blocks)
+    even = split(_HUB_HEAD_BYTES + total // len(greedy) + max(map(cost, blocks)))
+    return even if len(even) == len(greedy) else greedy
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -604,7 +628,7 @@ def _render(pool: _Pool, keep: set[int], coarse: bool, hub_bytes: int) -> _Layou
             for number, part in enumerate(parts, start=1):
                 relpath = hub_path(stem if number == 1 else f"{stem}-part{number}")
                 hub_names[relpath] = relpath
-                which = f" ({number} of {len(parts)})" if len(parts) > 1 else ""
+                which = f" (part {number} of {len(parts)})" if len(parts) > 1 else ""
                 kind = group.key[1] if group.key[0] == "type" else "reference"
                 if kind not in MEMORY_TYPES:
                     kind = "reference"
@@ -612,14 +636,18 @@ def _render(pool: _Pool, keep: set[int], coarse: bool, hub_bytes: int) -> _Layou
                 while name.casefold() in used_names:
                     name += " (memd)"
                 used_names.add(name.casefold())
-                description = _describe(_plain(group.label) + which, part, 240)
+                description = _describe(
+                    f"{_plain(group.label)} memories moved out of MEMORY.md{which}",
+                    part,
+                    240,
+                )
                 body = ["", _WHY, _HOW, "", *_render_blocks(part, parsed, None)]
                 hubs[relpath] = _hub_text(name, description, kind, body)
-                label = escape_inline(f"{_plain(group.label)}{which}: older entries")
+                label = escape_inline(f"{_plain(group.label)}: older entries{which}")
                 line = f"- [{label}]({relpath})"
                 hook = escape_inline(
                     _describe(
-                        _plain(group.label), part, HUB_LINE_CHARS - len(line) - 3
+                        f"{len(part)} more", part, HUB_LINE_CHARS - len(line) - 3
                     ),
                     keep_code=False,
                 )
@@ -628,18 +656,24 @@ def _render(pool: _Pool, keep: set[int], coarse: bool, hub_bytes: int) -> _Layou
             top.extend(lines)
         else:
             by_section.setdefault(group.section, []).extend(lines)
-    notes = _notes_text(pool.prose, parsed, pool.old_notes)
+    notes = _notes_texts(pool.prose, parsed, pool.old_notes, hub_bytes)
     out: list[str] = list(parsed.front)
     title = None if parsed.title is None else sections[parsed.title]
     if title is not None and title.heading is not None:
         out.extend([title.heading, ""])
-    if notes is not None:
-        relpath = pool.old_notes[0] if pool.old_notes else hub_path(NOTES_STEM)
+    for number, notes_text in enumerate(notes, start=1):
+        if number == 1 and pool.old_notes:
+            relpath = pool.old_notes[0]
+        else:
+            relpath = hub_path(
+                NOTES_STEM if number == 1 else f"{NOTES_STEM}-part{number}"
+            )
         hub_names[relpath] = relpath
-        hubs[relpath] = notes
+        hubs[relpath] = notes_text
+        which = f" (part {number})" if number > 1 else ""
         out.append(
-            f"- [Notes moved from MEMORY.md]({relpath}) — the index's prose and "
-            "notes, kept word for word"
+            f"- [Notes moved from MEMORY.md{which}]({relpath}) — the index's prose "
+            "and notes, kept word for word"
         )
     out.extend(top)
     shown = set(by_section)
@@ -685,29 +719,58 @@ def _parents(sections: list[_Section], index: int) -> list[int]:
     return found
 
 
-def _notes_text(
-    prose: list[_Block], parsed: _Parsed, old: tuple[str, str] | None
-) -> str | None:
-    old_notes = old[1] if old else None
-    if not prose:
-        return old_notes
-    body: list[str] = []
+def _notes_texts(
+    prose: list[_Block], parsed: _Parsed, old: tuple[str, str] | None, hub_bytes: int
+) -> list[str]:
+    """Return the notes hubs: the old one grown, then new parts, each within size.
+
+    Prose moves in runs (a run ends only at a heading or an entry), so a code
+    fence or a comment is never split between two files.
+    """
+    parts: list[list[str]] = []
+    current: list[str] = []
+    size = len(old[1].encode("utf-8")) if old else _HUB_HEAD_BYTES
     section: int | None = None
     for block in prose:
+        chunk: list[str] = []
         heading = parsed.sections[block.section].heading if block.section else None
         if block.section != section and heading is not None:
-            body.extend(["", heading])
+            chunk.extend(["", heading])
         section = block.section
-        body.extend(["", *block.lines])
-    if old_notes is not None:
-        return old_notes.rstrip("\n") + "\n" + "\n".join(body) + "\n"
+        chunk.extend(["", *block.lines])
+        cost = sum(len(line.encode("utf-8")) + 1 for line in chunk)
+        if (current or (old and not parts)) and size + cost > hub_bytes:
+            parts.append(current)
+            current, size = [], _HUB_HEAD_BYTES
+            if heading is not None and chunk[:2] != ["", heading]:
+                chunk[:0] = ["", heading]  # a new part repeats its heading
+        current.append("\n".join(chunk))
+        size += cost
+    if current:
+        parts.append(current)
+    texts: list[str] = []
     head = _hub_text(
         "Notes moved from MEMORY.md",
         "The prose and notes memd fix moved out of MEMORY.md so the index loads whole",
         "reference",
         ["", _NOTES_WHY, _NOTES_HOW],
-    )
-    return head.rstrip("\n") + "\n" + "\n".join(body) + "\n"
+    ).rstrip("\n")
+    for number, part in enumerate(parts):
+        if number == 0 and old:
+            start = old[1].rstrip("\n")
+        else:
+            start = (
+                head
+                if number == 0
+                else head.replace(
+                    "name: Notes moved from MEMORY.md",
+                    f"name: Notes moved from MEMORY.md (part {number + 1})",
+                )
+            )
+        texts.append(start + ("\n" + "\n".join(part) if part else "") + "\n")
+    if not texts and old:
+        texts.append(old[1])
+    return texts
 
 
 def _reachable(

@@ -92,9 +92,15 @@ def plan_fixes(
 
 
 def compaction_edits(
-    compaction: Compaction, index_old: bytes | None, reason: str
+    compaction: Compaction,
+    index_old: bytes | None,
+    reason: str,
+    raw: Mapping[str, bytes],
 ) -> tuple[FileEdit, ...]:
-    """Return a compaction as edits: the hubs first, MEMORY.md, then removals."""
+    """Return a compaction as edits: the hubs first, MEMORY.md, then removals.
+
+    `raw` holds the current bytes of the hubs it removes.
+    """
     hubs = tuple(
         FileEdit(
             relpath=h.relpath,
@@ -113,7 +119,7 @@ def compaction_edits(
     removals = tuple(
         FileEdit(
             relpath=relpath,
-            old=None,
+            old=raw.get(relpath),
             new=b"",
             reason="remove a hub compaction no longer needs",
             is_removal=True,
@@ -237,7 +243,7 @@ def _plan_index(memdir: MemDir, raw: Mapping[str, bytes]) -> tuple[FileEdit, ...
             f"compact: {compaction.moved} entries moved into "
             f"{len(compaction.hubs) or 'existing'} hub file(s), {compaction.kept} kept"
         )
-        return compaction_edits(compaction, data, ", ".join(reasons))
+        return compaction_edits(compaction, data, ", ".join(reasons), raw)
     if orphans and placement.index_text is not None:
         kept = [*body, *added, ""]
         reasons.append(f"index {len(orphans)} orphan(s)")
