@@ -185,8 +185,8 @@ def check_too_many_lines(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnosti
         INDEX_NAME,
         f"MEMORY.md has {cut.result.line_count} lines (limit {MAX_ENTRYPOINT_LINES}); "
         f"the agent loads only the first {MAX_ENTRYPOINT_LINES}, so {which}",
-        "shorten or merge entries (one line each), or run the dream to consolidate; "
-        "the reference cuts from the bottom",
+        "run `memd fix` to compact it (older entries move into hub files it "
+        "links), or shorten or merge entries; the reference cuts from the bottom",
         line=cut.first_dropped_line,
     )
 
@@ -207,8 +207,8 @@ def check_too_large(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
         INDEX_NAME,
         f"MEMORY.md is {cut.result.byte_count:,} UTF-16 units "
         f"(limit {MAX_ENTRYPOINT_UNITS:,}); {which}",
-        "keep each entry to one line under ~150 characters "
-        "and move detail into topic files",
+        "run `memd fix` to compact it (older entries move into hub files it "
+        "links), or keep each entry to one line under ~150 characters",
         line=cut.unit_cut_line,
     )
 
