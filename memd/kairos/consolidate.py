@@ -43,7 +43,8 @@ from memd.kairos.factfile import (
     render_fact_file,
 )
 from memd.kairos.facts import Changes, Fact, FactBook, resolve_relative_dates
-from memd.lint.fixes import FileEdit
+from memd.lint.compact import Topics, place_entries
+from memd.lint.fixes import FileEdit, compaction_edits
 from memd.memory.index import linked_relpaths
 from memd.memory.memfile import parse_memory_file
 
@@ -421,6 +422,8 @@ def plan_consolidation(
     entries: Iterable[LogEntry],
     files: Mapping[str, bytes | None],
     index: bytes | None,
+    *,
+    directory: Topics | None = None,
 ) -> ConsolidationPlan:
     """Plan the topic-file, archive and MEMORY.md edits that consolidate `entries`.
 
@@ -483,9 +486,9 @@ def plan_consolidation(
     # two writes never leaves a fact in neither place (a rerun merges copies).
     edits.sort(key=lambda e: (not e.relpath.startswith("archive/"), e.relpath))
     routes = {rel: topic.route for rel, topic in topics.items()}
-    index_edit, unindexed = _plan_index(routes, texts, index)
-    if index_edit is not None:
-        edits.append(index_edit)
+    index_edits, unindexed = _plan_index(routes, texts, index, directory)
+    edits.extend(e for e in index_edits if not e.is_removal)
+    deletes.extend(e.relpath for e in index_edits if e.is_removal)
     return ConsolidationPlan(
         edits=tuple(edits),
         deletes=tuple(sorted(deletes)),
@@ -554,17 +557,21 @@ def _group(text: str, extra: list[tuple[str, str]]) -> str:
 
 
 def _plan_index(
-    routes: Mapping[str, Route], texts: Mapping[str, str], index: bytes | None
-) -> tuple[FileEdit | None, tuple[str, ...]]:
+    routes: Mapping[str, Route],
+    texts: Mapping[str, str],
+    index: bytes | None,
+    topics: Topics | None = None,
+) -> tuple[tuple[FileEdit, ...], tuple[str, ...]]:
     if index is None:
         current = ""
     else:
         try:
             current = index.decode("utf-8")
         except UnicodeDecodeError:
-            return None, tuple(routes)  # never rewrite an index we cannot read
+            return (), tuple(routes)  # never rewrite an index we cannot read
     text = current
     unindexed: list[str] = []
+    left_out: list[str] = []
     for relpath, route_ in routes.items():
         if relpath in linked_relpaths(text):
             continue
@@ -579,15 +586,22 @@ def _plan_index(
             text = candidate
         else:
             unindexed.append(relpath)
+            left_out.append(line)
+    if left_out and topics is not None:
+        # No room: compact MEMORY.md (memd.lint.compact) rather than leave them out.
+        placement = place_entries(text, left_out, topics)
+        if placement.compaction is not None:
+            reason = "index the consolidated topic files, compacting MEMORY.md"
+            return compaction_edits(placement.compaction, index, reason, topics.raw), ()
     if text == current:
-        return None, tuple(unindexed)
+        return (), tuple(unindexed)
     edit = FileEdit(
         relpath=INDEX_NAME,
         old=index,
         new=text.encode("utf-8"),
         reason="index the consolidated topic files",
     )
-    return edit, tuple(unindexed)
+    return (edit,), tuple(unindexed)
 
 
 def render_diff(plan: ConsolidationPlan) -> str:

@@ -34,6 +34,7 @@ from memd.kairos.daily_log import (
 )
 from memd.kairos.external import DreamCommandFailed, run_agent_dream
 from memd.kairos.generations import GenerationError, apply_generation, recover
+from memd.lint.fix_files import read_topics
 from memd.locks import acquire_consolidate_lock, release_lock, roll_back_lock
 
 TYPE_CHECKING = False
@@ -120,7 +121,7 @@ def plan_builtin(memory_dir: str, entries: tuple[LogEntry, ...]) -> Consolidatio
         for page in _archive_pages(memory_dir, rel[:-3]):
             files[page] = read_bytes_or_none(os.path.join(memory_dir, page))
     index = read_bytes_or_none(os.path.join(memory_dir, INDEX_NAME))
-    return plan_consolidation(entries, files, index)
+    return plan_consolidation(entries, files, index, directory=read_topics(memory_dir))
 
 
 def _archive_pages(memory_dir: str, topic: str) -> list[str]:

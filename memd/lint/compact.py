@@ -842,9 +842,14 @@ def compact_index(text: str, topics: Topics) -> Compaction | None:
         eol=eol,
     )
     mtimes = topics.mtimes_ns
+    # A target with no mtime is being written now (the dream's new files): newest.
+    unknown = 1 << 62
     newest = sorted(
         entries,
-        key=lambda b: (-max((mtimes.get(t, 0) for t in b.targets), default=0), b.order),
+        key=lambda b: (
+            -max((mtimes.get(t, unknown) for t in b.targets), default=0),
+            b.order,
+        ),
     )
     for coarse, hub_bytes in (
         (False, HUB_BYTES),

@@ -14,11 +14,13 @@ import os
 
 from memd.agent.terms import INDEX_NAME
 from memd.errors import MemdError
+from memd.memory.index import is_hub
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from memd.lint.compact import Topics
     from memd.lint.fixes import FileEdit
 
 
@@ -64,6 +66,21 @@ def plan_directory(
             warn(f"skipped {shown(path)}: not a regular file; the index is left alone")
             index_is_file = False
     return plan_fixes(memdir, raw, dialect=dialect, index=index_is_file)
+
+
+def read_topics(memory_dir: str, *, max_file_bytes: int = 256 * 1024) -> Topics:
+    """Load `memory_dir` for `memd.lint.compact`: its files, mtimes and hubs' bytes."""
+    from memd.lint.compact import Topics
+    from memd.memory.reader import load_memdir
+
+    memdir = load_memdir(memory_dir, max_file_bytes=max_file_bytes)
+    raw: dict[str, bytes] = {}
+    for f in memdir.files:
+        if is_hub(f.body):
+            data = _read(os.path.join(memdir.path, f.relpath), max_file_bytes)
+            if data is not None:
+                raw[f.relpath] = data
+    return Topics.of(memdir, raw)
 
 
 def plan_single_file(path: str) -> tuple[FileEdit, ...]:
