@@ -41,6 +41,7 @@ from memd.atomic import (
 from memd.errors import MemdError, UsageError
 from memd.relpath import relpath_refusal
 from memd.team.git import Git, GitError, redact
+from memd.team.index_budget import fit_merged_index
 from memd.team.merge import (
     conflict_copy_path,
     conflict_copy_text,
@@ -805,6 +806,15 @@ def _merge_the_indexes(
                 _blob(git, o[1]).decode("utf-8", "replace"),
                 _blob(git, t[1]).decode("utf-8", "replace"),
                 deleted=deleted,
+            )
+            placed = layout.place(index)
+            text = fit_merged_index(
+                text,
+                folder,
+                result,
+                read_blobs=lambda oids: _blobs(git, oids),
+                store_blob=lambda data: _store(git, data),
+                local_root=placed[0] if placed else None,
             )
         copies = tuple(copies_by_folder.get(folder, ()))
         if copies:

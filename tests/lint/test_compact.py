@@ -235,7 +235,9 @@ def _grow(shape: Path, root: Path, copies: int) -> None:
 class TestRealCorpus:
     @pytest.mark.parametrize(
         "shape",
-        sorted(p.name for p in CORPUS.iterdir() if p.is_dir() and p.name != "flat_logs"),
+        sorted(
+            p.name for p in CORPUS.iterdir() if p.is_dir() and p.name != "flat_logs"
+        ),
     )
     def test_grown_corpus_shape_compacts(self, tmp_path: Path, shape: str) -> None:
         """Each real index shape, grown past the cut, compacts with nothing lost."""
