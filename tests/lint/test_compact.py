@@ -1,4 +1,4 @@
-"""`memd fix` compacts an over-long MEMORY.md into hubs: reachable, lint-clean, undoable.
+"""`memd fix` compacts a long MEMORY.md into hubs: reachable, lint-clean, undoable.
 
 Real directories on disk, planned by `plan_directory` and applied by
 `apply_edits` as `memd fix` does; generated indexes of 250, 600 and 2,000
@@ -84,7 +84,7 @@ def _fix(root: Path, state: Path) -> int:
 
 
 def _check_compaction(root: Path, state: Path, *, hubs_clean: bool = True) -> None:
-    """Compact `root` and check every promise: budget, reach, lint, idempotence, undo."""
+    """Compact `root`; check budget, reach, lint, idempotence and undo."""
     before_files = _snapshot(root)
     before_reach = _reachable(root)
     before_errors = _errors(root)
