@@ -773,10 +773,14 @@ def _notes_texts(
     return texts
 
 
-def _reachable(
-    index_text: str, texts: Mapping[str, str], files: tuple[MemoryFile, ...]
+def reachable(
+    index_text: str, texts: Mapping[str, str], files: tuple[MemoryFile, ...] = ()
 ) -> set[str]:
-    """Relpaths `index_text` links, and those its hubs (`texts`) link."""
+    """Return the relpaths `index_text` links, and those the hubs it links link.
+
+    `texts` maps relpaths to file texts (at least the hubs'); `files` resolves
+    `[[name]]` links.
+    """
     links = parse_index(index_text)
     direct = {r for r, _ in classify_links(links, files) if r is not None}
     reached = set(direct)
@@ -811,8 +815,8 @@ def compact_index(text: str, topics: Topics) -> Compaction | None:
         for relpath in topics.hub_relpaths()
         if relpath in topics.raw
     }
-    linked = _reachable(text, hub_texts, topics.files)
-    direct = _reachable(text, {}, topics.files)
+    linked = reachable(text, hub_texts, topics.files)
+    direct = reachable(text, {}, topics.files)
     entries = [
         b for b in parsed.blocks if b.is_entry and not _is_hub_line(b, hub_texts)
     ]
@@ -860,7 +864,7 @@ def compact_index(text: str, topics: Topics) -> Compaction | None:
         layout = _fit(pool, newest, coarse, hub_bytes)
         if layout is None:
             continue
-        after = _reachable(layout.index, {**hub_texts, **layout.hubs}, topics.files)
+        after = reachable(layout.index, {**hub_texts, **layout.hubs}, topics.files)
         if not linked <= after:
             continue
         return _edits(text, layout, topics, pooled)

@@ -7,20 +7,8 @@ so every machine ends with a MEMORY.md that loads whole and reaches every file.
 
 from __future__ import annotations
 
-from memd.lint.compact import loads_whole
-from memd.memory.index import is_hub, linked_relpaths
-from memd.memory.memfile import parse_memory_file
+from memd.lint.compact import loads_whole, reachable
 from tests.sync.conftest import Machines, synced, topic_text
-
-
-def _reachable(files: dict[str, str]) -> set[str]:
-    direct = linked_relpaths(files["MEMORY.md"])
-    reached = set(direct)
-    for relpath in direct & set(files):
-        body = parse_memory_file(relpath, files[relpath].encode()).body
-        if is_hub(body):
-            reached |= linked_relpaths(body)
-    return reached
 
 
 class TestMergedIndexBudget:
@@ -48,4 +36,4 @@ class TestMergedIndexBudget:
         for machine in (linux, mac):
             files = machine.files()
             assert loads_whole(files["MEMORY.md"])
-            assert added <= _reachable(files)
+            assert added <= reachable(files["MEMORY.md"], files)

@@ -8,8 +8,8 @@ each member loads whole with every file reachable.
 
 from __future__ import annotations
 
-from memd.lint.compact import loads_whole
-from memd.memory.index import is_hub, linked_relpaths
+from memd.lint.compact import loads_whole, reachable
+from memd.memory.index import is_hub
 from memd.memory.memfile import parse_memory_file
 from tests.team.conftest import Member, Team, topic_text
 
@@ -26,17 +26,6 @@ def _add(member: Member, who: str, count: int) -> list[str]:
         member.write(relpath, topic_text(f"{who} note {n}"))
         names.append(relpath)
     return names
-
-
-def _reachable(files: dict[str, str]) -> set[str]:
-    direct = linked_relpaths(files["MEMORY.md"])
-    reached = set(direct)
-    for relpath in direct:
-        if relpath in files:
-            body = parse_memory_file(relpath, files[relpath].encode()).body
-            if is_hub(body):
-                reached |= linked_relpaths(body)
-    return reached
 
 
 class TestMergedIndexBudget:
@@ -62,7 +51,7 @@ class TestMergedIndexBudget:
 
         remote = team.remote_files()
         assert loads_whole(remote["MEMORY.md"])
-        assert set(ours) | set(theirs) <= _reachable(remote)
+        assert set(ours) | set(theirs) <= reachable(remote["MEMORY.md"], remote)
         assert loads_whole(ana.read("MEMORY.md"))
         assert any(
             is_hub(parse_memory_file(r, t.encode()).body) for r, t in remote.items()
