@@ -33,6 +33,7 @@ entry past the cut.
 
 from __future__ import annotations
 
+import re
 import zlib
 from dataclasses import dataclass
 
@@ -53,8 +54,9 @@ from memd.memory.index import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
 
+    from memd.memory.index import IndexEntry
     from memd.memory.memdir import MemDir
     from memd.memory.memfile import MemoryFile
 
@@ -277,6 +279,10 @@ def _parse(text: str, *, start_sections: list[_Section] | None = None) -> _Parse
     definition_lines = {
         n: DEFINITION.match(v) for n, v in visible.items() if DEFINITION.match(v)
     }
+    used_labels = _used_labels(lines)
+    first_links: dict[int, IndexEntry] = {}
+    for link in links:
+        first_links.setdefault(link.line, link)
     sections = start_sections if start_sections is not None else []
     if not sections:
         sections.append(_Section(heading=None, level=0, label=""))
@@ -284,10 +290,15 @@ def _parse(text: str, *, start_sections: list[_Section] | None = None) -> _Parse
     section = 0
     prose: list[str] = []
 
+    counted = [0, 0]  # lines of `prose` counted so far, and their bytes
+
     def split_long_prose() -> None:
         # A long run of plain lines is cut at a visible line, never in a fence
         # or a comment, so a notes hub stays within what recall shows.
-        if sum(len(line.encode("utf-8")) + 1 for line in prose) > HUB_BYTES // 2:
+        lines_counted, size = counted
+        size += sum(len(line.encode("utf-8")) + 1 for line in prose[lines_counted:])
+        counted[:] = [len(prose), size]
+        if size > HUB_BYTES // 2:
             flush_prose()
 
     def flush_prose() -> None:
@@ -298,6 +309,7 @@ def _parse(text: str, *, start_sections: list[_Section] | None = None) -> _Parse
                 _Block(lines=tuple(prose), section=section, is_entry=False)
             )
         prose.clear()
+        counted[:] = [0, 0]
 
     number = len(front) + 1
     while number <= len(lines):
@@ -327,7 +339,7 @@ def _parse(text: str, *, start_sections: list[_Section] | None = None) -> _Parse
         match = definition_lines.get(number)
         if match is not None:
             parsed.definitions.append((_label_key(match.group(1)), raw))
-            if not any(_uses(line, _label_key(match.group(1))) for line in lines):
+            if _label_key(match.group(1)) not in used_labels:
                 split_long_prose()
                 prose.append(raw)  # used by nothing: a plain link, kept as a note
             number += 1
@@ -400,7 +412,7 @@ def _parse(text: str, *, start_sections: list[_Section] | None = None) -> _Parse
             number = end + 1
             continue
         targets = links_by_line.get(number, [])
-        first = next((e for e in links if e.line == number), None)
+        first = first_links.get(number)
         if targets and first is not None and first.is_entry:
             flush_prose()
             parsed.blocks.append(
@@ -424,9 +436,16 @@ def _parse(text: str, *, start_sections: list[_Section] | None = None) -> _Parse
     return parsed
 
 
-def _uses(line: str, label: str) -> bool:
-    """Whether `line` may use the reference definition `label` (over-inclusive)."""
-    return f"[{label}]" in _label_key(line) and not DEFINITION.match(line)
+_BRACKETED = re.compile(r"\[([^\[\]\n]{1,999})\]")
+
+
+def _used_labels(lines: Iterable[str]) -> set[str]:
+    """Return every `[label]` the lines (not definitions) may use (over-inclusive)."""
+    used: set[str] = set()
+    for line in lines:
+        if "[" in line and not DEFINITION.match(line):
+            used.update(_label_key(m.group(1)) for m in _BRACKETED.finditer(line))
+    return used
 
 
 # -- grouping and rendering ------------------------------------------------------
@@ -584,7 +603,7 @@ class _Pool:
     parsed: _Parsed
     entries: list[_Block]
     prose: list[_Block]
-    old_notes: tuple[str, str] | None  # (relpath, text) of the notes hub
+    old_notes: tuple[tuple[str, str], ...]  # (relpath, text) of the notes hubs
     reusable: frozenset[str]  # hubs whose entries are in the pool
     topics: Topics
     eol: str
@@ -661,13 +680,10 @@ def _render(pool: _Pool, keep: set[int], coarse: bool, hub_bytes: int) -> _Layou
     title = None if parsed.title is None else sections[parsed.title]
     if title is not None and title.heading is not None:
         out.extend([title.heading, ""])
-    for number, notes_text in enumerate(notes, start=1):
-        if number == 1 and pool.old_notes:
-            relpath = pool.old_notes[0]
-        else:
-            relpath = hub_path(
-                NOTES_STEM if number == 1 else f"{NOTES_STEM}-part{number}"
-            )
+    for number, (old_relpath, notes_text) in enumerate(notes, start=1):
+        relpath = old_relpath or hub_path(
+            NOTES_STEM if number == 1 else f"{NOTES_STEM}-part{number}"
+        )
         hub_names[relpath] = relpath
         hubs[relpath] = notes_text
         which = f" (part {number})" if number > 1 else ""
@@ -687,16 +703,16 @@ def _render(pool: _Pool, keep: set[int], coarse: bool, hub_bytes: int) -> _Layou
             out.append("")
         out.append(section.heading)
         out.extend(by_section.get(index, []))
-    definitions = [
-        line
-        for label, line in parsed.definitions
-        if any(_uses(text, label) for text in out)
-    ]
+    all_definitions = dict.fromkeys(parsed.definitions)  # in order, once each
+    used = _used_labels(out)
+    definitions = [line for label, line in all_definitions if label in used]
     for relpath, text in list(hubs.items()):
+        hub_lines = text.split("\n")
+        used, present = _used_labels(hub_lines), set(hub_lines)
         extra = [
             line
-            for label, line in parsed.definitions
-            if _uses(text, label) and line not in text.split("\n")
+            for label, line in all_definitions
+            if label in used and line not in present
         ]
         if extra:
             hubs[relpath] = text + "\n" + "\n".join(extra) + "\n"
@@ -720,16 +736,20 @@ def _parents(sections: list[_Section], index: int) -> list[int]:
 
 
 def _notes_texts(
-    prose: list[_Block], parsed: _Parsed, old: tuple[str, str] | None, hub_bytes: int
-) -> list[str]:
-    """Return the notes hubs: the old one grown, then new parts, each within size.
+    prose: list[_Block],
+    parsed: _Parsed,
+    old: tuple[tuple[str, str], ...],
+    hub_bytes: int,
+) -> list[tuple[str | None, str]]:
+    """Return the notes hubs as (relpath or None: new, text), each within size.
 
-    Prose moves in runs (a run ends only at a heading or an entry), so a code
-    fence or a comment is never split between two files.
+    The old ones stay as they are, the last of them grown with the new prose
+    while it fits, then new parts follow. Prose moves in runs (a run ends
+    only at a heading, an entry or a visible line of a long paragraph), so a
+    code fence or a comment is never split between two files.
     """
-    parts: list[list[str]] = []
-    current: list[str] = []
-    size = len(old[1].encode("utf-8")) if old else _HUB_HEAD_BYTES
+    parts: list[list[str]] = [[]]
+    size = len(old[-1][1].encode("utf-8")) if old else _HUB_HEAD_BYTES
     section: int | None = None
     for block in prose:
         chunk: list[str] = []
@@ -739,16 +759,14 @@ def _notes_texts(
         section = block.section
         chunk.extend(["", *block.lines])
         cost = sum(len(line.encode("utf-8")) + 1 for line in chunk)
-        if (current or (old and not parts)) and size + cost > hub_bytes:
-            parts.append(current)
-            current, size = [], _HUB_HEAD_BYTES
+        if (parts[-1] or old) and size + cost > hub_bytes:
+            parts.append([])
+            size = _HUB_HEAD_BYTES
             if heading is not None and chunk[:2] != ["", heading]:
                 chunk[:0] = ["", heading]  # a new part repeats its heading
-        current.append("\n".join(chunk))
+        parts[-1].append("\n".join(chunk))
         size += cost
-    if current:
-        parts.append(current)
-    texts: list[str] = []
+    notes: list[tuple[str | None, str]] = list(old[:-1])
     head = _hub_text(
         "Notes moved from MEMORY.md",
         "The prose and notes memd fix moved out of MEMORY.md so the index loads whole",
@@ -757,20 +775,23 @@ def _notes_texts(
     ).rstrip("\n")
     for number, part in enumerate(parts):
         if number == 0 and old:
-            start = old[1].rstrip("\n")
+            relpath: str | None = old[-1][0]
+            start = old[-1][1].rstrip("\n")
+        elif not part:
+            continue
         else:
+            relpath = None
+            position = len(notes) + 1
             start = (
-                head
-                if number == 0
-                else head.replace(
+                head.replace(
                     "name: Notes moved from MEMORY.md",
-                    f"name: Notes moved from MEMORY.md (part {number + 1})",
+                    f"name: Notes moved from MEMORY.md (part {position})",
                 )
+                if position > 1
+                else head
             )
-        texts.append(start + ("\n" + "\n".join(part) if part else "") + "\n")
-    if not texts and old:
-        texts.append(old[1])
-    return texts
+        notes.append((relpath, start + "".join("\n" + c for c in part) + "\n"))
+    return notes
 
 
 def reachable(
@@ -821,15 +842,15 @@ def compact_index(text: str, topics: Topics) -> Compaction | None:
         b for b in parsed.blocks if b.is_entry and not _is_hub_line(b, hub_texts)
     ]
     prose = [b for b in parsed.blocks if not b.is_entry]
-    old_notes: tuple[str, str] | None = None
+    old_notes: list[tuple[str, str]] = []
     pooled: set[str] = set()
     for relpath in sorted(hub_texts):
         if relpath not in direct:
             continue  # a hub MEMORY.md no longer links: the user's file now
         pooled.add(relpath)
         hub_body = _body(hub_texts[relpath])
-        if _is_notes(hub_body) and old_notes is None:
-            old_notes = (relpath, hub_texts[relpath])
+        if _is_notes(hub_body):
+            old_notes.append((relpath, hub_texts[relpath]))
             continue
         inner = _parse(hub_body, start_sections=parsed.sections)
         entries.extend(b for b in inner.blocks if b.is_entry)
@@ -840,7 +861,7 @@ def compact_index(text: str, topics: Topics) -> Compaction | None:
         parsed=parsed,
         entries=entries,
         prose=prose,
-        old_notes=old_notes,
+        old_notes=tuple(sorted(old_notes, key=lambda n: (len(n[0]), n[0]))),
         reusable=frozenset(pooled),
         topics=topics,
         eol=eol,
@@ -865,8 +886,8 @@ def compact_index(text: str, topics: Topics) -> Compaction | None:
         if layout is None:
             continue
         after = reachable(layout.index, {**hub_texts, **layout.hubs}, topics.files)
-        if not linked <= after:
-            continue
+        if not linked - (pooled - set(layout.hubs)) <= after:
+            continue  # a dissolved hub need not be reached, all it linked must
         return _edits(text, layout, topics, pooled)
     return None
 

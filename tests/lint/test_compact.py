@@ -120,6 +120,7 @@ def _indexes(draw: st.DrawFn) -> dict[str, object]:
         "long_every": draw(st.sampled_from((0, 11))),
         "title": draw(st.booleans()),
         "seed": draw(st.integers(0, 1000)),
+        "extras": draw(st.booleans()),
     }
 
 
@@ -133,6 +134,8 @@ def _generate(root: Path, spec: dict[str, object]) -> None:
     lines = ["# Memory", ""] if spec["title"] else []
     per_section = max(entries // max(sections, 1), 1)
     in_table = False
+    definitions: list[str] = []
+    extras = bool(spec.get("extras"))
     for i in range(entries):
         kind = TYPES[(i * 7 + seed) % 4]
         relpath = f"{kind}_m{i}.md"
@@ -147,12 +150,40 @@ def _generate(root: Path, spec: dict[str, object]) -> None:
         hook = f"what memory {i} is about"
         if long_every and i % long_every == 0:
             hook += " and more" * 20  # a long line: lint warns, compaction keeps it
+        shape = i % 9 if extras and not in_table else -1
         if in_table:
             lines.append(f"| [Memory {i}]({relpath}) | {hook} |")
+        elif shape == 1:  # reference style, defined at the bottom
+            lines.append(f"- [Memory {i}][r{i}] — {hook}")
+            definitions.append(f"[r{i}]: {relpath}")
+        elif shape == 2:  # a wiki-link by name
+            lines.append(f"- [[Memory {i}]] — {hook}")
+        elif shape == 3:  # with a sub-bullet of detail
+            lines += [f"- [Memory {i}]({relpath}) — {hook}", "  - a detail, no link"]
+        elif shape == 4:  # in a blockquote
+            lines.append(f"> - [Memory {i}](./{relpath}) — {hook}")
+        elif shape == 5:  # then a fence with a blank line and a fake heading
+            lines += [
+                f"- [Memory {i}]({relpath}) — {hook}",
+                "",
+                "```sh",
+                "# not a heading",
+                "",
+                "echo [x](nowhere.md)",
+                "```",
+            ]
+        elif shape == 6:  # then a comment over two lines
+            lines += [
+                f"- [Memory {i}]({relpath}) — {hook}",
+                "<!-- a note to self",
+                "over two lines -->",
+            ]
         else:
             lines.append(f"- [Memory {i}]({relpath}) — {hook}")
         if prose_every and i % prose_every == 0 and not in_table:
             lines += ["", f"A note the user wrote after memory {i}.", ""]
+    if definitions:
+        lines += ["", *definitions]
     eol = "\r\n" if spec["crlf"] else "\n"
     (root / "MEMORY.md").write_bytes((eol.join(lines) + eol).encode("utf-8"))
 
@@ -174,6 +205,33 @@ class TestGenerated:
 
         _check_compaction(root, tmp_path / "state", hubs_clean=not spec["long_every"])
 
+    def test_compacting_again_after_growth(self, tmp_path: Path) -> None:
+        """A compacted index that grew past the trigger compacts again, hubs reused."""
+        spec = {
+            "entries": 250,
+            "sections": 3,
+            "tables": False,
+            "prose_every": 20,
+            "crlf": False,
+            "long_every": 0,
+            "title": True,
+            "seed": 1,
+            "extras": True,
+        }
+        root = tmp_path / "memory"
+        _generate(root, spec)
+        _fix(root, tmp_path / "state")
+        with (root / "MEMORY.md").open("a") as index:
+            for i in range(40):
+                (root / f"late_{i}.md").write_text(_topic(f"Late {i}", "project"))
+                index.write(f"- [Late {i}](late_{i}.md) — written after the fix\n")
+
+        _check_compaction(root, tmp_path / "state2")
+
+        hubs = sorted(p.name for p in root.glob("index-*.md"))
+        assert len(hubs) == len(set(hubs))
+        assert "(late_39.md)" in (root / "MEMORY.md").read_text()
+
     @pytest.mark.parametrize("entries", [250, 600, 2000])
     def test_sizes(self, tmp_path: Path, entries: int) -> None:
         """250, 600 and 2,000 entries in mixed sections and tables, CRLF, long lines."""
@@ -186,6 +244,7 @@ class TestGenerated:
             "long_every": 0,
             "title": True,
             "seed": 3,
+            "extras": entries != 2000,
         }
         _generate(tmp_path / "memory", spec)
 
