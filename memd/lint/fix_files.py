@@ -65,7 +65,30 @@ def plan_directory(
         elif relpath == INDEX_NAME and os.path.lexists(path):
             warn(f"skipped {shown(path)}: not a regular file; the index is left alone")
             index_is_file = False
-    return plan_fixes(memdir, raw, dialect=dialect, index=index_is_file)
+    edits = plan_fixes(memdir, raw, dialect=dialect, index=index_is_file)
+    _warn_if_still_cut(memory_dir, edits, raw.get(INDEX_NAME), warn)
+    return edits
+
+
+def _warn_if_still_cut(
+    memory_dir: str,
+    edits: tuple[FileEdit, ...],
+    index: bytes | None,
+    warn: Callable[[str], None],
+) -> None:
+    """Say so when MEMORY.md would still not load whole (it could not be compacted)."""
+    from memd.lint.compact import loads_whole
+
+    planned = next((e.new for e in edits if e.relpath == INDEX_NAME), index)
+    if planned is None:
+        return
+    text = planned.decode("utf-8", "replace")
+    if not loads_whole(text):
+        warn(
+            f"{shown(os.path.join(memory_dir, INDEX_NAME))} is past the agent's "
+            "limits and could not be compacted (an unclosed frontmatter, or too "
+            "many groups to link); see memd lint"
+        )
 
 
 def read_topics(memory_dir: str, *, max_file_bytes: int = 256 * 1024) -> Topics:

@@ -450,3 +450,73 @@ class TestCommand:
             undo_fix(str(root), str(state))  # recovered first: nothing left to undo
 
         assert before == _snapshot(root)
+
+
+_TRICKY = (
+    "- [A](a.md) — a",
+    "- [B](./b.md#part) — b",
+    "* [C](<c d.md>) — spaced",
+    "1. [D](d.md) — numbered",
+    "- [[A]] — by name",
+    "- [E][e] — reference",
+    "[e]: e.md",
+    "[unused]: a.md",
+    "| [F](f.md) | row |",
+    "| --- | --- |",
+    "| plain | row |",
+    "> - [G](g.md) quoted",
+    "  - [H](h.md) nested",
+    "  - detail",
+    "```",
+    "~~~",
+    "<!--",
+    "-->",
+    "<!-- [I](i.md) -->",
+    "# Title",
+    "## Section",
+    "### Sub [J](j.md)",
+    "prose with [K](k.md) inside",
+    "plain prose",
+    "- bullet without a link",
+    "- [out](../x.md) — outside",
+    "- [url](https://example.com) — url",
+    "---",
+    "",
+    "\t- [L](l.md)\ttabbed",
+    "- [M](m.md) " + "long " * 60,
+    "- `[N](n.md)` in code",
+    "- [O](o.md) \u2028 odd",
+)
+
+
+class TestHostile:
+    @settings(
+        max_examples=25,
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture],
+    )
+    @given(
+        lines=st.lists(st.sampled_from(_TRICKY), min_size=190, max_size=400),
+        crlf=st.booleans(),
+    )
+    def test_never_raises_and_never_loses_a_link(
+        self, tmp_path: Path, lines: list[str], crlf: bool
+    ) -> None:
+        """Any mix of entries, fences, comments and tables: no crash, nothing lost."""
+        from memd.lint.compact import compact_index, reachable
+
+        text = ("\r\n" if crlf else "\n").join(lines) + "\n"
+        memdir = load_memdir(str(tmp_path))
+        topics = Topics.of(memdir, {})
+
+        compaction = compact_index(text, topics)
+
+        if compaction is not None:
+            texts = {h.relpath: h.new.decode("utf-8") for h in compaction.hubs}
+            assert reachable(text, {}) <= reachable(compaction.index, texts)
+            assert _within_target(compaction.index)
+
+
+def _within_target(text: str) -> bool:
+    size = index_size(text)
+    return size.lines <= TARGET.lines and size.units <= TARGET.units
