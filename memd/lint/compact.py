@@ -548,14 +548,23 @@ def _plain(text: str) -> str:
 
 
 def _describe(lead: str, blocks: Sequence[_Block], limit: int) -> str:
-    """Return `lead` and the titles of the entries, cut to `limit` characters."""
-    titles = [_plain(b.title) for b in blocks if _plain(b.title)]
-    if not titles or limit < len(lead) + 12:
-        return lead[:limit]
-    text = lead + ": " + ", ".join(titles)
-    if len(text) <= limit:
-        return text
-    return text[: limit - 1].rstrip(" ,") + "…"
+    """Return `lead` and the titles of the entries, within `limit` display columns.
+
+    Columns as lint counts them (`display_columns`: a wide character is two),
+    so a hub's description never draws M013.
+    """
+    from memd.lint.checks_frontmatter import display_columns
+
+    text = lead
+    for number, block in enumerate(blocks):
+        title = _plain(block.title)
+        if not title:
+            continue
+        candidate = f"{text}{': ' if text == lead else ', '}{title}"
+        if display_columns(candidate) > limit - 2:
+            return text + "…" if number else text
+        text = candidate
+    return text
 
 
 @dataclass(slots=True)

@@ -139,11 +139,13 @@ def _generate(root: Path, spec: dict[str, object]) -> None:
     for i in range(entries):
         kind = TYPES[(i * 7 + seed) % 4]
         relpath = f"{kind}_m{i}.md"
-        (root / relpath).write_text(_topic(f"Memory {i}", kind))
+        name = f"Memory {i}" if seed % 3 else f"记忆 {i} 号"
+        (root / relpath).write_text(_topic(name, kind))
         stamp = 10**18 + ((i * 7919 + seed) % entries) * 10**9
         os.utime(root / relpath, ns=(stamp, stamp))
         if sections and i % per_section == 0:
-            lines += ["", f"## Section {i // per_section} ünïcode", ""]
+            word = "部署与发布的记录" if seed % 2 else "ünïcode"  # wide and narrow
+            lines += ["", f"## Section {i // per_section} {word}", ""]
             in_table = bool(spec["tables"]) and (i // per_section) % 2 == 1
             if in_table:
                 lines += ["| Memory | What |", "| --- | --- |"]
@@ -152,12 +154,12 @@ def _generate(root: Path, spec: dict[str, object]) -> None:
             hook += " and more" * 20  # a long line: lint warns, compaction keeps it
         shape = i % 9 if extras and not in_table else -1
         if in_table:
-            lines.append(f"| [Memory {i}]({relpath}) | {hook} |")
+            lines.append(f"| [{name}]({relpath}) | {hook} |")
         elif shape == 1:  # reference style, defined at the bottom
             lines.append(f"- [Memory {i}][r{i}] — {hook}")
             definitions.append(f"[r{i}]: {relpath}")
         elif shape == 2:  # a wiki-link by name
-            lines.append(f"- [[Memory {i}]] — {hook}")
+            lines.append(f"- [[{name}]] — {hook}")
         elif shape == 3:  # with a sub-bullet of detail
             lines += [f"- [Memory {i}]({relpath}) — {hook}", "  - a detail, no link"]
         elif shape == 4:  # in a blockquote
