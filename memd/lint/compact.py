@@ -54,7 +54,7 @@ from memd.memory.index import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
 
     from memd.memory.index import IndexEntry
     from memd.memory.memdir import MemDir
@@ -264,8 +264,12 @@ def _parse(text: str, *, start_sections: list[_Section] | None = None) -> _Parse
     if lines and lines[-1] == "":
         lines.pop()
     visible = {number: shown for number, _, shown in visible_lines(text)}
-    first_body = min(visible) if visible else len(lines) + 1
-    front = lines[: first_body - 1] if text.startswith("---") else []
+    front: list[str] = []
+    if lines and lines[0].rstrip() == "---":  # the frontmatter, as the parser reads it
+        end = next(
+            (n for n in range(1, len(lines)) if lines[n].rstrip() == "---"), None
+        )
+        front = lines[: end + 1] if end is not None else lines
     links_by_line: dict[int, list[str]] = {}
     titles: dict[int, str] = {}
     links = parse_index(text)
@@ -865,7 +869,11 @@ def compact_index(text: str, topics: Topics) -> Compaction | None:
         entries.extend(b for b in inner.blocks if b.is_entry)
         prose.extend(b for b in inner.blocks if not b.is_entry)
         parsed.definitions.extend(inner.definitions)
-    entries = [_with_order(b, n) for n, b in enumerate(_unique(entries))]
+    resolve = _wiki_resolver(topics.files)
+    entries = [
+        _with_order(b, n, tuple(resolve(t) for t in b.targets))
+        for n, b in enumerate(_unique(entries))
+    ]
     pool = _Pool(
         parsed=parsed,
         entries=entries,
@@ -925,10 +933,43 @@ def _unique(pool: list[_Block]) -> list[_Block]:
     return unique
 
 
-def _with_order(block: _Block, order: int) -> _Block:
+def _with_order(block: _Block, order: int, targets: tuple[str, ...]) -> _Block:
     from dataclasses import replace
 
-    return replace(block, order=order)
+    return replace(block, order=order, targets=targets)
+
+
+def _wiki_resolver(files: tuple[MemoryFile, ...]) -> Callable[[str], str]:
+    """Return a function giving a `[[name]]` target its relpath, as lint resolves it.
+
+    The order of `memd.memory.index.resolve_wiki_link` (name, then slug, then
+    stem), with dictionaries: one look-up per link, not a scan of every file.
+    """
+    from memd.memory.index import slug
+
+    by_name: dict[str, str] = {}
+    by_slug: dict[str, str] = {}
+    by_stem: dict[str, str] = {}
+    for f in files:
+        if f.name:
+            by_name.setdefault(f.name.strip(), f.relpath)
+            by_slug.setdefault(slug(f.name.strip()), f.relpath)
+        by_stem.setdefault(f.relpath.rsplit("/", 1)[-1].removesuffix(".md"), f.relpath)
+        by_stem.setdefault(f.relpath.removesuffix(".md"), f.relpath)
+
+    def resolve(target: str) -> str:
+        if not (target.startswith("[[") and target.endswith("]]")):
+            return target
+        name = target[2:-2].strip()
+        wanted = slug(name)
+        return (
+            by_name.get(name)
+            or (by_slug.get(wanted) if wanted else None)
+            or by_stem.get(name)
+            or target
+        )
+
+    return resolve
 
 
 def _fit(
