@@ -2,6 +2,7 @@
 
 `merge` holds the pure conflict rules (the MEMORY.md union, the name of
 their copy of a file both sides changed, the frontmatter it must carry);
+`index_budget` compacts a merged index that would pass the agent's cut;
 `git` runs the real `git` CLI with a timeout, a scrubbed environment and
 every URL's credentials redacted; `sync` commits, fetches, merges, pushes
 and recovers from a sync killed half-way; `state` keeps each team dir's
