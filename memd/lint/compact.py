@@ -532,7 +532,7 @@ def _render_blocks(
             table = ()
         section = block.section
         if block.table != table:
-            if out and out[-1] != "" and table:
+            if out and out[-1] != "":  # a table starts, or ends, a block of its own
                 out.append("")
             out.extend(block.table)
             table = block.table
@@ -688,23 +688,11 @@ def _render(pool: _Pool, keep: set[int], coarse: bool, hub_bytes: int) -> _Layou
             top.extend(lines)
         else:
             by_section.setdefault(group.section, []).extend(lines)
-    notes = _notes_texts(pool.prose, parsed, pool.old_notes, hub_bytes)
-    out: list[str] = list(parsed.front)
+    head: list[str] = list(parsed.front)
     title = None if parsed.title is None else sections[parsed.title]
     if title is not None and title.heading is not None:
-        out.extend([title.heading, ""])
-    for number, (old_relpath, notes_text) in enumerate(notes, start=1):
-        relpath = old_relpath or hub_path(
-            NOTES_STEM if number == 1 else f"{NOTES_STEM}-part{number}"
-        )
-        hub_names[relpath] = relpath
-        hubs[relpath] = notes_text
-        which = f" (part {number})" if number > 1 else ""
-        out.append(
-            f"- [Notes moved from MEMORY.md{which}]({relpath}) — the index's prose "
-            "and notes, kept word for word"
-        )
-    out.extend(top)
+        head.extend([title.heading, ""])
+    out: list[str] = list(top)
     shown = set(by_section)
     for index in sorted(shown):
         for parent in _parents(sections, index):
@@ -716,6 +704,32 @@ def _render(pool: _Pool, keep: set[int], coarse: bool, hub_bytes: int) -> _Layou
             out.append("")
         out.append(section.heading)
         out.extend(by_section.get(index, []))
+    # A heading that is neither in MEMORY.md nor above any moved line (a section
+    # with nothing in it) goes to the notes too: no line of the index is lost.
+    present = {*head, *out, *(line for t in hubs.values() for line in t.split("\n"))}
+    prose = list(pool.prose)
+    with_prose = {b.section for b in prose}
+    prose += [
+        _Block(lines=(), section=index, is_entry=False)
+        for index, section in enumerate(sections)
+        if section.heading is not None
+        and section.heading not in present
+        and index not in with_prose
+    ]
+    prose.sort(key=lambda b: b.section)
+    notes = _notes_texts(prose, parsed, pool.old_notes, hub_bytes)
+    for number, (old_relpath, notes_text) in enumerate(notes, start=1):
+        relpath = old_relpath or hub_path(
+            NOTES_STEM if number == 1 else f"{NOTES_STEM}-part{number}"
+        )
+        hub_names[relpath] = relpath
+        hubs[relpath] = notes_text
+        which = f" (part {number})" if number > 1 else ""
+        head.append(
+            f"- [Notes moved from MEMORY.md{which}]({relpath}) — the index's prose "
+            "and notes, kept word for word"
+        )
+    out = head + out
     all_definitions = dict.fromkeys(parsed.definitions)  # in order, once each
     used = _used_labels(out)
     definitions = [line for label, line in all_definitions if label in used]

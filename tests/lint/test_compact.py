@@ -90,6 +90,8 @@ def _check_compaction(root: Path, state: Path, *, hubs_clean: bool = True) -> No
     before_errors = _errors(root)
     assert needs_compaction((root / "MEMORY.md").read_text("utf-8"))
 
+    original = (root / "MEMORY.md").read_text("utf-8").split("\n")
+
     assert _fix(root, state) > 0
 
     text = (root / "MEMORY.md").read_text("utf-8")
@@ -97,6 +99,17 @@ def _check_compaction(root: Path, state: Path, *, hubs_clean: bool = True) -> No
     assert size.lines <= TARGET.lines
     assert size.units <= TARGET.units
     assert before_reach <= _reachable(root)
+    written = {
+        line.removesuffix("\r")
+        for path in (root / "MEMORY.md", *root.glob("index-*.md"))
+        for line in path.read_text("utf-8").split("\n")
+    }
+    lost = [
+        line
+        for line in (raw.removesuffix("\r") for raw in original)
+        if line.strip() and "](index-" not in line and line not in written
+    ]
+    assert [] == lost  # every line of the index, word for word, somewhere
     new_errors = _errors(root) - before_errors
     assert set() == {e for e in new_errors if e[0] not in ("I002", "I003")}
     assert not {e for e in _errors(root) if e[0] in ("I002", "I003")}
