@@ -42,6 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from memd.agent.choice import in_force
+    from memd.cli.commands._options import chosen_targets
     from memd.config import load_config
     from memd.lint.fix_files import (
         apply_edits,
@@ -49,7 +50,6 @@ def run(args: argparse.Namespace) -> int:
         plan_single_file,
         shown,
     )
-    from memd.lint.targets import resolve_targets
 
     config = load_config()
     max_file_bytes = config.max_topic_file_bytes
@@ -58,7 +58,11 @@ def run(args: argparse.Namespace) -> int:
     if args.undo and args.dry_run:
         print("memd: --undo and --dry-run do not go together", file=sys.stderr)
         return 2
-    for target in resolve_targets(args.paths, profile=profile):
+    targets, none = chosen_targets(args, profile)
+    if none:
+        print(none)
+        return 0
+    for target in targets:
         if target.error is not None:
             unreadable += 1
             print(f"memd: cannot read {target.path}: {target.error}", file=sys.stderr)
