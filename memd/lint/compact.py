@@ -541,9 +541,15 @@ def _render_blocks(
 
 
 def _hub_text(name: str, description: str, kind: str, body: list[str]) -> str:
-    from memd.memory.yaml_safe import dump_yaml
+    """Return a hub file: classic frontmatter, the marker, then `body`.
 
-    head = dump_yaml({"name": name, "description": description, "type": kind})
+    A JSON string is a YAML double-quoted scalar, so `name` and `description`
+    (printable text, `_plain`) need no YAML dumper: a layout is rendered
+    many times while the one that fits is searched for.
+    """
+    from memd.fastjson import dumps
+
+    head = f"name: {dumps(name)}\ndescription: {dumps(description)}\ntype: {kind}\n"
     return "---\n" + head + "---\n" + HUB_MARKER + "\n" + "\n".join(body) + "\n"
 
 
@@ -794,12 +800,17 @@ def _notes_texts(
         parts[-1].append("\n".join(chunk))
         size += cost
     notes: list[tuple[str | None, str]] = list(old[:-1])
-    head = _hub_text(
-        "Notes moved from MEMORY.md",
-        "The prose and notes memd fix moved out of MEMORY.md so the index loads whole",
-        "reference",
-        ["", _NOTES_WHY, _NOTES_HOW],
-    ).rstrip("\n")
+
+    def head(position: int) -> str:
+        which = f" (part {position})" if position > 1 else ""
+        return _hub_text(
+            f"Notes moved from MEMORY.md{which}",
+            "The prose and notes memd fix moved out of MEMORY.md so the index "
+            "loads whole",
+            "reference",
+            ["", _NOTES_WHY, _NOTES_HOW],
+        ).rstrip("\n")
+
     for number, part in enumerate(parts):
         if number == 0 and old:
             relpath: str | None = old[-1][0]
@@ -808,15 +819,7 @@ def _notes_texts(
             continue
         else:
             relpath = None
-            position = len(notes) + 1
-            start = (
-                head.replace(
-                    "name: Notes moved from MEMORY.md",
-                    f"name: Notes moved from MEMORY.md (part {position})",
-                )
-                if position > 1
-                else head
-            )
+            start = head(len(notes) + 1)
         notes.append((relpath, start + "".join("\n" + c for c in part) + "\n"))
     return notes
 
@@ -843,6 +846,14 @@ def reachable(
 
 
 def _body(text: str) -> str:
+    """Return a file's body: after its frontmatter's closing `---` line.
+
+    Hubs memd wrote split at once; anything else goes through the parser.
+    """
+    if text.startswith("---\n"):
+        end = text.find("\n---\n", 3)
+        if end >= 0 and "\r" not in text[:end]:
+            return text[end + 5 :]
     from memd.memory.memfile import parse_memory_file
 
     return parse_memory_file("hub.md", text.encode("utf-8")).body
