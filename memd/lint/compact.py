@@ -284,6 +284,7 @@ def _parse(text: str, *, start_sections: list[_Section] | None = None) -> _Parse
         n: DEFINITION.match(v) for n, v in visible.items() if DEFINITION.match(v)
     }
     used_labels = _used_labels(lines)
+    defined: set[str] = set()
     first_links: dict[int, IndexEntry] = {}
     for link in links:
         first_links.setdefault(link.line, link)
@@ -342,8 +343,11 @@ def _parse(text: str, *, start_sections: list[_Section] | None = None) -> _Parse
             continue
         match = definition_lines.get(number)
         if match is not None:
-            parsed.definitions.append((_label_key(match.group(1)), raw))
-            if _label_key(match.group(1)) not in used_labels:
+            label = _label_key(match.group(1))
+            if label in used_labels and label not in defined:
+                parsed.definitions.append((label, raw))
+                defined.add(label)  # the first of a label is the one links use
+            else:
                 split_long_prose()
                 prose.append(raw)  # used by nothing: a plain link, kept as a note
             number += 1
@@ -736,7 +740,10 @@ def _render(pool: _Pool, keep: set[int], coarse: bool, hub_bytes: int) -> _Layou
             "and notes, kept word for word"
         )
     out = head + out
-    all_definitions = dict.fromkeys(parsed.definitions)  # in order, once each
+    first_of_label: dict[str, str] = {}  # in order; the first of a label wins
+    for label, line in parsed.definitions:
+        first_of_label.setdefault(label, line)
+    all_definitions = list(first_of_label.items())
     used = _used_labels(out)
     definitions = [line for label, line in all_definitions if label in used]
     for relpath, text in list(hubs.items()):
@@ -748,8 +755,18 @@ def _render(pool: _Pool, keep: set[int], coarse: bool, hub_bytes: int) -> _Layou
             if label in used and line not in present
         ]
         if extra:
-            hubs[relpath] = text + "\n" + "\n".join(extra) + "\n"
-    if definitions:
+            # Before the hub's own lines: a later definition of the same label
+            # (kept word for word among the notes) must not win over these.
+            at = next(
+                (
+                    n + 1
+                    for n, line in enumerate(hub_lines)
+                    if line in (_HOW, _NOTES_HOW)
+                ),
+                len(hub_lines),
+            )
+            hubs[relpath] = "\n".join([*hub_lines[:at], "", *extra, *hub_lines[at:]])
+    if definitions:  # shadowed ones went to the notes: these win in MEMORY.md
         out.extend(["", *definitions])
     while out and out[-1] == "":
         out.pop()
@@ -865,6 +882,8 @@ def compact_index(text: str, topics: Topics) -> Compaction | None:
     None when `text` has an unclosed frontmatter, or when no layout fits
     `TARGET` with every file still reachable.
     """
+    bom = "\ufeff" if text.startswith("\ufeff") else ""  # stays first, as it was
+    text = text.removeprefix(bom)
     if text.startswith("---") and not _closes(text):
         return None
     eol = "\r\n" if _is_crlf(text) else "\n"
@@ -912,7 +931,7 @@ def compact_index(text: str, topics: Topics) -> Compaction | None:
     # A target with no mtime is being written now (the dream's new files): newest.
     unknown = 1 << 62
     newest = sorted(
-        entries,
+        (b for b in entries if _may_stay(b)),
         key=lambda b: (
             -max((mtimes.get(t, unknown) for t in b.targets), default=0),
             b.order,
@@ -930,8 +949,20 @@ def compact_index(text: str, topics: Topics) -> Compaction | None:
         after = reachable(layout.index, {**hub_texts, **layout.hubs}, topics.files)
         if not linked - (pooled - set(layout.hubs)) <= after:
             continue  # a dissolved hub need not be reached, all it linked must
-        return _edits(text, layout, topics, pooled)
+        layout.index = bom + layout.index
+        return _edits(layout, topics, pooled)
     return None
+
+
+def _may_stay(block: _Block) -> bool:
+    """Whether an entry is small enough to stay in MEMORY.md at all.
+
+    The entries that stay are the newest that fit, found by a binary search
+    over how many: one huge entry among the newest would otherwise push every
+    other one into the hubs. Such an entry goes to its hub, whole.
+    """
+    units = sum(len(line) + 1 for line in block.lines)
+    return len(block.lines) <= 10 and units <= TARGET.units // 20
 
 
 def _is_notes(body: str) -> bool:
@@ -1021,7 +1052,7 @@ def _fit(
     return best
 
 
-def _edits(text: str, layout: _Layout, topics: Topics, pooled: set[str]) -> Compaction:
+def _edits(layout: _Layout, topics: Topics, pooled: set[str]) -> Compaction:
     writes = []
     for relpath in sorted(layout.hubs):
         new = layout.hubs[relpath].encode("utf-8")

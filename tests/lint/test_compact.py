@@ -218,7 +218,7 @@ class TestGenerated:
         shutil.rmtree(root, ignore_errors=True)
         _generate(root, spec)
 
-        _check_compaction(root, tmp_path / "state", hubs_clean=not spec["long_every"])
+        _check_compaction(root, tmp_path / "state")
 
     def test_compacting_again_after_growth(self, tmp_path: Path) -> None:
         """A compacted index that grew past the trigger compacts again, hubs reused."""
@@ -318,7 +318,7 @@ class TestRealCorpus:
         root = tmp_path / "memory"
         _grow(CORPUS / shape, root, copies=60)
 
-        _check_compaction(root, tmp_path / "state", hubs_clean=False)
+        _check_compaction(root, tmp_path / "state")
 
     @pytest.mark.parametrize("case", ["I002", "I003"])
     def test_lint_cases_compact(self, tmp_path: Path, case: str) -> None:
