@@ -1,12 +1,13 @@
-"""`memd fix [PATH…] [--dry-run]`: apply the safe fixes lint knows, atomically.
+"""`memd fix [PATH…] [--dry-run | --undo]`: apply the safe fixes lint knows, atomically.
 
-With `--dry-run` it prints a unified diff and writes nothing. A file that
-changed between planning and writing is skipped, not overwritten.
+With `--dry-run` it prints a unified diff and writes nothing. The fixes of
+one directory (a compaction's hubs and MEMORY.md among them) are one change:
+all written or none, and none when a file changed since it was planned.
+`--undo` takes the last one back byte for byte, unless its files changed since.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 
@@ -15,9 +16,7 @@ from memd.cli.commands._options import add_paths_argument
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Sequence
 
-    from memd.history.record import Recorder
     from memd.lint.fixes import FileEdit
 
 
@@ -25,6 +24,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_paths_argument(parser)
     parser.add_argument(
         "--dry-run", action="store_true", help="print the diff; write nothing"
+    )
+    parser.add_argument(
+        "--undo",
+        action="store_true",
+        help="take back the last memd fix of each directory, byte for byte",
     )
     parser.add_argument(
         "--dialect",
@@ -40,12 +44,20 @@ def run(args: argparse.Namespace) -> int:
     from memd.cli.commands._options import chosen_targets
     from memd.config import load_config
     from memd.history.record import memory_dir_holding, recording
-    from memd.lint.fix_files import plan_directory, plan_single_file
+    from memd.lint.fix_files import (
+        apply_edits,
+        plan_directory,
+        plan_single_file,
+        shown,
+    )
 
     config = load_config()
     max_file_bytes = config.max_topic_file_bytes
     changed = skipped = unreadable = 0
     profile = in_force(config).profile
+    if args.undo and args.dry_run:
+        print("memd: --undo and --dry-run do not go together", file=sys.stderr)
+        return 2
     targets, none = chosen_targets(args, profile)
     if none:
         print(none)
@@ -54,6 +66,18 @@ def run(args: argparse.Namespace) -> int:
         if target.error is not None:
             unreadable += 1
             print(f"memd: cannot read {target.path}: {target.error}", file=sys.stderr)
+            continue
+        if args.undo:
+            root = target.path if target.is_dir else os.path.dirname(target.path)
+            with recording(
+                config.state_dir,
+                memory_dir_holding(root),
+                cause="fix",
+                note="memd fix --undo",
+                config=config,
+            ):
+                failed = _undo(root, config.state_dir)
+            skipped += failed
             continue
         if target.is_dir:
             root, edits = (
@@ -67,57 +91,64 @@ def run(args: argparse.Namespace) -> int:
             )
         else:
             root, edits = os.path.dirname(target.path), plan_single_file(target.path)
-        memory_dir = target.path if target.is_dir else memory_dir_holding(root)
-        with (
-            contextlib.nullcontext()
-            if args.dry_run or not edits
-            else recording(config.state_dir, memory_dir, cause="fix", config=config)
-        ) as recorder:
-            changed, skipped = _apply_all(args, root, edits, changed, skipped, recorder)
+        if args.dry_run:
+            for edit in edits:
+                sys.stdout.write(unified_diff(os.path.join(root, edit.relpath), edit))
+            continue
+        if not edits:
+            continue
+        try:
+            memory_dir = target.path if target.is_dir else memory_dir_holding(root)
+            with recording(
+                config.state_dir, memory_dir, cause="fix", config=config
+            ) as recorder:
+                for edit in edits:
+                    recorder.wrote(os.path.abspath(os.path.join(root, edit.relpath)))
+                wrote = apply_edits(root, edits, config.state_dir)
+        except (
+            OSError,
+            UnicodeError,
+        ) as error:  # one bad directory never stops the rest
+            skipped += len(edits)
+            why = getattr(error, "strerror", None) or str(error)
+            print(
+                f"memd: skipped {shown(root)}: {why}; nothing written", file=sys.stderr
+            )
+            continue
+        if not wrote:
+            skipped += len(edits)
+            print(
+                f"memd: skipped {shown(root)}: a file changed while fixing; "
+                "nothing written, run memd fix again",
+                file=sys.stderr,
+            )
+            continue
+        for edit in edits:
+            changed += 1
+            verb = "removed" if edit.is_removal else "fixed"
+            print(f"{verb} {shown(os.path.join(root, edit.relpath))}: {edit.reason}")
+    if args.undo:
+        return 1 if skipped else 0
     if not args.dry_run:
         print(f"{changed} file(s) fixed" + (f", {skipped} skipped" if skipped else ""))
     return 2 if unreadable else 0  # an I/O error: what could not be read is unfixed
 
 
-def _apply_all(
-    args: argparse.Namespace,
-    root: str,
-    edits: Sequence[FileEdit],
-    changed: int,
-    skipped: int,
-    recorder: Recorder | None,
-) -> tuple[int, int]:
-    """Apply (or, with --dry-run, show) one target's edits; return the new counts."""
-    from memd.lint.fix_files import apply_edit, shown
+def _undo(root: str, state_dir: str) -> int:
+    """Undo the last fix of `root`; return 1 when it could not (said on stderr)."""
+    from memd.lint.fix_files import FixUndoError, shown, undo_fix
 
-    for edit in edits:
-        path = os.path.join(root, edit.relpath)
-        if args.dry_run:
-            sys.stdout.write(unified_diff(path, edit))
-            continue
-        try:
-            wrote = apply_edit(root, edit)
-        except (
-            OSError,
-            UnicodeError,
-        ) as error:  # one bad file never stops the rest
-            skipped += 1
-            why = getattr(error, "strerror", None) or str(error)
-            print(f"memd: skipped {shown(path)}: {why}", file=sys.stderr)
-            continue
-        if wrote:
-            if recorder is not None:
-                recorder.wrote(os.path.abspath(path))
-            changed += 1
-            print(f"fixed {shown(path)}: {edit.reason}")
-        else:
-            skipped += 1
-            print(
-                f"memd: skipped {shown(path)}: it changed while fixing; "
-                "run memd fix again",
-                file=sys.stderr,
-            )
-    return changed, skipped
+    try:
+        restored = undo_fix(root, state_dir)
+    except FixUndoError as error:
+        print(f"memd: {error}", file=sys.stderr)
+        return 1
+    except OSError as error:
+        why = error.strerror or str(error)
+        print(f"memd: cannot undo in {shown(root)}: {why}", file=sys.stderr)
+        return 1
+    print(f"undid memd fix in {shown(root)}: {len(restored)} file(s) restored")
+    return 0
 
 
 def _warn(message: str) -> None:
@@ -149,7 +180,10 @@ def unified_diff(path: str, edit: FileEdit) -> str:
     )
     if edit.old is None:
         old_name = "/dev/null"
-    diff = difflib.unified_diff(lines(edit.old), lines(edit.new), old_name, new_name)
+    if edit.is_removal:
+        new_name = "/dev/null"
+    new = [] if edit.is_removal else lines(edit.new)
+    diff = difflib.unified_diff(lines(edit.old), new, old_name, new_name)
     out = "".join(
         line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
         for line in diff
