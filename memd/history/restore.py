@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from memd import fastjson
 from memd.atomic import crash_point, remove_beneath, write_atomic, write_atomic_beneath
+from memd.errors import MemdError
 from memd.fsread import open_dir, read_beneath, read_bytes
 from memd.history.lock import write_lock
 from memd.history.scan import MAX_FILE_BYTES
@@ -42,7 +43,7 @@ MAX_JOURNAL_BYTES = 16 * 1024 * 1024
 _MAX_DIFF_LINES = 20_000
 
 
-class RestoreError(ValueError):
+class RestoreError(MemdError):
     """A restore that cannot be made (no such revision, a file absent then)."""
 
 

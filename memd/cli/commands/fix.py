@@ -48,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
         apply_edits,
         plan_directory,
         plan_single_file,
+        recover_fix,
         shown,
     )
 
@@ -79,6 +80,11 @@ def run(args: argparse.Namespace) -> int:
                 failed = _undo(root, config.state_dir)
             skipped += failed
             continue
+        if not args.dry_run:
+            recover_fix(
+                target.path if target.is_dir else os.path.dirname(target.path),
+                config.state_dir,
+            )
         if target.is_dir:
             root, edits = (
                 target.path,
