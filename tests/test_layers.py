@@ -76,6 +76,12 @@ LAYERS = {
     "memd.mcp_server.install": CORE,  # config in, config out
     "memd.mcp_server.catalog": CORE,  # the handshake and listings, as data
     "memd.mcp_server.server": WIRING,  # the one `mcp` SDK owner
+    "memd.ui.*": EDGE,  # the viewer: what it reads and does
+    "memd.ui.views": CORE,  # what each page shows, from values
+    "memd.ui.plots": CORE,  # the SVG plots
+    "memd.ui.security": CORE,  # tokens, Host and Origin, parameter rules
+    "memd.ui.app": WIRING,  # the one Starlette / Jinja2 owner
+    "memd.ui.server": WIRING,  # the sockets and the uvicorn thread
 }
 # folder -> the folders it may import (the shared top-level modules are open to all).
 FOLDERS = {
@@ -94,12 +100,14 @@ FOLDERS = {
         "team",
         "sync",
         "recall",
+        "ui",
     },
     "service": set(),
     "team": {"agent", "memory", "lint"},
     "sync": {"agent", "memory", "lint", "team"},
     "recall": {"agent", "memory", "snapshot"},
     "mcp_server": {"agent", "memory", "lint", "snapshot", "kairos", "recall"},
+    "ui": {"agent", "memory", "lint", "snapshot", "kairos", "recall", "team", "sync"},
     "cli": {
         "agent",
         "memory",
@@ -113,6 +121,7 @@ FOLDERS = {
         "sync",
         "recall",
         "mcp_server",
+        "ui",
     },
 }
 RANK = {CORE: 0, EDGE: 1, WIRING: 2}
@@ -131,6 +140,12 @@ THIRD_PARTY_OWNERS = {
     "anyio": ("memd.mcp_server.server",),
     "mcp_types": ("memd.mcp_server.server",),
     "pydantic": ("memd.mcp_server.server",),
+    # The viewer's web stack: Starlette (through the SDK) and Jinja2.
+    "starlette": ("memd.ui.app",),
+    "sse_starlette": ("memd.ui.app",),
+    "jinja2": ("memd.ui.app",),
+    "markupsafe": ("memd.ui.app",),
+    "uvicorn": ("memd.ui.server",),
 }
 WIRING_THIRD_PARTY = frozenset({"structlog"})
 HEAVY = ("watchdog", "apscheduler", "structlog")

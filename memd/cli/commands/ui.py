@@ -1,0 +1,66 @@
+"""`memd ui`: open the running daemon's viewer in a browser, or print its URL.
+
+The daemon serves the viewer (memd.ui); this command only reads `ui.json`
+(its URL and this start's token) and hands the URL with the token to the
+browser once. The page swaps the token for a cookie and drops it from the
+address bar. Without a display it prints the URL instead.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Mapping
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--print",
+        dest="print_only",
+        action="store_true",
+        help="print the URL (with its one-time token) instead of opening a browser",
+    )
+
+
+def has_display(env: Mapping[str, str], platform: str) -> bool:
+    """Whether a browser can be shown: macOS, Windows, or an X11/Wayland display."""
+    if platform == "darwin" or platform.startswith("win"):
+        return True
+    return bool(env.get("DISPLAY") or env.get("WAYLAND_DISPLAY"))
+
+
+def run(args: argparse.Namespace) -> int:
+    import os
+    import sys
+    from urllib.parse import urlencode
+
+    from memd.config import load_config
+    from memd.ui.urlfile import read_viewer
+
+    config = load_config()
+    if not config.ui_enabled:
+        print(
+            "memd: the viewer is off ([ui] enabled = false); turn it on and "
+            "restart the daemon",
+            file=sys.stderr,
+        )
+        return 1
+    viewer = read_viewer(os.environ, state_dir=config.state_dir)
+    if viewer is None:
+        print(
+            "memd: no daemon is serving the viewer; start one with `memd run` "
+            "(or `memd service install`), then run `memd ui` again",
+            file=sys.stderr,
+        )
+        return 1
+    url = viewer["url"]
+    with_token = url + "?" + urlencode({"token": viewer["token"]})
+    if not args.print_only and has_display(os.environ, sys.platform):
+        import webbrowser
+
+        if webbrowser.open(with_token):
+            print(f"opened {url} in your browser")
+            return 0
+    print(with_token)
+    return 0
