@@ -34,7 +34,7 @@ SECURITY_HEADERS = (
     ("content-security-policy", CSP),
     ("x-content-type-options", "nosniff"),
     ("x-frame-options", "DENY"),
-    ("referrer-policy", "no-referrer"),
+    ("referrer-policy", "same-origin"),  # no-referrer would send `Origin: null`
     ("cache-control", "no-store"),
     ("cross-origin-opener-policy", "same-origin"),
     ("cross-origin-resource-policy", "same-origin"),

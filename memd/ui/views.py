@@ -324,8 +324,8 @@ def diff(old: bytes | None, new: bytes | None, *, name: str = "") -> Diff:
         return Diff(note="binary file")
     if len(old or b"") + len(new or b"") > MAX_DIFF_CHARS:
         return Diff(note="too large to diff here")
-    a = (text_of(old) or "").split("\n")
-    b = (text_of(new) or "").split("\n")
+    a = [] if old is None else (text_of(old) or "").split("\n")
+    b = [] if new is None else (text_of(new) or "").split("\n")
     if len(a) + len(b) > MAX_DIFF_LINES:
         return Diff(note="too many lines to diff here")
     before = f"a/{name}" if old is not None else "/dev/null"
