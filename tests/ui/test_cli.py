@@ -1,0 +1,80 @@
+"""`memd ui`: the URL with its one-time token, or how to start a daemon."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from typing import Any
+
+import pytest
+
+from memd.cli.commands.ui import has_display
+from tests.conftest import Home
+from tests.daemon.conftest import MEMD, TIMEOUT
+
+
+def memd_ui(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*MEMD, "ui", *args],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+
+
+class TestWithoutADaemon:
+    def test_says_how_to_start_one(self) -> None:
+        done = memd_ui()
+
+        assert (1, "") == (done.returncode, done.stdout)
+        assert "memd run" in done.stderr
+        assert 1 == len(done.stderr.splitlines())
+
+    def test_a_stale_url_file_is_no_daemon(self, isolated_home: Home) -> None:
+        """A daemon killed before it removed ui.json: its pid is gone."""
+        folder = isolated_home.runtime / "memd"
+        folder.mkdir()
+        dead = subprocess.Popen(["true"])
+        dead.wait()
+        (folder / "ui.json").write_text(
+            json.dumps({"pid": dead.pid, "url": "http://127.0.0.1:9/", "token": "t"})
+        )
+
+        assert 1 == memd_ui("--print").returncode
+
+    def test_the_viewer_switched_off(self) -> None:
+        done = memd_ui(MEMD_UI_ENABLED="false")
+
+        assert 1 == done.returncode
+        assert "enabled = false" in done.stderr
+
+
+@pytest.mark.daemon
+class TestWithADaemon:
+    def test_prints_the_url_with_its_token_without_a_display(
+        self, start_viewer: Any
+    ) -> None:
+        viewer = start_viewer()
+        env = {k: v for k, v in viewer.daemon.env.items() if "DISPLAY" not in k}
+        done = subprocess.run(
+            [*MEMD, "ui"], env=env, capture_output=True, text=True, timeout=TIMEOUT
+        )
+
+        assert 0 == done.returncode
+        assert f"{viewer.url}?token={viewer.token}\n" == done.stdout
+
+
+@pytest.mark.parametrize(
+    ("env", "platform", "expected"),
+    [
+        ({}, "linux", False),
+        ({"DISPLAY": ":0"}, "linux", True),
+        ({"WAYLAND_DISPLAY": "wayland-0"}, "linux", True),
+        ({}, "darwin", True),
+    ],
+)
+def test_has_display(env: dict[str, str], platform: str, expected: bool) -> None:
+    assert expected == has_display(env, platform)
