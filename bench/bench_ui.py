@@ -1,0 +1,137 @@
+"""The viewer's cost (issue 37): the overview's render time and the idle footprint.
+
+1. Idle footprint: a real `memd run` over N projects (make_corpus), with the
+   viewer off ([ui] enabled = false) and then on with no client: resident
+   memory (VmRSS) and CPU seconds over an idle window. Targets: RSS grows
+   <= 15 MiB, idle CPU stays 0 with the viewer on (the same as off).
+2. Server render time of the overview of N projects: GET / through the real
+   viewer (cookie from the token swap), N runs; baseline in the same run: GET
+   of /static/ui.css (the HTTP round trip alone). Target: < 300 ms.
+3. After a visit (--after-visit): RSS once Starlette and uvicorn are loaded,
+   and idle CPU again once uvicorn has stopped for want of a client.
+
+Usage: python bench/bench_ui.py [--projects 200] [--files 10] [--idle 20] [--runs 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import os
+import statistics
+import sys
+import tempfile
+import time
+from urllib.parse import urlsplit
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_daemon import Daemon, _environment
+from make_corpus import make_corpus
+
+
+def _viewer(env: dict[str, str]) -> tuple[str, int, str]:
+    """Host, port and token from the daemon's ui.json."""
+    import json
+
+    path = os.path.join(env["XDG_RUNTIME_DIR"], "memd", "ui.json")
+    for _ in range(100):
+        if os.path.exists(path):
+            break
+        time.sleep(0.05)
+    with open(path, encoding="utf-8") as handle:
+        record = json.load(handle)
+    split = urlsplit(record["url"])
+    assert split.hostname is not None
+    assert split.port is not None
+    return split.hostname, split.port, record["token"]
+
+
+def _get(host: str, port: int, path: str, cookie: str = "") -> tuple[int, dict, bytes]:
+    connection = http.client.HTTPConnection(host, port, timeout=60)
+    try:
+        connection.request("GET", path, headers={"Cookie": cookie} if cookie else {})
+        response = connection.getresponse()
+        body = response.read()
+        return response.status, dict(response.getheaders()), body
+    finally:
+        connection.close()
+
+
+def _idle(daemon: Daemon, seconds: float) -> tuple[float, float]:
+    time.sleep(2.0)  # the racy re-stamps of freshly written files
+    before = daemon.cpu_seconds()
+    time.sleep(seconds)
+    return daemon.cpu_seconds() - before, daemon.rss_mib()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--projects", type=int, default=200)
+    parser.add_argument("--files", type=int, default=10)
+    parser.add_argument("--idle", type=float, default=20.0)
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--after-visit", action="store_true")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="memd-bench-ui-") as root:
+        env = _environment(root)
+        os.makedirs(env["XDG_RUNTIME_DIR"], mode=0o700, exist_ok=True)
+        make_corpus(
+            os.path.join(env["HOME"], ".claude"),
+            projects=args.projects,
+            files=args.files,
+        )
+        off = Daemon({**env, "MEMD_UI_ENABLED": "false"})
+        try:
+            cpu_off, rss_off = _idle(off, args.idle)
+        finally:
+            off.stop()
+        on = Daemon({**env, "MEMD_UI_ENABLED": "true"})
+        try:
+            cpu_on, rss_on = _idle(on, args.idle)
+            threads = on.threads()
+            host, port, token = _viewer(env)
+            status, headers, _ = _get(host, port, f"/?token={token}")
+            assert status == 303, status
+            cookie = headers["set-cookie"].split(";", 1)[0]
+            _get(host, port, "/", cookie)  # the first request loads the app
+            pages, assets = [], []
+            for _ in range(args.runs):
+                started = time.perf_counter()
+                status, _, body = _get(host, port, "/", cookie)
+                pages.append(time.perf_counter() - started)
+                assert status == 200, status
+                assert body.count(b'class="project') >= args.projects
+                started = time.perf_counter()
+                _get(host, port, "/static/ui.css", cookie)
+                assets.append(time.perf_counter() - started)
+            rss_visited = on.rss_mib()
+            if args.after_visit:
+                time.sleep(35.0)  # memd.ui.server.IDLE_SECONDS, and a margin
+                cpu_after, _ = _idle(on, args.idle)
+        finally:
+            on.stop()
+    grew = rss_on - rss_off
+    print(f"viewer, {args.projects} projects x {args.files} files:")
+    print(
+        f"  idle, viewer off: RSS {rss_off:.1f} MiB, CPU {cpu_off:.3f} s"
+        f" over {args.idle:.0f} s"
+    )
+    print(
+        f"  idle, viewer on, no client: RSS {rss_on:.1f} MiB (+{grew:.1f} MiB,"
+        f" target <= 15), CPU {cpu_on:.3f} s over {args.idle:.0f} s (target 0),"
+        f" threads {threads}"
+    )
+    median, worst = statistics.median(pages), max(pages)
+    base = statistics.median(assets)
+    print(
+        f"  overview of {args.projects} projects: median {median * 1000:.1f} ms,"
+        f" max {worst * 1000:.1f} ms (target < 300); the CSS round trip"
+        f" {base * 1000:.1f} ms; ratio {median / base:.1f}x"
+    )
+    print(f"  after a visit: RSS {rss_visited:.1f} MiB (+{rss_visited - rss_off:.1f})")
+    if args.after_visit:
+        print(f"  idle once uvicorn stopped: CPU {cpu_after:.3f} s / {args.idle:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

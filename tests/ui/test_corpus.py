@@ -1,0 +1,66 @@
+"""Every page on real memory: the lint corpus's dirs and 200 generated projects."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+
+from memd.ui.views import project_id
+from tests.conftest import Home
+from tests.daemon.conftest import backdate
+from tests.ui.conftest import make_project, memory_of
+
+pytestmark = [pytest.mark.daemon, pytest.mark.slow]
+
+CORPUS = Path(__file__).resolve().parent.parent / "lint" / "corpus"
+
+
+def test_every_page_of_every_corpus_dir(isolated_home: Home, start_viewer: Any) -> None:
+    """Overview, each project, each file, dreams, telemetry and a recall: all 200."""
+    memories = []
+    for source in sorted(CORPUS.iterdir()):
+        memory = memory_of(isolated_home.home, source.name)
+        shutil.copytree(source, memory, symlinks=True)
+        memories.append(memory)
+    backdate(*memories)
+    viewer = start_viewer()
+    cookie = viewer.cookie()
+
+    def get(path: str) -> str:
+        status, _, body = viewer.request("GET", path, headers={"Cookie": cookie})
+        assert 200 == status, path
+        return body.decode()
+
+    overview = get("/")
+    pages = 0
+    for memory in memories:
+        chosen = project_id(str(memory))
+        assert f'data-id="{chosen}"' in overview
+        project = get(f"/project?id={chosen}")
+        links = re.findall(r'href="/file\?id=[0-9a-f]+&amp;file=([^"]+)"', project)
+        assert links, memory
+        for link in links:
+            get(f"/file?id={chosen}&file={link}")
+            pages += 1
+    for path in ("/dreams", "/telemetry", "/recall?q=" + quote("testing")):
+        get(path)
+
+    assert pages >= len(memories)
+
+
+def test_two_hundred_projects(isolated_home: Home, start_viewer: Any) -> None:
+    memories = [make_project(isolated_home.home, f"p{n:03}") for n in range(200)]
+    backdate(*memories)
+    viewer = start_viewer()
+    status, _, body = viewer.request("GET", "/", headers={"Cookie": viewer.cookie()})
+    shown = set(
+        re.findall(r'<tr class="project[^"]*" data-id="([0-9a-f]+)"', body.decode())
+    )
+
+    assert 200 == status
+    assert {project_id(str(m)) for m in memories} == shown
