@@ -156,9 +156,12 @@ def loss_alarms(state_dir: str) -> dict[str, str]:
             since = time.time() - LOSS_ALARM_SECONDS
             for change in history.changes(since=since):
                 if change.is_loss and change.memory_dir not in found:
-                    found[change.memory_dir] = (
-                        f"rev {change.rev}, {views.clock(change.at)}: "
-                        f"{change.bytes_removed} bytes removed ({change.cause})"
+                    found[change.memory_dir] = views.mask_secrets(
+                        f"rev {change.rev}, {views.clock(change.at)} UTC: "
+                        + str(
+                            getattr(change, "loss", None)
+                            or f"{change.bytes_removed} bytes removed"
+                        )
                     )
     except (OSError, ValueError, RuntimeError):
         return {}
@@ -353,12 +356,13 @@ def restore_file(source: Source, project: str, relpath: str, rev: int) -> str:
 
 
 def _plan_items(plan: object) -> list[tuple[str, str]]:
-    items = getattr(plan, "files", None) or getattr(plan, "actions", None) or ()
-    found = []
-    for item in items if isinstance(items, list | tuple) else ():
-        if isinstance(item, tuple) and len(item) == 2:
-            found.append((str(item[0]), str(item[1])))
-    return found
+    """The (relpath, action) steps of a memd.history RestorePlan."""
+    steps = getattr(plan, "steps", ())
+    return [
+        (str(item[0]), str(item[1]))
+        for item in steps
+        if isinstance(item, tuple) and len(item) == 2
+    ]
 
 
 # -- dreams ------------------------------------------------------------------
