@@ -91,7 +91,7 @@ def main() -> None:
             threads = on.threads()
             host, port, token = _viewer(env)
             status, headers, _ = _get(host, port, f"/?token={token}")
-            assert status == 303, status
+            assert status == 200, status
             cookie = headers["set-cookie"].split(";", 1)[0]
             _get(host, port, "/", cookie)  # the first request loads the app
             pages, assets = [], []

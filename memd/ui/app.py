@@ -329,11 +329,14 @@ class Gate:
 
         async def send_secured(message: Message) -> None:
             if message["type"] == "http.response.start":
-                extra = [
+                headers = list(message.get("headers", ()))
+                present = {name.lower() for name, _ in headers}
+                headers += [
                     (name.encode(), value.encode())
                     for name, value in security.SECURITY_HEADERS
+                    if name.encode() not in present
                 ]
-                message["headers"] = [*message.get("headers", ()), *extra]
+                message["headers"] = headers
             await send(message)
 
         try:
@@ -379,10 +382,24 @@ class Gate:
         return morsel.value if morsel is not None else None
 
     async def _swap(self, scope: Scope, query: dict[str, str], send: Send) -> None:
-        """The token, once in the URL: set the cookie, drop the token from the URL."""
+        """The token, once in the URL: set the cookie, drop the token from the URL.
+
+        A page that refreshes to the address without the token, not a 303: a
+        redirect keeps the navigation's initiator, and when that is another
+        site (`memd ui`'s opener page is a file) a SameSite=Strict cookie set
+        on the way is not sent to the address it redirects to.
+        """
+        from html import escape
+
         rest = {k: v for k, v in query.items() if k != security.TOKEN_PARAMETER}
         location = scope.get("path", "/") + ("?" + urlencode(rest) if rest else "")
-        response = RedirectResponse(location, status_code=303)
+        target = escape(location, quote=True)
+        response = HTMLResponse(
+            "<!doctype html><meta charset=utf-8><title>memd</title>"
+            f'<meta http-equiv="refresh" content="0;url={target}">'
+            f'<p><a href="{target}">Continue</a></p>',
+            headers={"referrer-policy": "no-referrer"},
+        )
         response.set_cookie(
             self.cookie,
             self.session,

@@ -30,6 +30,7 @@ def read_viewer(env: Mapping[str, str], *, state_dir: str) -> dict[str, str] | N
     """
     from memd.fastjson import loads
     from memd.fsread import read_bytes_or_none
+    from memd.locks import pid_alive
 
     try:
         data = read_bytes_or_none(url_file_path(env, state_dir=state_dir), 4096)
@@ -41,16 +42,6 @@ def read_viewer(env: Mapping[str, str], *, state_dir: str) -> dict[str, str] | N
     pid, url, token = record.get("pid"), record.get("url"), record.get("token")
     if not (isinstance(pid, int) and isinstance(url, str) and isinstance(token, str)):
         return None
-    if not url.startswith("http://") or not _is_alive(pid):
+    if not url.startswith("http://") or pid <= 0 or not pid_alive(pid):
         return None
     return {"url": url, "token": token}
-
-
-def _is_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return pid > 0

@@ -11,7 +11,7 @@ import pytest
 
 from memd.cli.commands.ui import has_display
 from tests.conftest import Home
-from tests.daemon.conftest import MEMD, TIMEOUT
+from tests.daemon.conftest import MEMD, TIMEOUT, wait_for
 
 
 def memd_ui(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -78,3 +78,28 @@ class TestWithADaemon:
 )
 def test_has_display(env: dict[str, str], platform: str, expected: bool) -> None:
     assert expected == has_display(env, platform)
+
+
+@pytest.mark.daemon
+class TestTheOpener:
+    def test_the_browser_gets_a_private_page_not_the_token_on_its_argv(
+        self, start_viewer: Any, browser: Any
+    ) -> None:
+        """`ui-open.html` is 0600 and forwards the browser into the viewer."""
+        import stat as stat_module
+
+        from memd.cli.commands.ui import write_opener
+
+        viewer = start_viewer()
+        env = viewer.daemon.env
+        page = write_opener(
+            env,
+            env["XDG_STATE_HOME"] + "/memd",
+            f"{viewer.url}?token={viewer.token}",
+        )
+        mode = stat_module.S_IMODE(os.stat(page).st_mode)
+        browser.get("file://" + page)
+        wait_for(lambda: browser.current_url == viewer.url, what="the viewer")
+
+        assert 0o600 == mode
+        assert "Every project's memory" in browser.page_source

@@ -4,6 +4,10 @@ The daemon serves the viewer (memd.ui); this command only reads `ui.json`
 (its URL and this start's token) and hands the URL with the token to the
 browser once. The page swaps the token for a cookie and drops it from the
 address bar. Without a display it prints the URL instead.
+
+The browser is not given the token on its command line, which every local
+user can read in `ps`: it opens `ui-open.html` (mode 0600, beside ui.json),
+a page that only forwards to the URL with the token.
 """
 
 from __future__ import annotations
@@ -59,8 +63,30 @@ def run(args: argparse.Namespace) -> int:
     if not args.print_only and has_display(os.environ, sys.platform):
         import webbrowser
 
-        if webbrowser.open(with_token):
+        page = write_opener(os.environ, config.state_dir, with_token)
+        if webbrowser.open("file://" + page):
             print(f"opened {url} in your browser")
             return 0
     print(with_token)
     return 0
+
+
+def write_opener(env: Mapping[str, str], state_dir: str, url: str) -> str:
+    """Write the private page that forwards the browser to `url`; return its path."""
+    import html
+    import os
+
+    from memd.atomic import write_atomic
+    from memd.ui.urlfile import url_file_path
+
+    path = os.path.join(
+        os.path.dirname(url_file_path(env, state_dir=state_dir)), "ui-open.html"
+    )
+    target = html.escape(url, quote=True)
+    page = (
+        "<!doctype html><meta charset=utf-8><meta name=referrer content=no-referrer>"
+        f'<meta http-equiv="refresh" content="0;url={target}"><title>memd</title>'
+        f'<p><a href="{target}">Open memd</a></p>\n'
+    )
+    write_atomic(path, page.encode(), mode=0o600)
+    return path
