@@ -341,8 +341,13 @@ class Gate:
 
         try:
             query = self._query(scope)
-            if not security.host_allowed(headers.get("host"), self.hosts):
+            hosts = [n for n, _ in scope.get("headers", ()) if n.lower() == b"host"]
+            if len(hosts) != 1 or not security.host_allowed(
+                headers.get("host"), self.hosts
+            ):
                 raise Refused(400, "wrong Host")
+            if not _is_own_user(scope):
+                raise Refused(403, "")
             given = query.get(security.TOKEN_PARAMETER)
             if given is not None:
                 if not security.same_secret(given, self.token):
@@ -420,6 +425,35 @@ class Gate:
         )
         response = HTMLResponse(body, status_code=refusal.status)
         await response({"type": "http"}, _no_body, send)
+
+
+def _is_own_user(scope: Scope) -> bool:
+    """Whether the peer of this loopback connection runs as the daemon's user.
+
+    Linux only (/proc/net/tcp); elsewhere, and for the peers of an address
+    set explicitly in `[ui] address`, the token alone guards. A loopback
+    peer that cannot be found is refused.
+    """
+    import os
+
+    from memd.fsread import read_bytes
+
+    client, server = scope.get("client"), scope.get("server")
+    if not client or not server:
+        return False
+    if not security.is_loopback(str(client[0])):
+        return True  # an address set explicitly in [ui] address: the token guards
+    table = "/proc/net/tcp6" if ":" in str(client[0]) else "/proc/net/tcp"
+    if not os.path.exists(table):
+        return True
+    try:
+        text = read_bytes(table, 64 * 1024 * 1024).decode("ascii", "replace")
+    except OSError:
+        return False
+    uid = security.peer_uid(
+        text, (str(client[0]), int(client[1])), (str(server[0]), int(server[1]))
+    )
+    return uid == os.getuid()
 
 
 async def _no_body() -> Message:

@@ -10,7 +10,10 @@ server on the internet (docs/ui.md):
   (`host_allowed`), so a DNS-rebound name never reaches a page;
 - every parameter is checked by name (`parameter_refusal`): a project is
   memd's own id, a file a relpath that passes memd.relpath's rule, a
-  revision a number. A parameter of any other name is refused.
+  revision a number. A parameter of any other name is refused;
+- on Linux the connection must come from a process of the daemon's own
+  user (`peer_uid` over /proc/net/tcp): every local user can reach a
+  loopback port, and browsers share cookies across ports.
 
 All comparisons of secrets are constant-time (`hmac.compare_digest`).
 """
@@ -21,6 +24,7 @@ import hashlib
 import hmac
 import ipaddress
 import re
+import socket
 
 from memd.relpath import relpath_refusal
 
@@ -115,3 +119,35 @@ def parameter_refusal(name: str, value: str) -> str | None:
     if name in ("csrf", TOKEN_PARAMETER):
         return None if len(value) <= 128 else "too long"
     return "unknown parameter"
+
+
+def _proc_address(address: str, port: int) -> str:
+    """`address:port` as /proc/net/tcp{,6} spells it: 32-bit words in host order."""
+    if ":" in address:
+        raw = socket.inet_pton(socket.AF_INET6, address)
+    else:
+        raw = socket.inet_pton(socket.AF_INET, address)
+    words = [raw[i : i + 4] for i in range(0, len(raw), 4)]
+    hexed = "".join(f"{int.from_bytes(word, 'little'):08X}" for word in words)
+    return f"{hexed}:{port:04X}"
+
+
+def peer_uid(
+    table: str, client: tuple[str, int], server: tuple[str, int]
+) -> int | None:
+    """Return the uid owning the client end of a loopback TCP connection.
+
+    `table` is /proc/net/tcp (or tcp6) text; the client's socket is the row
+    whose local address is `client` and remote address `server`. None when
+    no row matches.
+    """
+    try:
+        local = _proc_address(*client)
+        remote = _proc_address(*server)
+    except (OSError, ValueError):
+        return None
+    for line in table.splitlines()[1:]:
+        fields = line.split()
+        if len(fields) > 7 and fields[1] == local and fields[2] == remote:
+            return int(fields[7]) if fields[7].isdigit() else None
+    return None

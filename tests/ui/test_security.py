@@ -251,3 +251,46 @@ class TestParameters:
 
             assert 404 == status, path
             assert b"root:" not in body
+
+
+class TestOtherUsers:
+    def test_another_local_user_is_refused_even_with_the_cookie(
+        self, served: Any
+    ) -> None:
+        """Every local user can reach a loopback port: the peer's uid must be ours."""
+        import os
+        import shutil
+        import subprocess
+        import sys
+
+        if os.getuid() != 0 or shutil.which("setpriv") is None:
+            pytest.skip("needs root and setpriv to connect as another user")
+        viewer, cookie, memory = served
+        code = (
+            "import http.client, sys\n"
+            f"c = http.client.HTTPConnection('127.0.0.1', {viewer.port}, timeout=30)\n"
+            f"c.request('GET', '/', headers={{'Cookie': {cookie!r}}})\n"
+            "r = c.getresponse(); body = r.read()\n"
+            f"print(r.status, {memory!r}.encode() in body)\n"
+        )
+        done = subprocess.run(
+            [
+                "setpriv",
+                "--reuid=nobody",
+                "--regid=nogroup",
+                "--clear-groups",
+                sys.executable,
+                "-I",
+                "-c",
+                code,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+            cwd="/",
+        )
+        status, _, _ = viewer.request("GET", "/", headers={"Cookie": cookie})
+
+        assert "403 False" == done.stdout.strip(), done.stderr
+        assert 200 == status  # the daemon's own user still gets in

@@ -190,3 +190,18 @@ class TestConfig:
 
         with pytest.raises(ConfigError):
             load_config()
+
+
+def test_peer_uid_reads_the_proc_table() -> None:
+    """The client's row: local = the client's address, remote = the server's."""
+    table = (
+        "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when "
+        "retrnsmt   uid  timeout inode\n"
+        "   0: 0100007F:1D0D 00000000:0000 0A 00000000:00000000 00:00000000 "
+        "00000000     0        0 1 1 0 100 0 0 10 0\n"
+        "   1: 0100007F:C350 0100007F:1D0D 01 00000000:00000000 00:00000000 "
+        "00000000  1000        0 2 1 0 20 4 30 10 -1\n"
+    )
+
+    assert 1000 == security.peer_uid(table, ("127.0.0.1", 50000), ("127.0.0.1", 7437))
+    assert security.peer_uid(table, ("127.0.0.1", 50001), ("127.0.0.1", 7437)) is None
