@@ -222,24 +222,52 @@ class TestActions:
         assert "undid" in result.lower() or "restored" in result.lower(), result
         assert before == snapshot_files(memory)
 
-    def test_restore_button_follows_the_history_feature(
+    def test_restore_through_the_button_brings_back_the_bytes(
         self, isolated_home: Home, start_viewer: Any, browser: Any
     ) -> None:
-        """Without memd.history the file page offers no Restore and says so."""
+        """Two versions recorded by the daemon; Restore on the older: its bytes back.
+
+        Without memd.history (issue 33) the file page offers no Restore and
+        says so: the button sits behind that feature check.
+        """
         from selenium.webdriver.common.by import By
 
         from memd.ui.gather import history_available
 
         memory = make_project(isolated_home.home, "hist")
         backdate(memory)
+        first = (memory / "note_0.md").read_bytes()
         viewer = start_viewer()
-        open_viewer(
-            browser, viewer, f"/file?id={project_id(str(memory))}&file=note_0.md"
-        )
-        if history_available():
-            pytest.skip("memd.history is installed: test_restore covers it")
-        assert [] == browser.find_elements(By.CSS_SELECTOR, "button.restore")
-        assert "File history is not available" in text_of(browser)
+        page = f"/file?id={project_id(str(memory))}&file=note_0.md"
+        if not history_available():
+            open_viewer(browser, viewer, page)
+            assert [] == browser.find_elements(By.CSS_SELECTOR, "button.restore")
+            assert "File history is not available" in text_of(browser)
+            return
+        import importlib
+
+        store = importlib.import_module("memd.history.store")
+        state = str(isolated_home.state / "memd")
+
+        def revisions() -> list[int]:
+            with store.History.open(state) as history:
+                changes = history.changes(str(memory), relpath="note_0.md")
+                return [change.rev for change in changes]
+
+        older = wait_for(revisions, what="the first version recorded")
+        assert isinstance(older, list)
+        (memory / "note_0.md").write_bytes(first.replace(b"Fact 0", b"Changed 0"))
+        wait_for(lambda: len(revisions()) > len(older), what="the second version")
+        open_viewer(browser, viewer, page)
+        screenshot(browser, "file-history")
+        browser.find_element(
+            By.CSS_SELECTOR, f'button.restore[data-rev="{older[0]}"]'
+        ).click()
+        wait_for(lambda: browser.find_elements(By.ID, "result"), what="the result")
+        result = browser.find_element(By.ID, "result").text
+
+        assert "restored note_0.md" in result, result
+        assert first == (memory / "note_0.md").read_bytes()
 
 
 def snapshot_files(memory: Path) -> dict[str, bytes]:
