@@ -103,3 +103,35 @@ class TestTheOpener:
 
         assert 0o600 == mode
         assert "Every project's memory" in browser.page_source
+
+
+@pytest.mark.daemon
+def test_a_daemon_with_the_viewer_off_serves_nothing(start_daemon: Any) -> None:
+    daemon = start_daemon(MEMD_UI_ENABLED="false")
+    done = daemon.memd("ui", "--print")
+
+    assert 1 == done.returncode
+    assert not (daemon.home.runtime / "memd" / "ui.json").exists()
+
+
+def test_a_taken_port_falls_back_to_the_next_free_one() -> None:
+    """Real sockets: the configured port is held by someone else."""
+    import socket
+
+    from memd.ui.server import bind_sockets
+
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", 0))
+    holder.listen(1)
+    taken = holder.getsockname()[1]
+    try:
+        sockets, port = bind_sockets("127.0.0.1", taken)
+        try:
+            addresses = {sock.getsockname()[0] for sock in sockets}
+            assert port != taken
+            assert {"127.0.0.1"} <= addresses <= {"127.0.0.1", "::1"}
+        finally:
+            for sock in sockets:
+                sock.close()
+    finally:
+        holder.close()
