@@ -74,6 +74,9 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="memd-bench-ui-") as root:
         env = _environment(root)
+        # The stat sweep (every 30 s) is the daemon's own idle work: out of the way,
+        # so the idle windows show what the viewer adds and nothing else.
+        env["MEMD_SWEEP_SECONDS"] = "3600"
         os.makedirs(env["XDG_RUNTIME_DIR"], mode=0o700, exist_ok=True)
         make_corpus(
             os.path.join(env["HOME"], ".claude"),
@@ -108,6 +111,7 @@ def main() -> None:
             if args.after_visit:
                 time.sleep(35.0)  # memd.ui.server.IDLE_SECONDS, and a margin
                 cpu_after, _ = _idle(on, args.idle)
+                threads_after = on.threads()
         finally:
             on.stop()
     grew = rss_on - rss_off
@@ -130,7 +134,10 @@ def main() -> None:
     )
     print(f"  after a visit: RSS {rss_visited:.1f} MiB (+{rss_visited - rss_off:.1f})")
     if args.after_visit:
-        print(f"  idle once uvicorn stopped: CPU {cpu_after:.3f} s / {args.idle:.0f} s")
+        print(
+            f"  idle once uvicorn stopped: CPU {cpu_after:.3f} s / {args.idle:.0f} s,"
+            f" threads {threads_after}"
+        )
 
 
 if __name__ == "__main__":

@@ -53,6 +53,8 @@ class Source:
     memory_dirs: Callable[[], Mapping[str, str]]  # memory dir -> why it is watched
     log: FilteringBoundLogger
     profile: Callable[[], AgentProfile] = lambda: NEWEST
+    # The telemetry page's events, kept while the sink's files stat the same.
+    telemetry_cache: dict[str, object] = field(default_factory=dict)
 
 
 def history_available() -> bool:
@@ -213,18 +215,26 @@ def project_page(source: Source, project: str) -> ProjectPage:
             max_units=profile.entrypoint_max_units,
         ),
     )
-    sizes = {os.path.basename(i.path): i.size for i in memdir.inputs}
+    root = memory_dir.rstrip(os.sep) + os.sep
+    sizes = {
+        i.path[len(root) :].replace(os.sep, "/"): i.size
+        for i in memdir.inputs
+        if i.path.startswith(root)
+    }
     rows: dict[str, views.FileRow] = {}
     if memdir.index_text is not None:
         rows[INDEX_NAME] = views.FileRow(
-            relpath=INDEX_NAME, type="index", description=None, size=None
+            relpath=INDEX_NAME,
+            type="index",
+            description=None,
+            size=sizes.get(INDEX_NAME),
         )
     for parsed in memdir.files:
         rows[parsed.relpath] = views.FileRow(
             relpath=parsed.relpath,
             type=parsed.type,
             description=views.mask_secrets(parsed.description or ""),
-            size=sizes.get(os.path.basename(parsed.relpath)),
+            size=sizes.get(parsed.relpath),
         )
     for diagnostic in diagnostics:
         finding = _finding(diagnostic)
@@ -525,13 +535,21 @@ def recall_hits(source: Source, query: str) -> tuple[list[RecallHit], str]:
 
 
 def telemetry_events(source: Source) -> list[dict[str, object]]:
-    """Return the memdir_loaded events of the telemetry sink, oldest first."""
-    from memd.snapshot.telemetry import LOADED
-    from memd.snapshot.telemetry_sink import default_path, read_events
+    """Return the memdir_loaded events of the telemetry sink, oldest first.
 
-    config = source.config()
-    return [
-        event
-        for event in read_events(default_path(config.state_dir))
-        if event.get("event") == LOADED
-    ]
+    Parsed again only when one of the sink's files changed (up to four files
+    of 10 MiB: the page must not parse them on every visit).
+    """
+    from memd.snapshot.telemetry import LOADED
+    from memd.snapshot.telemetry_sink import default_path, read_events, rotated_paths
+    from memd.statkey import stat_key
+
+    path = default_path(source.config().state_dir)
+    key = (path, tuple(stat_key(one) for one in rotated_paths(path)))
+    cached = source.telemetry_cache.get("events")
+    if isinstance(cached, tuple) and cached[0] == key:
+        events: list[dict[str, object]] = cached[1]
+        return events
+    events = [event for event in read_events(path) if event.get("event") == LOADED]
+    source.telemetry_cache["events"] = (key, events)
+    return events
