@@ -7,7 +7,10 @@
 2. Server render time of the overview of N projects: GET / through the real
    viewer (cookie from the token swap), N runs; baseline in the same run: GET
    of /static/ui.css (the HTTP round trip alone). Target: < 300 ms.
-3. After a visit (--after-visit): RSS once Starlette and uvicorn are loaded,
+3. Live: a save to a project's MEMORY.md, until an open `/events` stream
+   names that project, and until its page (fetched then, as ui.js does) has
+   the saved line. Target: < 2 s.
+4. After a visit (--after-visit): RSS once Starlette and uvicorn are loaded,
    and idle CPU again once uvicorn has stopped for want of a client.
 
 Usage: python bench/bench_ui.py [--projects 200] [--files 10] [--idle 20] [--runs 20]
@@ -55,6 +58,40 @@ def _get(host: str, port: int, path: str, cookie: str = "") -> tuple[int, dict, 
         return response.status, dict(response.getheaders()), body
     finally:
         connection.close()
+
+
+def _live(
+    host: str, port: int, cookie: str, memory_dir: str, saves: int
+) -> tuple[list[float], list[float]]:
+    """Seconds from each save to its SSE event, and to its page showing the save."""
+    import hashlib
+
+    project = hashlib.sha256(memory_dir.encode()).hexdigest()[:16]
+    stream = http.client.HTTPConnection(host, port, timeout=30)
+    stream.request("GET", "/events", headers={"Cookie": cookie})
+    response = stream.getresponse()
+    assert response.status == 200, response.status
+    response.readline()  # event: hello
+    to_event, to_page = [], []
+    index = os.path.join(memory_dir, "MEMORY.md")
+    for number in range(saves):
+        marker = f"live save {number}"
+        started = time.perf_counter()
+        with open(index, "a", encoding="utf-8") as handle:
+            handle.write(f"- [Live {number}](live_{number}.md) — {marker}\n")
+        while True:
+            line = response.readline().decode()
+            if line.strip() == f"data: {project}":
+                break
+        to_event.append(time.perf_counter() - started)
+        while (
+            marker.encode() not in _get(host, port, f"/project?id={project}", cookie)[2]
+        ):
+            pass
+        to_page.append(time.perf_counter() - started)
+        time.sleep(0.3)  # let the batch settle before the next save
+    stream.close()
+    return to_event, to_page
 
 
 def _idle(daemon: Daemon, seconds: float) -> tuple[float, float]:
@@ -107,6 +144,10 @@ def main() -> None:
                 started = time.perf_counter()
                 _get(host, port, "/static/ui.css", cookie)
                 assets.append(time.perf_counter() - started)
+            memory_dir = os.path.join(
+                env["HOME"], ".claude", "projects", "-home-dev-src-project000", "memory"
+            )
+            to_event, to_page = _live(host, port, cookie, memory_dir, args.runs)
             rss_visited = on.rss_mib()
             if args.after_visit:
                 time.sleep(35.0)  # memd.ui.server.IDLE_SECONDS, and a margin
@@ -131,6 +172,12 @@ def main() -> None:
         f"  overview of {args.projects} projects: median {median * 1000:.1f} ms,"
         f" max {worst * 1000:.1f} ms (target < 300); the CSS round trip"
         f" {base * 1000:.1f} ms; ratio {median / base:.1f}x"
+    )
+    print(
+        f"  live, save to SSE event: median {statistics.median(to_event) * 1e3:.0f} ms,"
+        f" max {max(to_event) * 1000:.0f} ms; save to the page showing it: median"
+        f" {statistics.median(to_page) * 1000:.0f} ms, max"
+        f" {max(to_page) * 1000:.0f} ms (target < 2000)"
     )
     print(f"  after a visit: RSS {rss_visited:.1f} MiB (+{rss_visited - rss_off:.1f})")
     if args.after_visit:
