@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 MAX_FORM_BYTES = 8 * 1024
+PAGES = frozenset({"/", "/project", "/file", "/dreams", "/recall", "/telemetry"})
 MAX_QUERY_FIELDS = 8
 UNAUTHORIZED = (
     "<!doctype html><meta charset=utf-8><title>memd</title>"
@@ -397,7 +398,10 @@ class Gate:
         from html import escape
 
         rest = {k: v for k, v in query.items() if k != security.TOKEN_PARAMETER}
-        location = scope.get("path", "/") + ("?" + urlencode(rest) if rest else "")
+        path = scope.get("path", "/")
+        if path not in PAGES:  # never `//evil.example` or `/\\evil.example`
+            path, rest = "/", {}
+        location = path + ("?" + urlencode(rest) if rest else "")
         target = escape(location, quote=True)
         response = HTMLResponse(
             "<!doctype html><meta charset=utf-8><title>memd</title>"

@@ -84,6 +84,16 @@ class TestTheToken:
         assert ("httponly" in cookie, "samesite=strict" in cookie) == (True, True)
         assert viewer.token.lower() not in cookie
 
+    @pytest.mark.parametrize("path", ["//evil.example", "/\\evil.example", "/nope"])
+    def test_the_swap_never_sends_the_browser_elsewhere(
+        self, served: Any, path: str
+    ) -> None:
+        viewer, _, _ = served
+        status, _, body = viewer.request("GET", f"{path}?token={viewer.token}")
+
+        assert 200 == status
+        assert b'content="0;url=/"' in body
+
     def test_the_url_file_is_private_and_the_token_fresh_per_start(
         self, served: Any, start_viewer: Any
     ) -> None:
