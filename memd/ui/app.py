@@ -28,6 +28,7 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from memd.diagnostics import escape_surrogates
 from memd.ui import gather, plots, security, views
 
 TYPE_CHECKING = False
@@ -122,6 +123,7 @@ def build_app(
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    templates.filters["urlencode"] = _urlencode
     templates.filters["ago"] = views.ago
     templates.filters["clock"] = views.clock
     csrf = security.csrf_value(token)
@@ -131,6 +133,7 @@ def build_app(
         html = templates.get_template(name).render(
             csrf=csrf, has_history=history, **values
         )
+        html = escape_surrogates(html)  # a name that is not UTF-8, as `\\xe9`
         return HTMLResponse(views.mask_secrets(html), status_code=status)
 
     def param(request: Request, name: str) -> str:
@@ -259,6 +262,13 @@ def build_app(
     app.add_exception_handler(Refused, turned_away)
     app.add_exception_handler(404, not_found)
     return Gate(app, token=token, hosts=hosts, cookie=f"{security.COOKIE_NAME}_{port}")
+
+
+def _urlencode(value: object) -> str:
+    """Jinja's `urlencode` for a query value, never failing on a lone surrogate."""
+    from urllib.parse import quote
+
+    return quote(escape_surrogates(str(value)), safe="/")
 
 
 def _short(path: str) -> str:

@@ -14,8 +14,10 @@ from dataclasses import dataclass, field
 
 from memd.agent.jscompat import js_trim
 from memd.agent.truncation import WARNING_PREFIX, EntrypointTruncation
+from memd.diagnostics import escape_surrogates
 from memd.lint import secrets
 from memd.memory.index import parse_index
+from memd.relpath import relpath_refusal
 
 MASK = "\u2022" * 8  # what a secret shows as
 MAX_DIFF_LINES = 4000  # difflib is quadratic at worst: bigger texts are not diffed
@@ -359,6 +361,16 @@ class FileRow:
     description: str | None
     size: int | None
     findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def shown(self) -> str:
+        """The name as text: a byte that is not UTF-8 as `\\xe9`."""
+        return escape_surrogates(self.relpath)
+
+    @property
+    def is_linkable(self) -> bool:
+        """Whether the file page can open it (its relpath passes memd.relpath)."""
+        return relpath_refusal(self.relpath) is None
 
     @property
     def worst(self) -> str:

@@ -64,3 +64,24 @@ def test_two_hundred_projects(isolated_home: Home, start_viewer: Any) -> None:
 
     assert 200 == status
     assert {project_id(str(m)) for m in memories} == shown
+
+
+def test_a_file_name_that_is_not_utf8(isolated_home: Home, start_viewer: Any) -> None:
+    """Shown with its byte escaped, not linked, and no page fails on it."""
+    import os
+
+    memory = make_project(isolated_home.home, "bytes")
+    name = os.path.join(os.fsencode(memory), b"caf\xe9.md")
+    with open(name, "wb") as handle:
+        handle.write(b"---\nname: cafe\ndescription: d\ntype: user\n---\nbody\n")
+    backdate(memory)
+    viewer = start_viewer()
+    cookie = viewer.cookie()
+    chosen = project_id(str(memory))
+    status, _, body = viewer.request(
+        "GET", f"/project?id={chosen}", headers={"Cookie": cookie}
+    )
+    recall, _, _ = viewer.request("GET", "/recall?q=body", headers={"Cookie": cookie})
+
+    assert (200, 200) == (status, recall)
+    assert "caf\\xe9.md" in body.decode()
