@@ -22,6 +22,7 @@ from memd.relpath import relpath_refusal
 MASK = "\u2022" * 8  # what a secret shows as
 MAX_DIFF_LINES = 4000  # difflib is quadratic at worst: bigger texts are not diffed
 MAX_DIFF_CHARS = 400_000
+MAX_INDEX_LINES = 2000  # of an index shown; the agent reads 200
 _MASK_ROUNDS = 20  # find_secrets stops at 100 findings a call
 _TOKEN_END = frozenset(' \t\r\n<>"&`')
 
@@ -89,7 +90,8 @@ class IndexModel:
     """MEMORY.md as the agent loads it: what is stripped, where the cut falls."""
 
     raw: str  # as written (masked)
-    lines: tuple[IndexLine, ...]
+    lines: tuple[IndexLine, ...]  # the first MAX_INDEX_LINES
+    hidden_lines: int  # past MAX_INDEX_LINES, not shown
     stripped_chars: int  # frontmatter and HTML comments the agent never sees
     cut_after: int | None  # the last line the agent reads whole; None: no cut
     entries_past_cut: tuple[tuple[int, str, str], ...]  # (line, title, target)
@@ -132,7 +134,7 @@ def index_model(
             text=mask_secrets(text),
             is_cut=cut_after is not None and number > cut_after,
         )
-        for number, text in enumerate(shown_lines, start=1)
+        for number, text in enumerate(shown_lines[:MAX_INDEX_LINES], start=1)
     )
     past: tuple[tuple[int, str, str], ...] = ()
     if cut_after is not None:
@@ -140,10 +142,11 @@ def index_model(
             (entry.line, mask_secrets(entry.title), mask_secrets(entry.target))
             for entry in parse_index(shown)
             if entry.line > cut_after
-        )
+        )[:MAX_INDEX_LINES]
     return IndexModel(
-        raw=mask_secrets(raw or ""),
+        raw=mask_secrets((raw or "")[:MAX_DIFF_CHARS]),
         lines=lines,
+        hidden_lines=max(0, len(shown_lines) - MAX_INDEX_LINES),
         stripped_chars=max(0, len(raw or "") - len(shown)),
         cut_after=cut_after,
         entries_past_cut=past,
