@@ -135,3 +135,22 @@ def test_a_taken_port_falls_back_to_the_next_free_one() -> None:
                 sock.close()
     finally:
         holder.close()
+
+
+@pytest.mark.daemon
+def test_a_daemon_without_the_viewer_is_told_apart_from_none(
+    start_daemon: Any,
+) -> None:
+    """The daemon runs but serves no viewer (off when it started): restart it."""
+    daemon = start_daemon(MEMD_UI_ENABLED="false")
+    done = subprocess.run(
+        [*MEMD, "ui", "--print"],
+        env={**daemon.env, "MEMD_UI_ENABLED": "true"},
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+
+    assert 1 == done.returncode
+    assert "restart it" in done.stderr

@@ -52,11 +52,19 @@ def run(args: argparse.Namespace) -> int:
         return 1
     viewer = read_viewer(os.environ, state_dir=config.state_dir)
     if viewer is None:
-        print(
-            "memd: no daemon is serving the viewer; start one with `memd run` "
-            "(or `memd service install`), then run `memd ui` again",
-            file=sys.stderr,
-        )
+        if _daemon_running(config.state_dir):
+            print(
+                "memd: the running daemon does not serve the viewer (started "
+                "before it was enabled, or its port could not be bound: see its "
+                "log); restart it",
+                file=sys.stderr,
+            )
+        else:
+            print(
+                "memd: no daemon is serving the viewer; start one with `memd run` "
+                "(or `memd service install`), then run `memd ui` again",
+                file=sys.stderr,
+            )
         return 1
     url = viewer["url"]
     with_token = url + "?" + urlencode({"token": viewer["token"]})
@@ -69,6 +77,21 @@ def run(args: argparse.Namespace) -> int:
             return 0
     print(with_token)
     return 0
+
+
+def _daemon_running(state_dir: str) -> bool:
+    """Whether daemon.json names a running `memd run` whose process exists."""
+    from memd.locks import pid_alive
+    from memd.state import read_state
+
+    status = read_state(state_dir, "daemon.json")
+    pid = status.get("pid")
+    return (
+        status.get("running") is True
+        and isinstance(pid, int)
+        and pid > 0
+        and pid_alive(pid)
+    )
 
 
 def write_opener(env: Mapping[str, str], state_dir: str, url: str) -> str:
