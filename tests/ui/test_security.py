@@ -146,6 +146,47 @@ class TestTheHost:
             assert memory in body.decode()
 
 
+class TestIPv6:
+    def test_the_viewer_answers_on_ipv6_loopback_too(self, served: Any) -> None:
+        """::1 is bound beside 127.0.0.1; its peers pass the same gate."""
+        import http.client
+        import socket
+
+        viewer, cookie, memory = served
+        probe = socket.socket(socket.AF_INET6)
+        try:
+            probe.connect(("::1", viewer.port))
+        except OSError:
+            if socket.has_ipv6 and _has_ipv6_loopback():
+                raise  # ::1 exists here, so the viewer must listen on it
+            return  # no IPv6 loopback: the viewer binds 127.0.0.1 alone
+        finally:
+            probe.close()
+        connection = http.client.HTTPConnection("::1", viewer.port, timeout=30)
+        connection.request(
+            "GET", "/", headers={"Host": f"[::1]:{viewer.port}", "Cookie": cookie}
+        )
+        response = connection.getresponse()
+        body = response.read()
+        connection.close()
+
+        assert 200 == response.status
+        assert memory in body.decode()
+
+
+def _has_ipv6_loopback() -> bool:
+    import socket
+
+    probe = socket.socket(socket.AF_INET6)
+    try:
+        probe.bind(("::1", 0))
+    except OSError:
+        return False
+    finally:
+        probe.close()
+    return True
+
+
 class TestPosts:
     def undo_form(self, memory: str, **extra: str) -> bytes:
         return urlencode({"id": project_id(memory), **extra}).encode()
