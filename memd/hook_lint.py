@@ -12,6 +12,12 @@ checks the other's uid by `SO_PEERCRED` where the platform has it):
 
     -> {"lint": MEMORY_DIR, "profile": RELEASE or null, "settings": SETTINGS}
     <- {"findings": [DIAGNOSTIC, ...]}  or  {"refused": REASON}
+    -> {"ping": true}
+    <- {"pong": PID, "heartbeat_age": SECONDS since the settle thread's last round}
+
+The ping is how `memd status` and `memd doctor` know the daemon answers, not
+only that its pid lives: a stopped (SIGSTOP) or wedged daemon holds its lock
+but answers nothing within the deadline.
 
 SETTINGS is what lint depends on besides the files and the release: memd's
 version, the config file's path and stat, and the lint keys' MEMD_*
@@ -51,6 +57,7 @@ LINT_ENV = (
 MAX_REQUEST_BYTES = 64 * 1024
 MAX_REQUEST_DEPTH = 8  # a request nests 3 deep; the C parser recurses per level
 MAX_ANSWER_BYTES = 8 * 1024 * 1024
+MAX_ANSWER_DEPTH = 16  # findings nest 3 deep
 TIMEOUT_SECONDS = 2.0  # a busy daemon; past this the hook lints by itself
 
 Finding = dict[str, object]
@@ -120,6 +127,27 @@ def lint_by_daemon(
         "profile": profile,
         "settings": lint_settings(env),
     }
+    answer = ask_daemon(request, socket_path(env), TIMEOUT_SECONDS)
+    findings = answer.get("findings") if isinstance(answer, dict) else None
+    if not isinstance(findings, list) or not all(isinstance(f, dict) for f in findings):
+        return None
+    return findings
+
+
+def ping_daemon(path: str, seconds: float) -> dict[str, object] | None:
+    """The daemon's pong on the socket at `path` within `seconds`, or None."""
+    answer = ask_daemon({"ping": True}, path, seconds)
+    if not isinstance(answer, dict) or not isinstance(answer.get("pong"), int):
+        return None
+    return answer
+
+
+def ask_daemon(request: object, path: str, seconds: float) -> object | None:
+    """Send one request line to the socket at `path`; its decoded answer, or None.
+
+    None when nothing answers a whole line within `seconds`, or the answer is
+    not JSON.
+    """
     try:
         sock = _socket.socket(
             _socket.AF_UNIX, _socket.SOCK_STREAM | _socket.SOCK_CLOEXEC
@@ -127,12 +155,12 @@ def lint_by_daemon(
     except OSError:
         return None
     try:
-        sock.settimeout(TIMEOUT_SECONDS)
-        sock.connect(socket_path(env))
+        sock.settimeout(seconds)
+        sock.connect(path)
         if not same_user(sock):
             return None
         sock.sendall(fastjson.dumps(request).encode() + b"\n")
-        line = read_line(sock, MAX_ANSWER_BYTES)
+        line = read_line(sock, MAX_ANSWER_BYTES, seconds=seconds)
     except OSError:  # no daemon, a stale socket, a timeout, a path too long
         return None
     finally:
@@ -140,10 +168,6 @@ def lint_by_daemon(
     if line is None:
         return None
     try:
-        answer = fastjson.loads(line)
+        return fastjson.loads(line, max_depth=MAX_ANSWER_DEPTH)
     except ValueError:
         return None
-    findings = answer.get("findings") if isinstance(answer, dict) else None
-    if not isinstance(findings, list) or not all(isinstance(f, dict) for f in findings):
-        return None
-    return findings

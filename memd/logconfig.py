@@ -29,7 +29,7 @@ import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
     from typing import Any, TextIO
 
     from structlog.typing import EventDict, FilteringBoundLogger, WrappedLogger
@@ -67,11 +67,14 @@ def configure_logging(
     stream: TextIO | None = None,
     *,
     rotate_file: str | None = None,
+    show: Callable[[str, EventDict], str | None] | None = None,
 ) -> None:
     """Configure structlog for this process: `fmt` auto|json|console, `level` and up.
 
     `rotate_file`: when `stream` writes to this very file (the service's log
-    file), memd rotates it by size (see `rotate_log_file`).
+    file), memd rotates it by size (see `rotate_log_file`). `show`: turns an
+    event (before it is cut to a log line's bounds) into a line for people
+    on stdout, or None (see `configure_command_logging`).
 
     Raises:
         ValueError: `fmt` or `level` is not one memd knows.
@@ -97,8 +100,9 @@ def configure_logging(
     else:
         colors = _is_tty(stream) and not os.environ.get("NO_COLOR")
         renderer = structlog.dev.ConsoleRenderer(colors=colors)
+    shown = [] if show is None else [_Shown(show)]
     structlog.configure(
-        processors=[*shared, bound_event, renderer],
+        processors=[*shared, *shown, bound_event, renderer],
         wrapper_class=structlog.make_filtering_bound_logger(level),
         logger_factory=structlog.WriteLoggerFactory(
             file=_rotating(stream, rotate_file) if rotate_file else stream
@@ -106,6 +110,60 @@ def configure_logging(
         context_class=dict,
         cache_logger_on_first_use=True,
     )
+
+
+def configure_command_logging(
+    fmt: str,
+    level: str,
+    *,
+    log_file: str,
+    verbose: bool = False,
+    show: Callable[[str, EventDict], str | None] | None = None,
+) -> None:
+    """Configure logging for a command a person may run in a terminal.
+
+    On a terminal, log records stay off it: they go, as JSON, to `log_file`
+    (memd's log file, rotated like the service's), so nothing comes before or
+    after the command's result; `show` may turn an event into one line for
+    the person, printed on stdout. With `verbose`, or off a terminal (a pipe,
+    journald), records go to stderr as `configure_logging` writes them (JSON
+    off a TTY). A log file that cannot be opened falls back to stderr.
+    """
+    stream = sys.stderr
+    if verbose or not _is_tty(stream):
+        # Under a unit without journald, stderr is `log_file`: rotated by size.
+        configure_logging(fmt, level, stream, rotate_file=log_file)
+        return
+    from memd.fsread import open_regular
+
+    try:
+        os.makedirs(os.path.dirname(log_file) or ".", mode=0o700, exist_ok=True)
+        fd = open_regular(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    except OSError:
+        configure_logging(fmt, level, stream)
+        return
+    log_stream = os.fdopen(fd, "a", encoding="utf-8", buffering=1)
+    configure_logging("json", level, log_stream, rotate_file=log_file, show=show)
+
+
+class _Shown:
+    """A processor: writes `show`'s line for an event to stdout, passes it on."""
+
+    def __init__(self, show: Callable[[str, EventDict], str | None]) -> None:
+        self.show = show
+
+    def __call__(
+        self, logger: WrappedLogger, method_name: str, event_dict: EventDict
+    ) -> EventDict:
+        try:
+            line = self.show(method_name, event_dict)
+        except Exception:  # noqa: BLE001 -- a line for people must never lose the record
+            line = None
+        if line is not None:
+            with contextlib.suppress(OSError, ValueError):
+                sys.stdout.write(line if line.endswith("\n") else line + "\n")
+                sys.stdout.flush()
+        return event_dict
 
 
 def bound_event(

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from memd.agent.profile import (
     NEWEST,
     AgentProfile,
+    fit_version,
     get_profile,
     parse_version,
-    profile_for_version,
 )
 
 TYPE_CHECKING = False
@@ -44,6 +44,8 @@ class ProfileChoice:
     reason: str
     binary: str | None  # the resolved `claude` whose stat keys the cache
     launcher: str | None = None  # `claude` as found on PATH, often a symlink
+    release: str | None = None  # the version `claude --version` gave, if any
+    warning: str | None = None  # a release outside what the profiles cover
 
     @property
     def inputs(self) -> tuple[str, ...]:
@@ -75,14 +77,20 @@ def choose_profile(
         )
     output = agent_version_output(binary, cache_dir)
     version = parse_version(output) if output is not None else None
-    profile = profile_for_version(version)
+    profile, why, warning = fit_version(version)
     if version is None:
         reason = f"auto: {binary} gave no version, so the newest profile"
+        release = None
     else:
-        found = ".".join(map(str, version))
-        reason = f"auto: {binary} is {found}; newest profile not newer than it"
+        release = ".".join(map(str, version))
+        reason = f"auto: {binary} is {release}; {why}"
     return ProfileChoice(
-        profile=profile, reason=reason, binary=binary, launcher=launcher
+        profile=profile,
+        reason=reason,
+        binary=binary,
+        launcher=launcher,
+        release=release,
+        warning=warning,
     )
 
 
@@ -124,6 +132,11 @@ def agent_version_output(binary: str, cache_dir: str) -> str | None:
     if output is not None and "\n" not in output:
         _write_cache(path, key, output)
     return output
+
+
+def probe_version(binary: str) -> str | None:
+    """Run `binary --version` now (no cache), bounded by `PROBE_TIMEOUT_SECONDS`."""
+    return _probe(binary)
 
 
 def _probe(binary: str) -> str | None:

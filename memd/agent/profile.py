@@ -239,7 +239,39 @@ def profile_for_version(version: tuple[int, ...] | None) -> AgentProfile:
 
     A version older than every profile gets the oldest profile.
     """
+    return fit_version(version)[0]
+
+
+def fit_version(
+    version: tuple[int, ...] | None,
+) -> tuple[AgentProfile, str, str | None]:
+    """Return the profile for `version`, why in a few words, and a warning or None.
+
+    The warning is for a release outside what memd's profiles cover (older
+    than the oldest, newer than the newest): memd guesses its behaviour.
+    """
     if version is None:
-        return NEWEST
-    fitting = [p for p in PROFILES if p.version_tuple <= version]
-    return fitting[-1] if fitting else PROFILES[0]
+        return NEWEST, "no version, so the newest profile", None
+    shown = ".".join(map(str, version))
+    known = ", ".join(BY_VERSION)
+    if version < PROFILES[0].version_tuple:
+        oldest = PROFILES[0].version
+        return (
+            PROFILES[0],
+            f"older than every profile, so the oldest, {oldest}",
+            f"Claude Code {shown} is older than every release memd knows ({known});"
+            f" memd assumes it behaves as {oldest}",
+        )
+    exact = [p for p in PROFILES if p.version_tuple == version]
+    if exact:
+        return exact[0], "its own profile", None
+    if version > NEWEST.version_tuple:
+        return (
+            NEWEST,
+            f"newer than every profile, so the newest, {NEWEST.version}",
+            f"Claude Code {shown} is newer than every release memd knows ({known});"
+            f" memd assumes it behaves as {NEWEST.version} (upgrade memd, or pin"
+            " [agent] version)",
+        )
+    fitting = [p for p in PROFILES if p.version_tuple <= version][-1]
+    return fitting, f"the newest profile before it, {fitting.version}", None

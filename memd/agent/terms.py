@@ -9,3 +9,4 @@ from __future__ import annotations
 
 INDEX_NAME = "MEMORY.md"  # the index, at the top of every memory directory
 MEMORY_TYPES = ("user", "feedback", "project", "reference")  # frontmatter `type`
+TEAM_DIR = "team"  # team memory: a directory of its own, with its own MEMORY.md

@@ -18,6 +18,14 @@ if TYPE_CHECKING:
 
 # name -> (module, one-line summary); `--help` imports none of the modules.
 COMMANDS = {
+    "setup": (
+        "memd.cli.commands.setup",
+        "wire memd into Claude Code: hooks, MCP server, user service (--undo)",
+    ),
+    "doctor": (
+        "memd.cli.commands.doctor",
+        "check every part memd needs, one verdict each, with the fix",
+    ),
     "run": (
         "memd.cli.commands.run",
         "run the daemon: watch, lint on save, keep prompts warm, dream nightly",
@@ -127,6 +135,13 @@ def _build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"memd {__version__}")
     parser.add_argument(
         "--debug", action="store_true", help="show tracebacks for internal errors"
+    )
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        default=argparse.SUPPRESS,  # the commands that log take it too
+        help="show log records on stderr (on a terminal they go to memd's log file)",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, summary) in COMMANDS.items():

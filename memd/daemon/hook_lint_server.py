@@ -49,16 +49,22 @@ class HookLinter:
         self,
         config: Callable[[], tuple[Config, list[object] | None]],
         is_watched: Callable[[str], bool],
+        heartbeat_age: Callable[[], float | None] = lambda: None,
     ):
         # (config, the lint settings it was loaded under), swapped on a reload
         self._config = config
         self._is_watched = is_watched
+        # Seconds since the settle thread last finished a round: a ping answered
+        # with a large one means this thread lives but the daemon's work is stuck.
+        self._heartbeat_age = heartbeat_age
         self._caches: dict[str, ParseCache] = {}
 
     def answer(self, request: object) -> dict[str, object]:
         """The answer to one decoded request."""
         if not isinstance(request, dict):
             return {"refused": "not a request"}
+        if request.get("ping") is True:
+            return {"pong": os.getpid(), "heartbeat_age": self._heartbeat_age()}
         memory_dir, profile = request.get("lint"), request.get("profile")
         if not isinstance(memory_dir, str) or not isinstance(profile, str | None):
             return {"refused": "not a request"}

@@ -150,9 +150,14 @@ class _Daemon:
         self._ignore_own_files()
         self.choice = self._choose_profile(None)
         self.recall = RecallFeed(config.cache_dir, log)
+        # When the settle thread last reported (monotonic: a suspend is no stall).
+        self.last_round: float | None = None
         self.hook_linter = HookLinter(
             lambda: (self.config, self.lint_settings),
             lambda memory_dir: memory_dir in self._known(),
+            lambda: (
+                None if self.last_round is None else time.monotonic() - self.last_round
+            ),
         )
         self.hook_lint_server = HookLintServer(
             socket_path(env, state_dir=config.state_dir), self.hook_linter.answer, log
@@ -384,6 +389,7 @@ class _Daemon:
     def _report(self) -> None:
         """Tell systemd and daemon.json how things stand (READY=1 the first time)."""
         line = self._status_line()
+        self.last_round = time.monotonic()
         if not self.ready.is_set():
             self.ready.set()
             self._write_status(force=True, wait=True)

@@ -469,6 +469,7 @@ def undo_dream(
             "status": "undone",
             "entries": 0,
             "message": f"dream {target.number} of {target.created} undone",
+            "undone_at": now.isoformat(),  # status shows this, not the dream's time
         }
         record["generation"] = own.number
         if marks is not None:

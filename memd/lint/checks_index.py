@@ -3,8 +3,11 @@
 The agent loads MEMORY.md through `truncate_entrypoint`, which trims it, keeps
 200 lines and then 25,000 UTF-16 units, cutting from the bottom: the newest
 entries are the ones lost. These checks name exactly which entries that is.
-Team files are indexed from the private MEMORY.md as `team/x.md`; `./x.md`
-is the same as `x.md`. Links that leave the directory are reported, never followed.
+Team memory is its own index: files under `team/` are linked from
+`team/MEMORY.md` (linted as a directory of its own, `memd.lint.targets`), so
+they are never orphans of the private index; a private link to `team/x.md`
+still reaches its file. `./x.md` is the same as `x.md`. Links that leave the
+directory are reported, never followed.
 
 Any link reaches its file (the agent reads the whole index), so every link
 counts against orphans and dangling targets, and so do `[[name]]` links in
@@ -20,7 +23,7 @@ from dataclasses import dataclass
 
 from memd.agent.jscompat import JS_WHITESPACE
 from memd.agent.prompt import view_index
-from memd.agent.terms import INDEX_NAME
+from memd.agent.terms import INDEX_NAME, TEAM_DIR
 from memd.agent.truncation import (
     MAX_ENTRYPOINT_LINES,
     MAX_ENTRYPOINT_UNITS,
@@ -250,6 +253,11 @@ def classify_links(
     return tuple(result)
 
 
+def is_team_file(relpath: str) -> bool:
+    """Whether `relpath` is under `team/`: the team index's, not the private one's."""
+    return relpath.startswith(TEAM_DIR + "/")
+
+
 def topic_wiki_targets(files: tuple[MemoryFile, ...]) -> frozenset[str]:
     """Return the relpaths that `[[name]]` links in topic files reach."""
     names = {f.relpath: f.name for f in files if f.name}
@@ -311,7 +319,7 @@ def check_orphans(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
     linked = {relpath for _, relpath in _local_targets(ctx)}
     linked.update(topic_wiki_targets(ctx.files))
     for f in ctx.files:
-        if f.relpath not in linked:
+        if f.relpath not in linked and not is_team_file(f.relpath):
             yield rule.diag(
                 f.relpath,
                 "nothing in MEMORY.md or another memory links to this file",

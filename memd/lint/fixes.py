@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memd.agent.terms import INDEX_NAME
-from memd.lint.checks_index import classify_links, topic_wiki_targets
+from memd.lint.checks_index import classify_links, is_team_file, topic_wiki_targets
 from memd.memory.index import (
     escape_inline,
     linked_relpaths,
@@ -169,6 +169,7 @@ def _plan_index(memdir: MemDir, data: bytes | None) -> FileEdit | None:
         f
         for f in memdir.files
         if f.relpath not in linked
+        and not is_team_file(f.relpath)  # team/MEMORY.md indexes those
         and is_safe_to_rewrite(f)
         and f.dialect
         and is_utf8_name(f.relpath)

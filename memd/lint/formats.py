@@ -71,8 +71,13 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 or word == "info" else f"{n} {word}s"
 
 
-def render_text(diagnostics: tuple[Diagnostic, ...], *, color: bool = False) -> str:
-    """Return findings grouped by file, each with its hint, then a summary line."""
+def render_text(
+    diagnostics: tuple[Diagnostic, ...], *, color: bool = False, summary: bool = True
+) -> str:
+    """Return findings grouped by file, each with its hint, then a summary line.
+
+    `summary` False: no summary line (`memd run` writes findings as they come).
+    """
 
     def paint(text: str, code: str) -> str:
         return f"{code}{text}{_RESET}" if color else text
@@ -95,7 +100,8 @@ def render_text(diagnostics: tuple[Diagnostic, ...], *, color: bool = False) -> 
             if d.hint:
                 out.append(paint(f"{'':>11}hint: {d.hint}", _DIM))
         out.append("")
-    out.append(summary_line(diagnostics))
+    if summary:
+        out.append(summary_line(diagnostics))
     return "\n".join(out) + "\n"
 
 

@@ -1,18 +1,24 @@
 """What `memd lint` and `memd fix` act on: memory dirs, project roots, lone files.
 
 A PATH may be a memory directory, a project root (resolved as the agent
-resolves it) or a single topic file; no PATH means every
-`<base>/projects/*/memory` directory.
+resolves it) or a single topic file; no PATH means the current directory's
+project (or the memory dir the current directory is), as for every other
+command, and `every` (`--all`) every `<base>/projects/*/memory` directory.
 """
 
 from __future__ import annotations
 
 import os
+import posixpath
 import stat
 from dataclasses import dataclass
 
-from memd.agent.terms import INDEX_NAME
+from memd.agent.terms import INDEX_NAME, TEAM_DIR
 from memd.fsread import list_names
+from memd.lint.checks_index import is_team_file
+
+TEAM_PREFIX = TEAM_DIR + "/"
+ORPHAN_CODE = "I006"
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -21,7 +27,7 @@ if TYPE_CHECKING:
     from memd.agent.profile import ProfileSpec
     from memd.config import Config
     from memd.diagnostics import Diagnostic
-    from memd.memory.memdir import ParseCache
+    from memd.memory.memdir import MemDir, ParseCache
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,19 +48,26 @@ def resolve_targets(
     env: Mapping[str, str] | None = None,
     *,
     profile: ProfileSpec = None,
+    every: bool = False,
+    cwd: str | None = None,
 ) -> tuple[Target, ...]:
-    """Return the memory dirs and files `paths` name; none: every known memory dir.
+    """Return the memory dirs and files `paths` name; none: `cwd`'s project's.
 
-    A project directory is resolved to its memory dir as `profile` (the
-    agent release in force; None: the newest) would resolve it.
+    With `every` and no paths: every known memory dir. A project directory
+    is resolved to its memory dir as `profile` (the agent release in force;
+    None: the newest) would resolve it. A current project with no memory
+    dir yet gives no target (see `current_memory_dir`).
 
     Raises:
         UsageError: a path does not exist, or is a project with no memory dir.
     """
     from memd.errors import UsageError
 
-    if not paths:
+    if not paths and every:
         return discover_targets(env)
+    if not paths:
+        here = current_memory_dir(cwd or os.getcwd(), env, profile)
+        return (Target(here, True),) if os.path.isdir(here) else ()
     targets: list[Target] = []
     for raw in paths:
         path = os.path.abspath(raw)
@@ -76,6 +89,24 @@ def resolve_targets(
         else:
             raise UsageError(f"{raw}: not a regular file or directory")
     return tuple(dict.fromkeys(targets))  # in order, without repeats
+
+
+def current_memory_dir(
+    cwd: str, env: Mapping[str, str] | None, profile: ProfileSpec
+) -> str:
+    """The memory dir a command run in `cwd` acts on, whether or not it exists.
+
+    `cwd` itself when it is a memory dir (it holds MEMORY.md, or is named
+    `memory`); else its project's, resolved as the agent resolves it.
+    """
+    from memd.agent.paths import resolve_memory_location
+
+    if os.path.isfile(os.path.join(cwd, INDEX_NAME)) or os.path.basename(
+        cwd.rstrip(os.sep)
+    ) in ("memory", "team"):
+        return cwd
+    location = resolve_memory_location(cwd, env, profile=profile)
+    return location.memory_dir.rstrip(os.sep)
 
 
 def _errno_text(error: OSError) -> str:
@@ -174,7 +205,23 @@ def infer_memory_dir(path: str) -> tuple[str, str]:
         (os.path.dirname(a) for a in ancestors if os.path.basename(a) == "logs"),
         here,
     )
+    chosen = team_owner(chosen) or chosen  # a team file is its memory dir's too
     return chosen, os.path.relpath(path, chosen).replace(os.sep, "/")
+
+
+def team_owner(directory: str) -> str | None:
+    """The memory dir whose `team/` `directory` is, or None.
+
+    `memd lint DIR/team` and `memd lint DIR/team/x.md` lint `DIR` and keep the
+    team's findings, so they equal what `memd lint DIR` says of the team.
+    """
+    directory = directory.rstrip(os.sep)
+    parent = os.path.dirname(directory)
+    if os.path.basename(directory) != TEAM_DIR or not os.path.isdir(directory):
+        return None
+    if _is_index_of(parent) or os.path.basename(parent) == "memory":
+        return parent
+    return None
 
 
 def lint_targets(
@@ -215,6 +262,11 @@ def lint_targets(
     for target in targets:
         if target.error is not None:
             found.append(_unreadable(target))
+        elif target.is_dir and (owner := team_owner(target.path)) is not None:
+            if owner not in wanted:
+                wanted[owner] = {TEAM_PREFIX}
+            elif (chosen := wanted[owner]) is not None:
+                chosen.add(TEAM_PREFIX)
         elif target.is_dir:
             wanted[target.path.rstrip(os.sep)] = None
         else:
@@ -234,7 +286,11 @@ def lint_targets(
             secret_allow=secret_allow,
         )
         for d in diagnostics:
-            if relpaths is None or d.path in relpaths:
+            if (
+                relpaths is None
+                or d.path in relpaths
+                or (TEAM_PREFIX in relpaths and is_team_file(d.path))
+            ):
                 path = display_path(memory_dir, d.path, cwd=cwd)
                 found.append(dataclasses.replace(d, path=path))
     return tuple(sorted(dict.fromkeys(found), key=sort_key))
@@ -276,19 +332,63 @@ def lint_dir(
     cache: ParseCache | None = None,
     secret_allow: frozenset[str] = frozenset(),
 ) -> tuple[Diagnostic, ...]:
-    """Read one memory directory and lint it, file-level findings included."""
-    from memd.lint.engine import lint_memdir
+    """Read one memory directory and lint it, file-level findings included.
+
+    A `team/` holding its own MEMORY.md is team memory, an index of its own:
+    its files are judged against it (their findings replace the private
+    lint's), and a private `team/x.md` link still reaches its file. A lone
+    team file, or `DIR/team`, is linted as part of `DIR` (`team_owner`), so
+    one team file's lint equals its directory's.
+    """
+    import dataclasses
+
+    from memd.lint.checks_index import classify_links
+    from memd.lint.engine import lint_memdir, sort_key
+    from memd.memory.index import parse_index
     from memd.memory.reader import load_memdir
 
-    memdir = load_memdir(memory_dir, cache=cache, max_file_bytes=max_file_bytes)
-    return lint_memdir(
-        memdir,
-        severities=severities,
-        why_labels=why_labels,
-        how_labels=how_labels,
-        profile=profile,
-        secret_allow=secret_allow,
-    )
+    def lint(
+        directory: str, cache: ParseCache | None
+    ) -> tuple[tuple[Diagnostic, ...], MemDir]:
+        memdir = load_memdir(directory, cache=cache, max_file_bytes=max_file_bytes)
+        found = lint_memdir(
+            memdir,
+            severities=severities,
+            why_labels=why_labels,
+            how_labels=how_labels,
+            profile=profile,
+            secret_allow=secret_allow,
+        )
+        return found, memdir
+
+    found, memdir = lint(memory_dir, cache)
+    team = os.path.join(memory_dir, TEAM_DIR)
+    if team_owner(team) != memory_dir.rstrip(os.sep) or not _is_index_of(team):
+        return found
+    # The agent's own convention indexes team files from the private MEMORY.md
+    # as `team/x.md`: such a link reaches the file too, so it is no orphan.
+    linked = {
+        relpath.removeprefix(TEAM_PREFIX)
+        for relpath, _ in classify_links(
+            parse_index(memdir.index_text or ""), memdir.files
+        )
+        if relpath is not None and is_team_file(relpath)
+    }
+    private = [d for d in found if not is_team_file(d.path)]
+    shared = [
+        dataclasses.replace(d, path=posixpath.normpath(TEAM_PREFIX + d.path))
+        for d in lint(team, None)[0]  # the cache holds the private dir's parses
+        if not (d.code == ORPHAN_CODE and d.path in linked)
+    ]
+    return tuple(sorted([*private, *shared], key=sort_key))
+
+
+def _is_index_of(directory: str) -> bool:
+    """Whether `directory` holds a MEMORY.md (a regular file, links not followed)."""
+    try:
+        return stat.S_ISREG(os.lstat(os.path.join(directory, INDEX_NAME)).st_mode)
+    except OSError:
+        return False
 
 
 def _unreadable(target: Target) -> Diagnostic:

@@ -248,14 +248,21 @@ class Served:
 
 
 def serve(
-    project_root: str, mode: str | None, config: Config, env: Mapping[str, str]
+    project_root: str,
+    mode: str | None,
+    config: Config,
+    env: Mapping[str, str],
+    *,
+    create: bool = True,
 ) -> Served:
     """Resolve `project_root`, then return its prompt, rendering and saving if stale.
 
     When memory is off, emits `memdir_disabled` and returns a `Served` that is
-    not `enabled`. Otherwise creates the memory directory (and the team
-    directory in team mode) if it is missing, as the agent does, and emits
-    `memdir_loaded` when it rendered.
+    not `enabled`. Otherwise, with `create`, makes the memory directory (and
+    the team directory in team mode) if it is missing, as the agent does at a
+    session's start; `memd prompt`, which only shows the prompt, passes False
+    (a missing directory renders as an empty one). Emits `memdir_loaded` when
+    it rendered.
 
     Raises:
         ValueError: `mode` is not a known mode.
@@ -283,9 +290,10 @@ def serve(
             profile_reason=choice.reason,
         )
     memory_dir = location.memory_dir
-    os.makedirs(memory_dir, exist_ok=True)
-    if mode == "team":
-        os.makedirs(location.team_dir, exist_ok=True)
+    if create:
+        os.makedirs(memory_dir, exist_ok=True)
+        if mode == "team":
+            os.makedirs(location.team_dir, exist_ok=True)
     store = SnapshotStore(config.cache_dir)
     guidelines = env.get(EXTRA_GUIDELINES_ENV)
     data = store.read_fresh_bytes(

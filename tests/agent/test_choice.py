@@ -103,3 +103,48 @@ class TestChooseProfile:
 
         assert "2.1.332" == choice.profile.version
         assert "gave no version" in choice.reason
+
+
+class TestTrueReasons:
+    @pytest.mark.parametrize(
+        ("output", "profile", "reason", "warns"),
+        [
+            ("2.1.400 (Claude Code)", "2.1.332", "newer than every profile", True),
+            ("2.0.5 (Claude Code)", "2.1.112", "older than every profile", True),
+            ("2.1.200 (Claude Code)", "2.1.112", "the newest profile before it", False),
+            ("2.1.332 (Claude Code)", "2.1.332", "its own profile", False),
+        ],
+    )
+    def test_reason_and_warning(
+        self,
+        isolated_home: Home,
+        tmp_path: Path,
+        output: str,
+        profile: str,
+        reason: str,
+        warns: bool,
+    ) -> None:
+        """Outside the known releases a warning; a reason that is true in all four."""
+        fake_claude(tmp_path / "bin", output)
+        env = {**os.environ, "PATH": str(tmp_path / "bin")}
+
+        choice = choose_profile("auto", env, str(isolated_home.cache))
+
+        assert profile == choice.profile.version
+        assert reason in choice.reason
+        assert "not newer than it" not in choice.reason
+        assert warns == (choice.warning is not None)
+
+    def test_the_warning_names_the_release_and_what_memd_assumes(
+        self, isolated_home: Home, tmp_path: Path
+    ) -> None:
+        fake_claude(tmp_path / "bin", "2.1.400 (Claude Code)")
+        env = {**os.environ, "PATH": str(tmp_path / "bin")}
+
+        choice = choose_profile("auto", env, str(isolated_home.cache))
+
+        assert choice.warning is not None
+        assert choice.warning.startswith(
+            "Claude Code 2.1.400 is newer than every release memd knows"
+            " (2.1.112, 2.1.332); memd assumes it behaves as 2.1.332"
+        )

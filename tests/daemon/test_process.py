@@ -353,19 +353,22 @@ class TestStatusCommand:
         wait_for(lambda: _status(daemon)["next_dream"], timeout=10, what="a next dream")
 
     def test_never_started(self) -> None:
-        """With no daemon ever run, status says so and exits 0."""
+        """With no daemon ever run, status says so, names the start, and exits 3."""
         done = subprocess.run(
             [*MEMD, "status"], capture_output=True, text=True, check=False
         )
 
-        assert 0 == done.returncode
+        assert 3 == done.returncode
         assert "memd is not running" in done.stdout
+        assert "start it with `memd service install`" in done.stdout
 
 
 def _status(daemon: Daemon) -> dict:  # type: ignore[type-arg]
     result = daemon.memd("status", "--format", "json")
-    assert 0 == result.returncode, result.stderr
-    return json.loads(result.stdout)  # type: ignore[no-any-return]
+    status = json.loads(result.stdout)
+    # 0 while it runs and answers, 3 once it does not (README, exit status)
+    assert (0 if status["responding"] else 3) == result.returncode, result.stderr
+    return status  # type: ignore[no-any-return]
 
 
 class TestRecovery:

@@ -23,13 +23,17 @@ def _apply(root: Path, edits: tuple[FileEdit, ...]) -> None:
 
 class TestIndexFixes:
     def test_adds_orphans_with_name_and_description(self, make_memdir) -> None:  # type: ignore[no-untyped-def]
-        """An orphan gets `- [name](relpath) — description` at the end of the index."""
+        """An orphan gets `- [name](relpath) — description` at the end of the index;
+        a team file is team/MEMORY.md's, never written into the private index."""
         make_memdir.write("MEMORY.md", "# Index\n\n- [A](a.md) — first\n\n")
         make_memdir.topic(
             "a.md", name="A", description="the first memory here", type="user"
         )
         make_memdir.topic(
-            "team/b.md", name="Team B", description="a team memory", type="reference"
+            "sub/b.md", name="Sub B", description="a nested memory", type="reference"
+        )
+        make_memdir.topic(
+            "team/c.md", name="Team C", description="a team memory", type="reference"
         )
 
         [edit] = _plan(make_memdir.root)
@@ -37,7 +41,7 @@ class TestIndexFixes:
         assert "MEMORY.md" == edit.relpath
         assert (
             b"# Index\n\n- [A](a.md) \xe2\x80\x94 first\n"
-            b"- [Team B](team/b.md) \xe2\x80\x94 a team memory\n" == edit.new
+            b"- [Sub B](sub/b.md) \xe2\x80\x94 a nested memory\n" == edit.new
         )
 
     def test_drops_gone_and_duplicate_entries(self, make_memdir) -> None:  # type: ignore[no-untyped-def]

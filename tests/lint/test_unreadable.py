@@ -82,7 +82,7 @@ class TestUnreadableBase:
         _memory_dir(world)
         (world / "home" / locked).chmod(0o000)
 
-        done = _memd(world, "lint", "--format", "json")
+        done = _memd(world, "lint", "--all", "--format", "json")
         found = json.loads(done.stdout)["diagnostics"]
 
         assert (1, ["F005"], True) == (
@@ -96,7 +96,7 @@ class TestUnreadableBase:
         _memory_dir(world)
         (world / "home" / ".claude" / "projects").chmod(0o000)
 
-        done = _memd(world, "fix")
+        done = _memd(world, "fix", "--all")
 
         assert (2, 1, True) == (
             done.returncode,
@@ -147,7 +147,7 @@ class TestNotADirectory:
         claude.mkdir(parents=True)
         (claude / "projects").write_text("not a directory\n")
 
-        done = _memd(world, "lint", "--format", "json")
+        done = _memd(world, "lint", "--all", "--format", "json")
         found = json.loads(done.stdout)["diagnostics"]
 
         assert (1, ["F005"], True) == (

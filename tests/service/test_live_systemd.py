@@ -221,3 +221,33 @@ class TestLiveUserManager:
             UNIT, "LoadState", "ActiveState"
         )
         assert False is Path(f"/proc/{pid}").exists()
+
+    def test_setup_then_doctor_is_all_green(self, live: UserManager) -> None:
+        """A HOME with no memd in it: `memd setup` installs the hooks, the MCP
+        server and the service under this live manager, and `memd doctor` then
+        passes every check against the daemon the unit started."""
+        claude = Path(live.extra_path) / "claude"
+        live.write(claude, "#!/bin/sh\necho '2.1.332 (Claude Code)'\n")
+        claude.chmod(0o755)
+        settings = live.home / ".claude/settings.json"
+        live.write(settings, '{\n  "model": "opus"\n}\n')
+        before = settings.read_bytes()
+
+        setup = live.run("memd", "setup")
+        doctor = live.run("memd", "doctor")
+
+        assert 0 == setup.returncode, setup.stdout + setup.stderr
+        assert {"ActiveState": "active", "SubState": "running"} == live.show(
+            UNIT, "ActiveState", "SubState"
+        )
+        verdicts = {line.split()[0] for line in doctor.stdout.splitlines()}
+        assert 0 == doctor.returncode, doctor.stdout
+        assert {"OK"} == verdicts - {"fix:"}, doctor.stdout
+        assert '"PostToolUse"' in settings.read_text()
+
+        undo = live.run("memd", "setup", "--undo")
+
+        assert 0 == undo.returncode, undo.stdout + undo.stderr
+        assert before == settings.read_bytes()
+        assert False is _unit_file(live).exists()
+        assert {"LoadState": "not-found"} == live.show(UNIT, "LoadState")

@@ -7,8 +7,13 @@ import os
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Callable, MutableMapping
+    from typing import Any
 
     from memd.agent.paths import MemoryLocation
+    from memd.agent.profile import ProfileSpec
+    from memd.config import Config
+    from memd.lint.targets import Target
 
 # Memory switched off is the person's choice, not a failure: prompt, log and
 # dream all exit with this status (README, "When auto memory is off").
@@ -28,13 +33,43 @@ def add_project_argument(
 
 
 def add_paths_argument(parser: argparse.ArgumentParser) -> None:
-    """Add the PATH list: memory dirs, project roots or topic files."""
+    """Add the PATH list (memory dirs, project roots or topic files) and `--all`."""
     parser.add_argument(
         "paths",
         nargs="*",
         metavar="PATH",
         help="memory directory, project root or .md file "
-        "(default: every <base>/projects/*/memory)",
+        "(default: the current directory's project)",
+    )
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        dest="all_projects",
+        help="every project: each <base>/projects/*/memory",
+    )
+
+
+def chosen_targets(
+    args: argparse.Namespace, profile: ProfileSpec
+) -> tuple[tuple[Target, ...], str]:
+    """The lint targets of `args` (PATHs, `--all`, or the current project), and,
+    when there are none, the line that says why (else "")."""
+    from memd.agent.paths import memory_base_dir
+    from memd.errors import UsageError
+    from memd.lint.targets import current_memory_dir, resolve_targets
+
+    if args.paths and args.all_projects:
+        raise UsageError("give PATHs or --all, not both")
+    targets = resolve_targets(args.paths, profile=profile, every=args.all_projects)
+    if targets:
+        return targets, ""
+    if args.all_projects:
+        base = os.path.join(memory_base_dir(), "projects")
+        return (), f"no memory yet: no project has a memory directory under {base}"
+    here = current_memory_dir(os.getcwd(), None, profile)
+    return (), (
+        f"no memory for this project yet ({here} does not exist);"
+        " `--all` acts on every project"
     )
 
 
@@ -76,3 +111,34 @@ def report_memory_off(location: MemoryLocation, *, nothing: str, as_json: bool) 
         }
         sys.stdout.write(json.dumps(out, indent=2, ensure_ascii=False) + "\n")
     return MEMORY_OFF_EXIT
+
+
+def add_verbose_argument(parser: argparse.ArgumentParser) -> None:
+    """Add `-v`/`--verbose`: show the log records on stderr, on a terminal too."""
+    import argparse
+
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        default=argparse.SUPPRESS,  # so a subcommand's -v does not undo the parent's
+        help="show log records on stderr (on a terminal they go to memd's log file)",
+    )
+
+
+def configure_command_logs(
+    config: Config,
+    args: argparse.Namespace,
+    show: Callable[[str, MutableMapping[str, Any]], str | None] | None = None,
+) -> None:
+    """Log as a command people run: off the terminal unless `-v` (memd.logconfig)."""
+    from memd.logconfig import configure_command_logging
+    from memd.service.units import log_file_path
+
+    configure_command_logging(
+        config.log_format,
+        config.log_level,
+        log_file=log_file_path(config.state_dir),
+        verbose=bool(getattr(args, "verbose", False)),
+        show=show,
+    )

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from memd.cli.commands._options import (
     add_project_argument,
+    add_verbose_argument,
+    configure_command_logs,
     project_dir,
     report_memory_off,
 )
@@ -48,6 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="print the unified diff the dream would apply and write nothing",
     )
+    add_verbose_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -57,10 +60,10 @@ def run(args: argparse.Namespace) -> int:
     from memd.config import load_config
     from memd.kairos.dream import run_dream
     from memd.kairos.scheduler import is_due
-    from memd.logconfig import configure_logging, get_logger
+    from memd.logconfig import get_logger
 
     config = load_config()
-    configure_logging(config.log_format, config.log_level)
+    configure_command_logs(config, args)
     log = get_logger(component="dream")
     now = datetime.datetime.now().astimezone()
     if args.action == "undo":
@@ -78,7 +81,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         for memory_dir in _memory_dirs(args, config):
             if not (args.now or args.dry_run) and not is_due(config, memory_dir, now):
-                print(f"{memory_dir}: not due (tonight's dream already ran)")
+                why = _not_due_reason(config, memory_dir, now)
+                print(f"{memory_dir}: not due ({why})")
                 continue
             result = run_dream(
                 memory_dir,
@@ -148,6 +152,35 @@ def _telemetry(config: Config) -> TelemetrySink | None:
 
     return TelemetrySink(
         default_path(config.state_dir), max_bytes=config.telemetry_max_bytes
+    )
+
+
+def _not_due_reason(config: Config, memory_dir: str, now: datetime.datetime) -> str:
+    """Why `memory_dir` does not dream now, in words that are true for it."""
+    import datetime as dt
+
+    from memd.kairos.daily_log import memory_key
+    from memd.kairos.dream import dream_status
+    from memd.kairos.schedule import latest_slot, next_dream_time
+    from memd.kairos.scheduler import dream_zone
+
+    zone = dream_zone(config)
+    upcoming = next_dream_time(now, config.dream_time, zone).isoformat("T", "minutes")
+    record = dream_status(config.state_dir).get(memory_key(memory_dir), {})
+    raw = record.get("last_run")
+    try:
+        last = dt.datetime.fromisoformat(raw) if isinstance(raw, str) else None
+    except ValueError:
+        last = None
+    slot = latest_slot(now, config.dream_time, zone)
+    if last is not None and last >= slot:
+        ran = last.isoformat("T", "minutes")
+        return f"this night's dream already ran, at {ran}; the next is at {upcoming}"
+    never = "no dream has run here yet; " if last is None else ""
+    return (
+        f"{never}the last slot, {slot.isoformat('T', 'minutes')}, is more than"
+        f" {config.dream_grace_hours:g} h past; the next is at {upcoming}"
+        " (`--now` dreams now)"
     )
 
 

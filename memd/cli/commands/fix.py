@@ -34,6 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from memd.agent.choice import in_force
+    from memd.cli.commands._options import chosen_targets
     from memd.config import load_config
     from memd.lint.fix_files import (
         apply_edit,
@@ -41,13 +42,16 @@ def run(args: argparse.Namespace) -> int:
         plan_single_file,
         shown,
     )
-    from memd.lint.targets import resolve_targets
 
     config = load_config()
     max_file_bytes = config.max_topic_file_bytes
     changed = skipped = unreadable = 0
     profile = in_force(config).profile
-    for target in resolve_targets(args.paths, profile=profile):
+    targets, none = chosen_targets(args, profile)
+    if none:
+        print(none)
+        return 0
+    for target in targets:
         if target.error is not None:
             unreadable += 1
             print(f"memd: cannot read {target.path}: {target.error}", file=sys.stderr)

@@ -200,19 +200,27 @@ def memd_executable() -> str:
 
 
 def _edit_settings(args: argparse.Namespace, *, install: bool) -> int:
+    sys.stdout.write(
+        edit_hooks(settings_file(args), install=install, dry_run=args.dry_run)
+    )
+    return 0
+
+
+def edit_hooks(path: str, *, install: bool, dry_run: bool) -> str:
+    """Install or remove memd's hooks in the settings file `path`; what it did.
+
+    `memd hook install|uninstall` and `memd setup` both make this edit.
+    """
     from memd.hooks.settings import plan_edit
     from memd.hooks.settings_file import apply_json_edit
 
     executable = memd_executable()
-    sys.stdout.write(
-        apply_json_edit(
-            settings_file(args),
-            lambda current, backup: plan_edit(
-                current, backup, install=install, memd_executable=executable
-            ),
-            what="memd hooks",
-            install=install,
-            dry_run=args.dry_run,
-        )
+    return apply_json_edit(
+        path,
+        lambda current, backup: plan_edit(
+            current, backup, install=install, memd_executable=executable
+        ),
+        what="memd hooks",
+        install=install,
+        dry_run=dry_run,
     )
-    return 0

@@ -1,4 +1,6 @@
-"""`memd lint [PATH…]`: check memory directories, project roots or single topic files.
+"""`memd lint [PATH…|--all]`: check memory dirs, project roots or single topic files.
+
+No PATH: the current directory's project; `--all`: every project.
 
 Exit status: 0 clean, 1 errors (or warnings with `--strict`), 2 usage or I/O.
 """
@@ -8,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 
-from memd.cli.commands._options import add_paths_argument
+from memd.cli.commands._options import add_paths_argument, chosen_targets
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -47,11 +49,15 @@ def run(args: argparse.Namespace) -> int:
     from memd.agent.choice import in_force
     from memd.config import load_config
     from memd.lint.formats import render
-    from memd.lint.targets import lint_targets, resolve_targets
+    from memd.lint.targets import lint_targets
 
     config = load_config()
     profile = in_force(config).profile
-    targets = resolve_targets(args.paths, profile=profile)
+    targets, none = chosen_targets(args, profile)
+    if none and args.format == "text":
+        # Not "no problems found": there was nothing to look at.
+        print(none)
+        return 0
     diagnostics = lint_targets(targets, config=config, profile=profile)
     color = args.color == "always" or (
         args.color == "auto" and _is_tty() and "NO_COLOR" not in os.environ

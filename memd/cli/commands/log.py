@@ -35,9 +35,22 @@ def run(args: argparse.Namespace) -> int:
     location = resolve_in_force(project_dir(args), load_config())
     if not location.enablement.enabled:
         return report_memory_off(location, nothing="nothing logged", as_json=False)
+    if not args.text and _is_terminal(sys.stdin):
+        # Otherwise a person sees a silent, hung command.
+        print(
+            "memd log: type the entry, then Ctrl-D on a line of its own (or pass TEXT)",
+            file=sys.stderr,
+        )
     text = " ".join(args.text) if args.text else sys.stdin.read()
     if not text.strip():
         raise UsageError("nothing to log: give TEXT or pipe it on stdin")
     now = datetime.datetime.now().astimezone()
     append_entry(location.memory_dir, text, now=now)
     return 0
+
+
+def _is_terminal(stream: object) -> bool:
+    try:
+        return bool(stream.isatty())  # type: ignore[attr-defined]
+    except (AttributeError, ValueError):
+        return False

@@ -72,6 +72,13 @@ def run(args: argparse.Namespace) -> int:
         from memd.errors import UsageError
 
         raise UsageError(str(error)) from None
+    if os.isatty(0):
+        # An MCP client talks on stdin; a person who ran this sees why it waits.
+        print(
+            f"memd mcp: serving {project.memory_dir} over MCP on stdin/stdout;"
+            " waiting for a client's JSON-RPC (Ctrl-C stops it)",
+            file=sys.stderr,
+        )
     with claimed_stdio() as (wire_in, wire_out):
         first = greet(wire_in, wire_out)
         if first is not None:  # a tool call: now the SDK, after the handshake
@@ -84,33 +91,39 @@ def run(args: argparse.Namespace) -> int:
 def _edit_claude_json(args: argparse.Namespace, *, install: bool) -> int:
     """Add (install) or remove memd's server in Claude Code's user config."""
     from memd.cli.commands.hook import memd_executable
-    from memd.hooks.settings import plan_json_edit
-    from memd.hooks.settings_file import apply_json_edit
-    from memd.mcp_server.install import (
-        claude_json_path,
-        client_snippets,
-        with_memd_server,
-        without_memd_server,
-    )
+    from memd.mcp_server.install import claude_json_path, client_snippets
 
-    executable = memd_executable()
     if install and args.print:
-        sys.stdout.write(client_snippets(executable))
+        sys.stdout.write(client_snippets(memd_executable()))
         return 0
     sys.stdout.write(
-        apply_json_edit(
-            claude_json_path(os.environ),
-            lambda current, backup: plan_json_edit(
-                current,
-                backup,
-                install=install,
-                add=lambda config: with_memd_server(config, executable),
-                remove=without_memd_server,
-            ),
-            what="memd MCP server",
-            install=install,
-            dry_run=args.dry_run,
-            max_bytes=MAX_CLAUDE_JSON_BYTES,
-        )
+        edit_server(claude_json_path(os.environ), install=install, dry_run=args.dry_run)
     )
     return 0
+
+
+def edit_server(path: str, *, install: bool, dry_run: bool) -> str:
+    """Add or remove memd's server in Claude Code's user config `path`; what it did.
+
+    `memd mcp install|uninstall` and `memd setup` both make this edit.
+    """
+    from memd.cli.commands.hook import memd_executable
+    from memd.hooks.settings import plan_json_edit
+    from memd.hooks.settings_file import apply_json_edit
+    from memd.mcp_server.install import with_memd_server, without_memd_server
+
+    executable = memd_executable()
+    return apply_json_edit(
+        path,
+        lambda current, backup: plan_json_edit(
+            current,
+            backup,
+            install=install,
+            add=lambda config: with_memd_server(config, executable),
+            remove=without_memd_server,
+        ),
+        what="memd MCP server",
+        install=install,
+        dry_run=dry_run,
+        max_bytes=MAX_CLAUDE_JSON_BYTES,
+    )

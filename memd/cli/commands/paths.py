@@ -48,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
         extra = {
             "today_log_path": today_log,
             "profile_reason": choice.reason,
+            "profile_warning": choice.warning,
             "identity": identity.identity if identity else None,
             "identity_source": identity.source if identity else None,
             "identity_from": identity.detail if identity else None,
@@ -80,6 +81,8 @@ def run(args: argparse.Namespace) -> int:
     width = max(len(label) for label, _ in rows)
     for label, value in rows:
         print(f"{label + ':':<{width + 1}} {value}")
+    if choice.warning:
+        print(f"memd: warning: {choice.warning}", file=sys.stderr)
     for diagnostic in location.diagnostics:
         where = diagnostic.path
         if diagnostic.line is not None:

@@ -132,7 +132,8 @@ def run(args: argparse.Namespace) -> int:
     from memd.snapshot.serve import serve
 
     env = os.environ
-    served = serve(project_dir(args), args.mode, load_config(env), env)
+    # Showing a prompt creates nothing: only the agent's session makes the dir.
+    served = serve(project_dir(args), args.mode, load_config(env), env, create=False)
     if not served.enabled:
         return report_memory_off(
             served.location, nothing="no prompt", as_json=args.format == "json"

@@ -1,31 +1,105 @@
-"""`memd run`: the daemon, in the foreground (systemd and launchd supervise it)."""
+"""`memd run`: the daemon, in the foreground (systemd and launchd supervise it).
+
+Under a service manager (stderr no terminal) every log record is a JSON line
+on stderr, for the journal. In a terminal the records go to memd's log file
+(`-v` shows them instead) and the person sees readable lines: first what it
+watches and how to stop it, then each file that turns invalid with its
+findings as `memd lint` writes them, each one fixed, and any warning.
+"""
 
 from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import MutableMapping
+    from typing import Any
+
+    from memd.config import Config
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add `--foreground` (the only way memd runs; accepted for service files)."""
+    from memd.cli.commands._options import add_verbose_argument
+
     parser.add_argument(
         "--foreground",
         action="store_true",
         help="stay in the foreground (always the case; the service manager supervises)",
     )
+    add_verbose_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     """Load the configuration, configure logging and run the daemon until stopped."""
+    from memd.cli.commands._options import configure_command_logs
     from memd.config import load_config
     from memd.daemon.run import run as run_daemon
-    from memd.logconfig import configure_logging, get_logger
-    from memd.service.units import log_file_path
+    from memd.logconfig import get_logger
 
     config = load_config()
-    # Under a unit without journald, stderr is this file and memd rotates it.
-    configure_logging(
-        config.log_format, config.log_level, rotate_file=log_file_path(config.state_dir)
-    )
+    # Under a unit without journald, stderr is the log file and memd rotates it
+    # (configure_command_logging passes it on); in a terminal the records go there.
+    configure_command_logs(config, args, show=_ForPeople(config).line)
     return run_daemon(config, get_logger(component="daemon"))
+
+
+class _ForPeople:
+    """Turns the daemon's events into the lines a person in a terminal reads."""
+
+    def __init__(self, config: Config) -> None:
+        from memd.service.units import log_file_path
+
+        self.config = config
+        self.log_file = log_file_path(config.state_dir)
+
+    def line(self, level: str, event: MutableMapping[str, Any]) -> str | None:
+        name = event.get("event")
+        if name == "daemon_ready":
+            return self._first_line(event)
+        if name == "memory_file_broken":
+            return self._findings(event)
+        if name == "memory_file_fixed":
+            return f"{_joined(event.get('memory_dir'), event.get('file'))}: fixed"
+        if name == "daemon_stopped":
+            return "memd: stopped"
+        if level in ("warning", "error", "critical", "exception"):
+            return f"memd: {level}: {name} (details in {self.log_file})"
+        return None
+
+    def _first_line(self, event: MutableMapping[str, Any]) -> str:
+        import os
+
+        from memd.agent.paths import memory_base_dir
+
+        roots = [os.path.join(memory_base_dir(), "projects"), *self.config.watch_dirs]
+        extra = len(self.config.watch_projects)
+        also = f" and {extra} configured project(s)" if extra else ""
+        return (
+            f"memd: watching {event.get('dirs')} memory directories"
+            f" ({', '.join(roots)}{also}); logs in {self.log_file}; Ctrl-C stops it"
+        )
+
+    @staticmethod
+    def _findings(event: MutableMapping[str, Any]) -> str | None:
+        import dataclasses
+
+        from memd.diagnostics import Diagnostic
+        from memd.lint.formats import render_text
+
+        found = event.get("diagnostics")
+        if not isinstance(found, list):
+            return None
+        diagnostics = tuple(
+            dataclasses.replace(
+                d, path=_joined(event.get("memory_dir"), d.path or event.get("file"))
+            )
+            for d in (Diagnostic.from_dict(f) for f in found if isinstance(f, dict))
+        )
+        return render_text(diagnostics, summary=False).rstrip("\n")
+
+
+def _joined(directory: object, file: object) -> str:
+    import os
+
+    return os.path.join(str(directory or ""), str(file or ""))

@@ -43,16 +43,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from memd.config import load_config
     from memd.service import install as service
-    from memd.service.units import log_file_path
 
     env = os.environ
     manager = args.manager or service.detect_manager()
+    if args.action == "status":
+        config = load_config(env)
+        uid, user = os.getuid(), _user_name()
+        return _status(manager, uid, user, env, config.state_dir, args.dry_run)
+    return change_service(args.action, manager, dry_run=args.dry_run)
+
+
+def service_file(manager: str) -> str:
+    """The unit or plist file `memd service install` writes for `manager`."""
+    from memd.service import install as service
+    from memd.service.units import launchd_plist_path, systemd_unit_path
+
+    home = os.path.expanduser("~")
+    if manager == service.LAUNCHD:
+        return launchd_plist_path(home)
+    return systemd_unit_path(os.environ, home)
+
+
+def change_service(action: str, manager: str, *, dry_run: bool) -> int:
+    """`memd service install|uninstall` (`memd setup` runs it too): the exit code."""
+    from memd.config import load_config
+    from memd.service import install as service
+    from memd.service.units import log_file_path
+
+    env = os.environ
     home = os.path.expanduser("~")
     uid, user = os.getuid(), _user_name()
     config = load_config(env)
-    if args.action == "status":
-        return _status(manager, uid, user, env, config.state_dir, args.dry_run)
-    if args.action == "install":
+    if action == "install":
         journal = manager != service.SYSTEMD or service.journal_running()
         log_file = None if journal else log_file_path(config.state_dir)
         plan = service.install_plan(
@@ -68,8 +90,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         log_file = None
         plan = service.uninstall_plan(manager, env=env, home=home, uid=uid, user=user)
-    if args.dry_run:
-        print(f"# memd service {args.action} --dry-run ({manager}): nothing is done")
+    if dry_run:
+        print(f"# memd service {action} --dry-run ({manager}): nothing is done")
         print(service.describe_plan(plan), end="")
         return 0
     try:
@@ -89,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {line}", file=sys.stderr)
         print(f"hint: {error.hint}", file=sys.stderr)
         return 2
-    print(_next_steps(manager, args.action, home, log_file))
+    print(_next_steps(manager, action, home, log_file))
     return 0
 
 

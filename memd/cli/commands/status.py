@@ -1,7 +1,10 @@
 """`memd status`: is the daemon running, what it watches, how healthy it is.
 
-Works with the daemon up or down: the lock says whether it runs, and
-`daemon.json` in the state directory says what it last saw.
+Works with the daemon up or down: the lock says whether a daemon process
+exists, a ping over its socket (with a deadline) and its heartbeat whether it
+answers (memd.daemon.liveness), and `daemon.json` in the state directory what
+it last saw. Exit status: 0 when the daemon runs and answers, `EXIT_NO_DAEMON`
+when none runs or it does not answer (the text names how to start one).
 """
 
 from __future__ import annotations
@@ -9,6 +12,9 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+
+
+EXIT_NO_DAEMON = 3  # as `systemctl status` for a unit that is not active
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,20 +29,18 @@ def collect_status(now: float | None = None) -> dict[str, object]:
     import os
     import time
 
+    from memd.agent.choice import in_force
     from memd.config import load_config
-    from memd.dirs import runtime_dir
-    from memd.locks import is_lock_held, read_lock_pid
+    from memd.daemon.liveness import check_liveness
     from memd.state import read_state
 
     config = load_config()
     now = time.time() if now is None else now
-    from memd.agent.choice import in_force
-
     choice = in_force(config)
-    lock_dir = runtime_dir(state_dir=config.state_dir)
-    running = is_lock_held(lock_dir)
+    liveness = check_liveness(config.state_dir, os.environ)
+    running = liveness.state != "not running"
     saved = read_state(config.state_dir, "daemon.json")
-    pid = read_lock_pid(lock_dir) if running else saved.get("pid")
+    pid = liveness.pid if running else saved.get("pid")
     started = saved.get("started")
     dirs_in = saved.get("dirs")
     dirs: dict[str, object] = {}
@@ -51,6 +55,10 @@ def collect_status(now: float | None = None) -> dict[str, object]:
         dirs[path] = entry
     return {
         "running": running,
+        "responding": liveness.ok,
+        "liveness": liveness.state,
+        "not_responding_since": liveness.since,
+        "liveness_detail": liveness.detail,
         "pid": pid,
         "uptime_seconds": (
             round(now - started, 1)
@@ -72,8 +80,22 @@ def collect_status(now: float | None = None) -> dict[str, object]:
         "next_dream": saved.get("next_dream"),
         "agent_profile": choice.profile.version,
         "agent_profile_reason": choice.reason,
+        "agent_profile_warning": choice.warning,
         "team": _team_status(config.state_dir),
+        "personal_sync": _personal_sync_status(config.state_dir),
     }
+
+
+def _personal_sync_status(state_dir: str) -> dict[str, object]:
+    """Personal sync: on or off, the last result, its error (the sync's record)."""
+    from memd.sync.engine import is_enabled
+    from memd.sync.schedule import sync_record
+
+    if not is_enabled(state_dir):
+        return {"enabled": False}
+    record = sync_record(state_dir)
+    keep = ("state", "last_sync", "error", "failures", "next_attempt")
+    return {"enabled": True, **{key: record.get(key) for key in keep}}
 
 
 def _team_status(state_dir: str) -> dict[str, object]:
@@ -90,16 +112,30 @@ def _dream_status(state_dir: str) -> dict[str, object]:
 
 def format_text(status: dict[str, object]) -> str:
     """Render the status for a person."""
+    from memd.daemon.liveness import START_HINT, describe_since
+
     lines = []
-    if status["running"]:
+    if status["responding"]:
         lines.append(
             f"memd is running (pid {status['pid']},"
             f" up {_duration(status['uptime_seconds'])})"
+        )
+    elif status["running"]:
+        since = status.get("not_responding_since")
+        lines.append(
+            f"memd is not responding since"
+            f" {describe_since(since if isinstance(since, int | float) else None)}"
+            f" ({status.get('liveness_detail')})"
+        )
+        lines.append(
+            f"  restart it: `systemctl --user restart memd`, or kill pid"
+            f" {status['pid']} and {START_HINT.removeprefix('start it with ')}"
         )
     else:
         lines.append(
             "memd is not running" + (" (last status shown)" if status["dirs"] else "")
         )
+        lines.append(f"  {START_HINT}")
     lines.append(
         f"rescans: {status['rescans']}  queue overflows: {status['queue_overflows']}"
         f"  polling fallbacks: {status['fallbacks']}"
@@ -131,6 +167,8 @@ def format_text(status: dict[str, object]) -> str:
             f"agent profile: {status['agent_profile']}"
             f" ({status['agent_profile_reason']})"
         )
+    if status.get("agent_profile_warning"):
+        lines.append(f"  warning: {status['agent_profile_warning']}")
     dirs = status["dirs"]
     assert isinstance(dirs, dict)  # noqa: S101 -- built above
     lines.append(f"watched memory directories: {len(dirs)}")
@@ -154,32 +192,48 @@ def format_text(status: dict[str, object]) -> str:
         )
         dream = entry.get("last_dream")
         if isinstance(dream, dict) and dream.get("last_run"):
+            result = dream.get("last_result")
+            undone = isinstance(result, dict) and result.get("undone_at")
             lines.append(
-                f"    last dream: {_dream_result(dream.get('last_result'))}"
-                f" at {dream.get('last_run')}"
+                f"    last dream: {_dream_result(result)}"
+                f" at {undone or dream.get('last_run')}"
             )
         elif isinstance(dream, dict) and dream:
             lines.append("    last dream: never")
     lines.extend(_team_lines(status.get("team")))
+    lines.extend(_personal_sync_lines(status.get("personal_sync")))
     return "\n".join(lines)
+
+
+def _personal_sync_lines(sync: object) -> list[str]:
+    """The personal sync section: off (and how to turn it on), or its last result."""
+    if not isinstance(sync, dict) or not sync.get("enabled"):
+        return ["personal sync: off (turn it on with `memd sync init --remote URL`)"]
+    lines = [
+        f"personal sync: {sync.get('state') or 'never run'}"
+        f"  last sync {_local_time(sync.get('last_sync'))}"
+    ]
+    if sync.get("error"):
+        lines.append(f"  last error: {sync.get('error')}")
+    return lines
+
+
+def _local_time(stamp: object) -> str:
+    import datetime
+
+    if not isinstance(stamp, int | float):
+        return "never"
+    moment = datetime.datetime.fromtimestamp(stamp).astimezone()
+    return moment.isoformat("T", "seconds")
 
 
 def _team_lines(team: object) -> list[str]:
     """Lines for each shared team dir: last sync, an unreachable remote, conflicts."""
-    import datetime
-
     if not isinstance(team, dict) or not team:
         return []
     lines = [f"shared team memory: {len(team)}"]
     for team_dir, entry in team.items():
-        stamp = entry.get("last_sync")
-        when = (
-            datetime.datetime.fromtimestamp(stamp)
-            .astimezone()
-            .isoformat("T", "seconds")
-            if isinstance(stamp, int | float)
-            else "never"
-        )
+        when = _local_time(entry.get("last_sync"))
         conflicts = entry.get("conflicts") or []
         lines.append(
             f"  {team_dir}  {entry.get('state')}  last sync {when}"
@@ -218,7 +272,7 @@ def _duration(seconds: object) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the status; exit 0 whether or not the daemon runs."""
+    """Print the status; exit `EXIT_NO_DAEMON` unless the daemon runs and answers."""
     import json
 
     status = collect_status()
@@ -226,4 +280,4 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(status, indent=2, sort_keys=True))
     else:
         print(format_text(status))
-    return 0
+    return 0 if status["responding"] else EXIT_NO_DAEMON

@@ -29,15 +29,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub.add_parser(
         "status", help="show the remote, projects, last sync, left-out files"
     )
-    sub.add_parser("now", help="sync now (the same as `memd sync`)")
+    now = sub.add_parser("now", help="sync now (the same as `memd sync`)")
+    from memd.cli.commands._options import add_verbose_argument
+
+    for command in (parser, init, now):
+        add_verbose_argument(command)
 
 
 def run(args: argparse.Namespace) -> int:
+    from memd.cli.commands._options import configure_command_logs
     from memd.config import load_config
-    from memd.logconfig import configure_logging
 
     config = load_config()
-    configure_logging(config.log_format, config.log_level)
+    configure_command_logs(config, args)
     if args.sync_command == "init":
         return _init(args, config)
     if args.sync_command == "status":

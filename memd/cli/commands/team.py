@@ -9,7 +9,12 @@ errors and a refused URL exit 2. A failed init leaves the team dir as it was.
 
 from __future__ import annotations
 
-from memd.cli.commands._options import add_project_argument, project_dir
+from memd.cli.commands._options import (
+    add_project_argument,
+    add_verbose_argument,
+    configure_command_logs,
+    project_dir,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -35,14 +40,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_project_argument(status, "whose team memory to show")
     sync = sub.add_parser("sync", help="commit, fetch, merge and push now")
     add_project_argument(sync, "whose team memory to sync")
+    for command in (parser, init, status, sync):
+        add_verbose_argument(command)
 
 
 def run(args: argparse.Namespace) -> int:
     from memd.config import load_config
-    from memd.logconfig import configure_logging
 
     config = load_config()
-    configure_logging(config.log_format, config.log_level)
+    configure_command_logs(config, args)
     project = project_dir(args)
     if args.team_command == "init":
         return _init(args, config, project)

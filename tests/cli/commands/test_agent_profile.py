@@ -297,3 +297,68 @@ class TestEveryCommandResolvesUnderTheProfile:
 
         assert 0 == done.returncode, done.stderr  # a dangling link is a warning
         assert in_custom == ("gone.md" in done.stdout), done.stdout
+
+
+def _fake_claude(tmp_path: Path, version: str) -> str:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    script = bin_dir / "claude"
+    script.write_text(f"#!/bin/sh\necho '{version} (Claude Code)'\n")
+    script.chmod(0o755)
+    return f"{bin_dir}:{os.environ['PATH']}"
+
+
+class TestUnknownRelease:
+    def test_status_paths_and_doctor_warn_for_a_release_past_every_profile(
+        self, isolated_home: Home, git_repo: Path, tmp_path: Path
+    ) -> None:
+        path = _fake_claude(tmp_path, "2.1.400")
+
+        status = memd(isolated_home, "status", cwd=git_repo, PATH=path)
+        paths = memd(isolated_home, "paths", cwd=git_repo, PATH=path)
+        doctor = memd(
+            isolated_home, "doctor", "--format", "json", cwd=git_repo, PATH=path
+        )
+
+        assert "  warning: Claude Code 2.1.400 is newer than every release" in (
+            status.stdout
+        )
+        assert "memd: warning: Claude Code 2.1.400 is newer" in paths.stderr
+        agent = next(
+            c for c in json.loads(doctor.stdout)["checks"] if c["name"] == "agent"
+        )
+        assert "warn" == agent["verdict"]
+        assert "2.1.400 is newer than every release" in agent["message"]
+
+    def test_doctor_says_a_known_release_is_ok(
+        self, isolated_home: Home, git_repo: Path, tmp_path: Path
+    ) -> None:
+        path = _fake_claude(tmp_path, "2.1.332")
+
+        doctor = memd(
+            isolated_home, "doctor", "--format", "json", cwd=git_repo, PATH=path
+        )
+
+        agent = next(
+            c for c in json.loads(doctor.stdout)["checks"] if c["name"] == "agent"
+        )
+        assert ("ok", "Claude Code 2.1.332, profile 2.1.332") == (
+            agent["verdict"],
+            agent["message"],
+        )
+
+    def test_doctor_warns_when_a_pin_differs_from_the_release(
+        self, isolated_home: Home, git_repo: Path, tmp_path: Path
+    ) -> None:
+        path = _fake_claude(tmp_path, "2.1.332")
+        pin(isolated_home, "2.1.112")
+
+        doctor = memd(
+            isolated_home, "doctor", "--format", "json", cwd=git_repo, PATH=path
+        )
+
+        agent = next(
+            c for c in json.loads(doctor.stdout)["checks"] if c["name"] == "agent"
+        )
+        assert "warn" == agent["verdict"]
+        assert "but memd uses profile 2.1.112 (pinned" in agent["message"]

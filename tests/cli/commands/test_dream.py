@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -164,3 +165,71 @@ class TestSummaryAndUndo:
         assert before == after
         assert 1 == run_dream("undo", "--project", str(git_repo))
         assert "nothing to undo" in capsys.readouterr().err
+
+
+class TestTrueMessages:
+    def test_not_due_with_no_dream_ever_says_so(
+        self,
+        git_repo: Path,
+        memory: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        """No dream ever ran and the last slot is past its grace: not "already ran"."""
+        hour_ago = datetime.datetime.now() - datetime.timedelta(hours=1)
+        monkeypatch.setenv("MEMD_DREAM_TIME", hour_ago.strftime("%H:%M"))
+        monkeypatch.setenv("MEMD_DREAM_GRACE_HOURS", "0")
+
+        code = run_dream("--project", str(git_repo))
+
+        out = capsys.readouterr().out
+        assert 0 == code
+        assert "already ran" not in out
+        assert ": not due (no dream has run here yet; the last slot, " in out
+        assert "(`--now` dreams now))" in out
+
+    def test_not_due_after_a_run_says_when_it_ran(
+        self, git_repo: Path, memory: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        run_dream("--project", str(git_repo), "--now")
+        capsys.readouterr()
+
+        run_dream("--project", str(git_repo))
+
+        assert "not due (this night's dream already ran, at 20" in (
+            capsys.readouterr().out
+        )
+
+    def test_status_after_undo_shows_the_undos_time(
+        self,
+        git_repo: Path,
+        memory: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        """`undone at` is when the undo ran, not the dream's own time."""
+        from memd.cli.commands.status import collect_status, format_text
+        from memd.kairos.daily_log import memory_key
+        from memd.kairos.dream import dream_status
+
+        monkeypatch.chdir(git_repo)
+        run_dream("--project", str(git_repo), "--now")
+        dreamed = dream_status(str(Path(os.environ["XDG_STATE_HOME"]) / "memd"))
+        dream_time = dreamed[memory_key(str(memory))]["last_run"]
+        assert 0 == run_dream("undo", "--project", str(git_repo))
+        status = collect_status()
+        status["dirs"] = {str(memory): {"last_dream": _last(memory)}}
+
+        line = next(x for x in format_text(status).splitlines() if "last dream:" in x)
+
+        undone_at = _last(memory)["last_result"]["undone_at"]
+        assert line.endswith(f" at {undone_at}")
+        assert dream_time != undone_at
+
+
+def _last(memory: Path) -> dict:  # type: ignore[type-arg]
+    from memd.kairos.daily_log import memory_key
+    from memd.kairos.dream import dream_status
+
+    state = Path(os.environ["XDG_STATE_HOME"]) / "memd"
+    return dict(dream_status(str(state))[memory_key(str(memory))])

@@ -13,6 +13,7 @@ import pytest
 
 from memd.agent.paths import auto_mem_path
 from memd.cli.main import main
+from tests.conftest import Home
 
 CORPUS = Path(__file__).parents[2] / "lint" / "corpus" / "clean"
 MEMD = str(Path(sys.executable).parent / "memd")
@@ -76,21 +77,70 @@ class TestExitCodes:
 
 
 class TestTargets:
-    def test_default_lints_every_project_memory(
+    def test_all_lints_every_project_memory(
         self,
         isolated_home,
         capsys: pytest.CaptureFixture[str],  # type: ignore[no-untyped-def]
     ) -> None:
-        """With no PATH, every <base>/projects/*/memory directory is linted."""
+        """With --all, every <base>/projects/*/memory directory is linted."""
         _clean(isolated_home.claude / "projects" / "-one" / "memory")
         broken = _clean(isolated_home.claude / "projects" / "-two" / "memory")
         (broken / "a.md").write_text("no frontmatter\n")
+
+        code = main(["lint", "--all", "--format", "json"])
+
+        paths = {d["path"] for d in json.loads(capsys.readouterr().out)["diagnostics"]}
+        assert 1 == code
+        assert {str(broken / "a.md")} == paths
+
+    def test_default_is_the_current_project(
+        self,
+        git_repo: Path,
+        isolated_home: Home,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        """No PATH: only the current directory's project, as prompt and log do."""
+        other = _clean(isolated_home.claude / "projects" / "-other" / "memory")
+        (other / "a.md").write_text("no frontmatter\n")
+        mine = _clean(Path(auto_mem_path(str(git_repo))))
+        (mine / "a.md").write_text(GOOD.replace("type: user", "type: usr"))
+        monkeypatch.chdir(git_repo)
 
         code = main(["lint", "--format", "json"])
 
         paths = {d["path"] for d in json.loads(capsys.readouterr().out)["diagnostics"]}
         assert 1 == code
-        assert {str(broken / "a.md")} == paths
+        assert {str(mine / "a.md")} == paths
+
+    def test_no_memory_is_not_no_problems(
+        self,
+        git_repo: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        """A project with no memory yet: says so, never "no problems found"."""
+        monkeypatch.chdir(git_repo)
+
+        code = main(["lint"])
+
+        out = capsys.readouterr().out
+        assert 0 == code
+        assert "no problems found" not in out
+        assert out.startswith("no memory for this project yet (")
+        assert "`--all` acts on every project" in out
+
+    def test_all_with_no_memory_at_all(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        code = main(["lint", "--all"])
+
+        out = capsys.readouterr().out
+        assert 0 == code
+        assert out.startswith("no memory yet: no project has a memory directory")
+
+    def test_paths_and_all_together_is_a_usage_error(self, tmp_path: Path) -> None:
+        assert 2 == main(["lint", "--all", str(tmp_path)])
 
     def test_project_root_resolves_like_the_agent(
         self, git_repo: Path, capsys: pytest.CaptureFixture[str]

@@ -164,3 +164,13 @@ class TestPathsErrorsAndCli:
             code,
             json.loads(capsys.readouterr().out)["memory_dir"],
         )
+
+
+def test_paths_creates_no_directory(
+    isolated_home: Home, git_repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`memd paths` only shows where memory would live; it makes none of it."""
+    for fmt in ("text", "json"):
+        assert 0 == run_paths("--project", str(git_repo), "--format", fmt)
+
+    assert False is isolated_home.claude.exists()

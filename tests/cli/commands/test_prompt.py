@@ -96,19 +96,19 @@ class TestColdRender:
         assert 0 == code
         assert _fresh_render(memory_dir) == capfdbinary.readouterr().out
 
-    def test_creates_missing_dirs(
+    def test_creates_no_dirs(
         self,
         isolated_home: Home,
         git_repo: Path,
         capfdbinary: pytest.CaptureFixture[bytes],
     ) -> None:
-        """The memory directory (and team dir in team mode) is created when missing."""
-        memory = (
-            isolated_home.claude / "projects" / sanitize_path(str(git_repo)) / "memory"
-        )
-        memd_prompt("--project", str(git_repo), "--mode", "team")
+        """`memd prompt` only shows: no memory dir (nor team dir) is made, in any
+        mode; the prompt renders the missing directory as an empty one."""
+        claude = isolated_home.claude
+        for mode in ("standard", "team", "kairos"):
+            memd_prompt("--project", str(git_repo), "--mode", mode)
 
-        assert (memory / "team").is_dir()
+        assert False is (claude / "projects").exists()
         assert b"# Memory\n" in capfdbinary.readouterr().out
 
     def test_emits_telemetry_and_remembers_project(

@@ -1,0 +1,344 @@
+"""`memd doctor`: one verdict line per part memd needs, each failure with its fix.
+
+The checks, in order: the daemon answers a ping within its deadline (not a
+pid: memd.daemon.liveness); memd's hooks and MCP server are in the agent's
+settings and run this memd; the agent release on PATH (`claude --version`,
+bounded) against the profile in use; each team and personal remote answers
+`git ls-remote` within `REMOTE_SECONDS`; every index is within the agent's
+budget; the state and cache dirs are writable; there is disk space. Exit 0
+when no check fails (a warning is not a failure), else 1; `--format json`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Iterator
+
+    from memd.config import Config
+
+OK, WARN, FAIL = "ok", "warn", "fail"
+REMOTE_SECONDS = 10.0
+MIN_FREE_BYTES = 100 * 1024 * 1024
+INDEX_BUDGET_CODES = ("I002", "I003")
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One verdict: what was checked, what was found, and the fix if it is not ok."""
+
+    name: str
+    verdict: str  # OK | WARN | FAIL
+    message: str
+    fix: str = ""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output format"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+
+    from memd.config import load_config
+
+    checks = list(run_checks(load_config()))
+    failed = any(check.verdict == FAIL for check in checks)
+    if args.format == "json":
+        out = {"ok": not failed, "checks": [asdict(check) for check in checks]}
+        print(json.dumps(out, indent=2))
+    else:
+        for check in checks:
+            print(f"{check.verdict.upper():<4}  {check.name}: {check.message}")
+            if check.fix and check.verdict != OK:
+                print(f"      fix: {check.fix}")
+    return 1 if failed else 0
+
+
+def run_checks(config: Config) -> Iterator[Check]:
+    """Every check, in the order `memd doctor` prints them."""
+    yield _daemon(config)
+    yield from _settings()
+    yield _agent(config)
+    yield from _remotes(config)
+    yield _index_budgets(config)
+    yield from _writable(config)
+    yield _disk_space(config)
+
+
+def _daemon(config: Config) -> Check:
+    from memd.daemon.liveness import (
+        NOT_RUNNING,
+        START_HINT,
+        check_liveness,
+        describe_since,
+    )
+
+    alive = check_liveness(config.state_dir, os.environ)
+    if alive.ok:
+        return Check("daemon", OK, f"running and answering ({alive.detail})")
+    if alive.state == NOT_RUNNING:
+        return Check(
+            "daemon", FAIL, "not running", START_HINT.replace("start it with ", "")
+        )
+    return Check(
+        "daemon",
+        FAIL,
+        f"not responding since {describe_since(alive.since)} ({alive.detail})",
+        f"`systemctl --user restart memd`, or kill pid {alive.pid} and start it again",
+    )
+
+
+def _settings() -> Iterator[Check]:
+    """memd's hooks in the user settings, its server in ~/.claude.json: this memd."""
+    from memd.agent.settings import claude_config_home
+    from memd.cli.commands.hook import memd_executable
+    from memd.hooks.settings import MEMD_HOOKS, hook_command
+    from memd.mcp_server.install import SERVER_NAME, claude_json_path, is_memd_server
+
+    executable = memd_executable()
+    path = os.path.join(claude_config_home(), "settings.json")
+    settings, problem = _json_object(path)
+    hooks = settings.get("hooks")
+    missing = [
+        event
+        for event, (_, subcommand, _) in MEMD_HOOKS.items()
+        if hook_command(executable, subcommand) not in _commands(hooks, event)
+    ]
+    if problem:
+        yield Check(
+            "hooks", FAIL, f"{path}: {problem}", f"repair {path}, then `memd setup`"
+        )
+    elif missing:
+        other = _memd_commands(hooks)
+        why = (
+            f"they run another memd ({other[0]}), not {executable}"
+            if other
+            else f"{', '.join(missing)} missing"
+        )
+        yield Check(
+            "hooks", FAIL, f"{path}: {why}", "`memd setup` (or `memd hook install`)"
+        )
+    else:
+        yield Check("hooks", OK, f"{', '.join(MEMD_HOOKS)} in {path} run {executable}")
+    claude_json = claude_json_path(os.environ)
+    config, problem = _json_object(claude_json)
+    servers = config.get("mcpServers")
+    entry = servers.get(SERVER_NAME) if isinstance(servers, dict) else None
+    if problem:
+        yield Check("mcp", FAIL, f"{claude_json}: {problem}", f"repair {claude_json}")
+    elif not is_memd_server(entry):
+        yield Check(
+            "mcp",
+            FAIL,
+            f"no memd server in {claude_json}",
+            "`memd setup` (or `memd mcp install`)",
+        )
+    elif isinstance(entry, dict) and entry.get("command") != executable:
+        yield Check(
+            "mcp",
+            FAIL,
+            f"the memd server in {claude_json} runs {entry.get('command')},"
+            f" not {executable}",
+            "`memd mcp install` (it points the entry at this memd)",
+        )
+    else:
+        yield Check("mcp", OK, f"memd server in {claude_json} runs {executable}")
+
+
+def _json_object(path: str) -> tuple[dict[str, object], str]:
+    """The JSON object at `path` ({} when missing) and a problem, or ""."""
+    from memd import fastjson
+    from memd.cli.commands.mcp import MAX_CLAUDE_JSON_BYTES
+    from memd.fsread import read_bytes
+
+    try:
+        data = fastjson.loads(
+            read_bytes(path, MAX_CLAUDE_JSON_BYTES, follow=True), max_depth=64
+        )
+    except FileNotFoundError:
+        return {}, ""
+    except OSError as error:
+        return {}, f"cannot read ({error.strerror or error})"
+    except ValueError as error:
+        return {}, f"not valid JSON ({error})"
+    if not isinstance(data, dict):
+        return {}, "not a JSON object"
+    return data, ""
+
+
+def _commands(hooks: object, event: str) -> list[str]:
+    groups = hooks.get(event) if isinstance(hooks, dict) else None
+    found: list[str] = []
+    for group in groups if isinstance(groups, list) else ():
+        inner = group.get("hooks") if isinstance(group, dict) else None
+        for entry in inner if isinstance(inner, list) else ():
+            if isinstance(entry, dict) and isinstance(entry.get("command"), str):
+                found.append(entry["command"])
+    return found
+
+
+def _memd_commands(hooks: object) -> list[str]:
+    from memd.hooks.settings import MEMD_HOOKS, is_memd_hook
+
+    return [
+        command
+        for event in MEMD_HOOKS
+        for command in _commands(hooks, event)
+        if is_memd_hook({"type": "command", "command": command})
+    ]
+
+
+def _agent(config: Config) -> Check:
+    """`claude --version` (bounded) against the profile memd uses."""
+    import shutil
+
+    from memd.agent.choice import in_force, probe_version
+    from memd.agent.profile import fit_version, parse_version
+
+    choice = in_force(config)
+    launcher = shutil.which("claude", path=os.environ.get("PATH", os.defpath))
+    if launcher is None:
+        return Check(
+            "agent",
+            WARN,
+            f"no claude on PATH; memd uses profile {choice.profile.version}",
+            "put Claude Code's `claude` on PATH (or pin [agent] version)",
+        )
+    output = probe_version(os.path.realpath(launcher))
+    version = parse_version(output) if output else None
+    if version is None:
+        return Check(
+            "agent",
+            WARN,
+            f"`{launcher} --version` gave no version within its timeout;"
+            f" memd uses profile {choice.profile.version}",
+            f"run `{launcher} --version` by hand",
+        )
+    release = ".".join(map(str, version))
+    fitting, _, warning = fit_version(version)
+    if fitting.version != choice.profile.version:
+        return Check(
+            "agent",
+            WARN,
+            f"Claude Code {release} on PATH, but memd uses profile"
+            f" {choice.profile.version} ({choice.reason})",
+            f"set [agent] version to auto (or {fitting.version})",
+        )
+    if warning:
+        return Check("agent", WARN, warning, "upgrade memd, or pin [agent] version")
+    return Check(
+        "agent", OK, f"Claude Code {release}, profile {choice.profile.version}"
+    )
+
+
+def _remotes(config: Config) -> Iterator[Check]:
+    """`git ls-remote` each team and the personal remote, within `REMOTE_SECONDS`."""
+    from memd.sync.engine import is_enabled, repo_dir
+    from memd.team.git import Git, GitError
+    from memd.team.schedule import team_summary
+    from memd.team.sync import REMOTE, remote_url
+
+    repos = [
+        (f"team {team_dir}", team_dir) for team_dir in team_summary(config.state_dir)
+    ]
+    if is_enabled(config.state_dir):
+        repos.append(("personal sync", repo_dir(config.state_dir)))
+    if not repos:
+        yield Check("remotes", OK, "no team or personal remote set up")
+        return
+    for name, repo in repos:
+        seconds = min(REMOTE_SECONDS, config.team_git_timeout_seconds)
+        try:
+            url = remote_url(repo, seconds) or "(no URL)"
+            Git(repo, seconds).run(
+                "ls-remote", "--heads", "--", REMOTE, is_network=True
+            )
+        except GitError as error:
+            yield Check(
+                name,
+                FAIL,
+                f"remote not reachable: {error}",
+                f"check the network and credentials: git -C {repo} ls-remote {REMOTE}",
+            )
+            continue
+        yield Check(name, OK, f"{url} answered")
+
+
+def _index_budgets(config: Config) -> Check:
+    """Every known memory dir's MEMORY.md within the lines and size the agent loads."""
+    from memd.agent.choice import in_force
+    from memd.lint.targets import discover_targets, lint_targets
+
+    targets = discover_targets()
+    found = lint_targets(targets, config=config, profile=in_force(config).profile)
+    over = sorted({d.path for d in found if d.code in INDEX_BUDGET_CODES})
+    if over:
+        return Check(
+            "index budgets",
+            FAIL,
+            f"{len(over)} index(es) over budget: the agent drops the rest"
+            f" ({', '.join(over[:3])})",
+            "`memd lint --all` names the entries cut; move detail into topic files",
+        )
+    return Check(
+        "index budgets", OK, f"{len(targets)} memory directories within budget"
+    )
+
+
+def _writable(config: Config) -> Iterator[Check]:
+    import tempfile
+
+    dirs = (("state dir", config.state_dir), ("cache dir", config.cache_dir))
+    for name, directory in dirs:
+        existing = _nearest_existing(directory)
+        try:
+            if not os.path.isdir(existing):
+                raise NotADirectoryError(f"{existing} is a file, in the way")
+            with tempfile.TemporaryFile(dir=existing):
+                pass
+        except OSError as error:
+            yield Check(
+                name,
+                FAIL,
+                f"{directory} is not writable ({error.strerror or error})",
+                f"fix its owner or mode, or set paths.{name.split()[0]}_dir",
+            )
+            continue
+        yield Check(name, OK, f"{directory} is writable")
+
+
+def _nearest_existing(directory: str) -> str:
+    """`directory`, or the nearest parent that exists (memd makes the rest)."""
+    path = os.path.abspath(directory)
+    while not os.path.lexists(path) and os.path.dirname(path) != path:
+        path = os.path.dirname(path)
+    return path
+
+
+def _disk_space(config: Config) -> Check:
+    import shutil
+
+    from memd.agent.paths import memory_base_dir
+
+    lowest: tuple[int, str] | None = None
+    for directory in (config.state_dir, config.cache_dir, memory_base_dir()):
+        try:
+            free = shutil.disk_usage(_nearest_existing(directory)).free
+        except OSError:
+            continue
+        if lowest is None or free < lowest[0]:
+            lowest = (free, directory)
+    if lowest is None:
+        return Check("disk space", WARN, "could not measure free space")
+    free, directory = lowest
+    shown = f"{free / (1024 * 1024):.0f} MiB free for {directory}"
+    if free < MIN_FREE_BYTES:
+        return Check("disk space", FAIL, shown, "free some space on that disk")
+    return Check("disk space", OK, shown)

@@ -1,0 +1,311 @@
+"""`memd setup`: wire memd into the agent in one command, and `--undo` it.
+
+Runs, in order, the same code as `memd hook install` (the user settings),
+`memd mcp install` (`~/.claude.json`) and `memd service install`, then lints
+every project and says what it did and what to do next. `--dry-run` shows
+each change first (the settings files' diffs, the service's files and
+commands) and writes nothing. Run again, it changes nothing.
+
+What setup changed is kept in memd's state dir: `setup.json` names each file
+setup changed, the SHA-256 of the bytes it left, and a copy of the bytes it
+found (in `setup/`, none for a file it created), and whether the service was
+there before; the copies are files of their own, not JSON that a size cap
+or a corrupt read could lose. `--undo` puts back the exact bytes of each file that
+still holds what setup wrote (deleting one setup created), takes only memd's
+entries out of a file edited since, and uninstalls a service setup installed.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable
+
+RECORD = "setup.json"
+COPIES = "setup"  # the bytes setup found, one file per changed file
+MAX_FILE_BYTES = 64 * 1024 * 1024 + 1  # ~/.claude.json holds the agent's history
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="show every change (the settings diffs, the service plan); do nothing",
+    )
+    parser.add_argument(
+        "--undo",
+        action="store_true",
+        help="remove what setup added; restore the settings files byte for byte",
+    )
+    parser.add_argument(
+        "--no-service",
+        action="store_true",
+        help="leave the user service out (run `memd run` yourself)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from memd.cli.commands._options import configure_command_logs
+    from memd.config import load_config
+
+    config = load_config()
+    configure_command_logs(config, args)
+    if args.undo:
+        return _undo(config.state_dir, dry_run=args.dry_run)
+    return _setup(config.state_dir, dry_run=args.dry_run, service=not args.no_service)
+
+
+def _targets() -> tuple[tuple[str, str, Callable[..., str]], ...]:
+    """(what, settings file, its edit): the files setup changes, in order."""
+    from memd.agent.settings import claude_config_home
+    from memd.cli.commands.hook import edit_hooks
+    from memd.cli.commands.mcp import edit_server
+    from memd.mcp_server.install import claude_json_path
+
+    return (
+        ("hooks", os.path.join(claude_config_home(), "settings.json"), edit_hooks),
+        ("MCP server", claude_json_path(os.environ), edit_server),
+    )
+
+
+def _setup(state_dir: str, *, dry_run: bool, service: bool) -> int:
+    from memd.hooks.settings_file import BACKUP_SUFFIX
+    from memd.state import read_state, write_state
+
+    record = read_state(state_dir, RECORD) if not dry_run else {}
+    files = record.get("files")
+    files = dict(files) if isinstance(files, dict) else {}
+    print("memd setup --dry-run: nothing is changed" if dry_run else "memd setup:")
+    for what, path, edit in _targets():
+        watched = (path, path + BACKUP_SUFFIX)
+        before = {p: _read_or_none(p) for p in watched}
+        said = edit(path, install=True, dry_run=dry_run)
+        if dry_run:
+            print(f"# {what}: {path}")
+            sys.stdout.write(said if said.startswith("---") else f"  {said}")
+            continue
+        print(f"  {what}: {said.rstrip()}")
+        for changed in watched:
+            after = _read_or_none(changed)
+            if after == before[changed]:
+                continue
+            entry = files.get(changed)
+            if isinstance(entry, dict):  # the first setup's copy is what it found
+                first = entry.get("before")
+            else:
+                first = _keep_copy(state_dir, changed, before[changed])
+            files[changed] = {"before": first, "after": _digest(after)}
+        record["files"] = files
+        write_state(state_dir, RECORD, record)
+    code = 0
+    if service:
+        code = _install_service(state_dir, record, dry_run=dry_run)
+    else:
+        print("  service: left out (--no-service); run `memd run` to watch memory")
+    _lint_all(dry_run=dry_run)
+    if not dry_run:
+        _next_steps(service)
+    return code
+
+
+def _install_service(
+    state_dir: str, record: dict[str, object], *, dry_run: bool
+) -> int:
+    import contextlib
+    import io
+
+    from memd.cli.commands.service import change_service, service_file
+    from memd.service import install as service
+    from memd.state import write_state
+
+    manager = service.detect_manager()
+    unit = service_file(manager)
+    before = _read_or_none(unit)
+    said = io.StringIO()
+    with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said):
+        code = change_service("install", manager, dry_run=dry_run)
+    print(f"# service ({manager})" if dry_run else f"  service ({manager}):")
+    for line in said.getvalue().splitlines():
+        print(f"    {line}")
+    if not dry_run and "service" not in record:
+        record["service"] = {
+            "manager": manager,
+            "file": unit,
+            "existed": before is not None,
+        }
+        write_state(state_dir, RECORD, record)
+    return code
+
+
+def _lint_all(*, dry_run: bool) -> None:
+    from memd.agent.choice import in_force
+    from memd.config import load_config
+    from memd.diagnostics import count_by_severity
+    from memd.lint.targets import discover_targets, lint_targets
+
+    targets = discover_targets()
+    if dry_run:
+        print(f"# lint: would lint {len(targets)} memory directories (read only)")
+        return
+    config = load_config()
+    profile = in_force(config).profile
+    found = lint_targets(targets, config=config, profile=profile)
+    errors, warnings, _ = count_by_severity(found)
+    if not targets:
+        print("  lint: no memory yet (the agent makes it in its first session)")
+        return
+    verdict = f"{errors} errors, {warnings} warnings"
+    more = "; `memd lint --all` shows them" if errors or warnings else ""
+    print(f"  lint: {len(targets)} memory directories, {verdict}{more}")
+
+
+def _next_steps(service: bool) -> None:
+    print("next:")
+    print("  memd doctor          check that every part is in place and answers")
+    print("  start a new Claude Code session: its hooks and MCP server load at start")
+    if not service:
+        print("  memd run             watch memory (Ctrl-C stops it)")
+    print("  memd sync init --remote URL   sync your memory between machines")
+    print("  memd setup --undo    take all of this out again")
+
+
+def _undo(state_dir: str, *, dry_run: bool) -> int:
+    from memd.state import read_state, write_state
+
+    record = read_state(state_dir, RECORD)
+    files = record.get("files")
+    service = record.get("service")
+    if not files and not service:
+        print("memd setup --undo: setup changed nothing here; nothing to undo")
+        return 0
+    print(
+        "memd setup --undo --dry-run: nothing is changed"
+        if dry_run
+        else "memd setup --undo:"
+    )
+    code = 0
+    if isinstance(service, dict) and not dry_run:
+        code = _undo_service(service)
+    elif isinstance(service, dict):
+        verb = "keep" if service.get("existed") else "uninstall"
+        print(f"  service: would {verb} it")
+    edits = {path: edit for _, path, edit in _targets()}
+    for path, entry in sorted(files.items()) if isinstance(files, dict) else ():
+        if not isinstance(entry, dict):
+            continue
+        said = _undo_file(state_dir, path, entry, edits.get(path), dry_run=dry_run)
+        print(f"  {path}: {said}")
+    if not dry_run:
+        write_state(state_dir, RECORD, {})
+        _drop_copies(state_dir)
+    return code
+
+
+def _undo_file(
+    state_dir: str,
+    path: str,
+    entry: dict[str, object],
+    edit: Callable[..., str] | None,
+    *,
+    dry_run: bool,
+) -> str:
+    """Put `path` back as setup found it; say what was done."""
+    from memd.atomic import write_atomic
+
+    copy = entry.get("before")
+    before = _read_copy(state_dir, copy) if isinstance(copy, str) else None
+    if isinstance(copy, str) and before is None:
+        return f"the copy setup kept is gone ({COPIES}/{copy}); left as it is"
+    current = _read_or_none(path)
+    if current == before:
+        return "already as setup found it"
+    if _digest(current) == entry.get("after"):
+        if dry_run:
+            return (
+                "would restore the bytes setup found"
+                if before is not None
+                else ("would delete it (setup created it)")
+            )
+        if before is None:
+            os.unlink(path)
+            return "deleted (setup created it)"
+        write_atomic(path, before)
+        return "restored byte for byte"
+    if edit is None:  # a backup changed since: it is the user's now
+        return "changed since setup; left as it is"
+    said = edit(path, install=False, dry_run=dry_run)
+    return "changed since setup, so only memd's entries: " + said.strip()
+
+
+def _undo_service(service: dict[str, object]) -> int:
+    import contextlib
+    import io
+
+    from memd.cli.commands.service import change_service
+
+    if service.get("existed"):
+        print("  service: kept (it was installed before setup)")
+        return 0
+    manager = str(service.get("manager"))
+    said = io.StringIO()
+    with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said):
+        code = change_service("uninstall", manager, dry_run=False)
+    print(f"  service ({manager}):")
+    for line in said.getvalue().splitlines():
+        print(f"    {line}")
+    return code
+
+
+def _read_or_none(path: str) -> bytes | None:
+    from memd.fsread import read_bytes
+
+    try:
+        return read_bytes(path, MAX_FILE_BYTES, follow=True)
+    except FileNotFoundError:
+        return None
+
+
+def _digest(data: bytes | None) -> str | None:
+    import hashlib
+
+    return None if data is None else hashlib.sha256(data).hexdigest()
+
+
+def _keep_copy(state_dir: str, path: str, data: bytes | None) -> str | None:
+    """Save the bytes setup found at `path`; the copy's name (None: no file)."""
+    import hashlib
+
+    from memd.atomic import write_atomic
+
+    if data is None:
+        return None
+    name = hashlib.sha256(path.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    directory = os.path.join(state_dir, COPIES)
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    write_atomic(os.path.join(directory, name), data, mode=0o600)
+    return name
+
+
+def _read_copy(state_dir: str, name: str) -> bytes | None:
+    if not name.isalnum():  # a name setup made, never a path
+        return None
+    try:
+        return _read_or_none(os.path.join(state_dir, COPIES, name))
+    except OSError:
+        return None
+
+
+def _drop_copies(state_dir: str) -> None:
+    import contextlib
+
+    from memd.fsread import list_names
+
+    directory = os.path.join(state_dir, COPIES)
+    with contextlib.suppress(OSError):
+        for name in list_names(directory):
+            os.unlink(os.path.join(directory, name))
+        os.rmdir(directory)
