@@ -39,7 +39,7 @@ from recall_set import build, topic_text
 
 def quality(root: str) -> None:
     from memd.memory.reader import load_memdir
-    from memd.recall.store import RecallIndex
+    from memd.recall.index import RecallIndex
     from memd.recall.text import TOKENIZERS
 
     projects, queries = build()
@@ -93,7 +93,7 @@ def _medians_ms(
 
 def indexed_dirs(cache: str) -> int:
     """How many memory directories the index holds."""
-    from memd.recall.store import open_index
+    from memd.recall.index import open_index
 
     with open_index(cache) as index:
         count: int = index.conn.execute("SELECT count(*) FROM dirs").fetchone()[0]
@@ -104,7 +104,7 @@ def _wait_until_owner(
     cache: str, daemon: subprocess.Popen[bytes], dirs: int, timeout: float = 300.0
 ) -> None:
     """Wait until the daemon has recorded itself as the owner of all `dirs`."""
-    from memd.recall.store import open_index
+    from memd.recall.index import open_index
 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -125,7 +125,8 @@ def speed(root: str, runs: int, updates: int) -> None:
     from memd.agent.paths import auto_mem_path
     from memd.memory.memdir import ParseCache
     from memd.memory.reader import load_memdir
-    from memd.recall.store import index_path, open_index
+    from memd.recall.index import open_index
+    from memd.recall.store import index_path
 
     memd = shutil.which("memd")
     if memd is None:

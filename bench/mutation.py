@@ -76,7 +76,11 @@ TARGETS = (
         ("tests/kairos/test_daily_log.py", "tests/kairos/test_log_paths.py"),
     ),
     Target("recall_text", ("memd/recall/text.py",), ("tests/recall",)),
-    Target("recall_store", ("memd/recall/store.py",), ("tests/recall",)),
+    Target(
+        "recall_store",
+        ("memd/recall/store.py", "memd/recall/index.py", "memd/recall/query.py"),
+        ("tests/recall",),
+    ),
     Target("fsread", ("memd/fsread.py",), ("tests/test_fsread.py",)),
     Target("locks", ("memd/locks.py",), ("tests/test_locks.py",)),
     Target(

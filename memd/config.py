@@ -59,6 +59,7 @@ class Config:
     dream_command: tuple[str, ...] = ()
     dream_agent: str | None = None  # "claude" (or its path): memd's flags, a copy
     dream_timeout_seconds: float = 600.0
+    dream_confine: bool = True  # Landlock: the agent writes only in its copy
     log_retention_days: int | None = None
     log_retention_action: str = "archive"
     telemetry: str = "jsonl"

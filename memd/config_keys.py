@@ -346,6 +346,7 @@ KEYS: tuple[Key, ...] = (
     Key("dream_command", "dream.command", _command),
     Key("dream_agent", "dream.agent", _string),
     Key("dream_timeout_seconds", "dream.timeout_seconds", _float(0.0, strict=True)),
+    Key("dream_confine", "dream.confine", _bool),
     Key("log_retention_days", "logs.retention_days", _int(1)),
     Key("log_retention_action", "logs.retention_action", _choice(RETENTION_ACTIONS)),
     Key("telemetry", "telemetry.sink", _choice(TELEMETRY_SINKS)),

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from memd.hooks.session_state import changes, scan
 from memd.racy import RACY_WINDOW_NS, is_racy
-from memd.recall.store import stat_signature
+from memd.recall.index import stat_signature
 
 
 class TestIsRacy:

@@ -20,7 +20,7 @@ class RecallFeed:
     """Feeds every directory the daemon reads into the recall index, one at a time."""
 
     def __init__(self, cache_dir: str, log: FilteringBoundLogger) -> None:
-        from memd.recall.store import RecallUpdater
+        from memd.recall.index import RecallUpdater
 
         self.cache_dir = cache_dir
         self.log = log

@@ -292,6 +292,8 @@ def run_dream(
             outcome = run_agent_dream(directory, config, entries, log_files, log)
             writes, deletes = outcome.writes, outcome.deletes
             summary = outcome.summary()
+            if outcome.kept_yours:  # what it filed there is not in: file it again
+                marks = _int_marks(_watermark(config, directory))
         else:
             plan = plan_builtin(directory, entries)
             introduced = planned_lint_errors(directory, plan, config)
@@ -607,6 +609,14 @@ def describe_summary(summary: object) -> str:
             for rel, where in deleted_to.items()
             if isinstance(where, list)
         ]
+    kept = summary.get("kept_yours")
+    if isinstance(kept, dict):
+        parts += [
+            f"{rel} changed by you during the dream: yours kept"
+            + (f", the dream's version in {where}" if where else "")
+            for rel, where in kept.items()
+        ]
+        parts.append("its entries wait for the next dream")
     if isinstance(summary.get("generation"), int):
         parts.append(f"generation {summary['generation']}")
     return ", ".join(parts)

@@ -7,22 +7,35 @@
    lock) are copied into `<scratch>/memory`, where `<scratch>` is a fresh
    folder in memd's state dir; the agent runs with that as its cwd, with
    `HOME`, `XDG_CONFIG_HOME`, `CLAUDE_CONFIG_DIR` and `TMPDIR` inside
-   `<scratch>`, in its own process group (the whole group is killed at the
-   timeout). The prompt, in memd's words, and the entries go on stdin (for
+   `<scratch>`. The prompt, in memd's words, and the entries go on stdin (for
    `dream.command`, the entries as JSON lines; the prompt is in the file
    `MEMD_PROMPT_FILE`); `MEMD_MEMORY_DIR` names the copy.
-2. **Checks** (`check_result`), each failing the dream with a one-line reason:
-   it exited 0 within the timeout; the copy holds only regular files and
-   folders (no symlink, FIFO, device); nothing changed in the live memory
-   directory while it ran and nothing appeared in `<scratch>` outside the
-   copy (a write through an absolute path or `../`); nothing under `logs/`;
-   MEMORY.md still exists and fits its 200 lines and 25,000 units; lint finds
+2. **Confined** (`memd.kairos.confine`): with Landlock, no process of the
+   agent can change anything outside `<scratch>`, so a change in the live
+   directory during the run is the user's (or another tool's), never the
+   agent's. The timeout bounds everything: stdio are files, not pipes, and at
+   the deadline the agent, whatever it forked or detached, and anything else
+   whose cwd or environment points into `<scratch>` is killed.
+3. **Checks** (`check_result`), each failing the dream with a one-line reason:
+   it exited 0 within the timeout; every byte of each log it was given is
+   still there (the logs are append-only); the copy holds only regular files
+   and folders (no symlink, FIFO, device); nothing appeared in `<scratch>`
+   outside the copy; nothing under `logs/`; MEMORY.md still exists and, when
+   the agent's version lands, fits its 200 lines and 25,000 units; lint finds
    no error the live directory does not already have; every deleted file's
    lines survive in the files left (the report names where they went).
-3. **Apply** through `memd.kairos.generations`: atomic, undoable.
+4. **Re-based** (`rebase`), never forced: base = the copy taken at the start,
+   theirs = the live directory now, ours = the agent's result. Only the
+   agent's changes to files nobody else touched are applied; a file both
+   changed keeps the live bytes, and the agent's version is kept in
+   `<state>/dream-kept/<key>/` and named in the summary. The checks above
+   run on the re-based result. Without Landlock memd cannot tell the user's
+   writes from the agent's, so a live change fails the dream instead (nothing
+   applied, nothing put back; the next dream tries again).
+5. **Apply** through `memd.kairos.generations`: atomic, undoable, and each
+   file is replaced only while it still holds the bytes the plan expects.
 
-A live file the agent touched anyway (an absolute path to the real memory)
-is put back byte for byte before the dream is failed.
+The user's files are never reverted or deleted.
 """
 
 from __future__ import annotations
@@ -31,13 +44,17 @@ import contextlib
 import os
 import signal
 import stat
-from dataclasses import dataclass, field
+import sys
+from dataclasses import dataclass, field, replace
 
 from memd.agent.terms import INDEX_NAME
 from memd.errors import DreamError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import subprocess
+    from typing import IO
+
     from structlog.typing import FilteringBoundLogger
 
     from memd.config import Config
@@ -48,6 +65,10 @@ _MAX_FILES = 10_000
 _MAX_FILE = 64 * 1024 * 1024
 _MAX_TOTAL = 256 * 1024 * 1024
 _SKIP = frozenset({".consolidate-lock", "logs"})  # top level: the lock, memd's logs
+_STOP_GRACE_SECONDS = 5.0  # for the supervisor to kill what the agent started
+_REASON_CHARS = 200  # of the agent's last stderr line, in the failure's reason
+_KEPT_FOLDERS = 5  # dreams whose versions of the user's files are kept
+KEPT_DIR = "dream-kept"
 
 # The tools the agent may use: read and edit files in its cwd, nothing else.
 AGENT_TOOLS = "Read,Edit,Write,Glob,Grep"
@@ -88,12 +109,21 @@ class AgentOutcome:
     writes: dict[str, tuple[bytes | None, bytes]]
     deletes: dict[str, bytes]
     moved_to: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # Files the user changed during the dream that the agent changed too: the
+    # user's bytes stay; the agent's version (b"": it deleted the file) ...
+    kept_yours: dict[str, bytes] = field(default_factory=dict)
+    kept_at: dict[str, str] = field(default_factory=dict)  # ... is kept here
 
     def summary(self) -> dict[str, object]:
-        return {
+        summary: dict[str, object] = {
             "changed": sorted(self.writes),
             "deleted_to": {rel: list(where) for rel, where in self.moved_to.items()},
         }
+        if self.kept_yours:
+            summary["kept_yours"] = {
+                rel: self.kept_at.get(rel, "") for rel in sorted(self.kept_yours)
+            }
+        return summary
 
 
 def agent_argv(agent: str) -> list[str]:
@@ -190,6 +220,20 @@ def staging_root(state_dir: str, memory_dir: str) -> str:
     return os.path.join(state_dir, "dream-staging", dir_key(memory_dir))
 
 
+def kept_root(state_dir: str, memory_dir: str) -> str:
+    """Return the folder keeping the dream's versions of files the user changed."""
+    from memd.kairos.generations import dir_key
+
+    return os.path.join(state_dir, KEPT_DIR, dir_key(memory_dir))
+
+
+def is_confined(config: Config) -> bool:
+    """Return whether the agent's writes are confined (`dream.confine`, Landlock)."""
+    from memd.kairos.confine import landlock_abi
+
+    return config.dream_confine and landlock_abi() > 0
+
+
 def run_agent_dream(
     memory_dir: str,
     config: Config,
@@ -200,7 +244,8 @@ def run_agent_dream(
     """Run the agent on a staging copy, check what it left; raise on any failure."""
     import shutil
 
-    live_before = snapshot_tree(memory_dir, strict=False)
+    base = snapshot_tree(memory_dir, strict=False)
+    logs = _read_logs(memory_dir, log_files)
     scratch = staging_root(config.state_dir, memory_dir)
     shutil.rmtree(scratch, ignore_errors=True)  # a killed dream's; the lock is ours
     os.makedirs(scratch, 0o700)
@@ -208,32 +253,120 @@ def run_agent_dream(
         staging = os.path.join(scratch, "memory")
         for name in ("memory", "home", "tmp"):
             os.mkdir(os.path.join(scratch, name), 0o700)
-        _write_tree(staging, live_before)
-        _run(scratch, memory_dir, config, entries, log_files, log)
-        return check_result(memory_dir, scratch, live_before, config)
+        _write_tree(staging, base)
+        confined = is_confined(config)
+        if not confined:
+            log.warning(
+                "dream_agent_unconfined",
+                memory_dir=memory_dir,
+                configured=config.dream_confine,
+            )
+        _run(scratch, memory_dir, config, entries, log_files, log, confined=confined)
+        _check_logs(memory_dir, logs, config, confined=confined, log=log)
+        outcome = check_result(memory_dir, scratch, base, config, confined=confined)
+        return _keep_dreams_versions(outcome, config.state_dir, memory_dir, log)
     finally:
-        _restore_live(memory_dir, live_before, log)
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _restore_live(
-    memory_dir: str, before: dict[str, bytes], log: FilteringBoundLogger
-) -> None:
-    """Put back any live file an agent wrote through an absolute path."""
-    from memd.atomic import write_atomic
+def _read_logs(memory_dir: str, log_files: tuple[str, ...]) -> dict[str, bytes]:
+    from memd.fsread import open_dir, read_beneath
 
+    root_fd = open_dir(memory_dir, follow=True)
     try:
-        now = snapshot_tree(memory_dir, strict=False)
-    except (DreamCommandFailed, OSError) as error:
-        log.warning("dream_live_check_failed", error=str(error))
-        return
-    for rel, data in before.items():
-        if now.get(rel) != data:
-            write_atomic(os.path.join(memory_dir, rel), data)
-            log.warning("dream_live_file_restored", relpath=rel)
-    for rel in now.keys() - before.keys():
-        os.unlink(os.path.join(memory_dir, rel))
-        log.warning("dream_live_file_removed", relpath=rel)
+        return {rel: read_beneath(root_fd, rel, _MAX_FILE) for rel in log_files}
+    finally:
+        os.close(root_fd)
+
+
+def _check_logs(
+    memory_dir: str,
+    before: dict[str, bytes],
+    config: Config,
+    *,
+    confined: bool,
+    log: FilteringBoundLogger,
+) -> None:
+    """Fail the dream unless every byte of every log it was given is still there.
+
+    The logs are append-only: a hook may append while the agent runs, nothing
+    may rewrite them. Confined, the agent cannot have changed one, so a
+    rewrite is someone else's and is left alone; unconfined, the old bytes are
+    put back and what was there is kept beside the dream's other versions.
+    """
+    from memd.atomic import write_atomic_beneath
+    from memd.fsread import open_dir, read_beneath
+
+    root_fd = open_dir(memory_dir, follow=True)
+    try:
+        for rel, old in sorted(before.items()):
+            try:
+                now: bytes | None = read_beneath(root_fd, rel, _MAX_FILE)
+            except FileNotFoundError:
+                now = None
+            if now is not None and now.startswith(old):
+                continue
+            if confined:
+                raise DreamCommandFailed(
+                    f"{rel} changed during the dream other than by an append; "
+                    "nothing applied, the next dream reads it again"
+                )
+            kept = ""
+            if now is not None:
+                kept = _keep(config.state_dir, memory_dir, {rel: now})[rel]
+            write_atomic_beneath(root_fd, rel, old, make_dirs=True)
+            log.warning("dream_log_put_back", relpath=rel, kept=kept)
+            where = f", what it held is kept in {kept}" if kept else ""
+            raise DreamCommandFailed(
+                f"the agent rewrote {rel} (the daily logs are append-only): "
+                f"its bytes are put back{where}"
+            )
+    finally:
+        os.close(root_fd)
+
+
+def _keep_dreams_versions(
+    outcome: AgentOutcome, state_dir: str, memory_dir: str, log: FilteringBoundLogger
+) -> AgentOutcome:
+    """Save the dream's version of each file the user changed meanwhile."""
+    versions = {rel: data for rel, data in outcome.kept_yours.items() if data}
+    where = _keep(state_dir, memory_dir, versions) if versions else {}
+    for rel in outcome.kept_yours:
+        log.info("dream_kept_your_version", relpath=rel, dreams=where.get(rel, ""))
+    return replace(outcome, kept_at=where)
+
+
+def _keep(state_dir: str, memory_dir: str, files: dict[str, bytes]) -> dict[str, str]:
+    """Write `files` under a new folder of `kept_root`; return relpath -> path."""
+    import shutil
+    import time
+
+    from memd.atomic import write_atomic_beneath
+    from memd.fsread import list_names, open_dir, open_dir_beneath
+    from memd.kairos.generations import dir_key
+
+    root = kept_root(state_dir, memory_dir)
+    stamp = time.strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}-{time.monotonic_ns()}"
+    os.makedirs(state_dir, exist_ok=True)
+    state_fd = open_dir(state_dir, follow=True)  # memd's own: may be a link
+    try:  # below it, no link is followed
+        root_fd = open_dir_beneath(
+            state_fd, [KEPT_DIR, dir_key(memory_dir)], make_missing=True
+        )
+    finally:
+        os.close(state_fd)
+    try:
+        folder = open_dir_beneath(root_fd, [stamp], make_missing=True)
+        try:
+            for rel, data in files.items():
+                write_atomic_beneath(folder, rel, data, make_dirs=True)
+        finally:
+            os.close(folder)
+        for old in list_names(root_fd)[:-_KEPT_FOLDERS]:
+            shutil.rmtree(old, dir_fd=root_fd, ignore_errors=True)
+    finally:
+        os.close(root_fd)
+    return {rel: os.path.join(root, stamp, rel) for rel in files}
 
 
 def _run(
@@ -243,9 +376,22 @@ def _run(
     entries: tuple[LogEntry, ...],
     log_files: tuple[str, ...],
     log: FilteringBoundLogger,
+    *,
+    confined: bool,
 ) -> None:
+    """Run the agent under `memd.kairos.confine`; return once nothing of it runs.
+
+    stdin, stdout and stderr are unnamed files in the scratch folder, never
+    pipes: a detached child that keeps one open holds nothing memd waits on.
+    At the deadline the supervisor is told to stop (it kills what the agent
+    started), then the group is killed, then `sweep` kills anything left.
+    """
     import json
     import subprocess
+    import tempfile
+
+    from memd.atomic import write_atomic
+    from memd.kairos import confine
 
     staging = os.path.join(scratch, "memory")
     home = os.path.join(scratch, "home")
@@ -253,8 +399,6 @@ def _run(
         f"[{e.date}{' ' + e.time if e.time else ''}] {e.text}\n" for e in entries
     )
     prompt_file = os.path.join(scratch, "prompt.md")
-    from memd.atomic import write_atomic
-
     write_atomic(prompt_file, prompt.encode("utf-8"), durable=False)
     if config.dream_agent:
         argv = agent_argv(config.dream_agent)
@@ -277,48 +421,114 @@ def _run(
             os.path.join(memory_dir, r) for r in log_files
         ),
         "MEMD_ENTRY_COUNT": str(len(entries)),
+        confine.SCRATCH_ENV: scratch,
     }
-    try:
-        proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=staging,
-            env=env,
-            start_new_session=True,
-        )
-    except OSError as error:
-        raise DreamCommandFailed(f"dream agent could not start: {error}") from None
-    try:
-        out, err = proc.communicate(
-            stdin.encode("utf-8"), timeout=config.dream_timeout_seconds
-        )
-    except subprocess.TimeoutExpired:
-        _kill_group(proc.pid)
-        proc.communicate()
+    argv[0] = _executable(argv[0], staging, env.get("PATH", os.defpath))
+    wrapper = [sys.executable, "-I", confine.__file__]
+    wrapper += ["--landlock"] if confined else []
+    wrapper += [scratch, "--", *argv]
+    tmp = os.path.join(scratch, "tmp")
+    with (
+        tempfile.TemporaryFile(dir=tmp) as stdin_file,
+        tempfile.TemporaryFile(dir=tmp) as out_file,
+        tempfile.TemporaryFile(dir=tmp) as err_file,
+    ):
+        stdin_file.write(stdin.encode("utf-8"))
+        stdin_file.seek(0)
+        try:
+            proc = subprocess.Popen(
+                wrapper,
+                stdin=stdin_file,
+                stdout=out_file,
+                stderr=err_file,
+                cwd=staging,
+                env=env,
+                start_new_session=True,
+            )
+        except OSError as error:
+            raise DreamCommandFailed(f"dream agent could not start: {error}") from None
+        timed_out = False
+        try:
+            proc.wait(timeout=config.dream_timeout_seconds)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        finally:
+            _stop(proc)
+            left = confine.sweep(proc.pid, scratch)  # nothing it started outlives it
+            if left:
+                log.warning("dream_agent_leftovers_killed", processes=left)
+        out, err = _tail(out_file), _tail(err_file)
+    log.info(
+        "dream_command_finished",
+        exit_status=proc.returncode,
+        timed_out=timed_out,
+        confined=confined,
+        stdout=out,
+        stderr=err,
+    )
+    if timed_out:
         log.warning(
             "dream_command_timed_out", timeout_seconds=config.dream_timeout_seconds
         )
         raise DreamCommandFailed(
             f"dream agent timed out after {config.dream_timeout_seconds:g}s"
-        ) from None
-    finally:
-        _kill_group(proc.pid)  # nothing it started outlives it
-    log.info(
-        "dream_command_finished",
-        exit_status=proc.returncode,
-        stdout=out.decode("utf-8", errors="replace")[-_OUTPUT_TAIL:],
-        stderr=err.decode("utf-8", errors="replace")[-_OUTPUT_TAIL:],
-    )
+        )
     if proc.returncode != 0:
-        raise DreamCommandFailed(f"dream agent exited with status {proc.returncode}")
+        last = next((line for line in reversed(err.splitlines()) if line.strip()), "")
+        raise DreamCommandFailed(
+            f"dream agent exited with status {proc.returncode}"
+            + (f": {last.strip()[:_REASON_CHARS]}" if last else "")
+        )
+
+
+def _executable(name: str, staging: str, path: str) -> str:
+    import shutil
+
+    if os.sep in name:
+        return os.path.join(staging, name)  # relative to the copy, as before
+    found = shutil.which(name, path=path)
+    if found is None:
+        raise DreamCommandFailed(f"dream agent could not start: {name} not found")
+    return found
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    import subprocess
+
+    if proc.poll() is None:
+        proc.terminate()  # the supervisor kills the agent and what it started
+        try:
+            proc.wait(timeout=_STOP_GRACE_SECONDS)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc.pid)
+            proc.wait()
+    _kill_group(proc.pid)
+
+
+def _tail(handle: IO[bytes]) -> str:
+    size = handle.seek(0, os.SEEK_END)
+    handle.seek(max(0, size - _OUTPUT_TAIL * 4))
+    data = handle.read(_OUTPUT_TAIL * 4)
+    return data.decode("utf-8", errors="replace")[-_OUTPUT_TAIL:]
 
 
 def check_result(
-    memory_dir: str, scratch: str, before: dict[str, bytes], config: Config
+    memory_dir: str,
+    scratch: str,
+    before: dict[str, bytes],
+    config: Config,
+    *,
+    confined: bool = True,
 ) -> AgentOutcome:
-    """Check the staging copy the agent left; return the changes to apply."""
+    """Check the staging copy the agent left; return the changes to apply.
+
+    `before` is the live directory as the agent's copy was taken. A live file
+    that differs now was changed by someone else (confined, the agent cannot
+    write there): the agent's changes are re-based onto the live directory,
+    and a file both changed keeps the live bytes (`kept_yours`). Unconfined,
+    memd cannot tell who changed it, so the dream fails without applying or
+    putting anything back, and the next dream tries again.
+    """
     staging = os.path.join(scratch, "memory")
     from memd.fsread import list_names
 
@@ -327,42 +537,96 @@ def check_result(
         raise DreamCommandFailed(
             f"the agent wrote outside the staging copy: ../{strays[0]}"
         )
-    live = snapshot_tree(memory_dir, strict=False)
-    if live != before:
-        changed = sorted(
-            rel
-            for rel in live.keys() | before.keys()
-            if live.get(rel) != before.get(rel)
-        )
-        raise DreamCommandFailed(
-            f"the agent wrote to the live memory directory: {changed[0]}"
-        )
     if os.path.lexists(os.path.join(staging, "logs")):
         raise DreamCommandFailed("the agent wrote under logs/, which memd owns")
     after = snapshot_tree(staging)
     # An agent without a shell deletes a file by emptying it (the prompt says so).
     for rel in [r for r, data in after.items() if r in before and not data.strip()]:
-        os.unlink(os.path.join(staging, rel))  # the copy is ours: lint sees it gone
         del after[rel]
     if INDEX_NAME in before and INDEX_NAME not in after:
         raise DreamCommandFailed("the agent deleted MEMORY.md")
-    _check_index(after)
+    live = snapshot_tree(memory_dir, strict=False)
+    theirs = sorted(
+        rel for rel in live.keys() | before.keys() if live.get(rel) != before.get(rel)
+    )
+    if theirs and not confined:
+        raise DreamCommandFailed(
+            f"{theirs[0]} changed in the live memory directory during the dream, "
+            "and without Landlock memd cannot tell your writes from the agent's: "
+            "nothing applied, nothing put back; the next dream tries again"
+        )
+    rebased = rebase(before, live, after)
+    try:
+        _check_merged(memory_dir, staging, live, rebased, config)
+    except DreamCommandFailed as error:
+        if not theirs:
+            raise
+        raise DreamCommandFailed(
+            f"{error} once re-based on what changed during the dream "
+            f"({', '.join(theirs[:3])}); nothing applied, the next dream tries again"
+        ) from None
+    return rebased
+
+
+def rebase(
+    base: dict[str, bytes], theirs: dict[str, bytes], ours: dict[str, bytes]
+) -> AgentOutcome:
+    """Return the agent's changes (`base` -> `ours`) that apply onto `theirs`.
+
+    A file the agent changed and nobody else did is written (or deleted)
+    with `theirs`' bytes as the expected old ones; one both changed keeps
+    `theirs` and goes in `kept_yours` with the agent's version (b"" when the
+    agent deleted it); one both changed alike needs nothing.
+    """
+    writes: dict[str, tuple[bytes | None, bytes]] = {}
+    deletes: dict[str, bytes] = {}
+    kept: dict[str, bytes] = {}
+    for rel in sorted(base.keys() | ours.keys()):
+        old, new, live = base.get(rel), ours.get(rel), theirs.get(rel)
+        if old == new or live == new:
+            continue
+        if live != old:
+            kept[rel] = new or b""
+        elif new is None:
+            deletes[rel] = live or b""
+        else:
+            writes[rel] = (live, new)
+    return AgentOutcome(writes=writes, deletes=deletes, kept_yours=kept)
+
+
+def _check_merged(
+    memory_dir: str,
+    staging: str,
+    live: dict[str, bytes],
+    outcome: AgentOutcome,
+    config: Config,
+) -> None:
+    """Check the tree the live directory would become; trace each deleted file."""
+    merged = dict(live)
+    merged.update((rel, new) for rel, (_, new) in outcome.writes.items())
+    for rel in outcome.deletes:
+        del merged[rel]
+    _mirror(staging, merged)  # lint reads a directory: the copy becomes the result
+    if INDEX_NAME in outcome.writes:
+        _check_index(merged)
     _check_lint(memory_dir, staging, config)
-    deleted = sorted(before.keys() - after.keys())
-    moved_to = {rel: _where_it_went(before[rel], after) for rel in deleted}
+    moved_to = {
+        rel: _where_it_went(old, merged) for rel, old in outcome.deletes.items()
+    }
     lost = [rel for rel, where in moved_to.items() if not where]
     if lost:
         raise DreamCommandFailed(
             f"the agent deleted {lost[0]} and its content is nowhere else"
         )
-    writes = {
-        rel: (before.get(rel), data)
-        for rel, data in after.items()
-        if before.get(rel) != data
-    }
-    return AgentOutcome(
-        writes=writes, deletes={rel: before[rel] for rel in deleted}, moved_to=moved_to
-    )
+    outcome.moved_to.update(moved_to)
+
+
+def _mirror(root: str, files: dict[str, bytes]) -> None:
+    """Make the tree under `root` (memd's scratch) hold exactly `files`."""
+    now = snapshot_tree(root)
+    for rel in now.keys() - files.keys():
+        os.unlink(os.path.join(root, rel))
+    _write_tree(root, {rel: new for rel, new in files.items() if now.get(rel) != new})
 
 
 def _check_index(after: dict[str, bytes]) -> None:

@@ -87,7 +87,8 @@ def recall_memories(
     project: Project, query: str, limit: int = 5, memory_type: str | None = None
 ) -> list[dict[str, object]]:
     """The memories best matching `query`, as dicts, best first."""
-    from memd.recall.store import open_index, recall
+    from memd.recall.index import open_index
+    from memd.recall.query import recall
 
     project.require_enabled()
     if memory_type is not None and memory_type not in MEMORY_TYPES:

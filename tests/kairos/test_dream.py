@@ -21,6 +21,7 @@ from memd.locks import CONSOLIDATE_LOCK_NAME
 from memd.snapshot.publish import SnapshotStore
 from memd.snapshot.telemetry_sink import TelemetrySink
 from memd.state import read_state
+from tests.kairos.agents import with_stdout
 
 NOW = datetime(2026, 11, 29, 14, 5).astimezone()
 LOG = structlog.get_logger()
@@ -244,23 +245,23 @@ class TestExternalCommand:
             dream_timeout_seconds=timeout,
         )
 
-    def test_receives_env_and_stdin(self, setup: Setup, tmp_path: Path) -> None:
+    def test_receives_env_and_stdin(self, setup: Setup) -> None:
         """The command gets the memory dir, log files and entries as JSON lines."""
-        out = tmp_path / "seen.json"
         script = (
-            "import json, os, sys; json.dump("
+            "import json, os, sys; print(json.dumps("
             "{'dir': os.environ['MEMD_LIVE_MEMORY_DIR'],"
             " 'copy': os.environ['MEMD_MEMORY_DIR'], 'cwd': os.getcwd(),"
             " 'logs': os.environ['MEMD_LOG_FILES'],"
-            " 'entries': [json.loads(l)['text'] for l in sys.stdin]},"
-            f" open({str(out)!r}, 'w'))"
+            " 'entries': [json.loads(l)['text'] for l in sys.stdin]}))"
         )
         setup.log("#a one")
 
-        result = run_dream(
-            str(setup.memory), self._config(setup, script), now=NOW, log=LOG
+        result, stdout = with_stdout(
+            lambda: run_dream(
+                str(setup.memory), self._config(setup, script), now=NOW, log=LOG
+            )
         )
-        seen = json.loads(out.read_text())
+        seen = json.loads(stdout)
 
         assert "ok" == result.status
         assert os.path.realpath(setup.memory) == seen["dir"]
@@ -290,25 +291,24 @@ class TestExternalCommand:
         assert "failed" == result.status
         assert "timed out" in result.message
 
-    def test_timeout_kills_what_the_command_started(
-        self, setup: Setup, tmp_path: Path
-    ) -> None:
+    def test_timeout_kills_what_the_command_started(self, setup: Setup) -> None:
         """On timeout the whole process group dies, grandchildren included."""
-        pid_file = tmp_path / "grandchild.pid"
         setup.log("#a one")
         script = (
             "import subprocess, sys, time; "
             "p = subprocess.Popen("
             "[sys.executable, '-c', 'import time; time.sleep(60)']); "
-            f"open({str(pid_file)!r}, 'w').write(str(p.pid)); time.sleep(60)"
+            "print(p.pid, flush=True); time.sleep(60)"
         )
         # The timeout must cover two Python start-ups and the pid file: 5x what
         # that takes on this machine right now, measured, and at least 1 s.
         timeout = max(1.0, 5 * _time_to_start_a_child_and_grandchild())
         config = self._config(setup, script, timeout=timeout)
 
-        result = run_dream(str(setup.memory), config, now=NOW, log=LOG)
-        grandchild = int(pid_file.read_text())
+        result, stdout = with_stdout(
+            lambda: run_dream(str(setup.memory), config, now=NOW, log=LOG)
+        )
+        grandchild = int(stdout)
 
         assert "failed" == result.status
         assert not _alive(grandchild)

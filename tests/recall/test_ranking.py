@@ -19,7 +19,8 @@ import pytest
 
 from memd.agent.paths import resolve_memory_location
 from memd.memory.reader import load_memdir
-from memd.recall.store import open_index, recall
+from memd.recall.index import open_index
+from memd.recall.query import recall
 from tests.conftest import MemDirMaker
 
 MEMD = os.path.join(os.path.dirname(sys.executable), "memd")

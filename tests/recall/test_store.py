@@ -18,13 +18,9 @@ import pytest
 
 from memd.memory.reader import load_memdir
 from memd.racy import RACY_WINDOW_NS
-from memd.recall.store import (
-    RecallIndex,
-    index_path,
-    open_index,
-    recall,
-    stat_signature,
-)
+from memd.recall.index import RecallIndex, open_index, stat_signature
+from memd.recall.query import recall
+from memd.recall.store import index_path
 from tests.conftest import MemDirMaker
 
 
@@ -339,7 +335,7 @@ class TestRecallUpdater:
         self, make_memdir: MemDirMaker, tmp_path: Path
     ) -> None:
         """First pass full, then changed relpaths; a deleted database is rebuilt."""
-        from memd.recall.store import RecallUpdater
+        from memd.recall.index import RecallUpdater
 
         _seed(make_memdir)
         root = str(make_memdir.root)
@@ -375,7 +371,7 @@ class TestRecallUpdater:
         self, make_memdir: MemDirMaker, tmp_path: Path
     ) -> None:
         """An unwritable cache gives a message for the log; the daemon goes on."""
-        from memd.recall.store import RecallUpdater
+        from memd.recall.index import RecallUpdater
 
         _seed(make_memdir)
         blocker = tmp_path / "not-a-dir"
@@ -394,7 +390,7 @@ class TestUndecodableNames:
     ) -> None:
         """SQLite text must be UTF-8: an undecodable file name is kept as its bytes,
         never skipped, and found under the same name."""
-        from memd.recall.store import RecallUpdater
+        from memd.recall.index import RecallUpdater
 
         _seed(make_memdir)
         name = os.fsdecode(b"odd\x01\x7fname\xff.md")
@@ -464,7 +460,7 @@ class TestStatRefresh:
         root = str(make_memdir.root)
         taken = _after_the_racy_window()
         probe = (
-            "from memd.recall.store import stat_signature\n"
+            "from memd.recall.index import stat_signature\n"
             f"print(stat_signature({root!r}, {taken})[0])\n"
         )
         found = stat_signature(root, taken)

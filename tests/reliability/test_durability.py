@@ -290,7 +290,7 @@ RENAMES = {
         "_rotate_if_full",
     ),  # telemetry: loss is harmless
     ("memd/kairos/daily_log.py", "apply_retention"),  # a move, never a copy
-    ("memd/kairos/generations.py", "apply_generation"),  # commit point; dir fsynced
+    ("memd/kairos/generations.py", "_commit"),  # commit point; dir fsynced
     ("memd/team/sync.py", "init_team"),  # a new git dir: a lost init is redone
 }
 

@@ -4,7 +4,7 @@
 resolution record (`memd.snapshot.serve`) is fresh is answered without
 reading settings or config: this command is timed against a bare `python -c`.
 Directories no live daemon keeps current are refreshed by `stat` first
-(`memd.recall.store.recall`).
+(`memd.recall.query.recall`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     import argparse
     from collections.abc import Mapping
 
-    from memd.recall.store import Hit
+    from memd.recall.query import Hit
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -116,7 +116,8 @@ def _positive(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from memd.recall.store import open_index, recall
+    from memd.recall.index import open_index
+    from memd.recall.query import recall
 
     env = os.environ
     if args.all:
