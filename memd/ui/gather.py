@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from memd.agent.profile import NEWEST, AgentProfile
 from memd.agent.prompt import view_index
 from memd.diagnostics import Diagnostic
-from memd.fsread import open_dir, read_beneath, read_bytes_or_none
+from memd.fsread import open_dir, read_beneath
 from memd.relpath import relpath_refusal
 from memd.ui import views
 
@@ -402,10 +402,12 @@ class DreamProject:
     last: str  # dreams.json's last result, one line
     summary: str
     generations: tuple[DreamEntry, ...]  # newest first
+    problem: str = ""  # the kept generations could not be read
 
 
 def dreams_page(source: Source) -> list[DreamProject]:
     """Return every project's kept dream generations, with their diffs."""
+    from memd.errors import DreamError
     from memd.kairos.dream import describe_summary, dream_status
     from memd.kairos.generations import generations_root, list_generations
 
@@ -413,33 +415,45 @@ def dreams_page(source: Source) -> list[DreamProject]:
     status = dream_status(config.state_dir)
     found = []
     for project, (path, _) in projects(source).items():
-        kept = list_generations(config.state_dir, path)
+        problem = ""
+        try:
+            kept = list_generations(config.state_dir, path)
+        except (DreamError, OSError) as error:  # a corrupt or linked history
+            kept, problem = (), views.mask_secrets(str(error))
         record = status.get(os.path.realpath(path)) or {}
-        if not kept and not record:
+        if not kept and not record and not problem:
             continue
         undone = {g.undoes for g in kept if g.kind == "undo"}
         targets = [g for g in kept if g.kind == "dream" and g.number not in undone]
         newest = targets[-1].number if targets else None
-        root = generations_root(config.state_dir, path)
         entries = []
-        for generation in reversed(kept):
-            folder = os.path.join(root, f"{generation.number:06}")
-            files = tuple(
-                DreamFile(relpath=rel, diff=_generation_diff(folder, rel))
-                for rel in (*generation.writes, *generation.deletes)
-                if relpath_refusal(rel) is None
-            )
-            entries.append(
-                DreamEntry(
-                    number=generation.number,
-                    kind=generation.kind,
-                    created=generation.created,
-                    undoes=generation.undoes,
-                    files=files,
-                    is_undone=generation.number in undone,
-                    is_undoable=generation.number == newest,
+        try:
+            root: int | None = open_dir(generations_root(config.state_dir, path))
+        except OSError:
+            root = None
+        try:
+            for generation in reversed(kept):
+                files = tuple(
+                    DreamFile(
+                        relpath=rel, diff=_generation_diff(root, generation.number, rel)
+                    )
+                    for rel in (*generation.writes, *generation.deletes)
+                    if relpath_refusal(rel) is None
                 )
-            )
+                entries.append(
+                    DreamEntry(
+                        number=generation.number,
+                        kind=generation.kind,
+                        created=generation.created,
+                        undoes=generation.undoes,
+                        files=files,
+                        is_undone=generation.number in undone,
+                        is_undoable=generation.number == newest,
+                    )
+                )
+        finally:
+            if root is not None:
+                os.close(root)
         result = record.get("last_result")
         found.append(
             DreamProject(
@@ -452,23 +466,33 @@ def dreams_page(source: Source) -> list[DreamProject]:
                     )
                 ),
                 generations=tuple(entries),
+                problem=problem,
             )
         )
     return found
 
 
-def _generation_diff(folder: str, relpath: str) -> views.Diff:
-    """The diff of one file of a generation, from its before/ and after/ copies."""
-    try:
-        before = read_bytes_or_none(
-            os.path.join(folder, "before", relpath), MAX_SHOWN_FILE_BYTES
-        )
-        after = read_bytes_or_none(
-            os.path.join(folder, "after", relpath), MAX_SHOWN_FILE_BYTES
-        )
-    except OSError:
+def _generation_diff(root: int | None, number: int, relpath: str) -> views.Diff:
+    """The diff of one file of a generation, from its before/ and after/ copies.
+
+    Read below the generations folder's descriptor, no link followed, as
+    memd.kairos.generations reads them.
+    """
+    if root is None:
         return views.Diff(note="copy unreadable")
-    return views.diff(before, after, name=relpath)
+    copies: list[bytes | None] = []
+    for side in ("before", "after"):
+        try:
+            copies.append(
+                read_beneath(
+                    root, f"{number:06}/{side}/{relpath}", MAX_SHOWN_FILE_BYTES
+                )
+            )
+        except FileNotFoundError:
+            copies.append(None)
+        except OSError:
+            return views.Diff(note="copy unreadable")
+    return views.diff(copies[0], copies[1], name=relpath)
 
 
 def undo_dream(source: Source, project: str) -> tuple[bool, str]:
@@ -498,7 +522,8 @@ class RecallHit:
 def recall_hits(source: Source, query: str) -> tuple[list[RecallHit], str]:
     """Search every watched directory as `memd recall --all` does; (hits, note)."""
     from memd.errors import MemdError
-    from memd.recall.store import open_index, recall
+    from memd.recall.index import open_index
+    from memd.recall.query import recall
 
     config = source.config()
     ids = {path: project for project, (path, _) in projects(source).items()}
