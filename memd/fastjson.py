@@ -81,6 +81,10 @@ def _loads_text(text: str) -> object:
         value, end = _scan(text, start)
     except StopIteration as stop:
         raise ValueError(f"Expecting value: char {stop.value}") from None
+    except SystemError:
+        # `_json` words a syntax error with `json.decoder.JSONDecodeError`, and
+        # fails without an exception while that module is not loaded yet.
+        return _json_module_loads(text)
     if text[end:].strip(_WHITESPACE):
         raise ValueError(f"Extra data: char {end}")
     return value

@@ -105,7 +105,7 @@ FOLDERS = {
     "service": set(),
     "team": {"agent", "memory", "lint"},
     "sync": {"agent", "memory", "lint", "team"},
-    "recall": {"agent", "memory", "snapshot"},
+    "recall": {"agent", "memory", "lint", "snapshot"},  # lint: secret masking
     "mcp_server": {"agent", "memory", "lint", "snapshot", "kairos", "recall"},
     "ui": {"agent", "memory", "lint", "snapshot", "kairos", "recall", "team", "sync"},
     "cli": {

@@ -9,8 +9,10 @@ stdout on exit 0:
 
 - `{"decision": "block", "reason": ...}` (PostToolUse) shows the user a
   blocking error and feeds `reason` to the model after the tool result. memd
-  blocks only for errors in files this call changed, and for index errors this
-  call created or made worse by touching MEMORY.md.
+  blocks only for errors in files this call changed, for index errors this
+  call created or made worse by touching MEMORY.md, and for a likely secret
+  (`memd.lint.secrets`) in a file this call changed, logs included: the model
+  is told the file, the line and the rule, and to remove it.
 - `{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}}`
   adds quiet context: the findings at session start, and a problem that was
   already there, said once per session (remembered in the session record,
@@ -192,6 +194,8 @@ def post_tool_use(
         caused = [f for f in findings if is_error(f) and f.get("path") in relpaths]
         if caused:
             reasons.append(block_reason(other_dir, caused))
+        secrets = secrets_written(other_dir, relpaths, config)
+        reasons += [secrets] if secrets else []
     return hook_output(
         "PostToolUse",
         reason="\n\n".join(reasons) if reasons else None,
@@ -229,6 +233,7 @@ def _judge_session_dir(
         changed, maybe = frozenset(_relpaths_in(payload, memory_dir)), frozenset()
     if state is not None and not changed and not maybe:
         return None, None
+    secrets = secrets_written(memory_dir, changed, config)
     findings = _lint(memory_dir, profile, env, config)
     index_after = index_measure(ss.read_index_text(memory_dir))
     index_before = _index_before(payload, memory_dir, state)
@@ -250,9 +255,53 @@ def _judge_session_dir(
         recorded_ns=recorded_ns,
         profile=profile,
     )
+    reasons = [block_reason(memory_dir, caused)] if caused else []
     return (
-        block_reason(memory_dir, caused) if caused else None,
+        "\n\n".join([*reasons, *([secrets] if secrets else [])]) or None,
         notice_context(memory_dir, to_say) if to_say else None,
+    )
+
+
+MAX_SECRETS_SAID = 10
+
+
+def secrets_written(
+    memory_dir: str, relpaths: Iterable[str], config: Callable[[], Config]
+) -> str | None:
+    """The reason to feed back when this call wrote a likely secret, else None.
+
+    Each changed file is scanned whole, as sync would scan it before a push
+    (`find_secrets_in_bytes`), minus the fingerprints in `[sync] allow`;
+    config is loaded only when something was found.
+    """
+    from memd.fsread import read_bytes
+    from memd.lint.secrets import find_secrets_in_bytes
+
+    found = []
+    for relpath in sorted(relpaths):
+        try:
+            data = read_bytes(os.path.join(memory_dir, relpath))
+        except OSError:
+            continue  # gone or not a regular file: nothing of it is loaded
+        found += [(relpath, f) for f in find_secrets_in_bytes(data)]
+    if not found:
+        return None
+    allow = frozenset(config().sync_allow)
+    found = [(relpath, f) for relpath, f in found if f.fingerprint not in allow]
+    if not found:
+        return None
+    lines = [
+        f"- `{relpath}` line {f.line}, column {f.column}: {f.message()}"
+        for relpath, f in found[:MAX_SECRETS_SAID]
+    ]
+    if len(found) > MAX_SECRETS_SAID:
+        lines.append(f"- … and {len(found) - MAX_SECRETS_SAID} more")
+    return (
+        f"Your last tool call wrote what looks like a secret into the auto memory "
+        f"at `{memory_dir}`. Memory is loaded into every future session and synced, "
+        "so remove it from the file now (and tell the user to rotate it if it is "
+        "real); if it is not a secret, its fingerprint goes into `[sync] allow` in "
+        "memd's config.toml:\n" + "\n".join(lines)
     )
 
 

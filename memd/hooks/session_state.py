@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
 MAGIC = "memd-hook-session 1"
 MAX_ENTRIES = 10_000  # a bigger memory directory is compared by its first entries
-MAX_DEPTH = 3  # logs/YYYY/MM/ is the deepest layout memory uses
+MAX_DEPTH = 4  # listings: the dir, logs/, logs/YYYY/, logs/YYYY/MM/ (the deepest)
 MAX_RECORD_BYTES = 4 * 1024 * 1024
 _SAFE_ID = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
 

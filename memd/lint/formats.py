@@ -41,8 +41,12 @@ _BOLD, _DIM, _RESET = "\033[1m", "\033[2m", "\033[0m"
 
 
 def render(diagnostics: Iterable[Diagnostic], fmt: str, *, color: bool = False) -> str:
-    """Return `diagnostics` rendered as `fmt` (text, json, sarif or github)."""
-    diags = tuple(diagnostics)
+    """Return `diagnostics` rendered as `fmt` (text, json, sarif or github).
+
+    A message or hint that quotes memory has its likely secrets masked
+    (`memd.lint.secrets.mask_secrets`).
+    """
+    diags = masked_diagnostics(diagnostics)
     if fmt == "text":
         return render_text(diags, color=color)
     if fmt == "json":
@@ -52,6 +56,20 @@ def render(diagnostics: Iterable[Diagnostic], fmt: str, *, color: bool = False) 
     if fmt == "github":
         return render_github(diags)
     raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+
+
+def masked_diagnostics(diagnostics: Iterable[Diagnostic]) -> tuple[Diagnostic, ...]:
+    """`diagnostics` with likely secrets masked in each message and hint."""
+    import dataclasses
+
+    from memd.lint.secrets import mask_secrets
+
+    return tuple(
+        dataclasses.replace(
+            d, message=mask_secrets(d.message), hint=mask_secrets(d.hint)
+        )
+        for d in diagnostics
+    )
 
 
 def summary_line(diagnostics: tuple[Diagnostic, ...]) -> str:

@@ -25,6 +25,13 @@ INSTRUCTIONS = (
 # The SDK's `mcp_types.version.HANDSHAKE_PROTOCOL_VERSIONS`; the last is its
 # answer to a version it does not know.
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+# `mcp_types.version.MODERN_PROTOCOL_VERSIONS`: no handshake; every request
+# carries its version and the client's capabilities in `params._meta`
+# (Claude Code 2.1.332 opens with `server/discover`).
+MODERN_VERSIONS = ("2026-07-28",)
+ENVELOPE = "io.modelcontextprotocol/"
+# The list-changed flags `subscriptions/listen` may ask for; the SDK honours each.
+LISTEN_FLAGS = ("toolsListChanged", "promptsListChanged", "resourcesListChanged")
 PROMPT_URI = "memory://prompt"
 PROMPT_RESOURCE = {
     "name": "memory-prompt",
@@ -144,3 +151,36 @@ def initialize_result(requested: str) -> dict[str, object]:
         "protocolVersion": version,
         "serverInfo": {"name": SERVER_NAME, "version": __version__},
     }
+
+
+def _modern(result: Mapping[str, object]) -> dict[str, object]:
+    """A result as the SDK stamps it for a modern (2026-07-28) request."""
+    return {
+        **result,
+        "cacheScope": "private",
+        "resultType": "complete",
+        "ttlMs": 0,
+        "_meta": {
+            f"{ENVELOPE}serverInfo": {"name": SERVER_NAME, "version": __version__}
+        },
+    }
+
+
+# The SDK serves `subscriptions/listen`, so a modern client is told that the
+# lists may change (memd's never do) and resources may be subscribed to.
+DISCOVER_RESULT = _modern(
+    {
+        "capabilities": {
+            "prompts": {"listChanged": True},
+            "resources": {"listChanged": True, "subscribe": True},
+            "tools": {"listChanged": True},
+        },
+        "instructions": INSTRUCTIONS,
+        "supportedVersions": list(MODERN_VERSIONS),
+    }
+)
+# method -> result, for a modern request whose params are only the envelope.
+MODERN_LISTINGS: dict[str, dict[str, object]] = {
+    method: _modern(result) for method, result in LISTINGS.items() if method != "ping"
+}
+MODERN_LISTINGS["server/discover"] = DISCOVER_RESULT

@@ -11,11 +11,10 @@ says what to do. Nothing but the protocol is written to stdout.
 memd owns its stdin: the SDK's reader drops a line it cannot validate without
 a word (a lone surrogate such as `"\\ud83d"` anywhere, even in a ping's
 `_meta`, left the client waiting forever). So `_CheckedLines` stands in front
-of it: lines are framed with a length bound, decoded as strict UTF-8, parsed
-with a depth bound and no lone surrogates (`memd.fastjson`), and validated as
-JSON-RPC. A line that fails is answered here, with a parse error (-32700) or
-an invalid request (-32600), and the next line is read; only valid messages
-reach the SDK.
+of it: lines are framed and checked by `memd.mcp_server.wire`, as the lobby's
+are, then validated as JSON-RPC. A line that fails is answered here, with a
+parse error (-32700) or an invalid request (-32600) under its id when it has
+one, and the next line is read; only valid messages reach the SDK.
 """
 
 from __future__ import annotations
@@ -44,15 +43,20 @@ from memd.mcp_server.catalog import (
     PROMPT_URI,
     SERVER_NAME,
 )
-from memd.mcp_server.lobby import LOBBY_INITIALIZE_ID, MAX_LINE_BYTES, READ_BYTES
+from memd.mcp_server.lobby import LISTEN_ACKNOWLEDGED, LOBBY_INITIALIZE_ID, HandOver
+from memd.mcp_server.wire import (
+    READ_BYTES,
+    LineFramer,
+    Refusal,
+    check_line,
+    usable_id,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
 
     from memd.mcp_server.tools import Project
-
-MAX_MESSAGE_DEPTH = 64  # JSON-RPC nests a few levels; the parsers recurse
 
 
 def build_server(project: Project) -> MCPServer:
@@ -134,19 +138,23 @@ def _as_tool_error() -> Iterator[None]:
         raise ToolError(str(error)) from None
 
 
-def serve_wire(project: Project, wire_in: int, wire_out: int, first: bytes) -> None:
+def serve_wire(
+    project: Project, wire_in: int, wire_out: int, hand_over: HandOver
+) -> None:
     """Serve `project` on the claimed wire until the client closes it.
 
-    `first`: the bytes to read before `wire_in`, as `memd.mcp_server.lobby`
-    hands them over (its replayed `initialize` is answered into the void).
+    `hand_over`: what `memd.mcp_server.lobby` read and the SDK must read
+    first (its answers to the replayed opening and listen go into the void).
     """
-    anyio.run(_serve, build_server(project), wire_in, wire_out, first)
+    anyio.run(_serve, build_server(project), wire_in, wire_out, hand_over)
 
 
-async def _serve(server: MCPServer, wire_in: int, wire_out: int, first: bytes) -> None:
+async def _serve(
+    server: MCPServer, wire_in: int, wire_out: int, hand_over: HandOver
+) -> None:
     lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async serves
-    wire = _Wire(wire_out, drop_id=LOBBY_INITIALIZE_ID)
-    lines = _CheckedLines(wire_in, wire, first)
+    wire = _Wire(wire_out, drop_id=LOBBY_INITIALIZE_ID, drop_ack=hand_over.listen_id)
+    lines = _CheckedLines(wire_in, wire, hand_over.data)
     async with stdio_server(stdin=lines, stdout=wire) as (read, write):  # type: ignore[arg-type]
         await lowlevel.run(read, write, lowlevel.create_initialization_options())
 
@@ -154,14 +162,32 @@ async def _serve(server: MCPServer, wire_in: int, wire_out: int, first: bytes) -
 class _Wire:
     """stdout for the SDK and `_CheckedLines`' answers: whole lines, one at a time."""
 
-    def __init__(self, fd: int, *, drop_id: str | None = None):
+    def __init__(
+        self,
+        fd: int,
+        *,
+        drop_id: str | None = None,
+        drop_ack: str | int | None = None,
+    ):
         self._fd = fd
         self._lock = threading.Lock()
         self._drop_id = drop_id  # the one reply the client never asked for
+        self._drop_ack = drop_ack  # the listen whose ack the lobby sent
 
     async def write(self, text: str) -> None:
-        if self._drop_id is not None and self._is_dropped(text):
+        if (
+            self._drop_id is not None
+            and self._drop_id in text
+            and self._is_reply_to(text, self._drop_id)
+        ):
             self._drop_id = None
+            return
+        if (
+            self._drop_ack is not None
+            and LISTEN_ACKNOWLEDGED in text
+            and self._is_ack_of(text, self._drop_ack)
+        ):
+            self._drop_ack = None
             return
         # A surrogate in a reply must not kill the writer: it becomes U+FFFD.
         data = text.encode("utf-8", "replace")
@@ -170,12 +196,27 @@ class _Wire:
     async def flush(self) -> None:
         """Each `write` is sent whole at once; nothing is buffered."""
 
-    def _is_dropped(self, text: str) -> bool:
+    @staticmethod
+    def _parsed(text: str) -> dict[str, object]:
         try:
             reply = fastjson.loads(text.encode("utf-8", "replace"))
         except (ValueError, RecursionError):
-            return False
-        return isinstance(reply, dict) and reply.get("id") == self._drop_id
+            return {}
+        return reply if isinstance(reply, dict) else {}
+
+    def _is_reply_to(self, text: str, request_id: object) -> bool:
+        reply = self._parsed(text)
+        return "method" not in reply and reply.get("id") == request_id
+
+    def _is_ack_of(self, text: str, listen_id: object) -> bool:
+        reply = self._parsed(text)
+        params = reply.get("params")
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        return (
+            reply.get("method") == LISTEN_ACKNOWLEDGED
+            and isinstance(meta, dict)
+            and meta.get("io.modelcontextprotocol/subscriptionId") == listen_id
+        )
 
     def _send(self, data: bytes) -> None:
         with self._lock:
@@ -183,13 +224,8 @@ class _Wire:
             while view:
                 view = view[os.write(self._fd, view) :]
 
-    async def answer(self, code: int, message: str, id: object = None) -> None:
-        reply = {
-            "jsonrpc": "2.0",
-            "id": id,
-            "error": {"code": code, "message": message},
-        }
-        await self.write(fastjson.dumps(reply) + "\n")
+    async def send_refusal(self, refusal: Refusal) -> None:
+        await anyio.to_thread.run_sync(self._send, refusal.reply())
 
 
 class _CheckedLines:
@@ -204,75 +240,48 @@ class _CheckedLines:
         return self._valid_lines()
 
     async def _valid_lines(self) -> AsyncIterator[str]:
-        async for line in self._framed_lines():
-            if line is None:
-                await self._wire.answer(
-                    mcp_types.PARSE_ERROR,
-                    f"Parse error: line over {MAX_LINE_BYTES} bytes",
+        framer = LineFramer()
+        framer.feed(self._first)
+        self._first = b""
+        at_end = False
+        while True:
+            item = framer.end() if at_end else framer.next_item()
+            if item is None:
+                if at_end:
+                    return
+                chunk = await anyio.to_thread.run_sync(
+                    os.read, self._fd, READ_BYTES, abandon_on_cancel=True
                 )
+                if chunk:
+                    framer.feed(chunk)
+                else:
+                    at_end = True
                 continue
-            if not line.strip():
+            if isinstance(item, Refusal):
+                await self._wire.send_refusal(item)
+                continue
+            if not item.strip():
                 continue  # framing slack, not a message
-            text = await self._checked(line)
+            text = await self._checked(item)
             if text is not None:
                 yield text
 
     async def _checked(self, line: bytes) -> str | None:
         """Return the line as text if it is a JSON-RPC message, else answer it."""
-        try:
-            value = fastjson.loads(line, max_depth=MAX_MESSAGE_DEPTH, strict_text=True)
-        except (ValueError, RecursionError) as error:
-            await self._wire.answer(mcp_types.PARSE_ERROR, f"Parse error: {error}")
+        value = check_line(line)
+        if isinstance(value, Refusal):
+            await self._wire.send_refusal(value)
             return None
         text = line.decode("utf-8")
         try:
             mcp_types.jsonrpc_message_adapter.validate_json(text, by_name=False)
         except ValidationError:
-            request_id = value.get("id") if isinstance(value, dict) else None
-            is_id = isinstance(request_id, str | int) and not isinstance(
-                request_id, bool
-            )
-            await self._wire.answer(
-                mcp_types.INVALID_REQUEST,
-                "Invalid request: not a JSON-RPC 2.0 message",
-                request_id if is_id else None,
+            await self._wire.send_refusal(
+                Refusal(
+                    mcp_types.INVALID_REQUEST,
+                    "Invalid request: not a JSON-RPC 2.0 message",
+                    usable_id(value),
+                )
             )
             return None
         return text
-
-    async def _framed_lines(self) -> AsyncIterator[bytes | None]:
-        """Yield each line without its newline; None for one over the bound.
-
-        Memory stays within the bound: a line past it is dropped as it comes.
-        """
-        buffer = bytearray()
-        searched = 0  # bytes of `buffer` known to hold no newline
-        is_skipping = False  # inside a line already reported as too long
-        first, self._first = self._first, b""
-        while True:
-            chunk = first or await anyio.to_thread.run_sync(
-                os.read, self._fd, READ_BYTES, abandon_on_cancel=True
-            )
-            first = b""
-            if not chunk:
-                break
-            buffer += chunk
-            start = 0
-            while (newline := buffer.find(b"\n", max(start, searched))) >= 0:
-                line, start = bytes(buffer[start:newline]), newline + 1
-                if is_skipping:
-                    is_skipping = False
-                elif len(line) > MAX_LINE_BYTES:
-                    yield None
-                else:
-                    yield line
-            del buffer[:start]
-            searched = len(buffer)
-            if len(buffer) > MAX_LINE_BYTES:
-                if not is_skipping:
-                    yield None
-                is_skipping = True
-                buffer.clear()
-                searched = 0
-        if buffer and not is_skipping:
-            yield bytes(buffer)

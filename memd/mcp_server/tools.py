@@ -29,12 +29,32 @@ if TYPE_CHECKING:
 
 MAX_READ_BYTES = 256 * 1024
 MAX_LOG_CHARS = 4000
+# Each tool's text arguments, bounded before any work: a request's cost then
+# stays within these however large the line the client sent.
+MAX_ARGUMENT_CHARS = {
+    "query": 1000,
+    "name": 1000,
+    "description": 1000,
+    "type": 100,
+    "name_or_relpath": 4096,
+    "text": MAX_LOG_CHARS,
+}
 LOCK_WAIT_SECONDS = 5.0
 MAX_LINK_HOPS = 8  # a topic file linked to another inside, as the reader allows
 
 
 class ToolFailedError(MemdError):
     """A tool could not do what the model asked; the message says why."""
+
+
+def check_arguments(**arguments: str | None) -> None:
+    """Refuse a text argument over its bound (`MAX_ARGUMENT_CHARS`), by name."""
+    for key, value in arguments.items():
+        limit = MAX_ARGUMENT_CHARS[key]
+        if value is not None and len(value) > limit:
+            raise ToolFailedError(
+                f"{key} is {len(value):,} characters; at most {limit:,} are accepted"
+            )
 
 
 class Project:
@@ -68,14 +88,24 @@ class Project:
         )
 
 
+def project_start(project: str | None) -> str:
+    """The directory the server serves: `project`, else the working directory.
+
+    Checked before the handshake (a wrong `--project` is a usage error), and
+    resolved only after it (`open_project`): the client waits on the handshake.
+    """
+    start = project if project is not None else os.getcwd()
+    if not os.path.isdir(start):
+        raise ToolFailedError(f"--project {start}: not a directory")
+    return start
+
+
 def open_project(project: str | None, env: Mapping[str, str]) -> Project:
     """Resolve the server's project: `project`, else the working directory."""
     from memd.agent.paths import project_root_of, resolve_memory_location
     from memd.config import load_config
 
-    start = project if project is not None else os.getcwd()
-    if not os.path.isdir(start):
-        raise ToolFailedError(f"--project {start}: not a directory")
+    start = project_start(project)
     location = resolve_memory_location(project_root_of(start), env)
     return Project(location, load_config(env), env)
 
@@ -90,6 +120,7 @@ def recall_memories(
     from memd.recall.index import open_index
     from memd.recall.query import recall
 
+    check_arguments(query=query, type=memory_type)
     project.require_enabled()
     if memory_type is not None and memory_type not in MEMORY_TYPES:
         raise ToolFailedError(
@@ -104,8 +135,14 @@ def recall_memories(
             memory_type=memory_type,
             max_file_bytes=project.config.max_topic_file_bytes,
         )
+    from memd.lint.secrets import mask_fields
+
     return [
-        {k: v for k, v in hit.to_dict().items() if k != "memory_dir"} for hit in hits
+        mask_fields(
+            {k: v for k, v in hit.to_dict().items() if k != "memory_dir"},
+            ("name", "description", "snippet"),
+        )
+        for hit in hits
     ]
 
 
@@ -114,11 +151,14 @@ def recall_memories(
 
 def read_memory(project: Project, name_or_relpath: str) -> str:
     """The whole text of one memory (or of MEMORY.md), found by name or relpath."""
+    check_arguments(name_or_relpath=name_or_relpath)
     project.require_enabled()
     memdir = project.load()
     relpath = _resolve_relpath(memdir, name_or_relpath)
+    from memd.lint.secrets import mask_secrets
+
     data = _read_inside(project.memory_dir, relpath)
-    return data.decode("utf-8", errors="replace")
+    return mask_secrets(data.decode("utf-8", errors="replace"))
 
 
 def _resolve_relpath(memdir: MemDir, wanted: str) -> str:
@@ -243,6 +283,13 @@ def write_memory(
     project: Project, name: str, description: str, memory_type: str, body: str
 ) -> dict[str, object]:
     """Write one memory and its index line atomically; return what was written."""
+    check_arguments(name=name, description=description, type=memory_type)
+    limit = project.config.max_topic_file_bytes
+    if len(body) > limit or len(body.encode("utf-8", "surrogatepass")) > limit:
+        raise ToolFailedError(
+            f"body is over {limit:,} bytes, the most a topic file holds "
+            "(max_topic_file_bytes); not written: save a shorter memory"
+        )
     project.require_enabled()
     root = project.memory_dir
     os.makedirs(root, exist_ok=True)
@@ -360,11 +407,10 @@ def log_memory(project: Project, text: str) -> str:
 
     from memd.kairos.daily_log import append_entry
 
+    check_arguments(text=text)
     project.require_enabled()
     if not text.strip():
         raise ToolFailedError("nothing to log: text is empty")
-    if len(text) > MAX_LOG_CHARS:
-        raise ToolFailedError(f"a log entry is at most {MAX_LOG_CHARS} characters")
     os.makedirs(project.memory_dir, exist_ok=True)
     now = datetime.datetime.now().astimezone()
     try:
@@ -377,12 +423,11 @@ def log_memory(project: Project, text: str) -> str:
 def lint_memories(project: Project) -> list[dict[str, object]]:
     """Every lint finding about the project's memory directory."""
     from memd.lint.engine import lint_memdir
+    from memd.lint.formats import masked_diagnostics
 
     project.require_enabled()
-    return [
-        d.to_dict()
-        for d in lint_memdir(project.load(), severities=project.config.lint_severities)
-    ]
+    found = lint_memdir(project.load(), severities=project.config.lint_severities)
+    return [d.to_dict() for d in masked_diagnostics(found)]
 
 
 def memory_prompt(project: Project) -> str:

@@ -13,6 +13,7 @@ import _sqlite3 as sqlite3
 import os
 import time
 
+from memd.lint.secrets import mask_secrets
 from memd.recall.store import (
     IN_MEMORY,
     RecallDatabase,
@@ -281,6 +282,7 @@ def _normal(memory_dir: str) -> str:
 
 
 def _snippet_of(body: str, description: str, terms: tuple[str, ...]) -> str:
+    body, description = mask_secrets(body), mask_secrets(description)  # whole, then cut
     lowered = body.lower()
     if description and not any(t in lowered for t in terms):
         return snippet(description, terms)

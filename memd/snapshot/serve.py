@@ -25,12 +25,13 @@ from __future__ import annotations
 import os
 
 from memd._version import __version__
+from memd.agent.terms import INDEX_NAME
 from memd.dirs import default_cache_dir
 from memd.snapshot.store import MODES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
 
     from memd.agent.paths import MemoryLocation
     from memd.config import Config
@@ -144,10 +145,31 @@ def default_mode(config: Config) -> str:
     return "team" if config.team_memory else "standard"
 
 
+def index_warning(
+    memory_dir: str, findings: Iterable[tuple[object, object, object]]
+) -> str | None:
+    """The stderr line for an index that exists but cannot be read, else None.
+
+    `findings` are (code, path, message) of the prompt's lint. The prompt
+    shows such an index as empty, as the agent does when its read fails; only
+    this line tells the person, on the warm path as on the long one.
+    """
+    for code, path, message in findings:
+        if code == "F005" and path == INDEX_NAME and isinstance(message, str):
+            index = os.path.join(memory_dir, INDEX_NAME)
+            why = message.partition(": ")[2] or message
+            return (
+                f"memd: warning: cannot read {index}: {why}; the prompt shows the "
+                "index as empty, as the agent does"
+            )
+    return None
+
+
 def serve_warm(
     project: str | None, mode: str | None, env: Mapping[str, str], *, path: bool = False
-) -> bytes | None:
-    """Return the prompt bytes (or, with `path`, its file's path and a newline).
+) -> tuple[bytes, str | None] | None:
+    """Return the prompt bytes (or, with `path`, its file's path and a newline),
+    and the warning to print with them (`index_warning`).
 
     Only when record and snapshot stat fresh; None means "take the long way":
     no record, a stale one, or a stale snapshot.
@@ -168,11 +190,17 @@ def serve_warm(
         extra_guidelines=env.get(EXTRA_GUIDELINES_ENV),
         profile=profile,
     )
-    if data is None or not path:
-        return data
-    return (store.prompt_path(memory_dir, mode) + "\n").encode(
-        "utf-8", "surrogateescape"
+    if data is None:
+        return None
+    findings = store.read_diagnostic_dicts(memory_dir, mode) or ()
+    warning = index_warning(
+        memory_dir, ((d.get("code"), d.get("path"), d.get("message")) for d in findings)
     )
+    if path:
+        data = (store.prompt_path(memory_dir, mode) + "\n").encode(
+            "utf-8", "surrogateescape"
+        )
+    return data, warning
 
 
 class Served:

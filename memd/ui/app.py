@@ -134,7 +134,7 @@ def build_app(
             csrf=csrf, has_history=history, **values
         )
         html = escape_surrogates(html)  # a name that is not UTF-8, as `\\xe9`
-        return HTMLResponse(views.mask_secrets(html), status_code=status)
+        return HTMLResponse(views.mask_page(html, keep=(csrf,)), status_code=status)
 
     def param(request: Request, name: str) -> str:
         value = request.query_params.get(name)

@@ -35,34 +35,54 @@ def project_id(memory_dir: str) -> str:
 
 
 def mask_secrets(text: str) -> str:
-    """Return `text` with every likely secret S001 finds replaced by `MASK`.
+    """Return memory text with every likely secret S001 finds masked.
 
-    Uses memd.lint.secrets' own masking when it has one; otherwise masks from
-    each finding's column to the end of its token (a private key: to its END
-    line), which covers at least the matched text.
+    memd.lint.secrets' own `mask_secrets` (`[secret: RULE FINGERPRINT]`)
+    when it has one; otherwise `mask_page`'s token-bounded masking.
     """
     masker = getattr(secrets, "mask_secrets", None)
     if callable(masker):
         masked = masker(text)
         if isinstance(masked, str):
             return masked
+    return mask_page(text)
+
+
+def mask_page(html: str, *, keep: tuple[str, ...] = ()) -> str:
+    """Mask what S001 finds in a rendered page, never across its markup.
+
+    The last pass over every page (memory text was masked before the
+    template saw it). Each finding is masked from its column to the end of
+    its token, stopping at `<`, `>`, quotes and `&`, so no tag breaks; a
+    private key from its BEGIN line to its END line. A token holding one of
+    `keep` (the page's own CSRF value) is left alone.
+    """
+    text = html
     for _ in range(_MASK_ROUNDS):
         findings = secrets.find_secrets(text)
-        if not findings:
-            return text
         lines = text.split("\n")
+        changed = False
         for finding in findings:
             index = finding.line - 1
+            if index >= len(lines):
+                continue
             if finding.rule == "private-key":
                 _mask_key_block(lines, index)
+                changed = True
                 continue
             line = lines[index]
             start = finding.column - 1
             end = start
             while end < len(line) and line[end] not in _TOKEN_END:
                 end += 1
-            lines[index] = line[:start] + MASK + line[max(end, start + 1) :]
+            token = line[start:end]
+            if not token or token == MASK or any(k and k in token for k in keep):
+                continue
+            lines[index] = line[:start] + MASK + line[end:]
+            changed = True
         text = "\n".join(lines)
+        if not changed:
+            return text
     return text
 
 

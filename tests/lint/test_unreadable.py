@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -128,6 +129,12 @@ class TestUnreadableBase:
         (memory / "MEMORY.md").write_text("- [Role](user_role.md) — staff SRE\n")
         (memory / "user_role.md").write_text(GOOD)
         (memory / "MEMORY.md").chmod(0o000)
+        # Older than the racy window (as on a loaded machine, where the first
+        # call starts seconds after the files were made): the snapshot the
+        # first call saves is then fresh, and the second call is served warm.
+        aged = time.time() - 60
+        for path in [world, *world.rglob("*")]:
+            os.utime(path, (aged, aged), follow_symlinks=False)
 
         _memd(world, "prompt", "--project", str(project))  # renders, saves
         done = _memd(world, "prompt", "--project", str(project))  # a warm snapshot

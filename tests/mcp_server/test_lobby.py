@@ -119,3 +119,92 @@ def test_a_tool_call_after_the_lobby_is_the_sdks(git_repo: Path) -> None:
     assert "result" in by_id[7]
     assert -32700 == by_id[None]["error"]["code"]  # type: ignore[index]
     assert replies[1]["result"] == by_id[8]["result"]  # the lobby's list is the SDK's
+
+
+ENVELOPE = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "claude-code", "version": "2.1.332"},
+    "io.modelcontextprotocol/clientCapabilities": {"roots": {"listChanged": True}},
+}
+
+
+def _modern_opening() -> list[bytes]:
+    """What Claude Code 2.1.332 sends first: discover, listen, discover, listings."""
+    listen = {
+        "jsonrpc": "2.0",
+        "id": "listen:0",
+        "method": "subscriptions/listen",
+        "params": {
+            "_meta": ENVELOPE,
+            "notifications": {"toolsListChanged": True, "promptsListChanged": True},
+        },
+    }
+    lines = [
+        _line(
+            {
+                "jsonrpc": "2.0",
+                "id": "probe",
+                "method": "server/discover",
+                "params": {"_meta": ENVELOPE},
+            }
+        ),
+        _line(listen),
+    ]
+    methods = ("server/discover", *LISTED)
+    for number, method in enumerate(methods, start=1):
+        lines.append(
+            _line(
+                {
+                    "jsonrpc": "2.0",
+                    "id": number,
+                    "method": method,
+                    "params": {"_meta": ENVELOPE},
+                }
+            )
+        )
+    return lines
+
+
+def test_the_lobby_answers_the_modern_era_as_the_sdk_does(git_repo: Path) -> None:
+    """A 2026-07-28 client (no handshake, an envelope on every request) gets
+    the SDK's own answers from the lobby, then a tool call from the SDK, and
+    no answer twice (the SDK's to the replayed discovery and listen are dropped)."""
+    memory_of(git_repo)
+    lines = _modern_opening()
+    count = len(lines)  # the listen gets an acknowledgement, each request a reply
+    call = {
+        "jsonrpc": "2.0",
+        "id": 9,
+        "method": "tools/call",
+        "params": {"name": "memory_lint", "arguments": {}, "_meta": ENVELOPE},
+    }
+
+    by_lobby = raw_replies(git_repo, b"".join([*lines, _line(call)]), count + 1)
+    by_sdk = raw_replies(git_repo, HAND_OVER + b"\n" + b"".join(lines), count)
+
+    assert by_sdk == by_lobby[:count]
+    assert "result" in by_lobby[count]
+    assert 9 == by_lobby[count]["id"]
+    assert LOBBY_INITIALIZE_ID not in json.dumps(by_lobby)
+
+
+def test_the_modern_opening_never_imports_the_sdk(git_repo: Path) -> None:
+    """Claude Code 2.1.332's start-up (discover, listen, listings) is answered
+    without loading `mcp`: it is what the agent waits on to list memd's tools."""
+    memory_of(git_repo)
+    code = "import sys; from memd.cli.main import main; sys.exit(main(['mcp']))"
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", code],
+        input=b"".join(_modern_opening()),
+        cwd=git_repo,
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
+
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    assert ["probe", None, 1, 2, 3, 4, 5] == [reply.get("id") for reply in replies]
+    loaded = {
+        line.rsplit("|", 1)[-1].strip() for line in done.stderr.decode().splitlines()
+    }
+    assert not {"mcp", "mcp_types", "pydantic", "anyio"} & loaded

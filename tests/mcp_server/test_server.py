@@ -345,45 +345,69 @@ def raw_replies(project: Path, data: bytes, count: int) -> list[dict[str, object
     return replies
 
 
-# Lines the SDK's own reader would drop unanswered, and what memd answers.
+# Lines the SDK's own reader would drop unanswered, what memd answers, and
+# under which id: the request's own whenever the line has one.
 BAD_LINES = [
     (
         b'{"jsonrpc": "2.0", "id": 5, "method": "ping", '
         b'"params": {"_meta": {"x": "\\ud83d"}}}',
-        -32700,
+        -32600,
+        5,
     ),
-    (b'{"jsonrpc": "2.0", "id": 5, "method": "ping\\udc00"}', -32700),
-    (b'{"\\ud800": 1}', -32700),
-    (b'{"jsonrpc": "2.0", "id": 5, "method": "p\xffing"}', -32700),
-    (b"\xed\xa0\xbd", -32700),  # a surrogate encoded as UTF-8 bytes
-    (b"[" * 100_000, -32700),
-    (b'{"a":' * 50_000, -32700),
-    (b"not json at all", -32700),
-    (b'{"jsonrpc": "2.0", "id": 5, "method": "x"', -32700),
-    (b"[]", -32600),
-    (b'{"jsonrpc": "1.0", "method": "ping"}', -32600),
-    (b"x" * (9 * 1024 * 1024), -32700),
+    (b'{"jsonrpc": "2.0", "id": 5, "method": "ping\\udc00"}', -32600, 5),
+    (b'{"\\ud800": 1}', -32700, None),
+    (b'{"jsonrpc": "2.0", "id": 5, "method": "p\xffing"}', -32600, 5),
+    (b"\xed\xa0\xbd", -32700, None),  # a surrogate encoded as UTF-8 bytes
+    (b"[" * 100_000, -32700, None),
+    (b'{"a":' * 50_000, -32700, None),
+    (b"not json at all", -32700, None),
+    (b'{"jsonrpc": "2.0", "id": 5, "method": "x"', -32700, None),
+    (b"[]", -32600, None),
+    (b'{"jsonrpc": "1.0", "method": "ping"}', -32600, None),
+    (b"x" * (9 * 1024 * 1024), -32700, None),
+    # Over the line bound, with the id first (the SDK's client) or last
+    # (Claude Code's): still answered under it, and the next line read.
+    (
+        b'{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": '
+        b'{"name": "memory_write", "arguments": {"body": "'
+        + b"x" * (9 * 1024 * 1024)
+        + b'"}}}',
+        -32600,
+        7,
+    ),
+    (
+        b'{"method": "tools/call", "params": {"name": "memory_write", '
+        b'"arguments": {"id": 3, "body": "'
+        + b'\\u00e9\\"' * (1024 * 1024)
+        + b'"}}, "jsonrpc": "2.0", "id": "last"}',
+        -32600,
+        "last",
+    ),
 ]
 
 
 class TestTheWire:
-    def test_a_bad_line_is_answered_and_the_next_served(self, git_repo: Path) -> None:
-        """Each bad line gets its JSON-RPC error, in order, and memd goes on: the
-        initialize after them all is answered."""
+    @pytest.mark.parametrize("before_handshake", [True, False])
+    def test_a_bad_line_is_answered_and_the_next_served(
+        self, git_repo: Path, before_handshake: bool
+    ) -> None:
+        """Each bad line gets its JSON-RPC error, in order, under its id when it
+        has one, and memd goes on: the request after them all is answered.
+        Before the handshake the lobby answers them, after it the SDK's reader."""
         memory_of(git_repo)
-        lines = [line for line, _ in BAD_LINES]
+        lines = [line for line, _, _ in BAD_LINES]
+        ping = b'{"jsonrpc": "2.0", "id": 99, "method": "ping"}\n'
+        first, last = ([], [INITIALIZE]) if before_handshake else ([INITIALIZE], [ping])
+        data = b"\n".join([*first, *lines, *last])
 
-        *errors, initialized = raw_replies(
-            git_repo, b"\n".join([*lines, INITIALIZE]), len(lines) + 1
-        )
+        replies = raw_replies(git_repo, data, len(lines) + 2 - before_handshake)
+        errors = replies[1 - before_handshake : -1]
 
-        assert [code for _, code in BAD_LINES] == [
-            e["error"]["code"]  # type: ignore[index]
+        assert [(code, id_) for _, code, id_ in BAD_LINES] == [
+            (e["error"]["code"], e["id"])  # type: ignore[index]
             for e in errors
         ]
-        assert [None] * len(lines) == [e["id"] for e in errors]
-        assert 1 == initialized["id"]
-        assert "result" in initialized
+        assert "result" in replies[-1]
 
     def test_an_invalid_request_keeps_its_id(self, git_repo: Path) -> None:
         """A JSON object with a usable id but no method is answered under that id."""
@@ -441,3 +465,27 @@ def test_a_name_that_is_not_utf8_is_recalled_and_linted(git_repo: Path) -> None:
     assert "user_caf\\xe9.md" == json.loads(text_of(recalled))["relpath"]
     assert '"path": "user_caf\\\\xe9.md"' in text_of(linted)
     assert TOOLS == listed
+
+
+def test_recall_read_and_lint_mask_a_secret(git_repo: Path) -> None:
+    """memory_recall's snippet, memory_read's text and memory_lint's messages
+    hand the agent no token from memory; the file itself keeps it."""
+    token = "sk_live_4eC39HqLyjWDarjtT1zdp7dc"  # noqa: S105
+    memory = memory_of(git_repo)
+    body = f"Charge cards with the key {token} in production.\n"
+    (memory / "reference_billing.md").write_text(
+        f"---\nname: Billing\ndescription: {token}\ntype: reference\n---\n{body}"
+    )
+
+    recalled, read, linted = call(
+        git_repo,
+        ("memory_recall", {"query": "charge cards production"}),
+        ("memory_read", {"name_or_relpath": "reference_billing.md"}),
+        ("memory_lint", {}),
+    )
+
+    shown = text_of(recalled) + text_of(read) + text_of(linted)
+    assert token not in shown
+    assert "[secret: stripe-access-token " in text_of(recalled)
+    assert "[secret: stripe-access-token " in text_of(read)
+    assert token in (memory / "reference_billing.md").read_text()

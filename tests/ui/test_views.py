@@ -66,19 +66,26 @@ class TestMasking:
     )
     def test_secrets_are_masked(self, text: str) -> None:
         masked = views.mask_secrets(text)
+        page = views.mask_page(text)
 
-        assert views.MASK in masked
-        assert () == find_secrets(masked)
+        assert (masked != text, page != text) == (True, True)
+        assert ((), ()) == (find_secrets(masked), find_secrets(page))
 
     def test_markup_around_a_secret_survives(self) -> None:
-        assert f"<td>{views.MASK}</td>" == views.mask_secrets(f"<td>{SECRET}</td>")
+        assert f"<td>{views.MASK}</td>" == views.mask_page(f"<td>{SECRET}</td>")
+
+    def test_the_page_keeps_its_csrf_value(self) -> None:
+        csrf = security.csrf_value("t" * 43)
+        form = f'<input type="hidden" name="csrf" value="{csrf}">'
+
+        assert form == views.mask_page(form, keep=(csrf,))
 
     def test_a_private_key_block_is_masked_whole(self) -> None:
         key = (
             "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\nAAAA\n"
             "-----END RSA PRIVATE KEY-----"
         )
-        masked = views.mask_secrets(f"before\n{key}\nafter")
+        masked = views.mask_page(f"before\n{key}\nafter")
 
         assert "MIIEow" not in masked
         assert masked.startswith("before\n")
@@ -88,6 +95,7 @@ class TestMasking:
         text = "\n".join(f"k{n} {SECRET[:-2]}{n:02d}" for n in range(150))
 
         assert SECRET[:-2] not in views.mask_secrets(text)
+        assert SECRET[:-2] not in views.mask_page(text)
 
 
 class TestDiff:

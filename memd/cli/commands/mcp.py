@@ -64,10 +64,10 @@ def run(args: argparse.Namespace) -> int:
     if args.mcp_command in ("install", "uninstall"):
         return _edit_claude_json(args, install=args.mcp_command == "install")
     from memd.mcp_server.lobby import claimed_stdio, greet
-    from memd.mcp_server.tools import ToolFailedError, open_project
+    from memd.mcp_server.tools import ToolFailedError, open_project, project_start
 
     try:
-        project = open_project(args.project, os.environ)
+        start = project_start(args.project)
     except ToolFailedError as error:
         from memd.errors import UsageError
 
@@ -80,11 +80,11 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     with claimed_stdio() as (wire_in, wire_out):
-        first = greet(wire_in, wire_out)
-        if first is not None:  # a tool call: now the SDK, after the handshake
+        hand_over = greet(wire_in, wire_out)
+        if hand_over is not None:  # a tool call: now the project and the SDK
             from memd.mcp_server.server import serve_wire
 
-            serve_wire(project, wire_in, wire_out, first)
+            serve_wire(open_project(start, os.environ), wire_in, wire_out, hand_over)
     return 0
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import sys
 
-from memd.agent.terms import INDEX_NAME
 from memd.cli.commands._options import (
     add_project_argument,
     project_dir,
@@ -68,7 +67,10 @@ def serve_warm(argv: list[str]) -> int | None:
         return None
     if data is None:
         return None
-    _write_stdout(data)
+    prompt, warning = data
+    _write_stdout(prompt)
+    if warning is not None:
+        print(warning, file=sys.stderr)
     return 0
 
 
@@ -155,21 +157,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _warn_unread_index(served: Served) -> None:
-    """Say so on stderr when MEMORY.md exists but cannot be read.
+    """Say so on stderr when MEMORY.md exists but cannot be read (`index_warning`)."""
+    from memd.snapshot.serve import index_warning
 
-    The prompt itself shows the index as empty, which is what the agent does
-    when its read of MEMORY.md fails; only memd's stderr tells the person.
-    """
-    for d in served.diagnostics():
-        if d.code == "F005" and d.path == INDEX_NAME:
-            index = os.path.join(served.location.memory_dir, INDEX_NAME)
-            why = d.message.partition(": ")[2] or d.message
-            print(
-                f"memd: warning: cannot read {index}: {why}; the prompt shows the "
-                "index as empty, as the agent does",
-                file=sys.stderr,
-            )
-            return
+    warning = index_warning(
+        served.location.memory_dir,
+        ((d.code, d.path, d.message) for d in served.diagnostics()),
+    )
+    if warning is not None:
+        print(warning, file=sys.stderr)
 
 
 def _json_output(served: Served) -> str:

@@ -150,7 +150,12 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         import json
 
-        text = json.dumps([h.to_dict() for h in hits], ensure_ascii=False, indent=2)
+        from memd.lint.secrets import mask_fields
+
+        shown = [
+            mask_fields(h.to_dict(), ("name", "description", "snippet")) for h in hits
+        ]
+        text = json.dumps(shown, ensure_ascii=False, indent=2)
         print(_printable(text, json_escape=True))
     else:
         _print_text(hits, len(memory_dirs) > 1)
@@ -175,7 +180,9 @@ def _print_text(hits: tuple[Hit, ...], show_dir: bool) -> None:
             lines.append(f"   > {hit.snippet}")
     if not show_dir:
         lines.append(f"memory dir: {hits[0].memory_dir}")
-    print(_printable("\n".join(lines)))
+    from memd.lint.secrets import mask_secrets
+
+    print(_printable(mask_secrets("\n".join(lines))))
 
 
 def _printable(text: str, *, json_escape: bool = False) -> str:

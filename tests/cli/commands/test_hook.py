@@ -834,3 +834,51 @@ class TestProfileInForce:
 
         assert 0 == done.returncode, done.stderr
         assert "profile 2.1.112" in record.read_text().splitlines()
+
+
+class TestSecretsWritten:
+    """The agent's own write puts a likely secret in memory: it is told to remove it."""
+
+    TOKEN = "ghp_4fJ9kLm2Qw8Rt6Yz1Xc3Vb5Nm7As0Df2Gh4J"  # noqa: S105
+
+    def test_a_token_in_a_written_topic_file_is_named_by_file_and_line(
+        self, git_repo: Path, started: Path, isolated_home: Home
+    ) -> None:
+        content = topic("deploy") + f"\nDeploy with {self.TOKEN} as the token.\n"
+
+        output = output_of(
+            run_hook(
+                ["post-tool-use"],
+                write_payload(git_repo, started / "project_deploy.md", content, None),
+                isolated_home.env(),
+            )
+        )
+
+        line = content.splitlines().index(f"Deploy with {self.TOKEN} as the token.") + 1
+        assert "block" == output["decision"]
+        assert f"`project_deploy.md` line {line}" in output["reason"]
+        assert "github-token" in output["reason"]
+        assert "remove it" in output["reason"]
+        assert self.TOKEN not in output["reason"]
+
+    def test_a_token_appended_to_a_daily_log_is_said_too(
+        self, git_repo: Path, started: Path, isolated_home: Home
+    ) -> None:
+        """Lint reads topic files only; the hook scans every file the call changed."""
+        log = started / "logs" / "2026" / "05" / "2026-05-20.md"
+        log.parent.mkdir(parents=True)
+        command = (
+            f"printf -- '- 10:00 db is postgres://app:Tr0ub4dor3x@db/app\\n' > {log}"
+        )
+
+        output = output_of(
+            run_hook(
+                ["post-tool-use"],
+                bash_payload(git_repo, command, isolated_home.env()),
+                isolated_home.env(),
+            )
+        )
+
+        assert "block" == output["decision"]
+        assert "`logs/2026/05/2026-05-20.md` line 1" in output["reason"]
+        assert "database-url" in output["reason"]

@@ -517,3 +517,39 @@ class TestWhatTheAgentReads:
 
         assert [name] == [h["relpath"] for h in found]
         assert "user_caf\\xe9.md" in text.stdout
+
+
+TOKEN = "ghp_4fJ9kLm2Qw8Rt6Yz1Xc3Vb5Nm7As0Df2Gh4J"  # noqa: S105
+
+
+class TestSecretsMasked:
+    """What `memd recall` shows of memory never holds a likely secret, even in part."""
+
+    def _memory_with_a_token(self, git_repo: Path) -> Path:
+        memory = memory_of(git_repo)
+        memory.mkdir(parents=True, exist_ok=True)
+        (memory / "project_deploy.md").write_text(
+            "---\nname: Deploy\ndescription: How we deploy, token "
+            f"{TOKEN}\ntype: project\n---\n"
+            f"Deploy with the CI token {TOKEN} from the vault.\n"
+            + "Padding words so the window cuts. " * 3
+            + f"Again: ghp_{'A1b2C3d4' * 5}\n"
+        )
+        return memory
+
+    @pytest.mark.parametrize("query", ["deploy token", "vault", "padding cuts"])
+    def test_json_and_text_output_mask_the_token(
+        self, git_repo: Path, query: str
+    ) -> None:
+        self._memory_with_a_token(git_repo)
+
+        (hit,) = recall_json(query, cwd=git_repo)
+        text = subprocess.run(
+            [MEMD, "recall", query], cwd=git_repo, capture_output=True, text=True,
+            check=True,
+        ).stdout  # fmt: skip
+
+        shown = json.dumps(hit) + text
+        assert "ghp_" not in shown
+        assert "[secret: github-token " in str(hit["description"])
+        assert "Deploy" == hit["name"]
