@@ -14,6 +14,19 @@ night the dream runs (`run_dream`, the real thing on real files). Reported:
 - memory size (bytes of every memory file but the logs) after 30 and 60
   nights of the same facts (target: 60 nights <= 1.2x 30 nights).
 
+A second run logs near-miss pairs: distinct facts that share a template
+(other tickets, PRs, hosts, racks, builds, accounts, codes, replica and
+primary, EU and US, staging and production) and true updates (a duration, a
+percentage, a version, a count, a date), half of them untagged. Reported:
+
+- distinct facts kept as current: each fact of each pair stated on a line
+  that is not history (target 100 %);
+- true updates recognised: the new value current and the old one only as
+  history (target 100 %);
+- texts findable: every text logged, in the topic files or the archive;
+- descriptions that name their facts: index lines whose description shares
+  a content word with the facts of the file they link.
+
 `--baseline DIR` runs the same nights against another checkout's memd (for
 example `git archive main | tar -x -C DIR`) in a subprocess and prints its
 row first, so before and after come from one run.
@@ -31,6 +44,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 
 START = dt.date(2026, 10, 5)  # a Monday
 CHANGE_NIGHT = 15
@@ -164,25 +178,40 @@ def measure(memory: str, nights: int) -> dict[str, float]:
     }
 
 
-def run_nights(
-    nights: int, checkpoints: tuple[int, ...]
-) -> dict[int, dict[str, float]]:
-    """Log and dream `nights` nights in a temp dir; measure at each checkpoint."""
+def _dreamer(tmp: str) -> tuple[str, Callable[[int], None]]:
+    """Return (memory dir, a `dream(at)` that runs the real dream there)."""
     import structlog
 
     from memd.config import Config
-    from memd.kairos.daily_log import append_entry
     from memd.kairos.dream import run_dream
 
     structlog.configure(logger_factory=structlog.ReturnLoggerFactory())
     log = structlog.get_logger()
+    memory = os.path.join(tmp, "memory")
+    os.mkdir(memory)
+    config = Config(
+        cache_dir=os.path.join(tmp, "cache"), state_dir=os.path.join(tmp, "state")
+    )
+
+    def dream(night: int) -> None:
+        day = START + dt.timedelta(days=night)
+        at = dt.datetime.combine(day, dt.time(23, 0)).astimezone()
+        result = run_dream(memory, config, now=at, log=log)
+        if result.status not in ("ok", "nothing"):
+            raise SystemExit(f"night {night}: {result.status} {result.message}")
+
+    return memory, dream
+
+
+def run_nights(
+    nights: int, checkpoints: tuple[int, ...]
+) -> dict[int, dict[str, float]]:
+    """Log and dream `nights` nights in a temp dir; measure at each checkpoint."""
+    from memd.kairos.daily_log import append_entry
+
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
-        memory = os.path.join(tmp, "memory")
-        os.mkdir(memory)
-        config = Config(
-            cache_dir=os.path.join(tmp, "cache"), state_dir=os.path.join(tmp, "state")
-        )
+        memory, dream = _dreamer(tmp)
         for night in range(nights):
             day = START + dt.timedelta(days=night)
             for i, (text, _) in enumerate(_night_entries(night)):
@@ -190,13 +219,117 @@ def run_nights(
                     minutes=17 * i
                 )
                 append_entry(memory, text, now=when.astimezone())
-            at = dt.datetime.combine(day, dt.time(23, 0)).astimezone()
-            result = run_dream(memory, config, now=at, log=log)
-            if result.status not in ("ok", "nothing"):
-                raise SystemExit(f"night {night}: {result.status} {result.message}")
+            dream(night)
             if night + 1 in checkpoints:
                 results[night + 1] = measure(memory, night + 1)
     return results
+
+
+NEAR_MISSES = [
+    (
+        "Ticket 4411 is blocked by the auth bug",
+        "Ticket 4502 is blocked by the auth bug",
+    ),
+    (
+        "Port 5432 serves the orders database",
+        "Port 5433 serves the orders replica database",
+    ),
+    ("PR 812 fixes the login redirect", "PR 815 fixes the login redirect"),
+    ("host web-03 runs the nightly export", "host web-04 runs the nightly export"),
+    (
+        "the EU bucket keeps backups for 30 days",
+        "the US bucket keeps backups for 30 days",
+    ),
+    (
+        "the staging cluster runs Kubernetes 1.29",
+        "the production cluster runs Kubernetes 1.29",
+    ),
+    ("rack 12 holds the db primary", "rack 14 holds the db primary"),
+    ("build 9120 failed on arm64", "build 9121 failed on arm64"),
+    (
+        "account 7731 is on the enterprise plan",
+        "account 7740 is on the enterprise plan",
+    ),
+    ("db-7 is the primary for payments", "db-9 is the primary for payments"),
+    ("entry p3 n7 keep tests real", "entry p4 n8 keep tests real"),
+]
+UPDATES = [
+    ("the gateway timeout is 30 s", "the gateway timeout was raised to 60 s"),
+    ("the checkout-v2 rollout is at 25%", "the checkout-v2 rollout is at 50%"),
+    ("staging runs Postgres 15", "staging runs Postgres 16"),
+    ("the api has 3 replicas", "the api has 5 replicas"),
+    ("the launch is 2026-11-20", "the launch is 2026-11-27"),
+    ("the session cache TTL is 15 minutes", "the session cache TTL is 30 minutes"),
+    (
+        "we deploy with helm chart version 1.4.2",
+        "we deploy with helm chart version 1.5.0",
+    ),
+]
+_STOP_WORDS = (
+    "a an the of to in on at for and or is are was were be by with from it this "
+    "that daily log logs facts fact memd notes filed nightly kept"
+)
+_STOP = frozenset(_STOP_WORDS.split())
+
+
+def run_near_misses(nights: int = 6) -> dict[str, float]:
+    """Log the pairs over `nights` nights (updates on the last), dream, measure."""
+    from memd.kairos.daily_log import append_entry
+
+    logged: list[str] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        memory, dream = _dreamer(tmp)
+        for night in range(nights):
+            day = START + dt.timedelta(days=night)
+            texts = [t for pair in NEAR_MISSES for t in pair]
+            texts += [new if night == nights - 1 else old for old, new in UPDATES]
+            for i, text in enumerate(texts):
+                tag = "#infra " if (i // 2) % 2 else ""  # a pair shares its file
+                when = dt.datetime.combine(day, dt.time(9, 0)) + dt.timedelta(minutes=i)
+                append_entry(memory, tag + text, now=when.astimezone())
+                logged.append(text)
+            dream(night)
+        current, history, _ = _memory_lines(memory)
+        described = _descriptions_naming_facts(memory)
+
+    def holds(line: str, text: str) -> bool:
+        return (
+            re.search(rf"(?<![\w.]){re.escape(_norm(text))}(?![\w.])", line) is not None
+        )
+
+    distinct = [t for pair in NEAR_MISSES for t in pair]
+    kept = sum(any(holds(line, t) for line in current) for t in distinct)
+    updated = sum(
+        any(holds(line, new) for line in current)
+        and not any(holds(line, old) for line in current)
+        and any(holds(line, old) for line in history)
+        for old, new in UPDATES
+    )
+    everything = current + history
+    found = sum(any(holds(line, t) for line in everything) for t in set(logged))
+    return {
+        "distinct": 100.0 * kept / len(distinct),
+        "updates": 100.0 * updated / len(UPDATES),
+        "findable": 100.0 * found / len(set(logged)),
+        "described": described[0],
+        "index_lines": described[1],
+    }
+
+
+def _descriptions_naming_facts(memory: str) -> tuple[int, int]:
+    """Return (index lines whose description shares a word with their file, lines)."""
+    with open(os.path.join(memory, "MEMORY.md"), encoding="utf-8") as handle:
+        index = handle.read()
+    naming = lines = 0
+    for match in re.finditer(r"^- \[[^\]]*\]\(([^)]+\.md)\) — (.*)$", index, re.M):
+        lines += 1
+        path = os.path.join(memory, match.group(1))
+        with open(path, encoding="utf-8") as handle:
+            body = handle.read().split("<!-- memd:facts", 1)[-1]
+        facts = set(_norm(body).split()) - _STOP
+        words = set(_norm(match.group(2)).split()) - _STOP
+        naming += bool(words & facts)
+    return naming, lines
 
 
 def _row(label: str, results: dict[int, dict[str, float]], nights: int) -> str:
@@ -216,7 +349,11 @@ def main() -> None:
     )
     parser.add_argument("--nights", type=int, default=60)
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--near-json", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.near_json:
+        print(json.dumps(run_near_misses()))
+        return
     checkpoints = (args.nights // 2, args.nights)
     if args.json:
         print(json.dumps(run_nights(args.nights, checkpoints)))
@@ -238,6 +375,30 @@ def main() -> None:
         base = {int(k): v for k, v in json.loads(done.stdout).items()}
         print(_row("baseline", base, args.nights))
     print(_row("this checkout", run_nights(args.nights, checkpoints), args.nights))
+    print()
+    print(
+        "| code | distinct facts kept as current | true updates recognised | "
+        "texts logged findable | index descriptions naming their facts |"
+    )
+    print("|---|---|---|---|---|")
+    if args.baseline:
+        done = subprocess.run(
+            [sys.executable, __file__, "--near-json"],
+            env={**os.environ, "PYTHONPATH": os.path.abspath(args.baseline)},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        print(_near_row("baseline", json.loads(done.stdout)))
+    print(_near_row("this checkout", run_near_misses()))
+
+
+def _near_row(label: str, near: dict[str, float]) -> str:
+    return (
+        f"| {label} | {near['distinct']:.0f} % | {near['updates']:.0f} % | "
+        f"{near['findable']:.0f} % | {near['described']:.0f} of "
+        f"{near['index_lines']:.0f} |"
+    )
 
 
 if __name__ == "__main__":

@@ -69,7 +69,7 @@ TARGETS = (
         ("memd/hooks/feedback.py",),
         ("tests/hooks/test_feedback.py", "tests/hooks/test_session_state.py"),
     ),
-    Target("merge", ("memd/team/merge.py",), ("tests/team/test_merge.py",)),
+    Target("merge", ("memd/gitsync/merge.py",), ("tests/team/test_merge.py",)),
     Target(
         "daily_log",
         ("memd/kairos/daily_log.py",),

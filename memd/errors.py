@@ -19,7 +19,6 @@ subclass in the package is drawn here; tests/test_errors.py checks the tree::
     │   ├── _DreamFailed            a built-in dream step failed (kairos.dream)
     │   └── GenerationError         a dream's apply or undo cannot go ahead
     ├── GitError                team memory: git failed, timed out or is missing
-    │   └── UnsafeTreeError         a commit names a path memd never writes (team.sync)
     ├── RecallUnavailableError  this Python's SQLite has no FTS5
     ├── WriteRefusedError       a memory_write would not lint clean (mcp_server)
     └── ToolFailedError         an MCP tool could not do what the model asked

@@ -30,7 +30,7 @@ ALLOWED_OPENS = {
     ("memd/mcp_server/lobby.py", "os.open"),  # /dev/null in place of the wire on fd 0
     ("memd/cli/commands/prompt.py", "os.open"),  # /dev/null, same reason
     ("memd/daemon/run.py", "os.walk"),  # memd's own cache tree (lead's module)
-    ("memd/team/sync.py", "open"),  # appends to .git/info/exclude of a repo memd made
+    ("memd/gitsync/repo.py", "open"),  # appends to .git/info/exclude of its own repo
     ("memd/logconfig.py", "os.fdopen"),  # wraps the log file fsread.open_regular made
     ("memd/kairos/confine.py", "os.open"),  # /proc, Landlock's O_PATH: stdlib only
     ("memd/kairos/confine.py", "os.listdir"),  # /proc's pids

@@ -53,7 +53,8 @@ LAYERS = {
     "memd.kairos.*": EDGE,
     "memd.kairos.schedule": CORE,
     "memd.kairos.consolidate": CORE,
-    "memd.kairos.facts": CORE,  # the similarity rule and relative dates
+    "memd.kairos.facts": CORE,  # the similarity rule
+    "memd.kairos.dates": CORE,  # the one range-checked date resolver
     "memd.kairos.factfile": CORE,  # the fact block of a topic file
     "memd.kairos.scheduler": WIRING,  # the one APScheduler owner
     "memd.daemon.*": EDGE,
@@ -66,8 +67,10 @@ LAYERS = {
     "memd.hooks.settings": CORE,  # settings in, settings out; feedback.py does the I/O
     "memd.hooks.wording": CORE,  # what the hooks say, from findings as plain dicts
     "memd.cli.*": WIRING,
-    "memd.team.*": EDGE,  # git, the sync and its state
-    "memd.team.merge": CORE,  # the conflict rules, on contents
+    "memd.gitsync.*": EDGE,  # the git engine: git, the tree rule, merge, journal
+    "memd.gitsync.merge": CORE,  # the conflict rules, on contents
+    "memd.gitsync.backoff": CORE,  # when the next sync is due
+    "memd.team.*": EDGE,  # team's layout, commit step, state and schedule
     "memd.sync.*": EDGE,  # personal sync: identity by git, the engine, the schedule
     "memd.recall.*": EDGE,  # the FTS5 database; text.py is pure
     "memd.recall.text": CORE,
@@ -97,14 +100,16 @@ FOLDERS = {
         "lint",
         "snapshot",
         "kairos",
+        "gitsync",
         "team",
         "sync",
         "recall",
         "ui",
     },
     "service": set(),
-    "team": {"agent", "memory", "lint"},
-    "sync": {"agent", "memory", "lint", "team"},
+    "gitsync": {"agent", "memory", "lint"},
+    "team": {"agent", "memory", "lint", "gitsync"},
+    "sync": {"agent", "memory", "lint", "gitsync"},
     "recall": {"agent", "memory", "lint", "snapshot"},  # lint: secret masking
     "mcp_server": {"agent", "memory", "lint", "snapshot", "kairos", "recall"},
     "ui": {"agent", "memory", "lint", "snapshot", "kairos", "recall", "team", "sync"},
@@ -117,6 +122,7 @@ FOLDERS = {
         "hooks",
         "daemon",
         "service",
+        "gitsync",
         "team",
         "sync",
         "recall",

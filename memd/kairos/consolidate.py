@@ -3,53 +3,74 @@
 Routing: a `[user]`, `[feedback]`, `[project]` or `[reference]` tag chooses
 the memory type of a new topic file; a `#topic` tag chooses the file
 (`topic.md`); an entry with only a type goes to `<type>-notes.md`, and an
-untagged one to `journal.md`.
+untagged one to the file of its subject (`Router`: `<word>-notes.md`, a few
+at most, then `journal.md`).
 
 Consolidation: each topic file keeps one fact block (memd.kairos.factfile)
 holding every distinct fact once, with when it was first and last seen and
 how often; a restatement with a new value supersedes the old one, which stays
-as history (memd.kairos.facts has the similarity rule). Relative dates are
-resolved from the log's own date before matching.
+as history (memd.kairos.facts has the rule). Relative dates are resolved from
+the log's own date before matching, through memd.kairos.dates: a date out of
+range is reported in `problems` and kept as written, never a crash.
 
-Bounds (REFERENCE.md, 2.1.332 "Topic-file limit of 4096 bytes"): recall reads
-the first 4096 bytes of a topic file and the memory prompt asks for files
-under 4KB, so each file memd writes stays within `TOPIC_BYTES`. Facts seen
-longest ago move to `archive/<topic>/YYYY-MM.md` pages (a second page
-`YYYY-MM-2.md` when one month is too big), which the topic file links with
-`[[name]]`. Only the user's own text can make a file larger; it is never cut.
+Nothing is lost. Bounds (REFERENCE.md, 2.1.332 "Topic-file limit of 4096
+bytes"): recall reads the first 4096 bytes of a topic file, so each file memd
+writes stays within `TOPIC_BYTES`, showing each fact's newest `HISTORY_KEPT`
+older values. Facts seen longest ago, and older values past those, move to
+the topic's archive, `.archive/<topic>/N.md` pages: a dot folder, which the
+agent's recall scan skips (REFERENCE.md, "Reserved subfolders"), so a year of
+archive never crowds the 200 files of the recall manifest. Only the user's
+own text can make a file larger; it is never cut.
 
-MEMORY.md gets a one-line entry for each touched topic file that has none,
-while the index stays within the reference's limits (200 lines, 25,000
-UTF-16 units after the JS trim, REFERENCE.md §3). When a new line would cross
-them, the lines memd wrote itself are grouped into one line of links; only if
-that is not enough is the file reported in `unindexed`. The user's own lines
-are never cut.
+A file written by an older rule (a fact block without `v2`) is rebuilt:
+its facts are derived again from the entries of the logs still there
+(`replay`), and what no log explains is kept as it was.
+
+Descriptions: a topic file whose frontmatter is memd's own (byte for byte
+what memd would write) gets a description naming its main subjects, kept up
+to date; so does its MEMORY.md line. `place_index_entries` is the one place
+the index is written; it never puts a line past the cut (200 lines, 25,000
+UTF-16 units after the JS trim, REFERENCE.md §3): it folds memd's own lines
+into one, and failing that reports the file in `unindexed` (`memd fix`
+compacts the index). The user's own lines are never cut.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from memd.agent.jscompat import js_trim, utf16_len
 from memd.agent.terms import INDEX_NAME, MEMORY_TYPES
 from memd.agent.truncation import MAX_ENTRYPOINT_LINES, MAX_ENTRYPOINT_UNITS
+from memd.kairos.dates import parse_day, resolve_relative_dates
 from memd.kairos.factfile import (
     ARCHIVE_LEAD,
+    BLOCK_START,
+    BLOCK_VERSION,
     FactFile,
     parse_fact_file,
     render_fact,
     render_fact_file,
+    render_orphan,
 )
-from memd.kairos.facts import Changes, Fact, FactBook, resolve_relative_dates
+from memd.kairos.facts import (
+    HISTORY_KEPT,
+    Changes,
+    Fact,
+    FactBook,
+    Past,
+    normalise,
+    shape,
+)
 from memd.lint.fixes import FileEdit
 from memd.memory.index import linked_relpaths
 from memd.memory.memfile import parse_memory_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
 
 _TYPE_TAG = re.compile(rf"\[({'|'.join(MEMORY_TYPES)})\]", re.IGNORECASE)
 _TOPIC_TAG = re.compile(r"(?<![\w#&/])#([A-Za-z][\w-]{0,63})")
@@ -131,6 +152,7 @@ class ConsolidationPlan:
     already_filed: tuple[str, ...]  # entry ids a previous (interrupted) run wrote
     unindexed: tuple[str, ...]  # touched files left out of MEMORY.md by its limits
     summary: DreamSummary = DreamSummary()
+    problems: tuple[str, ...] = ()  # "where: what": dates kept as written, ...
 
 
 def parse_log_entries(
@@ -186,22 +208,72 @@ def _make_entry(
     return LogEntry(log=relpath, offset=begin, end=end, date=date, time=time, text=text)
 
 
-def route(entry: LogEntry) -> Route:
-    """Return the topic file an entry belongs to, by its tags."""
+def route(entry: LogEntry, router: Router | None = None) -> Route:
+    """Return the topic file an entry belongs to, by its tags or its subject."""
     first, _, rest = entry.text.partition("\n")
     type_match = _TYPE_TAG.search(first)
     topic_match = _TOPIC_TAG.search(first)
     kind = type_match.group(1).lower() if type_match else None
     topic = _slug(topic_match.group(1)) if topic_match else ""
+    cleaned = _strip_edge_tags(first)
+    text = cleaned + ("\n" + rest if rest else "")
     if topic:
         relpath = f"{topic}.md"
     elif kind:
         topic, relpath = f"{kind}-notes", f"{kind}-notes.md"
     else:
-        topic, relpath = "journal", "journal.md"
-    cleaned = _strip_edge_tags(first)
-    text = cleaned + ("\n" + rest if rest else "")
+        topic = (router or Router()).subject_topic(text or entry.text)
+        relpath = f"{topic}.md"
     return Route(relpath, kind or "project", topic, text or entry.text)
+
+
+_PRONOUN_WORDS = "i we you they he she it our my your their there here"
+_PRONOUNS = frozenset(_PRONOUN_WORDS.split())
+MAX_SUBJECT_FILES = 12  # untagged facts: at most this many subject files
+
+
+class Router:
+    """Files untagged entries by subject: `<word>-notes.md`, a few files at most.
+
+    The word is the first word of the fact's subject (memd.kairos.facts), so
+    every restatement of a fact lands where the fact is. Past
+    `MAX_SUBJECT_FILES` subject files, new subjects go to `journal.md`; the
+    count only grows, so a subject's file never changes.
+    """
+
+    def __init__(self, existing: Iterable[str] = ()) -> None:
+        self._files = {
+            rel[:-3]
+            for rel in existing
+            if rel.endswith("-notes.md")
+            and "/" not in rel
+            and rel[: -len("-notes.md")] not in MEMORY_TYPES
+        }
+
+    def known_topic(self, text: str) -> str | None:
+        """Return the subject file `text` would go to if it exists already, or None.
+
+        Unlike `subject_topic`, this never starts a new file.
+        """
+        word = _subject_word(text)
+        topic = _slug(f"{word}-notes") if word else None
+        return topic if topic in self._files else None
+
+    def subject_topic(self, text: str) -> str:
+        word = _subject_word(text)
+        if word is None:
+            return "journal"
+        topic = _slug(f"{word}-notes")
+        if topic in self._files or len(self._files) < MAX_SUBJECT_FILES:
+            self._files.add(topic)
+            return topic
+        return "journal"
+
+
+def _subject_word(text: str) -> str | None:
+    """Return the subject's word as a file name part (ASCII letters), or None."""
+    word = re.sub(r"[^a-z0-9]+", "", shape(text).group)
+    return word if len(word) >= 3 and word not in _PRONOUNS else None
 
 
 def _slug(tag: str) -> str:
@@ -228,17 +300,49 @@ def _title(topic: str) -> str:
     return words[:1].upper() + words[1:] if words else "Notes"
 
 
-def _description(route_: Route) -> str:
+DESCRIPTION_LEAD = "Daily-log facts"
+MAX_DESCRIPTION = 110  # columns: the index line stays near the prompt's ~150
+MAX_INDEX_LINE = 150  # the reference's prompt asks for index lines under ~150
+
+
+def _fallback_description(route_: Route) -> str:
     if route_.topic == "journal":
-        return "Untagged notes from the KAIROS daily logs, filed nightly by memd"
+        return f"{DESCRIPTION_LEAD}: untagged notes, filed nightly by memd"
     if route_.topic.endswith("-notes") and route_.topic[:-6] in MEMORY_TYPES:
-        return (
-            f"Daily-log notes tagged [{route_.topic[:-6]}] with no topic, filed by memd"
-        )
-    return f"Daily-log notes tagged #{route_.topic}, filed nightly by memd's dream"
+        return f"{DESCRIPTION_LEAD} tagged [{route_.topic[:-6]}], filed by memd"
+    return f"{DESCRIPTION_LEAD} on {_title(route_.topic).lower()}, filed by memd"
 
 
-def new_topic_text(route_: Route) -> str:
+def describe(route_: Route, facts: Iterable[Fact]) -> str:
+    """Return a description naming the file's main subjects, longest known first.
+
+    "Daily-log facts: gateway timeout, staging, helm chart version", cut at
+    a subject's end to stay within `MAX_DESCRIPTION` columns.
+    """
+    ranked = sorted(facts, key=lambda f: (f.first, f.text))  # stable night to night
+    entry = f"- [{_title(route_.topic)}]({route_.relpath}) — "
+    room = min(MAX_DESCRIPTION, max(40, MAX_INDEX_LINE - len(entry)))
+    labels: list[str] = []
+    seen: set[str] = set()
+    for fact in ranked:
+        label = " ".join(shape(fact.text).label.split())
+        if label and label.casefold() not in seen:
+            seen.add(label.casefold())
+            labels.append(label)
+    text = f"{DESCRIPTION_LEAD}: "
+    used = 0
+    for label in labels:
+        piece = label if not used else ", " + label
+        if len(text) + len(piece) > room:
+            break
+        text += piece
+        used += 1
+    return text if used else _fallback_description(route_)
+
+
+def new_topic_text(
+    route_: Route, *, description: str | None = None, name: str | None = None
+) -> str:
     """Return the frontmatter and preamble of a topic file memd creates.
 
     The frontmatter comes from a YAML emitter, never string formatting: a
@@ -247,10 +351,14 @@ def new_topic_text(route_: Route) -> str:
     """
     from memd.memory.yaml_safe import dump_yaml
 
-    head = dump_yaml(intended_frontmatter(route_))
+    front = intended_frontmatter(route_)
+    if description is not None:
+        front["description"] = description
+    if name is not None:
+        front["name"] = name
     lines = [
         "---",
-        head.rstrip("\n"),
+        dump_yaml(front).rstrip("\n"),
         "---",
         "Facts from the KAIROS daily logs, each once: first and last seen, how often.",
     ]
@@ -267,29 +375,70 @@ def intended_frontmatter(route_: Route) -> dict[str, object]:
     """Return the name, description and type a new topic file for `route_` gets."""
     return {
         "name": _title(route_.topic),
-        "description": _description(route_),
+        "description": _fallback_description(route_),
         "type": route_.type,
     }
 
 
-def _archive_prefix(topic_relpath: str) -> str:
-    return f"archive/{topic_relpath[:-3]}/"
+@dataclass(frozen=True, slots=True)
+class _Head:
+    """A topic file's frontmatter as memd wrote it: what can be refreshed."""
+
+    name: str
+    description: str
+    route: Route  # with the type the file has
 
 
-def _archive_page(topic: str, month: str, page: int) -> tuple[str, str]:
-    """Return (relpath, name) of page `page` (1-based) of a topic's month archive."""
-    suffix = f"-{page}" if page > 1 else ""
+def _own_head(head: str, target: Route) -> _Head | None:
+    """Return the head's name and description when memd wrote it and nobody changed it.
+
+    The test is exact: the head memd would write with these fields is the
+    head there, byte for byte; a head someone edited is theirs, kept as is.
+    """
+    parsed = parse_memory_file("t.md", head.encode("utf-8", "surrogateescape"))
+    name, description = parsed.fields.get("name"), parsed.fields.get("description")
+    kind = parsed.type if parsed.type in MEMORY_TYPES else None
+    if not (isinstance(name, str) and isinstance(description, str) and kind):
+        return None
+    typed = Route(target.relpath, kind, target.topic, target.text)
+    again = new_topic_text(typed, description=description, name=name)
     return (
-        f"archive/{topic}/{month}{suffix}.md",
-        f"{topic}-archive-{month}{suffix}",
+        _Head(name, description, typed)
+        if again.rstrip("\n") == head.rstrip("\n")
+        else None
     )
 
 
-def _archive_head(topic: str, name: str, month: str, kind: str) -> str:
+ARCHIVE_DIR = ".archive"  # a dot folder: the agent's recall scan skips it
+PAGE_BYTES = 64 * 1024  # an archive page; far below the reader's cap
+
+
+def _archive_prefix(topic_relpath: str) -> str:
+    return f"{ARCHIVE_DIR}/{topic_relpath[:-3]}/"
+
+
+def _legacy_prefix(topic_relpath: str) -> str:
+    return f"archive/{topic_relpath[:-3]}/"
+
+
+def _page_head(topic: str) -> str:
+    return (
+        f"# Archive of {topic}.md\n\n"
+        f"What memd's dream moved out of {topic}.md: facts not seen lately and "
+        "older values.\nThis folder starts with a dot, so the agent's recall scan "
+        "skips it and it never\ncrowds the recall manifest; grep it when you need "
+        "the history.\n"
+    )
+
+
+def _legacy_head(topic: str, rel: str, kind: str) -> str:
+    """The head memd's monthly archive pages had (0.x), to recognise them."""
     from memd.memory.yaml_safe import dump_yaml
 
+    name = rel.rsplit("/", 1)[-1][:-3]
+    month = name[:7]
     front: dict[str, object] = {
-        "name": name,
+        "name": f"{topic}-archive-{name}",
         "description": (
             f"Facts from {topic}.md last seen in {month}, moved here by memd's "
             "dream to keep the topic file within what recall reads"
@@ -310,59 +459,125 @@ class _Topic:
     route: Route
     parsed: FactFile
     book: FactBook
-    pages: dict[str, FactFile]  # archive relpath -> parsed page
-    archived_before: set[int]  # id() of the facts that were in archive pages
+    pages: dict[str, FactFile]  # archive relpath -> parsed page (legacy too)
+    archived_before: set[str]  # normalised texts of facts that were archived
+    pasts: list[Past]  # archived older values whose fact moved on
     changes: Changes
+    rebuild: bool  # filed by an older rule: re-derive from the logs
+    old: list[Fact] = field(default_factory=list)  # facts to keep if unexplained
 
 
-def _load_topic(target: Route, files: Mapping[str, bytes | None]) -> _Topic:
+def _needs_rebuild(parsed: FactFile, pages: Mapping[str, FactFile]) -> bool:
+    old_block = parsed.had_block and parsed.version < BLOCK_VERSION
+    old_pages = any(page.version < BLOCK_VERSION for page in pages.values())
+    return old_block or bool(parsed.entry_ids) or old_pages
+
+
+def _load_topic(
+    target: Route, files: Mapping[str, bytes | None], ceiling: str, problems: list[str]
+) -> _Topic:
     old = files.get(target.relpath)
     parsed = (
         parse_fact_file(old.decode("utf-8", errors="surrogateescape"))
         if old is not None
-        else FactFile(head=new_topic_text(target))
+        else FactFile(head="")  # memd writes the head when it knows the facts
     )
-    prefix = _archive_prefix(target.relpath)
+    prefixes = (_archive_prefix(target.relpath), _legacy_prefix(target.relpath))
     pages = {
         rel: parse_fact_file(data.decode("utf-8", errors="surrogateescape"))
         for rel, data in sorted(files.items())
-        if rel.startswith(prefix) and data is not None
+        if rel.startswith(prefixes) and data is not None
     }
-    changes = Changes()
-    book = FactBook()
-    for fact in parsed.facts:
-        if parsed.had_block:
-            book.load(fact)
-        else:  # a file from before the fact block: its repeats merge now
-            book.file(fact.text, fact.first, changes)
-    archived: set[int] = set()
-    for page in pages.values():
+    for rel, page in [(target.relpath, parsed), *pages.items()]:
+        problems += [f"{rel}: {problem}" for problem in page.problems]
         for fact in page.facts:
-            book.load(fact)
-            archived.add(id(fact))
-    return _Topic(target, parsed, book, pages, archived, changes)
+            _settle_fact(fact, rel, ceiling, problems)
+        for past in page.pasts:
+            _settle_past(past, rel, ceiling, problems)
+    rebuild = old is None or _needs_rebuild(parsed, pages)
+    topic = _Topic(target, parsed, FactBook(), pages, set(), [], Changes(), rebuild)
+    archived = [f for page in pages.values() for f in page.facts]
+    topic.archived_before = {normalise(f.text) for f in archived}
+    pasts = [p for page in pages.values() for p in page.pasts]
+    if rebuild:  # facts come back from the logs; the rest is kept after filing
+        topic.old = [*parsed.facts, *archived]
+        topic.pasts = pasts
+        return topic
+    for fact in parsed.facts:
+        topic.book.load(fact)
+    for fact in archived:
+        topic.book.load(fact)
+    topic.pasts = pasts
+    return topic
 
 
-def _place(topic: _Topic) -> tuple[list[Fact], list[Fact]]:
+_UNDATED = "0001-01-01"  # a mark's date that was no real day: older than any
+
+
+def _settle_fact(fact: Fact, rel: str, ceiling: str, problems: list[str]) -> None:
+    """Give a fact real dates no later than the dream's day (never frozen).
+
+    A date that was no real day reads as the oldest possible, so any sighting
+    tonight is newer; one after the dream's day reads as that day.
+    """
+    if fact.last > ceiling:
+        problems.append(
+            f"{rel}: fact {fact.text[:60]!r} last seen {fact.last}, after "
+            f"{ceiling}; dated {ceiling}"
+        )
+    fact.last = min(fact.last or _UNDATED, ceiling)
+    fact.first = min(fact.first or _UNDATED, fact.last)
+    for past in fact.history:
+        _settle_past(past, rel, ceiling, problems)
+
+
+def _settle_past(past: Past, rel: str, ceiling: str, problems: list[str]) -> None:
+    del rel, problems  # a past's dates only order the history
+    past.until = min(past.until or _UNDATED, ceiling)
+    past.first = min(past.first or _UNDATED, past.until)
+
+
+def _keep_unexplained(
+    topic: _Topic,
+    explained: set[str],
+    moves: Callable[[str], _Topic | None] | None = None,
+) -> None:
+    """After a rebuild, keep what the old files held and no log explains.
+
+    `moves` gives the file an old fact now belongs in (the catch-all
+    journal's facts go to their subjects' files), or None to keep it here.
+    """
+    bullets = not topic.parsed.had_block  # dated bullets of 0.x: each a sighting
+    for fact in topic.old:
+        if normalise(fact.text) not in explained:
+            home = (moves(fact.text) if moves else None) or topic
+            if bullets and fact in topic.parsed.facts:
+                home.book.file(fact.text, fact.first, home.changes)
+            else:
+                home.book.restore(fact)
+            continue
+        topic.pasts += [p for p in fact.history if normalise(p.text) not in explained]
+    topic.old = []
+
+
+def _place(
+    topic: _Topic, rendered: Mapping[int, str], note: str
+) -> tuple[list[Fact], list[Fact]]:
     """Split the facts into those the topic file keeps and those archived.
 
     The most recently seen stay while the file fits `TOPIC_BYTES`; the
-    room for the archive links line is reserved first, so the result fits.
+    room for the archive line is reserved first, so the result fits.
     """
     facts = topic.book.facts
-    months = sorted({f.last[:7] for f in facts})
-    name = topic.route.topic
-    reserve = _size(
-        ARCHIVE_LEAD + "".join(f" [[{name}-archive-{m}-99]]" for m in months) + "\n"
-    )
-    fixed = _size(render_fact_file(topic.parsed, [], archive_names=[]))
+    reserve = _size(f"{ARCHIVE_LEAD} {note}\n")
+    fixed = _size(render_fact_file(topic.parsed, []))
     room = TOPIC_BYTES - fixed - reserve
     ranked = sorted(
         facts, key=lambda f: (f.last, f.seen, f.first, f.text), reverse=True
     )
     kept: list[Fact] = []
     for fact in ranked:
-        cost = _size(render_fact(fact))
+        cost = _size(rendered[id(fact)])
         if cost > room:
             break
         room -= cost
@@ -372,95 +587,262 @@ def _place(topic: _Topic) -> tuple[list[Fact], list[Fact]]:
     return sorted(kept, key=lambda f: (f.first, f.last, f.text)), archived
 
 
-def _render_pages(topic: _Topic, archived: list[Fact]) -> dict[str, tuple[str, str]]:
-    """Return archive relpath -> (page name, text), month by month, newest first."""
-    name = topic.route.topic
-    by_month: dict[str, list[Fact]] = {}
-    for fact in sorted(archived, key=lambda f: (f.last, f.first, f.text)):
-        by_month.setdefault(fact.last[:7], []).append(fact)
-    pages: dict[str, tuple[str, str]] = {}
-    for month in sorted(by_month, reverse=True):
-        number, batch = 1, list[Fact]()
-        for fact in by_month[month]:
-            trial = _page_text(topic, month, number, [*batch, fact])
-            if batch and _size(trial) > TOPIC_BYTES:
-                rel, page_name = _archive_page(name, month, number)
-                pages[rel] = (page_name, _page_text(topic, month, number, batch))
-                number, batch = number + 1, []
-            batch.append(fact)
-        rel, page_name = _archive_page(name, month, number)
-        pages[rel] = (page_name, _page_text(topic, month, number, batch))
+def _archive_items(topic: _Topic, kept: list[Fact], archived: list[Fact]) -> list[str]:
+    """Return the archive's lines in order: old facts, then older values alone."""
+    pasts: dict[tuple[str, str], Past] = {}
+    overflow = [p for f in kept for p in f.history[HISTORY_KEPT:]]
+    for past in [*topic.pasts, *overflow]:
+        pasts.setdefault((normalise(past.text), past.until), past)
+    items = [
+        render_fact(f)
+        for f in sorted(archived, key=lambda f: (f.last, f.first, f.text))
+    ]
+    items += [
+        render_orphan(p)
+        for p in sorted(pasts.values(), key=lambda p: (p.until, p.first, p.text))
+    ]
+    return items
+
+
+def _render_pages(topic: _Topic, items: list[str]) -> dict[str, str]:
+    """Return archive relpath -> text: items in order, pages of `PAGE_BYTES`.
+
+    Each item is rendered once and counted once: linear in the archive.
+    """
+    prefix = _archive_prefix(topic.route.relpath)
+    pages: dict[str, str] = {}
+    number, batch, size = 1, list[str](), 0
+    fixed = _size(_page_head(topic.route.topic)) + 64  # the block's own lines
+
+    def close() -> None:
+        rel = f"{prefix}{number}.md"
+        parsed = topic.pages.get(rel)
+        if parsed is None or not parsed.head:
+            parsed = FactFile(head=_page_head(topic.route.topic))
+        pages[rel] = _render_page(parsed, batch)
+
+    for item in items:
+        cost = _size(item)
+        if batch and fixed + size + cost > PAGE_BYTES:
+            close()
+            number, batch, size = number + 1, [], 0
+        batch.append(item)
+        size += cost
+    if batch:
+        close()
     return pages
 
 
-def _page_text(topic: _Topic, month: str, number: int, facts: list[Fact]) -> str:
-    rel, name = _archive_page(topic.route.topic, month, number)
-    parsed = topic.pages.get(rel)
-    if parsed is None or not parsed.head:
-        kind = _frontmatter_type(topic) or topic.route.type
-        parsed = FactFile(head=_archive_head(topic.route.topic, name, month, kind))
-    return render_fact_file(parsed, facts, archive_names=[])
-
-
-def _frontmatter_type(topic: _Topic) -> str | None:
-    parsed = parse_memory_file("t.md", topic.parsed.head.encode("utf-8", "replace"))
-    return parsed.type if parsed.type in MEMORY_TYPES else None
+def _render_page(parsed: FactFile, items: list[str]) -> str:
+    return render_fact_file(parsed, [], rendered=items)
 
 
 def _is_memd_only(page: FactFile, rel: str, topic: _Topic) -> bool:
     """Whether an archive page holds nothing but what memd wrote into it."""
-    month = rel.rsplit("/", 1)[-1][:7]
-    kind = _frontmatter_type(topic) or topic.route.type
-    name = rel.rsplit("/", 1)[-1][:-3]
-    page_name = f"{topic.route.topic}-archive-{name}"
-    expected = _archive_head(topic.route.topic, page_name, month, kind)
-    return page.head == expected and not page.extra and not page.tail.strip()
+    if page.extra or page.tail.strip():
+        return False
+    if rel.startswith(ARCHIVE_DIR + "/"):
+        expected = _page_head(topic.route.topic)
+    else:
+        head = parse_memory_file("t.md", page.head.encode("utf-8", "replace"))
+        kind = head.type if head.type in MEMORY_TYPES else topic.route.type
+        expected = _legacy_head(topic.route.topic, rel, kind)
+    return page.head.rstrip("\n") == expected.rstrip("\n")
+
+
+def _archive_note(topic: str, pages: int) -> str:
+    plural = "page" if pages == 1 else "pages"
+    return f"{ARCHIVE_DIR}/{topic}/ ({pages} {plural}, outside the agent's recall scan)"
 
 
 def plan_consolidation(
     entries: Iterable[LogEntry],
     files: Mapping[str, bytes | None],
     index: bytes | None,
+    *,
+    today: str | None = None,
+    replay: Iterable[LogEntry] = (),
+    repair: Iterable[str] = (),
+    existing: Iterable[str] = (),
 ) -> ConsolidationPlan:
     """Plan the topic-file, archive and MEMORY.md edits that consolidate `entries`.
 
     `files` holds the current bytes (None: missing) of every topic file
-    `route` names for these entries and of every page under its
-    `archive/<topic>/`; `index` is MEMORY.md's bytes (None: missing).
+    `route` names for these entries and of every page under its archive
+    folders; `index` is MEMORY.md's bytes (None: missing). `today` (the
+    dream's date) bounds every date: nothing is seen after it. `replay`
+    holds the entries of the logs filed before, given when a file written by
+    an older rule is to be rebuilt; `repair` names such files that no entry
+    routes to. `existing` lists the memory dir's top-level names (the
+    subject files already there).
     """
-    ordered = sorted(entries, key=lambda e: (e.date, e.log, e.offset))
+    problems: list[str] = []
+    new, old = _in_order(entries), _in_order(replay)
+    ceiling = _ceiling(today, [*new, *old])
+    router = Router(existing)
     topics: dict[str, _Topic] = {}
     filed: list[str] = []
     already: list[str] = []
-    for entry in ordered:
-        target = route(entry)
+
+    explained: set[str] = set()
+    replayed = False
+
+    def topic_for(target: Route) -> _Topic:
         topic = topics.get(target.relpath)
         if topic is None:
-            topic = topics[target.relpath] = _load_topic(target, files)
+            topic = topics[target.relpath] = _load_topic(
+                target, files, ceiling, problems
+            )
+            if replayed and topic.rebuild:
+                settle(topic)
+        return topic
+
+    for rel in repair:
+        topic_for(_route_of_file(rel, files.get(rel)))
+    # Route every entry first, in routed_files' order, so the subject files
+    # of tonight are known before a rebuilt journal hands its facts on.
+    old_routes = [(entry, route(entry, router)) for entry in old]
+    new_routes = [(entry, route(entry, router)) for entry in new]
+
+    def subject_file(text: str) -> _Topic | None:
+        """The subject file a journal fact belongs in, if tonight reads it."""
+        topic = router.known_topic(text)
+        rel = f"{topic}.md" if topic else ""
+        if not topic or topic == "journal" or rel not in files:
+            return None
+        return topic_for(Route(rel, "project", topic, ""))
+
+    def settle(topic: _Topic) -> None:
+        moves = subject_file if topic.route.relpath == "journal.md" else None
+        _keep_unexplained(topic, explained, moves)
+
+    for entry, target in old_routes:  # filed before: only rebuilt files take them
+        topic = topic_for(target)
+        if topic.rebuild:
+            day, text = _entry_day(entry, ceiling, target.text, problems)
+            topic.book.file(text, day, topic.changes)
+            explained.add(normalise(text))
+    for topic in list(topics.values()):
+        if topic.rebuild:
+            settle(topic)
+    replayed = True
+    for entry, target in new_routes:
+        topic = topic_for(target)
         if entry.entry_id in topic.parsed.entry_ids:  # filed by memd before 0.x
             already.append(entry.entry_id)
             continue
-        text = resolve_relative_dates(target.text, entry.date).strip()
-        topic.book.file(text, entry.date, topic.changes)
+        day, text = _entry_day(entry, ceiling, target.text, problems)
+        topic.book.file(text, day, topic.changes)
         filed.append(entry.entry_id)
+    return _plan_files(topics, files, index, filed, already, problems)
+
+
+def routed_files(
+    entries: Iterable[LogEntry],
+    existing: Iterable[str] = (),
+    replay: Iterable[LogEntry] = (),
+) -> set[str]:
+    """Return the topic files `plan_consolidation` would route the entries to."""
+    router = Router(existing)
+    ordered = [*_in_order(replay), *_in_order(entries)]  # the plan's order
+    return {route(entry, router).relpath for entry in ordered}
+
+
+def _in_order(entries: Iterable[LogEntry]) -> list[LogEntry]:
+    return sorted(entries, key=lambda e: (e.date, e.log, e.offset))
+
+
+def needs_repair(data: bytes) -> bool:
+    """Return True when a topic file holds facts filed by an older rule."""
+    return (BLOCK_START + " -->").encode() in data or b" <!-- memd:entry " in data
+
+
+def _route_of_file(rel: str, data: bytes | None) -> Route:
+    parsed = parse_memory_file(rel, data or b"")
+    kind = parsed.type if parsed.type in MEMORY_TYPES else "project"
+    return Route(rel, kind, rel[:-3], "")
+
+
+def _ceiling(today: str | None, entries: list[LogEntry]) -> str:
+    """Return the latest day a fact can be seen: the dream's, else the newest log's."""
+    if today is not None and parse_day(today) is not None:
+        return today  # logs are named by the local date, as `now` is
+    days = [e.date for e in entries if parse_day(e.date) is not None]
+    return max(days) if days else "9999-12-31"
+
+
+def _entry_day(
+    entry: LogEntry, ceiling: str, text: str, problems: list[str]
+) -> tuple[str, str]:
+    """Return the day an entry counts for and its text, relative dates resolved.
+
+    A log date that is no real day, or later than the dream's, is reported;
+    the entry is filed as of `ceiling`, its relative words as written.
+    """
+    where = f"{entry.log}:{entry.offset}"
+    if parse_day(entry.date) is None or entry.date > ceiling:
+        problems.append(
+            f"{where}: the log's date {entry.date!r} is not a day up to {ceiling}; "
+            f"the entry is filed as of {ceiling}, its relative dates as written"
+        )
+        return ceiling, text.strip()
+    found: list[str] = []
+    resolved = resolve_relative_dates(text, entry.date, found).strip()
+    problems += [f"{where}: {problem}" for problem in found]
+    return entry.date, resolved
+
+
+def _plan_files(
+    topics: Mapping[str, _Topic],
+    files: Mapping[str, bytes | None],
+    index: bytes | None,
+    filed: list[str],
+    already: list[str],
+    problems: list[str],
+) -> ConsolidationPlan:
     edits: list[FileEdit] = []
     deletes: list[str] = []
     total = Changes()
     archived_count = 0
-    texts: dict[str, str] = {}
+    heads: dict[str, tuple[_Head | None, str]] = {}
+    retired: dict[str, tuple[_Head, str, str]] = {}
     for relpath, topic in topics.items():
-        kept, archived = _place(topic)
-        while True:  # the links line can need more room than reserved: shed more
-            pages = _render_pages(topic, archived)
-            names = [name for name, _ in pages.values()]
-            text = render_fact_file(topic.parsed, kept, archive_names=names)
+        rendered = {id(f): render_fact(f, HISTORY_KEPT) for f in topic.book.facts}
+        fresh = files.get(relpath) is None
+        owned = (
+            _Head(_title(topic.route.topic), "", topic.route)  # memd's from the start
+            if fresh
+            else _own_head(topic.parsed.head, topic.route)
+        )
+        description = "" if fresh else _description_in(topic.parsed.head)
+        if owned is not None:  # memd's own head: its description follows the facts
+            described = describe(owned.route, topic.book.facts)
+            if described != owned.description:
+                topic.parsed.head = new_topic_text(
+                    owned.route, description=described, name=owned.name
+                )
+            description = described
+        note = _archive_note(topic.route.topic, 99)
+        kept, archived = _place(topic, rendered, note)
+        while True:  # the archive line can need more room than reserved: shed more
+            items = _archive_items(topic, kept, archived)
+            pages = _render_pages(topic, items)
+            note = _archive_note(topic.route.topic, len(pages)) if pages else ""
+            text = render_fact_file(
+                topic.parsed,
+                [],
+                archive_note=note,
+                rendered=[rendered[id(f)] for f in kept],
+            )
             if _size(text) <= TOPIC_BYTES or not kept:
                 break
             shed = min(kept, key=lambda f: (f.last, f.seen, f.first, f.text))
             kept = [f for f in kept if f is not shed]
             archived.append(shed)
-        archived_count += sum(id(f) not in topic.archived_before for f in archived)
-        for rel, (_, page_text) in pages.items():
+        archived_count += sum(
+            normalise(f.text) not in topic.archived_before for f in archived
+        )
+        for rel, page_text in pages.items():
             _add_edit(edits, rel, files.get(rel), page_text, "archive older facts")
         for rel, page in topic.pages.items():
             if rel in pages:
@@ -468,22 +850,42 @@ def plan_consolidation(
             if _is_memd_only(page, rel, topic):
                 deletes.append(rel)  # its facts are in the topic or another page
             else:
-                emptied = render_fact_file(page, [], archive_names=[])
+                emptied = _render_page(page, [])
                 _add_edit(edits, rel, files.get(rel), emptied, "archive older facts")
-        texts[relpath] = text
+        heads[relpath] = (owned, description)
         reason = (
             "consolidate facts"
             if files.get(relpath) is not None
             else "create topic file"
         )
+        is_emptied = (
+            topic.rebuild
+            and not fresh
+            and not topic.book.facts
+            and not pages
+            and not topic.parsed.extra
+            and not topic.parsed.tail.strip()
+        )
+        if is_emptied and owned is not None:  # a rebuild moved all its facts away
+            retired[relpath] = (owned, text, reason)
+            continue
         _add_edit(edits, relpath, files.get(relpath), text, reason)
         for name in ("added", "merged", "superseded"):
             setattr(total, name, getattr(total, name) + getattr(topic.changes, name))
-    # Archive pages first, the topic files that link them after: a kill between
+    index_edit, unindexed, unlinked = place_index_entries(
+        {rel: topic.route for rel, topic in topics.items() if rel not in retired},
+        heads,
+        index,
+        retired={rel: owned for rel, (owned, _, _) in retired.items()},
+    )
+    for rel, (_, text, reason) in retired.items():
+        if rel in unlinked:
+            deletes.append(rel)
+        else:  # a line someone wrote still links it: keep the file, emptied
+            _add_edit(edits, rel, files.get(rel), text, reason)
+    # Archive pages first, the topic files that name them after: a kill between
     # two writes never leaves a fact in neither place (a rerun merges copies).
-    edits.sort(key=lambda e: (not e.relpath.startswith("archive/"), e.relpath))
-    routes = {rel: topic.route for rel, topic in topics.items()}
-    index_edit, unindexed = _plan_index(routes, texts, index)
+    edits.sort(key=lambda e: (not e.relpath.startswith(ARCHIVE_DIR + "/"), e.relpath))
     if index_edit is not None:
         edits.append(index_edit)
     return ConsolidationPlan(
@@ -498,7 +900,14 @@ def plan_consolidation(
             superseded=total.superseded,
             archived=archived_count,
         ),
+        problems=tuple(problems),
     )
+
+
+def _description_in(head: str) -> str:
+    parsed = parse_memory_file("t.md", head.encode("utf-8", "surrogateescape"))
+    value = parsed.fields.get("description")
+    return value if isinstance(value, str) else ""
 
 
 def _add_edit(
@@ -517,10 +926,12 @@ def fits_index(text: str) -> bool:
 
 
 GROUP_LEAD = "- Daily-log topics (memd):"
+COMPACT_COMMAND = "memd fix"
 _OWN_LINE = re.compile(
     r"- \[[^\]\n]{0,200}\]\(([^()\s]{1,255}\.md)\) — (?:Untagged notes from the "
     r"KAIROS daily logs, filed nightly by memd|Daily-log notes tagged \S{1,80}"
-    r"(?: with no topic, filed by memd|, filed nightly by memd's dream))"
+    r"(?: with no topic, filed by memd|, filed nightly by memd's dream)"
+    r"|Daily-log facts[^\n]{0,200})"
 )
 _LINK = re.compile(r"\[([^\]\n]{0,200})\]\(([^()\s]{1,255})\)")
 
@@ -553,41 +964,106 @@ def _group(text: str, extra: list[tuple[str, str]]) -> str:
     return "\n".join(kept)
 
 
-def _plan_index(
-    routes: Mapping[str, Route], texts: Mapping[str, str], index: bytes | None
-) -> tuple[FileEdit | None, tuple[str, ...]]:
+def _entry_line(name: str, relpath: str, description: str) -> str:
+    return f"- [{name}]({relpath}) — {description}"
+
+
+def place_index_entries(
+    routes: Mapping[str, Route],
+    heads: Mapping[str, tuple[_Head | None, str]],
+    index: bytes | None,
+    *,
+    retired: Mapping[str, _Head] | None = None,
+) -> tuple[FileEdit | None, tuple[str, ...], frozenset[str]]:
+    """Return MEMORY.md's edit, the files left out of it, and the retired unlinked.
+
+    A retired file (emptied by a rebuild) loses memd's own line for it, or its
+    link in memd's group line; it may be deleted when nothing links it then.
+
+    The one place the dream writes the index. A file memd wrote a line for
+    gets that line refreshed when its description changed (only a line that
+    is exactly memd's old one: a line someone edited is theirs). A file with
+    no line gets one, unless that would put it past the cut (200 lines,
+    25,000 units): then memd's own lines are folded into one, and if that is
+    not enough either the file is left out, never placed past the cut; the
+    caller names `COMPACT_COMMAND`, which compacts the index.
+    """
     if index is None:
         current = ""
     else:
         try:
             current = index.decode("utf-8")
-        except UnicodeDecodeError:
-            return None, tuple(routes)  # never rewrite an index we cannot read
+        except UnicodeDecodeError:  # never rewrite an index we cannot read
+            return None, tuple(routes), frozenset()
     text = current
+    for relpath, gone in (retired or {}).items():
+        text = _unlink(text, relpath, gone)
     unindexed: list[str] = []
+    linked = set(linked_relpaths(text))
+    unlinked = frozenset(rel for rel in retired or () if rel not in linked)
+    grouped = full = False
     for relpath, route_ in routes.items():
-        if relpath in linked_relpaths(text):
+        owned, description = heads.get(relpath, (None, ""))
+        name = owned.name if owned is not None else _title(route_.topic)
+        hook = description or _fallback_description(route_)
+        line = _entry_line(name, relpath, hook)
+        if relpath in linked:
+            if owned is not None and owned.description != hook:
+                old_line = _entry_line(owned.name, relpath, owned.description)
+                refreshed = _replace_line(text, old_line, line)
+                if refreshed is not None and fits_index(refreshed):
+                    text = refreshed
             continue
-        parsed = parse_memory_file(relpath, texts[relpath].encode("utf-8", "replace"))
-        name = parsed.name or _title(route_.topic)
-        hook = parsed.description or _description(route_)
-        line = f"- [{name}]({relpath}) — {hook}"
+        if full:  # past the budget once: later lines wait for `memd fix` too
+            unindexed.append(relpath)
+            continue
         candidate = (text.rstrip("\n") + "\n" if text.strip() else "") + line + "\n"
-        if not fits_index(candidate):
+        if not fits_index(candidate) and not grouped:
+            grouped = True  # fold memd's own lines once, then add to the group
+            candidate = _group(text, [(name, relpath)])
+        elif not fits_index(candidate):
             candidate = _group(text, [(name, relpath)])
         if fits_index(candidate):
             text = candidate
+            linked.add(relpath)
         else:
+            full = True
             unindexed.append(relpath)
     if text == current:
-        return None, tuple(unindexed)
+        return None, tuple(unindexed), unlinked
     edit = FileEdit(
         relpath=INDEX_NAME,
         old=index,
         new=text.encode("utf-8"),
         reason="index the consolidated topic files",
     )
-    return edit, tuple(unindexed)
+    return edit, tuple(unindexed), unlinked
+
+
+def _unlink(text: str, relpath: str, owned: _Head) -> str:
+    """Drop memd's own line for `relpath`, or its link in memd's group line."""
+    line = _entry_line(owned.name, relpath, owned.description)
+    lines = text.split("\n")
+    kept = [x for x in lines if x.rstrip("\r") != line]
+    if len(kept) == len(lines):
+        link = f"[{owned.name}]({relpath})"
+        kept = [_drop_link(x, link) if x.startswith(GROUP_LEAD) else x for x in lines]
+    return "\n".join(kept)
+
+
+def _drop_link(line: str, link: str) -> str:
+    links = line[len(GROUP_LEAD) :].split(" · ")
+    rest = [part.strip() for part in links if part.strip() != link]
+    return GROUP_LEAD + " " + " · ".join(rest) if rest else ""
+
+
+def _replace_line(text: str, old: str, new: str) -> str | None:
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if line.rstrip("\r") == old:
+            lines[i] = new + ("\r" if line.endswith("\r") else "")
+            return "\n".join(lines)
+    return None
 
 
 def render_diff(plan: ConsolidationPlan) -> str:

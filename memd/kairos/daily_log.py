@@ -37,6 +37,7 @@ from memd.fsread import (
     read_bytes,
 )
 from memd.kairos.consolidate import parse_log_entries
+from memd.kairos.dates import parse_day
 from memd.lint.checks_files import CONTROL_CHARACTERS
 
 TYPE_CHECKING = False
@@ -279,24 +280,24 @@ def _subdirs(fd: int, digits: int) -> Iterator[tuple[str, int]]:
 
 
 def _is_log_name(name: str, year: str, month: str) -> bool:
-    import datetime as _dt
-
-    if not (
-        name.startswith(f"{year}-{month}-") and name.endswith(".md") and len(name) == 13
-    ):
-        return False
-    try:
-        _dt.date.fromisoformat(name[:10])
-    except ValueError:
-        return False
-    return True
+    return (
+        name.startswith(f"{year}-{month}-")
+        and name.endswith(".md")
+        and len(name) == 13
+        and parse_day(name[:10]) is not None
+    )
 
 
 def log_date(relpath: str) -> datetime.date:
-    """Return the date a log relpath names."""
-    import datetime as _dt
+    """Return the date a log relpath names (listed logs always name a real one).
 
-    return _dt.date.fromisoformat(relpath.rsplit("/", 1)[-1][:10])
+    Raises `ValueError` for a name that is not a real date (memd.kairos.dates
+    decides, like everywhere else in kairos).
+    """
+    day = parse_day(relpath.rsplit("/", 1)[-1][:10])
+    if day is None:
+        raise ValueError(f"{relpath} does not name a real date")
+    return day
 
 
 def update_dream_record(

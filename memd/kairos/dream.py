@@ -24,7 +24,14 @@ from memd.agent.terms import INDEX_NAME
 from memd.atomic import write_atomic
 from memd.errors import DreamError, LockHeldError
 from memd.fsread import read_bytes_or_none
-from memd.kairos.consolidate import plan_consolidation, render_diff, route
+from memd.kairos.consolidate import (
+    ARCHIVE_DIR,
+    COMPACT_COMMAND,
+    needs_repair,
+    plan_consolidation,
+    render_diff,
+    routed_files,
+)
 from memd.kairos.daily_log import (
     DREAMS_STATE,
     apply_retention,
@@ -110,25 +117,78 @@ class _Writer:
         self.count += 1
 
 
-def plan_builtin(memory_dir: str, entries: tuple[LogEntry, ...]) -> ConsolidationPlan:
-    """Read the files the entries route to, and their archive pages; plan the dream."""
-    targets = sorted({route(entry).relpath for entry in entries})
+def plan_builtin(
+    memory_dir: str, entries: tuple[LogEntry, ...], today: str | None = None
+) -> ConsolidationPlan:
+    """Read the files the entries route to, and their archive pages; plan the dream.
+
+    A topic file filed by an older rule (memd.kairos.consolidate.needs_repair)
+    is rebuilt: every entry of the logs still there is read again (`replay`).
+    """
+    existing = _top_level_names(memory_dir)
+    repair = files_to_repair(memory_dir, existing)
+    replay: tuple[LogEntry, ...] = ()
+    if repair:
+        every, _ = collect_entries(memory_dir, {})
+        new = {(e.log, e.offset) for e in entries}
+        replay = tuple(e for e in every if (e.log, e.offset) not in new)
+    targets = sorted(routed_files(entries, existing, replay) | set(repair))
     files: dict[str, bytes | None] = {
         rel: read_bytes_or_none(os.path.join(memory_dir, rel)) for rel in targets
     }
     for rel in targets:
-        for page in _archive_pages(memory_dir, rel[:-3]):
-            files[page] = read_bytes_or_none(os.path.join(memory_dir, page))
+        for folder in (ARCHIVE_DIR, "archive"):
+            for page in _archive_pages(memory_dir, folder, rel[:-3]):
+                files[page] = read_bytes_or_none(os.path.join(memory_dir, page))
     index = read_bytes_or_none(os.path.join(memory_dir, INDEX_NAME))
-    return plan_consolidation(entries, files, index)
+    return plan_consolidation(
+        entries,
+        files,
+        index,
+        today=today,
+        replay=replay,
+        repair=repair,
+        existing=existing,
+    )
 
 
-def _archive_pages(memory_dir: str, topic: str) -> list[str]:
-    """Return `archive/<topic>/*.md` relpaths, never through a symlinked folder."""
+def files_to_repair(memory_dir: str, names: list[str] | None = None) -> list[str]:
+    """Return the top-level topic files the dream filed by an older rule."""
+    return [
+        rel
+        for rel in (_top_level_names(memory_dir) if names is None else names)
+        if rel.endswith(".md")
+        and rel != INDEX_NAME
+        and needs_repair(_read_or_empty(os.path.join(memory_dir, rel)))
+    ]
+
+
+def _top_level_names(memory_dir: str) -> list[str]:
+    """Return the regular files' names at the top of the memory dir, sorted."""
+    from memd.fsread import list_dir
+
+    try:
+        entries = list_dir(memory_dir)
+    except OSError:
+        return []
+    return sorted(e.name for e in entries if e.is_file(follow_symlinks=False))
+
+
+def _read_or_empty(path: str) -> bytes:
+    from memd.fsread import read_prefix
+
+    try:
+        return read_prefix(path, 1024 * 1024)
+    except OSError:
+        return b""
+
+
+def _archive_pages(memory_dir: str, folder: str, topic: str) -> list[str]:
+    """Return `<folder>/<topic>/*.md` relpaths, never through a symlinked folder."""
     from memd.fsread import list_dir, open_dir
 
     try:
-        fd = open_dir(os.path.join(memory_dir, "archive"), follow=False)
+        fd = open_dir(os.path.join(memory_dir, folder), follow=False)
     except OSError:
         return []
     try:
@@ -138,7 +198,7 @@ def _archive_pages(memory_dir: str, topic: str) -> list[str]:
             return []
         try:
             return sorted(
-                f"archive/{topic}/{entry.name}"
+                f"{folder}/{topic}/{entry.name}"
                 for entry in list_dir(topic_fd)
                 if entry.name.endswith(".md") and entry.is_file(follow_symlinks=False)
             )
@@ -273,7 +333,8 @@ def run_dream(
         # Read under the lock: a dream that just finished has moved it.
         entries, marks = collect_entries(directory, _watermark(config, directory))
         log_files = tuple(sorted({e.log for e in entries}))
-        if not entries:
+        builtin = not (config.dream_command or config.dream_agent)
+        if not entries and not (builtin and files_to_repair(directory)):
             roll_back_lock(lock)  # nothing consolidated: the last time stands
             result = DreamResult(
                 memory_dir=directory,
@@ -295,7 +356,11 @@ def run_dream(
             if outcome.kept_yours:  # what it filed there is not in: file it again
                 marks = _int_marks(_watermark(config, directory))
         else:
-            plan = plan_builtin(directory, entries)
+            plan = plan_builtin(directory, entries, now.date().isoformat())
+            for problem in plan.problems:
+                log.warning(
+                    "dream_input_problem", memory_dir=directory, problem=problem
+                )
             introduced = planned_lint_errors(directory, plan, config)
             if introduced:
                 roll_back_lock(lock)
@@ -319,6 +384,8 @@ def run_dream(
             }
             already, unindexed = len(plan.already_filed), plan.unindexed
             summary = dict(plan.summary.to_dict())
+            if plan.problems:
+                summary["problems"] = list(plan.problems[:20])
         generation = apply_generation(
             config.state_dir,
             directory,
@@ -342,10 +409,18 @@ def run_dream(
         raise
     errors, warnings = _lint_and_render(directory, config, log)
     message = (
-        f"{len(unindexed)} file(s) left out of MEMORY.md: it is full"
+        f"{len(unindexed)} file(s) left out of MEMORY.md: it is full; "
+        f"`{COMPACT_COMMAND}` compacts it"
         if unindexed
         else ""
     )
+    if unindexed:
+        log.warning(
+            "dream_index_full",
+            memory_dir=directory,
+            unindexed=list(unindexed),
+            compact_with=COMPACT_COMMAND,
+        )
     result = DreamResult(
         memory_dir=directory,
         status="ok",
@@ -386,6 +461,8 @@ def _dry_run(
         else:
             plan = plan_builtin(directory, entries)
             diff, message = render_diff(plan), plan.summary.describe()
+            if plan.problems:
+                message += f"; {len(plan.problems)} problem(s): {plan.problems[0]}"
             summary = dict(plan.summary.to_dict())
     except (_DreamFailed, DreamCommandFailed, OSError) as error:
         return DreamResult(memory_dir=directory, status="failed", message=str(error))

@@ -142,7 +142,7 @@ def check_log_paths(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
             )
 
 
-# <stem>.from-<author>[-N].md : the copy a team sync wrote (memd.team.merge).
+# <stem>.from-<author>[-N].md : the copy a team sync wrote (memd.gitsync.merge).
 _CONFLICT_COPY = re.compile(r"\.from-[a-z0-9]+(?:-[a-z0-9]+){0,20}\.md\Z")
 
 

@@ -10,7 +10,7 @@ projects/<identity>/...       one project's memory: MEMORY.md, topic files, logs
 
 and each ``projects/<identity>/`` folder is *placed* in the memory dir the
 agent reads for that project on this machine (its own munged path), never
-through a symlink. `memd.team.sync` does the merging with a `Layout` that
+through a symlink. `memd.gitsync` does the merging with a `Layout` that
 says where each folder lives, so team and personal sync share one engine:
 the index is a union, a topic file both sides changed keeps both, a delete
 against an edit keeps the edit, every file is written with `write_atomic`
@@ -19,7 +19,7 @@ old or new.
 
 A sync, under ``.git/memd/sync.lock``:
 
-1. **Recover** a merge a killed sync was writing (the team journal).
+1. **Recover** a merge a killed sync was writing (the engine's journal).
 2. **Attach** each project first seen here: its folder, as the repository
    has it, is written into its memory dir (a local file that differs stays,
    theirs goes beside it), then recorded in ``.git/memd/places.json``.
@@ -36,30 +36,41 @@ from __future__ import annotations
 
 import contextlib
 import os
-import stat
 from dataclasses import dataclass
 
-from memd.errors import MemdError, UsageError
-from memd.team.git import Git, GitError, redact
-from memd.team.sync import (
+from memd.agent.terms import INDEX_NAME
+from memd.errors import UsageError
+from memd.gitsync.apply import check_deletions, write_changes
+from memd.gitsync.git import Git, GitError, redact
+from memd.gitsync.layout import Layout, deepest_folder
+from memd.gitsync.loop import Committed, locked_sync
+from memd.gitsync.objects import (
     EMPTY_TREE,
     MEMD_DIR,
-    PUSH_ATTEMPTS,
-    Layout,
-    SyncResult,
-    _blob,
-    _fetch_and_merge,
-    _identity,
-    _Merged,
-    _push,
-    _recover,
-    _tree_of,
-    _try_lock,
-    _write_tree,
-    init_team,
-    is_team_repo,
-    sync_outcome,
-    write_changes,
+    REMOTE,
+    blob_oid,
+    commit_message,
+    commit_tree,
+    printable,
+    read_blob,
+    store_blobs,
+    tree_of,
+    write_tree,
+)
+from memd.gitsync.repo import init_repo, is_repo
+from memd.gitsync.result import Merged, SyncResult
+from memd.gitsync.scan import Scan, index_to_commit, scan_folder, secret_refusal
+from memd.sync.tree import (
+    LABEL,
+    MANIFEST,
+    PROJECTS,
+    folder_of,
+    folders_with_files,
+    identities_in,
+    local_refusal,
+    manifest_bytes,
+    manifest_identities,
+    personal_layout,
 )
 
 TYPE_CHECKING = False
@@ -68,13 +79,7 @@ if TYPE_CHECKING:
 
     from structlog.typing import FilteringBoundLogger
 
-PROJECTS = "projects/"
-MANIFEST = "manifest.json"
-DREAMS = "dreams/"
 PLACES_FILE = "places.json"
-MAX_FILES_PER_PROJECT = 10_000
-MAX_DEPTH = 8
-_LABEL = "memd sync"
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +97,8 @@ class PersonalResult:
 
     sync: SyncResult
     projects: tuple[Project, ...] = ()
-    attached: tuple[str, ...] = ()  # identities first placed on this machine
+    attached: tuple[str, ...] = ()  # identities whose memory this machine received
+    shared: tuple[str, ...] = ()  # identities this machine is the first to sync
     not_synced: tuple[tuple[str, str], ...] = ()  # (project or memory dir, why)
 
     def to_dict(self) -> dict[str, object]:
@@ -100,6 +106,7 @@ class PersonalResult:
             **self.sync.to_dict(),
             "projects": {p.identity: p.memory_dir for p in self.projects},
             "attached": list(self.attached),
+            "shared": list(self.shared),
             "not_synced": [list(item) for item in self.not_synced],
         }
 
@@ -111,128 +118,7 @@ def repo_dir(state_dir: str) -> str:
 
 def is_enabled(state_dir: str) -> bool:
     """Return True once `memd sync init` has made the personal repository."""
-    return is_team_repo(repo_dir(state_dir))
-
-
-def folder_of(identity: str) -> str:
-    return f"{PROJECTS}{identity}/"
-
-
-# -- the path rule of a personal tree --------------------------------------------
-
-
-def _component_refusal(parts: list[str]) -> str | None:
-    if any(
-        not part
-        or part.startswith(".")
-        or "\\" in part
-        or any(ord(c) < 32 or ord(c) == 127 for c in part)
-        for part in parts
-    ):
-        return "an empty, hidden, '..' or control-character component"
-    return None
-
-
-def local_refusal(rest: str) -> str | None:
-    """Return why a path inside a project's folder may not travel, or None."""
-    why = _component_refusal(rest.split("/"))
-    if why is not None:
-        return why
-    if not rest.endswith(".md"):
-        return "not a Markdown file"
-    if rest.split("/")[0] == "team":
-        return "team memory in a personal remote"
-    return None
-
-
-def path_refusal(relpath: str, identities: frozenset[str]) -> str | None:
-    """Return why `relpath` may not be in a personal tree, or None when it may."""
-    from memd.relpath import relpath_refusal
-
-    why = relpath_refusal(relpath)
-    if why is not None or relpath == MANIFEST:
-        return why
-    why = _component_refusal(relpath.split("/"))
-    if why is not None:
-        return why
-    if relpath.startswith(DREAMS):
-        return None if relpath.endswith(".json") else "not a dream claim"
-    if not relpath.startswith(PROJECTS):
-        return "outside projects/"
-    folder = _folder(relpath, identities)
-    if folder is None:
-        return "in no project the manifest names"
-    return local_refusal(relpath[len(folder) :])
-
-
-def _folder(relpath: str, identities: Iterable[str]) -> str | None:
-    best = None
-    for identity in identities:
-        prefix = folder_of(identity)
-        if relpath.startswith(prefix) and (best is None or len(prefix) > len(best)):
-            best = prefix
-    return best
-
-
-def _manifest_identities(data: bytes) -> frozenset[str]:
-    from memd.agent.identity import is_identity
-    from memd.fastjson import loads
-
-    try:
-        parsed = loads(data)
-    except ValueError:
-        return frozenset()
-    listed = parsed.get("projects") if isinstance(parsed, dict) else None
-    if not isinstance(listed, list):
-        return frozenset()
-    return frozenset(i for i in listed if isinstance(i, str) and is_identity(i))
-
-
-def manifest_bytes(identities: Iterable[str]) -> bytes:
-    """Return the manifest naming `identities` (sorted, one per line)."""
-    from memd.fastjson import dumps
-
-    rows = ",\n".join(f"    {dumps(i)}" for i in sorted(set(identities)))
-    return ('{\n  "projects": [\n' + rows + "\n  ]\n}\n").encode("utf-8")
-
-
-def merge_manifests(ours: bytes, theirs: bytes) -> bytes:
-    """Return the union of two manifests (a project is never dropped by a merge)."""
-    return manifest_bytes(_manifest_identities(ours) | _manifest_identities(theirs))
-
-
-def _identities_in(git: Git, commit: str | None) -> frozenset[str]:
-    tree = _tree_of(git, commit)
-    entry = tree.get(MANIFEST)
-    return _manifest_identities(_blob(git, entry[1])) if entry else frozenset()
-
-
-def _layout(places: Mapping[str, str], identities: Iterable[str]) -> Layout:
-    known = set(identities) | set(places)
-    return Layout(
-        roots={folder_of(i): places[i] for i in places},
-        prefixes=tuple(sorted({folder_of(i) for i in known}, key=len, reverse=True)),
-        unions={MANIFEST: merge_manifests},
-        first_wins=(DREAMS,),
-        label=_LABEL,
-        check_tree=refuse_hostile_tree,
-    )
-
-
-def refuse_hostile_tree(git: Git, commit: str) -> None:
-    """Raise `MemdError` when any path of `commit` breaks `path_refusal`: refused whole.
-
-    Nothing has been written when it raises.
-    """
-    tree = _tree_of(git, commit)
-    manifest = tree.get(MANIFEST)
-    identities = _manifest_identities(_blob(git, manifest[1])) if manifest else set()
-    for relpath, (mode, _) in tree.items():
-        why = path_refusal(relpath, frozenset(identities))
-        if why is None and mode not in ("100644", "100755"):
-            why = "not a regular file"
-        if why is not None:
-            raise MemdError(f"the remote's tree is refused whole: {relpath!r}: {why}")
+    return is_repo(repo_dir(state_dir))
 
 
 # -- setup -------------------------------------------------------------------------
@@ -259,7 +145,7 @@ def init_personal(
             f"{redact(remote_url)} is a team remote; personal memory never goes to "
             "a team's repository (use a private repository of your own)"
         )
-    init_team(
+    init_repo(
         repo_dir(state_dir),
         remote_url,
         branch=branch,
@@ -269,14 +155,9 @@ def init_personal(
 
 
 def _same_remote(url: str, others: Iterable[str]) -> bool:
-    from memd.agent.identity import normalize_remote_url
+    from memd.gitsync.git import is_same_remote
 
-    key = normalize_remote_url(url) or os.path.normpath(url.strip())
-    return any(
-        (normalize_remote_url(other) or os.path.normpath(other.strip())) == key
-        for other in others
-        if other
-    )
+    return is_same_remote(url, others)
 
 
 # -- the sync ----------------------------------------------------------------------
@@ -293,20 +174,23 @@ def sync_personal(
     allow: frozenset[str] = frozenset(),
     max_file_bytes: int = 256 * 1024,
     is_dream_running: Callable[[str], bool] | None = None,
+    allow_deletes: bool = False,
 ) -> PersonalResult:
     """Run one personal sync of `projects` and return what happened.
 
     Never raises for git or the remote: an unreachable remote is an
-    ``offline`` result, a hostile tree a ``failed`` one.
+    ``offline`` result, a hostile tree a ``failed`` one, and a sync that
+    would delete many files (`memd.gitsync.apply.check_deletions`) a ``failed``
+    one that names ``--allow-deletes``, unless `allow_deletes`.
 
     Raises:
         UsageError: `memd sync init` has not been run.
     """
+    from memd.gitsync.lintgate import lint_errors as default_lint
     from memd.locks import is_dream_running as dream_holds
-    from memd.team.conflicts import lint_errors as default_lint
 
     repo = repo_dir(state_dir)
-    if not is_team_repo(repo):
+    if not is_repo(repo):
         raise UsageError("personal sync is off (run `memd sync init --remote URL`)")
     chosen, not_synced = _one_dir_per_identity(projects)
     holds = is_dream_running or dream_holds
@@ -314,26 +198,18 @@ def sync_personal(
         log.info("personal_sync_skipped", why="dream_running")
         skipped = SyncResult(team_dir=repo, state="skipped", error="a dream is running")
         return PersonalResult(sync=skipped, projects=chosen, not_synced=not_synced)
-    lock_fd = _try_lock(os.path.join(repo, ".git", MEMD_DIR, "sync.lock"))
-    if lock_fd is None:
-        busy = SyncResult(
-            team_dir=repo, state="skipped", error="another sync is running"
-        )
-        return PersonalResult(sync=busy, projects=chosen, not_synced=not_synced)
-    git = Git(repo, timeout_seconds, lock_fd=lock_fd)
-    try:
-        return _sync_locked(
-            git,
-            branch,
-            chosen,
-            not_synced,
-            log=log,
-            lint_errors=lint_errors or default_lint,
-            allow=allow,
-            max_file_bytes=max_file_bytes,
-        )
-    finally:
-        os.close(lock_fd)
+    return _sync_locked(
+        repo,
+        branch,
+        timeout_seconds,
+        chosen,
+        not_synced,
+        log=log,
+        lint_errors=lint_errors or default_lint,
+        allow=allow,
+        max_file_bytes=max_file_bytes,
+        merged=Merged(allow_deletes=allow_deletes),
+    )
 
 
 def _one_dir_per_identity(
@@ -387,8 +263,9 @@ def _write_places(git: Git, places: Mapping[str, str]) -> None:
 
 
 def _sync_locked(
-    git: Git,
+    repo: str,
     branch: str,
+    timeout_seconds: float,
     projects: tuple[Project, ...],
     not_synced: tuple[tuple[str, str], ...],
     *,
@@ -396,23 +273,26 @@ def _sync_locked(
     lint_errors: Callable[[str], Mapping[str, str]],
     allow: frozenset[str],
     max_file_bytes: int,
+    merged: Merged,
 ) -> PersonalResult:
-    ref = f"refs/heads/{branch}"
-    merged = _Merged()
-    committed: tuple[str, ...] = ()
-    left_out: tuple[tuple[str, str], ...] = ()
+    places: dict[str, str] = {}
     attached: list[str] = []
-    retries = 0
-    repo = git.work_tree
-    try:
-        git.check_local_config()
-        places = read_places(git.git_dir)
+    shared: list[str] = []
+    new_here: list[str] = []  # placed on this machine by this run
+
+    def start(git: Git, ref: str) -> None:
+        places.update(read_places(git.git_dir))
         gone = [i for i, d in places.items() if not os.path.isdir(d)]
         if gone:  # a memory dir removed whole: re-attach later, delete nothing
-            places = {i: d for i, d in places.items() if i not in gone}
+            for identity in gone:
+                del places[identity]
             _write_places(git, places)
+
+    def layout(git: Git, ref: str) -> Layout:
         # A killed merge is finished with the places it was writing into.
-        _recover(git, ref, merged, _layout(places, _identities_in(git, git.rev(ref))))
+        return personal_layout(places, identities_in(git, git.rev(ref)))
+
+    def attach(git: Git, ref: str) -> None:
         # Every attached dir stays placed whether or not this run resolved its
         # project: a folder left unplaced would miss merges, then commit its
         # stale files back as if they were edits.
@@ -423,59 +303,47 @@ def _sync_locked(
             head = git.rev(ref)
             os.makedirs(memory_dir, mode=0o700, exist_ok=True)
             if head is not None:
-                alone = _layout({identity: memory_dir}, [identity])
+                known = identities_in(git, head) | frozenset(places) | {identity}
+                alone = personal_layout({identity: memory_dir}, known)
                 write_changes(git, None, head, merged, frozenset(), alone)
+            new_here.append(identity)
             places[identity] = memory_dir
             _write_places(git, places)
-            attached.append(identity)
-        committed, left_out = _commit_places(
-            git, ref, places, lint_errors, allow, max_file_bytes
-        )
-        dirty = frozenset(
-            folder_of(i) + os.path.relpath(path, places[i]).replace(os.sep, "/")
-            for path, _ in left_out
-            for i in places
-            if path.startswith(places[i] + os.sep)
-        )
-        for attempt in range(PUSH_ATTEMPTS):
-            retries = attempt
-            layout = _layout(places, _identities_in(git, git.rev(ref)))
-            _fetch_and_merge(git, branch, ref, merged, dirty, layout)
-            if _push(git, branch, ref):
-                break
-            log.info("personal_push_rejected", attempt=attempt + 1)
-        else:
-            raise GitError(f"push still rejected after {PUSH_ATTEMPTS} merges")
-    except (GitError, MemdError, OSError) as error:
-        failed = sync_outcome(
-            repo,
-            merged,
-            committed=committed,
-            left_out=left_out,
-            log=log,
-            event="personal",
-            error=error,
-            repo=repo,
-        )
-        return PersonalResult(
-            sync=failed,
-            projects=projects,
-            attached=tuple(attached),
-            not_synced=not_synced,
-        )
-    done = sync_outcome(
+
+    def fetched(git: Git, ref: str) -> None:
+        # What the remote held before this machine pushed: the memory of a
+        # project new here was received, or this machine is its first.
+        if new_here:
+            held = folders_with_files(git, git.rev(f"refs/remotes/{REMOTE}/{branch}"))
+            for identity in new_here:
+                (attached if folder_of(identity) in held else shared).append(identity)
+
+    result = locked_sync(
         repo,
-        merged,
-        committed=committed,
-        left_out=left_out,
+        branch=branch,
+        timeout_seconds=timeout_seconds,
         log=log,
         event="personal",
-        retries=retries,
-        projects=len(projects),
-        attached=attached,
+        merged=merged,
+        layout=layout,
+        commit=lambda git, ref: _commit_places(
+            git, ref, places, lint_errors, allow, max_file_bytes, merged
+        ),
+        start=start,
+        prepare=attach,
+        fetched=fetched,
+        fields={"repo": repo, "projects": len(projects)},
     )
+    if result is None:
+        result = SyncResult(
+            team_dir=repo, state="skipped", error="another sync is running"
+        )
     return PersonalResult(
-        sync=done, projects=projects, attached=tuple(attached), not_synced=not_synced
+        sync=result,
+        projects=projects,
+        attached=tuple(attached),
+        shared=tuple(shared),
+        not_synced=not_synced,
     )
 
 
@@ -483,55 +351,21 @@ def _sync_locked(
 
 
 def _blob_oid(data: bytes) -> str:
-    import hashlib
-
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()  # noqa: S324 -- git's object id
+    return blob_oid(data)  # the personal repository is sha1 (`git init`'s default)
 
 
-def collect_files(memory_dir: str, max_file_bytes: int) -> dict[str, bytes | str]:
-    """Return relpath -> bytes (or why it stays out) for each file that could travel.
+def collect_files(memory_dir: str, max_file_bytes: int) -> Scan:
+    """Walk `memory_dir` for what could travel (`memd.gitsync.scan.scan_folder`).
 
     Hidden entries and ``team/`` are skipped silently: they are never
     personal memory. Symlinks are never followed.
     """
-    from memd.fsread import list_dir, read_bytes
-
-    found: dict[str, bytes | str] = {}
-    stack: list[tuple[str, int]] = [("", 0)]
-    while stack and len(found) < MAX_FILES_PER_PROJECT:
-        relative, depth = stack.pop()
-        try:
-            entries = list_dir(os.path.join(memory_dir, relative))
-        except OSError:
-            continue
-        for entry in entries:
-            name = entry.name
-            if name.startswith(".") or (not relative and name == "team"):
-                continue
-            relpath = f"{relative}/{name}" if relative else name
-            try:
-                mode = entry.stat(follow_symlinks=False).st_mode
-            except OSError:
-                continue
-            if stat.S_ISDIR(mode):
-                if depth < MAX_DEPTH:
-                    stack.append((relpath, depth + 1))
-                continue
-            refusal = local_refusal(relpath)
-            if refusal is not None:
-                found[relpath] = refusal
-            elif stat.S_ISLNK(mode):
-                found[relpath] = "symlink (never synced)"
-            elif not stat.S_ISREG(mode):
-                found[relpath] = "not a regular file"
-            else:
-                try:
-                    found[relpath] = read_bytes(
-                        os.path.join(memory_dir, relpath), max_file_bytes
-                    )
-                except OSError as error:
-                    found[relpath] = f"unreadable or too large ({error.strerror})"
-    return found
+    return scan_folder(
+        memory_dir,
+        max_file_bytes=max_file_bytes,
+        refusal=local_refusal,
+        skip=lambda relpath: relpath == "team",
+    )
 
 
 def _commit_places(
@@ -541,109 +375,114 @@ def _commit_places(
     lint_errors: Callable[[str], Mapping[str, str]],
     allow: frozenset[str],
     max_file_bytes: int,
-) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
-    """Commit every placed memory dir's changes; return (committed, left out).
+    merged: Merged,
+) -> Committed:
+    """Commit every placed memory dir's changes; say what went and what stayed out.
 
-    Both name local paths, so status and lint output point at the file. Only
-    files that differ from HEAD are judged (a memory dir with no change is
-    not even linted), and their blobs are stored in one `store_blobs` call.
+    Local paths are reported, so status and lint output point at the file.
+    Only files that differ from HEAD are judged (a memory dir with no change
+    is not even linted), and their blobs are stored in one `store_blobs`
+    call. A file in HEAD that the walk did not reach is *not seen* and
+    stays; only one the walk saw gone is deleted (`Scan.is_gone`).
     """
-    from memd.lint.secrets import find_secrets_in_bytes
-
     head = git.rev(ref)
-    tree = _tree_of(git, head)
+    tree = tree_of(git, head)
+    identities = manifest_identities(
+        read_blob(git, tree[MANIFEST][1]) if MANIFEST in tree else b""
+    )
+    folders = frozenset(folder_of(i) for i in identities | set(places))
+    in_head: dict[str, dict[str, str]] = {}  # folder -> rest -> blob
+    for relpath, (_, oid) in tree.items():
+        folder = deepest_folder(relpath, folders)
+        if folder is not None:
+            in_head.setdefault(folder, {})[relpath[len(folder) :]] = oid
     updates: list[str] = []
     committed: list[str] = []
     in_repo: list[str] = []  # the message names repository paths, not this machine's
     left_out: list[tuple[str, str]] = []
+    dirty: set[str] = set()
     to_store: dict[str, bytes] = {}
+    deleted: dict[str, list[str]] = {}
     for identity, memory_dir in sorted(places.items()):
         prefix = folder_of(identity)
-        in_head = {
-            p[len(prefix) :]: oid
-            for p, (_, oid) in tree.items()
-            if p.startswith(prefix)
-        }
-        local = collect_files(memory_dir, max_file_bytes)
+        head_files = in_head.get(prefix, {})
+        scan = collect_files(memory_dir, max_file_bytes)
         changed = {
             relpath: data
-            for relpath, data in local.items()
-            if not (isinstance(data, bytes) and in_head.get(relpath) == _blob_oid(data))
+            for relpath, data in scan.files.items()
+            if not (
+                isinstance(data, bytes) and head_files.get(relpath) == _blob_oid(data)
+            )
         }
         errors = lint_errors(memory_dir) if changed else {}
+        going: dict[str, bytes] = {}
+        held_back: set[str] = set()
         for relpath, data in sorted(changed.items()):
             path = os.path.join(memory_dir, relpath)
             why = data if isinstance(data, str) else None
+            owner = deepest_folder(prefix + relpath, folders)
+            if why is None and owner != prefix and owner is not None:
+                why = f"inside the folder of project {owner[len(PROJECTS) : -1]}"
             if why is None and isinstance(data, bytes):
-                # The whole file, logs included: lint reads topic files only.
-                secrets = find_secrets_in_bytes(data, allow=allow)
-                if secrets:
-                    first = secrets[0]
-                    why = f"line {first.line}: {first.message()}"
+                why = secret_refusal(data, allow)  # the bytes that would be pushed
             if why is None and relpath in errors:
                 why = f"lint error: {errors[relpath]}"
             if why is not None or not isinstance(data, bytes):
-                left_out.append((path, why or "left out"))
+                left_out.append((printable(path), why or "left out"))
+                dirty.add(prefix + relpath)
+                held_back.add(relpath)
                 continue
+            going[relpath] = data
+        for relpath, data in going.items():
+            if relpath == INDEX_NAME:
+                data = index_to_commit(data, frozenset(held_back - head_files.keys()))
             oid = _blob_oid(data)
             to_store[oid] = data
             updates.append(f"100644 {oid}\t{prefix}{relpath}\0")
-            committed.append(path)
+            committed.append(os.path.join(memory_dir, relpath))
             in_repo.append(prefix + relpath)
-        for relpath in sorted(in_head):
-            if relpath not in local:
-                updates.append(f"0 {'0' * 40}\t{prefix}{relpath}\0")
-                committed.append(os.path.join(memory_dir, relpath))
-                in_repo.append(f"{prefix}{relpath} (deleted)")
-    identities = _manifest_identities(
-        _blob(git, tree[MANIFEST][1]) if MANIFEST in tree else b""
+        for relpath in sorted(head_files):
+            if relpath in scan.files:
+                continue
+            if not scan.is_gone(relpath):
+                merged.not_seen.append(os.path.join(memory_dir, relpath))
+                continue
+            deleted.setdefault(prefix, []).append(os.path.join(memory_dir, relpath))
+            updates.append(f"0 {'0' * 40}\t{prefix}{relpath}\0")
+            committed.append(os.path.join(memory_dir, relpath))
+            in_repo.append(f"{prefix}{relpath} (deleted)")
+    check_deletions(
+        deleted,
+        {folder: len(files) for folder, files in in_head.items()},
+        merged=merged,
+        direction="on the remote",
+        command=LABEL,
     )
     if not set(places) <= identities or MANIFEST not in tree:
         manifest = manifest_bytes(identities | set(places))
         to_store[_blob_oid(manifest)] = manifest
         updates.append(f"100644 {_blob_oid(manifest)}\t{MANIFEST}\0")
+    kept_out = Committed(left_out=tuple(left_out), dirty=frozenset(dirty))
     if not updates:
-        return (), tuple(left_out)
+        return kept_out
     store_blobs(git, to_store)
-    new_tree = _write_tree(
+    new_tree = write_tree(
         git,
         head or EMPTY_TREE,
         ("-z", "--index-info"),
         "".join(updates).encode("utf-8", "surrogateescape"),
     )
     if head is not None and new_tree == git.text("rev-parse", f"{head}^{{tree}}"):
-        return (), tuple(left_out)
-    lines = "\n".join(f"- {path}" for path in in_repo)
-    message = f"{_LABEL}: {len(committed)} file(s)\n\n{lines}\n"
-    parents = ("-p", head) if head else ()
-    commit = git.text(*_identity(git), "commit-tree", new_tree, *parents, "-m", message)
-    git.run("update-ref", ref, commit, head or "0" * 40)
-    return tuple(committed), tuple(left_out)
-
-
-def store_blobs(git: Git, blobs: Mapping[str, bytes]) -> None:
-    """Write `blobs` (oid -> bytes, as read) into the object store in one git call.
-
-    ``git fast-import`` takes the bytes memd read (never a path, so nothing
-    is opened by name behind memd's back); `git cat-file --batch-check`
-    then confirms every oid exists before a tree names it.
-
-    Raises:
-        MemdError: an object is missing afterwards.
-    """
-    if not blobs:
-        return
-    stream = b"".join(
-        b"blob\ndata %d\n%s\n" % (len(data), data) for data in blobs.values()
+        return kept_out
+    lines = [f"- {path}" for path in in_repo]
+    message = commit_message(
+        f"{LABEL}: {len(committed)} file(s)",
+        lines,
+        agreed=bool(deleted) and merged.allow_deletes,
     )
-    git.run("fast-import", "--quiet", "--done", input_bytes=stream + b"done\n")
-    check = git.run(
-        "cat-file",
-        "--batch-check",
-        input_bytes="".join(oid + "\n" for oid in blobs).encode("ascii"),
-    ).stdout.decode("ascii", "replace")
-    if "missing" in check:
-        raise MemdError("git did not store every object memd read; nothing committed")
+    commit = commit_tree(git, new_tree, (head,) if head else (), message)
+    git.run("update-ref", ref, commit, head or "0" * 40)
+    return Committed(tuple(committed), tuple(left_out), frozenset(dirty))
 
 
 # -- queries -----------------------------------------------------------------------
@@ -651,114 +490,11 @@ def store_blobs(git: Git, blobs: Mapping[str, bytes]) -> None:
 
 def remote_of(state_dir: str, timeout_seconds: float) -> str | None:
     """Return the personal remote's URL, redacted, or None before `memd sync init`."""
-    from memd.team.sync import remote_url
+    from memd.gitsync.repo import remote_url
 
     repo = repo_dir(state_dir)
-    if not is_team_repo(repo):
+    if not is_repo(repo):
         return None
     with contextlib.suppress(GitError):
         return remote_url(repo, timeout_seconds)
     return None
-
-
-# -- one dream per night across machines ----------------------------------------------
-
-
-def machine_id(git_dir: str) -> str:
-    """Return this machine's id for dream claims (made once, kept in .git/memd)."""
-    from memd.atomic import write_atomic
-    from memd.fsread import read_bytes
-
-    path = os.path.join(git_dir, MEMD_DIR, "machine")
-    try:
-        text = read_bytes(path, 256).decode("ascii").strip()
-    except (OSError, UnicodeDecodeError):
-        text = ""
-    if len(text) == 32 and all(c in "0123456789abcdef" for c in text):
-        return text
-    text = os.urandom(16).hex()
-    write_atomic(path, (text + "\n").encode("ascii"))
-    return text
-
-
-def claim_path(identity: str, night: str) -> str:
-    """Return the repository path of the dream claim of `identity` for `night`."""
-    return f"{DREAMS}{identity}/{night}.json"
-
-
-def claim_holder(git: Git, ref: str, path: str) -> str | None:
-    """Return the machine id the claim at `path` in `ref` names, or None."""
-    from memd.fastjson import loads
-
-    entry = _tree_of(git, git.rev(ref)).get(path)
-    if entry is None:
-        return None
-    try:
-        data = loads(_blob(git, entry[1]))
-    except ValueError:
-        return None
-    holder = data.get("machine") if isinstance(data, dict) else None
-    return holder if isinstance(holder, str) else None
-
-
-def add_claim(git: Git, ref: str, path: str, machine: str) -> bool:
-    """Commit a claim at `path` naming `machine` unless one is there; True if added."""
-    if claim_holder(git, ref, path) is not None:
-        return False
-    head = git.rev(ref)
-    data = ('{"machine": "' + machine + '"}\n').encode("ascii")
-    store_blobs(git, {_blob_oid(data): data})
-    tree = _write_tree(
-        git,
-        head or EMPTY_TREE,
-        ("-z", "--index-info"),
-        f"100644 {_blob_oid(data)}\t{path}\0".encode(),
-    )
-    parents = ("-p", head) if head else ()
-    message = f"{_LABEL}: dream claim {path}\n"
-    commit = git.text(*_identity(git), "commit-tree", tree, *parents, "-m", message)
-    git.run("update-ref", ref, commit, head or "0" * 40)
-    return True
-
-
-def may_dream(
-    state_dir: str,
-    memory_dir: str,
-    night: str,
-    *,
-    branch: str,
-    timeout_seconds: float,
-    sync: Callable[[], object],
-) -> bool:
-    """Return True when this machine dreams `memory_dir` for `night`.
-
-    The claim is a file, ``dreams/<identity>/<night>.json`` naming a machine,
-    committed and pushed by the next sync; a merge keeps the claim that
-    reached the remote first (`Layout.first_wins`), so of two machines that
-    claim one night, the first to push dreams and the other steps aside. A
-    machine that cannot reach the remote dreams (its claim goes out later
-    and loses or wins then). Without personal sync, or for a project it does
-    not sync, a machine always dreams.
-    """
-    repo = repo_dir(state_dir)
-    if not is_team_repo(repo):
-        return True
-    git_dir = os.path.join(repo, ".git")
-    target = memory_dir.rstrip(os.sep)
-    identity = next((i for i, d in read_places(git_dir).items() if d == target), None)
-    if identity is None:
-        return True
-    path = claim_path(identity, night)
-    ref = f"refs/heads/{branch}"
-    lock_fd = _try_lock(os.path.join(git_dir, MEMD_DIR, "sync.lock"))
-    if lock_fd is None:
-        return True  # a sync is running; the claim goes out with the next one
-    try:
-        git = Git(repo, timeout_seconds, lock_fd=lock_fd)
-        me = machine_id(git_dir)
-        add_claim(git, ref, path, me)
-    finally:
-        os.close(lock_fd)
-    sync()
-    holder = claim_holder(Git(repo, timeout_seconds), ref, path)
-    return holder in (None, me)

@@ -1,6 +1,6 @@
 """A project's identity on this machine: ask git, then apply `memd.agent.identity`.
 
-Git runs through `memd.team.git.Git` (explicit ``--git-dir``, no terminal,
+Git runs through `memd.gitsync.git.Git` (explicit ``--git-dir``, no terminal,
 a timeout, and whatever hardening that module applies), on the canonical git
 root, so every worktree of a repository gets the main repository's identity,
 as it gets its memory dir. Remote URLs are read as configured, in one
@@ -17,7 +17,7 @@ from memd.agent.identity import (
     choose_identity,
     normalize_remote_url,
 )
-from memd.team.git import Git, GitError
+from memd.gitsync.git import Git, GitError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -64,9 +64,9 @@ def project_identity(
                 "config", "--null", "--get-regexp", r"^remote\..+\.url$", check=False
             ).stdout.decode("utf-8", "replace")
             for record in listed.split("\0"):
-                key, _, url = record.partition("\n")
-                if key.startswith("remote.") and key.endswith(".url") and url:
-                    remotes.setdefault(key[len("remote.") : -len(".url")], url)
+                name, _, url = record.partition("\n")
+                if name.startswith("remote.") and name.endswith(".url") and url:
+                    remotes.setdefault(name[len("remote.") : -len(".url")], url)
             if not any(normalize_remote_url(url) for url in remotes.values()):
                 done = git.run("rev-list", "--max-parents=0", "HEAD", check=False)
                 if done.returncode == 0:

@@ -10,7 +10,7 @@ identity, is reported and left alone.
 The daemon syncs on an interval and `sync_settle_seconds` after a save in a
 memory dir (`is_personal_change`), through the scheduler's git-sync jobs
 (`job_interval_seconds` picks their period), with team sync's backoff
-rules (`memd.team.schedule.should_sync`). The last result is ``sync.json``
+rules (`memd.gitsync.backoff.should_sync`). The last result is ``sync.json``
 in the state dir.
 """
 
@@ -19,9 +19,8 @@ from __future__ import annotations
 import os
 import time
 
+from memd.gitsync.backoff import backoff_seconds, should_sync
 from memd.sync.engine import PersonalResult, Project, is_enabled, sync_personal
-from memd.team.schedule import should_sync
-from memd.team.state import backoff_seconds
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -75,13 +74,13 @@ def resolve_projects(
 
 def team_urls(config: Config, memory_dirs: Iterable[str]) -> tuple[str, ...]:
     """Return every team remote memd knows: config's and each team dir's origin."""
-    from memd.team.sync import is_team_repo, remote_url
+    from memd.gitsync.repo import is_repo, remote_url
 
     urls = list(config.team_remotes.values())
     for memory_dir in memory_dirs:
         team_dir = os.path.join(memory_dir, "team")
-        if is_team_repo(team_dir):
-            from memd.team.git import GitError
+        if is_repo(team_dir):
+            from memd.gitsync.git import GitError
 
             try:
                 url = remote_url(team_dir, config.team_git_timeout_seconds)
@@ -93,12 +92,16 @@ def team_urls(config: Config, memory_dirs: Iterable[str]) -> tuple[str, ...]:
 
 
 def run_sync(
-    config: Config, *, log: FilteringBoundLogger, now: float | None = None
+    config: Config,
+    *,
+    log: FilteringBoundLogger,
+    now: float | None = None,
+    allow_deletes: bool = False,
 ) -> PersonalResult:
     """Sync every known project now and record the result; see `sync_personal`."""
     from memd.errors import UsageError
+    from memd.gitsync.lintgate import lint_errors_for
     from memd.sync.engine import _same_remote, remote_of
-    from memd.team.conflicts import lint_errors_for
 
     projects, skipped = resolve_projects(config, project_roots(config))
     remote = remote_of(config.state_dir, config.team_git_timeout_seconds)
@@ -119,11 +122,13 @@ def run_sync(
         lint_errors=lint_errors_for(config),
         allow=frozenset(config.sync_allow),
         max_file_bytes=config.max_topic_file_bytes,
+        allow_deletes=allow_deletes,
     )
     result = PersonalResult(
         sync=result.sync,
         projects=result.projects,
         attached=result.attached,
+        shared=result.shared,
         not_synced=(*skipped, *result.not_synced),
     )
     if result.sync.state != "skipped":
@@ -227,13 +232,13 @@ def dream_night(config: Config, now: object) -> str:
 def may_dream_here(
     config: Config, memory_dir: str, now: object, *, log: FilteringBoundLogger
 ) -> bool:
-    """What the dream scheduler asks before a dream: see `memd.sync.engine.may_dream`.
+    """What the dream scheduler asks before a dream: see `memd.sync.claims.may_dream`.
 
     Any failure answers True: a dream on two machines merges like any edit,
     a dream on none loses a night.
     """
     from memd.errors import MemdError
-    from memd.sync.engine import may_dream
+    from memd.sync.claims import may_dream
 
     if not is_enabled(config.state_dir):
         return True

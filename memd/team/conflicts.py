@@ -3,7 +3,7 @@
 `pending_conflicts` is the call `memd status`, lint and the SessionStart hook
 make: a conflict waits for as long as its ``<stem>.from-<author>.md`` copy
 exists, so the answer needs no state and is right after any crash.
-`lint_errors` is what `memd.team.sync` keeps out of a commit.
+What a sync keeps out of a commit for lint errors is `memd.gitsync.lintgate`.
 """
 
 from __future__ import annotations
@@ -16,9 +16,7 @@ from memd.lint.checks_files import is_conflict_copy
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
-
-    from memd.config import Config
+    pass
 
 MAX_SCAN_ENTRIES = 10_000  # a team dir is small; a huge one is not scanned whole
 
@@ -66,45 +64,3 @@ def _original(copy: str) -> str:
     head, _, name = copy.rpartition("/")
     stem = name.split(".from-", 1)[0]
     return f"team/{head}/{stem}.md" if head else f"team/{stem}.md"
-
-
-def lint_errors(
-    team_dir: str,
-    *,
-    severities: Mapping[str, str] | None = None,
-    max_file_bytes: int | None = None,
-    secret_allow: tuple[str, ...] = (),
-) -> dict[str, str]:
-    """Return relpath -> first error message for each file in `team_dir` with errors.
-
-    A likely secret (lint's S001, whatever its configured severity) counts
-    as an error here: no sync ever commits it.
-    """
-    from memd.lint.engine import lint_memdir
-    from memd.memory.reader import load_memdir
-
-    memdir = (
-        load_memdir(team_dir)
-        if max_file_bytes is None
-        else load_memdir(team_dir, max_file_bytes=max_file_bytes)
-    )
-    errors: dict[str, str] = {}
-    for diagnostic in lint_memdir(
-        memdir, severities=severities, secret_allow=secret_allow
-    ):
-        if str(diagnostic.severity) == "error" or diagnostic.code == "S001":
-            line = f" at line {diagnostic.line}" if diagnostic.line else ""
-            errors.setdefault(
-                diagnostic.path, f"{diagnostic.code}{line} {diagnostic.message}"
-            )
-    return errors
-
-
-def lint_errors_for(config: Config) -> Callable[[str], dict[str, str]]:
-    """Return `lint_errors` as every sync calls it: with `config`'s lint settings."""
-    return lambda directory: lint_errors(
-        directory,
-        severities=config.lint_severities,
-        max_file_bytes=config.max_topic_file_bytes,
-        secret_allow=config.sync_allow,
-    )

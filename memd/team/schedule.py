@@ -12,9 +12,11 @@ from __future__ import annotations
 import os
 import time
 
-from memd.team.conflicts import lint_errors_for
+from memd.gitsync.backoff import should_sync
+from memd.gitsync.lintgate import lint_errors_for
+from memd.gitsync.repo import is_repo
 from memd.team.state import record_result, sync_record
-from memd.team.sync import is_team_repo, sync_team
+from memd.team.sync import sync_team
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -23,7 +25,7 @@ if TYPE_CHECKING:
     from structlog.typing import FilteringBoundLogger
 
     from memd.config import Config
-    from memd.team.sync import SyncResult
+    from memd.gitsync.result import SyncResult
 
 REASONS = ("interval", "settled", "startup")
 
@@ -31,7 +33,7 @@ REASONS = ("interval", "settled", "startup")
 def team_dirs(memory_dirs: Iterable[str]) -> tuple[str, ...]:
     """Return the team dirs under `memory_dirs` that `memd team init` set up."""
     found = (os.path.join(memory_dir, "team") for memory_dir in memory_dirs)
-    return tuple(team_dir for team_dir in found if is_team_repo(team_dir))
+    return tuple(team_dir for team_dir in found if is_repo(team_dir))
 
 
 def is_team_change(relpath: str) -> bool:
@@ -46,15 +48,6 @@ def is_team_change(relpath: str) -> bool:
         and parts[0] == "team"
         and not any(part.startswith(".") for part in parts[1:])
     )
-
-
-def should_sync(record: dict[str, object], now: float, reason: str) -> bool:
-    """Return True when a sync is due at `now` given the last `record`."""
-    due = record.get("next_attempt")
-    failures = record.get("failures")
-    if reason == "settled" and not (isinstance(failures, int) and failures > 0):
-        return True
-    return not isinstance(due, int | float) or now >= due
 
 
 def sync_teams(
@@ -81,6 +74,7 @@ def sync_teams(
             timeout_seconds=config.team_git_timeout_seconds,
             log=log.bind(reason=reason),
             lint_errors=lint_errors_for(config),
+            secret_allow=frozenset(config.sync_allow),
         )
         if result.state != "skipped":
             record_result(
@@ -105,7 +99,7 @@ def team_summary(state_dir: str) -> dict[str, dict[str, object]]:
 
     summary: dict[str, dict[str, object]] = {}
     for team_dir, record in read_state(state_dir, STATE_FILE).items():
-        if not isinstance(record, dict) or not is_team_repo(team_dir):
+        if not isinstance(record, dict) or not is_repo(team_dir):
             continue
         keep = ("state", "last_sync", "error", "failures", "next_attempt", "left_out")
         entry: dict[str, object] = {key: record.get(key) for key in keep}

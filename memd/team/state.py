@@ -11,16 +11,16 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from memd.team.sync import SyncResult
+    from memd.gitsync.result import SyncResult
 
 STATE_FILE = "team"
-MAX_BACKOFF_SECONDS = 3600.0
 
 
 def record_result(
     state_dir: str, result: SyncResult, *, now: float, interval_seconds: float
 ) -> dict[str, object]:
     """Store `result` and the next attempt in team.json; return the stored record."""
+    from memd.gitsync.backoff import backoff_seconds
     from memd.state import read_state, write_state
 
     data = read_state(state_dir, STATE_FILE)
@@ -42,15 +42,6 @@ def record_result(
     data[result.team_dir] = record
     write_state(state_dir, STATE_FILE, data)
     return record
-
-
-def backoff_seconds(failures: int, interval_seconds: float) -> float:
-    """Return the wait before retry number `failures`: 30 s, doubling, capped.
-
-    The cap is an hour, or the interval when that is longer.
-    """
-    cap = max(MAX_BACKOFF_SECONDS, interval_seconds)
-    return float(min(cap, 30.0 * 2 ** max(0, failures - 1)))
 
 
 def sync_record(state_dir: str, team_dir: str) -> dict[str, object]:

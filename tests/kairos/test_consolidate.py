@@ -82,11 +82,17 @@ class TestRoute:
             target.text,
         )
 
-    def test_untagged_goes_to_journal(self) -> None:
-        """An untagged entry lands in journal.md as a project memory."""
-        target = route(_entry("fixed the flaky build"))
+    def test_untagged_goes_to_the_file_of_its_subject(self) -> None:
+        """An untagged entry lands in its subject's file as a project memory."""
+        target = route(_entry("the build cache is stale"))
+        again = route(_entry("The build cache was moved to S3"))
 
-        assert ("journal.md", "project") == (target.relpath, target.type)
+        assert ("build-notes.md", "project") == (target.relpath, target.type)
+        assert target.relpath == again.relpath
+
+    def test_untagged_without_a_subject_goes_to_journal(self) -> None:
+        """Nothing to group by (no word of three letters): journal.md."""
+        assert "journal.md" == route(_entry("ok 42")).relpath
 
     def test_type_only(self) -> None:
         """A type tag without topic gets a per-type notes file."""
@@ -238,7 +244,7 @@ class TestProperties:
         for rel, data in files.items():  # what memd wrote reads back the same
             if rel != "MEMORY.md":
                 parsed = parse_fact_file(data.decode())
-                again = render_fact_file(parsed, parsed.facts, archive_names=[])
+                again = render_fact_file(parsed, parsed.facts)
                 assert data.decode() == again
 
     @given(data=st.binary(max_size=300))

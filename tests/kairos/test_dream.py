@@ -80,7 +80,7 @@ class TestRunDream:
         assert ("ok", 2, 0) == (result.status, result.entries, result.lint_errors)
         index = (setup.memory / "MEMORY.md").read_text()
         assert "(testing.md)" in index
-        assert "(journal.md)" in index
+        assert "(thought-notes.md)" in index
         assert "use a real database" in (setup.memory / "testing.md").read_text()
 
     def test_rerun_files_nothing_twice(self, setup: Setup) -> None:

@@ -41,10 +41,7 @@ def test_yaml_words_stay_strings(tag: str, name: str) -> None:
     edits = _plan(f"{tag} note")
     parsed = parse_memory_file(f"{tag[1:]}.md", edits[f"{tag[1:]}.md"])
     assert name == parsed.name
-    assert (
-        f"Daily-log notes tagged {tag}, filed nightly by memd's dream"
-        == parsed.description
-    )
+    assert "Daily-log facts: note" == parsed.description
     assert "project" == parsed.type
 
 
@@ -53,10 +50,7 @@ def test_typed_entry_round_trips() -> None:
     edits = _plan("[feedback] say it: plainly # not a comment")
     parsed = parse_memory_file("feedback-notes.md", edits["feedback-notes.md"])
     assert ("Feedback notes", "feedback") == (parsed.name, parsed.type)
-    assert (
-        "Daily-log notes tagged [feedback] with no topic, filed by memd"
-        == parsed.description
-    )
+    assert "Daily-log facts: say plainly not comment" == parsed.description
 
 
 _WORD = st.text(
@@ -105,9 +99,7 @@ def test_every_written_topic_reads_back_and_lints(
         assert parsed.name[0].isupper()
         assert parsed.name.lower() == topic.replace("-", " ").replace("_", " ")
         assert parsed.description is not None
-        assert parsed.description.startswith("Daily-log notes tagged") or (
-            topic == "journal"
-        )
+        assert parsed.description.startswith("Daily-log facts")
     errors = [
         d for d in lint_memdir(load_memdir(str(root))) if d.severity is Severity.ERROR
     ]

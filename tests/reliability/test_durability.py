@@ -291,7 +291,7 @@ RENAMES = {
     ),  # telemetry: loss is harmless
     ("memd/kairos/daily_log.py", "apply_retention"),  # a move, never a copy
     ("memd/kairos/generations.py", "_commit"),  # commit point; dir fsynced
-    ("memd/team/sync.py", "init_team"),  # a new git dir: a lost init is redone
+    ("memd/gitsync/repo.py", "init_repo"),  # a new git dir: a lost init is redone
 }
 
 

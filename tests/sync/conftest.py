@@ -54,11 +54,13 @@ class Machine(Member):
         return env
 
     def memd(  # type: ignore[override]
-        self, *args: str, **extra: str
+        self, *args: str, cwd: Path | None = None, **extra: str
     ) -> subprocess.CompletedProcess[str]:
+        """Run `memd` as this machine, in `cwd` (default: its root, no project)."""
         return subprocess.run(
             [str(Path(sys.executable).with_name("memd")), *args],
             env=self.env(**extra),
+            cwd=cwd or self.root,
             capture_output=True,
             text=True,
             timeout=120,
@@ -71,6 +73,7 @@ class Machine(Member):
         return subprocess.Popen(
             [str(Path(sys.executable).with_name("memd")), *args],
             env=self.env(**extra),
+            cwd=self.root,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -161,6 +164,28 @@ def make_machines(tmp_path: Path) -> Machines:
 @pytest.fixture(name="machines")
 def _machines(tmp_path: Path) -> Machines:
     return make_machines(tmp_path)
+
+
+def session_start(machine: Machine, **extra: str) -> subprocess.CompletedProcess[str]:
+    """Run the real SessionStart hook as `machine`, for a session in its project."""
+    import json
+
+    payload = json.dumps(
+        {
+            "session_id": "s1",
+            "hook_event_name": "SessionStart",
+            "cwd": str(machine.project),
+        }
+    )
+    return subprocess.run(
+        [str(Path(sys.executable).with_name("memd")), "hook", "session-start"],
+        input=payload,
+        env=machine.env(**extra),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def synced(machine: Machine) -> subprocess.CompletedProcess[str]:

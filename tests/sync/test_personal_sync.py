@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.sync.conftest import Machine, Machines, git, synced, topic_text
+from tests.sync.conftest import (
+    Machine,
+    Machines,
+    git,
+    session_start,
+    synced,
+    topic_text,
+)
 
 IDENTITY = "github.com/ana/app"
 FOLDER = f"projects/{IDENTITY}/"
@@ -316,7 +321,7 @@ class TestOneDreamPerNight:
         self, machines: Machines
     ) -> None:
         """Claims per night go through the remote; the first pushed one wins."""
-        from memd.sync.engine import claim_path, may_dream
+        from memd.sync.claims import claim_path, may_dream
 
         linux, mac, _ = machines.all
         linux.write("logs/2026/12/2026-12-01.md", "- 10:00 a note\n")
@@ -358,28 +363,9 @@ class TestSessionStartPull:
         )
         record = mac.root / "state" / "memd" / "sync.json"
         os.utime(record, (time.time() - 3600, time.time() - 3600))
-        payload = json.dumps(
-            {
-                "session_id": "s1",
-                "hook_event_name": "SessionStart",
-                "cwd": str(mac.project),
-            }
-        )
-
-        def session_start() -> subprocess.CompletedProcess[str]:
-            return subprocess.run(
-                [str(Path(sys.executable).with_name("memd")), "hook", "session-start"],
-                input=payload,
-                env=mac.env(**unknown),
-                capture_output=True,
-                text=True,
-                timeout=120,
-                check=False,
-            )
-
-        first = session_start()
+        first = session_start(mac, **unknown)
         pulled_at = record.stat().st_mtime_ns
-        second = session_start()
+        second = session_start(mac, **unknown)
 
         assert (0, 0) == (first.returncode, second.returncode), first.stderr
         assert "from linux" in mac.read("a.md")

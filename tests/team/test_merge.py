@@ -5,15 +5,15 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memd.lint.checks_files import is_conflict_copy
-from memd.memory.memfile import parse_memory_file
-from memd.team.merge import (
+from memd.gitsync.merge import (
     author_slug,
     conflict_copy_path,
     conflict_copy_text,
     link_copies,
     merge_index,
 )
+from memd.lint.checks_files import is_conflict_copy
+from memd.memory.memfile import parse_memory_file
 
 
 class TestMergeIndex:

@@ -12,10 +12,10 @@ import pytest
 from structlog.testing import capture_logs
 
 from memd.config import load_config
+from memd.gitsync.backoff import backoff_seconds, should_sync
 from memd.kairos.scheduler import DreamScheduler
 from memd.logconfig import get_logger
-from memd.team.schedule import is_team_change, should_sync, sync_teams, team_dirs
-from memd.team.state import backoff_seconds
+from memd.team.schedule import is_team_change, sync_teams, team_dirs
 
 if TYPE_CHECKING:
     from pathlib import Path

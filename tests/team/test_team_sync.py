@@ -286,28 +286,60 @@ class TestIndexUnion:
         ]
 
     def test_a_held_back_index_takes_incoming_entries_in(self, team: Team) -> None:
-        """Ana's over-budget index stays home, yet bob's new entry joins it."""
+        """Ana's index holds a secret and stays home, yet bob's new entry joins it."""
         ana, bob, _ = team.members
         ana.write("MEMORY.md", "- [Start](start.md) — start\n")
         synced(ana)
         synced(bob)
         bob.write("MEMORY.md", "- [Start](start.md) — start\n- [Bob](bob.md) — bob\n")
         synced(bob)
-        mine = [f"- [Ana {n}](ana-{n}.md) — note {n}" for n in range(210)]
-        ana.write("MEMORY.md", "- [Start](start.md) — start\n" + "\n".join(mine) + "\n")
+        mine = "- [Ana](ana.md) — token ghp_4fJ9kLm2Qw8Rt6Yz1Xc3Vb5Nm7As0Df2Gh4J\n"
+        ana.write("MEMORY.md", "- [Start](start.md) — start\n" + mine)
 
         done = ana.sync()
 
         assert 0 == done.returncode, done.stderr
         assert any(
-            line.startswith("  left out MEMORY.md: lint error:")
+            line.startswith("  left out MEMORY.md: ") and "secret" in line
             for line in done.stdout.splitlines()
-        )
+        ), done.stdout
         assert (
-            "- [Start](start.md) — start\n- [Bob](bob.md) — bob\n"
-            + "\n".join(mine)
-            + "\n"
+            "- [Start](start.md) — start\n- [Bob](bob.md) — bob\n" + mine
         ) == ana.read("MEMORY.md")
+        assert "ghp_" not in "".join(team.remote_files().values())
+
+    def test_an_over_budget_index_still_travels(self, team: Team) -> None:
+        """An index over the line budget is reported by lint, never held back."""
+        ana, bob, _ = team.members
+        mine = [f"- [Ana {n}](ana-{n}.md) — note {n}" for n in range(210)]
+        for n in range(210):
+            ana.write(f"ana-{n}.md", topic_text(f"ana-{n}"))
+        ana.write("MEMORY.md", "\n".join(mine) + "\n")
+
+        done = ana.sync()
+        synced(bob)
+
+        assert 0 == done.returncode, done.stderr
+        assert "left out MEMORY.md" not in done.stdout
+        assert bob.read("MEMORY.md") == ana.read("MEMORY.md")
+
+    def test_links_to_a_held_back_file_never_dangle_elsewhere(self, team: Team) -> None:
+        """A topic file held back takes its index entry with it; ana keeps both."""
+        ana, bob, _ = team.members
+        ana.write("ok.md", topic_text("ok"))
+        ana.write("broken.md", "no frontmatter at all\n")
+        index = "- [Ok](ok.md) — fine\n- [Broken](broken.md) — held back\n"
+        ana.write("MEMORY.md", index)
+
+        done = ana.sync()
+        synced(bob)
+
+        assert 0 == done.returncode, done.stderr
+        assert "  left out broken.md: lint error:" in done.stdout
+        assert "- [Ok](ok.md) — fine\n" == bob.read("MEMORY.md")
+        assert index == ana.read("MEMORY.md")
+        synced(ana)  # nothing to send again, nothing lost here
+        assert index == ana.read("MEMORY.md")
 
     def test_same_entry_added_on_both_sides_is_listed_once(self, team: Team) -> None:
         """Both add an entry for shared.md with different hooks: ours is kept, once."""

@@ -240,10 +240,11 @@ def _agent(config: Config) -> Check:
 
 def _remotes(config: Config) -> Iterator[Check]:
     """`git ls-remote` each team and the personal remote, within `REMOTE_SECONDS`."""
+    from memd.gitsync.git import Git, GitError
+    from memd.gitsync.objects import REMOTE
+    from memd.gitsync.repo import remote_url
     from memd.sync.engine import is_enabled, repo_dir
-    from memd.team.git import Git, GitError
     from memd.team.schedule import team_summary
-    from memd.team.sync import REMOTE, remote_url
 
     repos = [
         (f"team {team_dir}", team_dir) for team_dir in team_summary(config.state_dir)

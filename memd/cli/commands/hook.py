@@ -138,22 +138,25 @@ def _answer(
         from memd.hooks.feedback import post_tool_use
 
         return post_tool_use(payload, env)
-    from memd.sync.pull import pull_before_session
+    from memd.sync.pull import pull_before_session, with_note
 
-    # Personal sync on and not run for a while: fetch first (bounded), so the
-    # memory the agent is about to read includes the other machines' edits.
-    pull_before_session(payload.get("cwd"), env)
+    # Personal sync on, not run for a while, and no daemon: fetch first (2 s at
+    # most), so the memory the agent reads includes the other machines' edits.
+    note = pull_before_session(payload.get("cwd"), env)
     if not inject_prompt:
         from memd.hooks.fastpath import session_start_warm
 
         warm = session_start_warm(payload, env)
         if warm is not None:
-            return warm[0]
+            return with_note(warm[0], note)
     from memd.config import load_config
     from memd.hooks import feedback
 
-    return feedback.session_start(
-        payload, load_config(env), env, inject_prompt=inject_prompt
+    return with_note(
+        feedback.session_start(
+            payload, load_config(env), env, inject_prompt=inject_prompt
+        ),
+        note,
     )
 
 

@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     if os.isatty(0):
         # An MCP client talks on stdin; a person who ran this sees why it waits.
         print(
-            f"memd mcp: serving {project.memory_dir} over MCP on stdin/stdout;"
+            f"memd mcp: serving the memory of {start} over MCP on stdin/stdout;"
             " waiting for a client's JSON-RPC (Ctrl-C stops it)",
             file=sys.stderr,
         )

@@ -18,6 +18,9 @@ if TYPE_CHECKING:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from memd.cli.commands.team import add_allow_deletes
+
+    add_allow_deletes(parser)
     sub = parser.add_subparsers(dest="sync_command", metavar="ACTION")
     init = sub.add_parser("init", help="turn personal sync on with a remote, then sync")
     init.add_argument(
@@ -26,10 +29,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="your private git remote (default: sync.remote in config.toml)",
     )
+    add_allow_deletes(init)
     sub.add_parser(
         "status", help="show the remote, projects, last sync, left-out files"
     )
     now = sub.add_parser("now", help="sync now (the same as `memd sync`)")
+    add_allow_deletes(now)
     from memd.cli.commands._options import add_verbose_argument
 
     for command in (parser, init, now):
@@ -42,13 +47,44 @@ def run(args: argparse.Namespace) -> int:
 
     config = load_config()
     configure_command_logs(config, args)
-    if args.sync_command == "init":
-        return _init(args, config)
     if args.sync_command == "status":
         for line in status_lines(config):
             print(line)
         return 0
-    return _sync(config)
+    _stop_on_sigterm()
+    _remember_here(config)
+    if args.sync_command == "init":
+        return _init(args, config)
+    return _sync(config, allow_deletes=args.allow_deletes)
+
+
+def _stop_on_sigterm() -> None:
+    """Turn SIGTERM into SystemExit, so each running git's group is killed first.
+
+    The SessionStart hook stops a slow `memd sync` this way; `memd.gitsync.git`
+    kills git's whole process group on any exception.
+    """
+    import signal
+    import sys
+
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+
+
+def _remember_here(config: Config) -> None:
+    """Make the project `memd sync` runs inside known, so it is synced from now on."""
+    import os
+
+    from memd.agent.paths import project_root_of
+    from memd.state import remember_project
+    from memd.sync.schedule import resolve_projects
+
+    try:
+        root = project_root_of(os.getcwd())
+    except OSError:
+        return
+    projects, _ = resolve_projects(config, [root])
+    if projects:  # a project with an identity; never a stray directory
+        remember_project(config.state_dir, root)
 
 
 def _init(args: argparse.Namespace, config: Config) -> int:
@@ -69,14 +105,16 @@ def _init(args: argparse.Namespace, config: Config) -> int:
         log=get_logger(component="sync"),
         team_urls=team_urls(config, [p.memory_dir for p in projects]),
     )
-    return _sync(config)
+    return _sync(config, allow_deletes=args.allow_deletes)
 
 
-def _sync(config: Config) -> int:
+def _sync(config: Config, *, allow_deletes: bool = False) -> int:
     from memd.logconfig import get_logger
     from memd.sync.schedule import run_sync
 
-    result = run_sync(config, log=get_logger(component="sync"))
+    result = run_sync(
+        config, log=get_logger(component="sync"), allow_deletes=allow_deletes
+    )
     for line in describe_result(result):
         print(line)
     return 0 if result.sync.ok else 1
@@ -90,43 +128,16 @@ def describe_result(result: PersonalResult) -> tuple[str, ...]:
     lines += [
         f"  received {identity} (first sync here)" for identity in result.attached
     ]
+    lines += [
+        f"  shared {identity} (the first machine to sync it)"
+        for identity in result.shared
+    ]
     lines += [f"  not synced {where}: {why}" for where, why in result.not_synced]
     return tuple(lines)
 
 
 def status_lines(config: Config) -> tuple[str, ...]:
-    """Return the lines of `memd sync status`."""
-    import datetime
+    """Return the lines of `memd sync status` (`memd.sync.status.summary`)."""
+    from memd.sync.status import summary, summary_lines
 
-    from memd.sync.engine import is_enabled, remote_of
-    from memd.sync.schedule import project_roots, resolve_projects, sync_record
-
-    if not is_enabled(config.state_dir):
-        return ("personal sync: off (run `memd sync init --remote URL`)",)
-    record = sync_record(config.state_dir)
-
-    def when(key: str) -> str:
-        stamp = record.get(key)
-        if not isinstance(stamp, int | float):
-            return "never"
-        moment = datetime.datetime.fromtimestamp(stamp).astimezone()
-        return moment.isoformat(timespec="seconds")
-
-    url = remote_of(config.state_dir, config.team_git_timeout_seconds)
-    lines = [
-        "personal sync: on",
-        f"  remote: {url or 'none'}",
-        f"  branch: {config.sync_branch}",
-        f"  last sync: {when('last_sync')} ({record.get('state', 'never run')})",
-    ]
-    if record.get("error"):
-        lines.append(f"  last error: {record.get('error')}")
-    projects, skipped = resolve_projects(config, project_roots(config))
-    for project in projects:
-        lines.append(f"  project {project.identity}: {project.memory_dir}")
-    lines += [f"  not synced {where}: {why}" for where, why in skipped]
-    left_out = record.get("left_out")
-    for item in left_out if isinstance(left_out, list) else ():
-        if isinstance(item, list) and len(item) == 2:
-            lines.append(f"  left out {item[0]}: {item[1]}")
-    return tuple(lines)
+    return summary_lines(summary(config))

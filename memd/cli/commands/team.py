@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     import argparse
 
     from memd.config import Config
-    from memd.team.sync import SyncResult
+    from memd.gitsync.result import SyncResult
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,8 +40,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_project_argument(status, "whose team memory to show")
     sync = sub.add_parser("sync", help="commit, fetch, merge and push now")
     add_project_argument(sync, "whose team memory to sync")
+    add_allow_deletes(sync)
     for command in (parser, init, status, sync):
         add_verbose_argument(command)
+
+
+def add_allow_deletes(parser: argparse.ArgumentParser) -> None:
+    """The flag a sync that would delete many files asks for."""
+    parser.add_argument(
+        "--allow-deletes",
+        action="store_true",
+        help="let this sync delete more than 3 files, or most of a project's",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     if args.team_command == "init":
         return _init(args, config, project)
     if args.team_command == "sync":
-        return _sync(config, project)
+        return _sync(config, project, allow_deletes=args.allow_deletes)
     return _status(config, project)
 
 
@@ -87,18 +97,19 @@ def _init(args: argparse.Namespace, config: Config, project: str) -> int:
     import sys
 
     from memd.errors import UsageError
+    from memd.gitsync.git import GitError
+    from memd.gitsync.repo import init_repo
     from memd.logconfig import get_logger
-    from memd.team.git import GitError
-    from memd.team.sync import init_team
 
     remote = args.remote or _configured_remote(config, project)
     if not remote:
         raise UsageError(
             "no remote: pass --remote URL or set [team.remotes] for this project"
         )
+    _refuse_the_personal_remote(config, remote)
     team_dir = team_dir_of(config, project)
     try:
-        init_team(
+        init_repo(
             team_dir,
             remote,
             branch=config.team_branch,
@@ -108,13 +119,27 @@ def _init(args: argparse.Namespace, config: Config, project: str) -> int:
     except GitError as error:
         if not error.is_network:
             raise
-        # Nothing was set up (init_team leaves no .git): say so, exit as offline.
+        # Nothing was set up (init_repo leaves no .git): say so, exit as offline.
         print(f"memd: {error}; {team_dir} was left as it was", file=sys.stderr)
         return 1
     return _sync(config, project)
 
 
-def _sync(config: Config, project: str) -> int:
+def _refuse_the_personal_remote(config: Config, remote: str) -> None:
+    """A private remote is never a team remote, however either is spelled."""
+    from memd.errors import UsageError
+    from memd.gitsync.git import is_same_remote, redact
+    from memd.sync.engine import remote_of
+
+    personal = remote_of(config.state_dir, config.team_git_timeout_seconds)
+    if personal and is_same_remote(remote, [personal]):
+        raise UsageError(
+            f"{redact(remote)} is your personal sync remote; team memory never "
+            "goes there (use the team's repository)"
+        )
+
+
+def _sync(config: Config, project: str, *, allow_deletes: bool = False) -> int:
     import time
 
     from memd.logconfig import get_logger
@@ -123,7 +148,7 @@ def _sync(config: Config, project: str) -> int:
 
     team_dir = team_dir_of(config, project)
     log = get_logger(component="team")
-    from memd.team.conflicts import lint_errors_for
+    from memd.gitsync.lintgate import lint_errors_for
 
     result = sync_team(
         team_dir,
@@ -131,6 +156,8 @@ def _sync(config: Config, project: str) -> int:
         timeout_seconds=config.team_git_timeout_seconds,
         log=log,
         lint_errors=lint_errors_for(config),
+        secret_allow=frozenset(config.sync_allow),
+        allow_deletes=allow_deletes,
     )
     record_result(
         config.state_dir,
@@ -150,6 +177,14 @@ def describe_result(result: SyncResult) -> tuple[str, ...]:
     lines += [f"  left out {path}: {why}" for path, why in result.left_out]
     lines += [f"  conflict: theirs written as {copy}" for copy in result.conflicts]
     lines += [f"  kept {path} (deleted on one side)" for path in result.kept]
+    lines += [f"  deleted {path} (deleted on the remote)" for path in result.deleted]
+    lines += [
+        f"  not seen {path}: kept (past the scan's limits here)"
+        for path in result.not_seen
+    ]
+    lines += [
+        f"  skipped from the remote {path!r}: {why}" for path, why in result.skipped
+    ]
     return tuple(lines)
 
 
@@ -171,12 +206,12 @@ def status_lines(config: Config, team_dir: str) -> tuple[str, ...]:
     """Return the lines describing one team dir's sync (for `memd status` too)."""
     import datetime
 
+    from memd.gitsync.git import GitError
+    from memd.gitsync.repo import ahead_behind, is_repo, remote_url
     from memd.team.conflicts import conflict_messages
-    from memd.team.git import GitError
     from memd.team.state import sync_record
-    from memd.team.sync import ahead_behind, is_team_repo, remote_url
 
-    if not is_team_repo(team_dir):
+    if not is_repo(team_dir):
         return (f"{team_dir}: not shared (run `memd team init --remote URL`)",)
     timeout = config.team_git_timeout_seconds
     record = sync_record(config.state_dir, team_dir)

@@ -27,6 +27,7 @@ memd prints, logs or stores, including git's own error output.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import signal
 import subprocess
@@ -34,6 +35,10 @@ from dataclasses import dataclass
 
 from memd.config_keys import redact_credentials
 from memd.errors import MemdError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 DEFAULT_TIMEOUT_SECONDS = 60.0
 # Variables that would point git at another repository or another index.
@@ -182,6 +187,12 @@ class Git:
             self.work_tree,
             "--literal-pathspecs",
             *(item for setting in HARDENING for item in ("-c", setting)),
+            # curl gives up by itself on a remote that stops answering, even
+            # when the memd that started it was killed before its deadline.
+            "-c",
+            "http.lowSpeedLimit=1",
+            "-c",
+            f"http.lowSpeedTime={max(1, math.ceil(self.timeout_seconds))}",
             *args,
         ]
         try:
@@ -202,14 +213,14 @@ class Git:
         try:
             stdout, stderr = process.communicate(input_bytes, self.timeout_seconds)
         except subprocess.TimeoutExpired:
-            # The whole group: git's ssh or remote helper must not linger either.
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            process.communicate()
+            _kill_group(process)
             raise GitError(
                 f"git {args[0]} timed out after {self.timeout_seconds:g} s",
                 is_network=is_network,
             ) from None
+        except BaseException:
+            _kill_group(process)  # SIGTERM or Ctrl-C in memd: git goes first
+            raise
         done = subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
         if check and done.returncode != 0:
             detail = _last_lines(done.stderr) or f"exit status {done.returncode}"
@@ -233,6 +244,17 @@ class Git:
         )
         oid = done.stdout.decode("ascii", "replace").strip()
         return oid if done.returncode == 0 and oid else None
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    """Kill git's whole process group (its ssh, its ``git remote-http``) and reap it.
+
+    Each git runs in its own session (`start_new_session`), so its group is
+    its own: nothing of memd's is in it.
+    """
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.communicate()
 
 
 def _last_lines(stderr: bytes, count: int = 3) -> str:
@@ -265,3 +287,43 @@ def check_remote_url(url: str) -> None:
         raise GitError(
             f"remote {url!r}: the ext:: and fd:: transports run a program; refused"
         )
+
+
+def remote_location(url: str) -> str:
+    """Return where `url` leads, so two spellings of one remote compare equal.
+
+    A network URL in any form (scp-like, ``ssh://``, ``https://``, with or
+    without credentials, a port or ``.git``) becomes its normalised
+    ``host/path`` (`memd.agent.identity.normalize_remote_url`). A local
+    path or a ``file://`` URL becomes the real path of the repository git
+    would open there (symlinks resolved; ``X``, ``X.git`` and ``X/.git``
+    tried in git's order).
+    """
+    from memd.agent.identity import normalize_remote_url
+
+    text = url.strip()
+    if text.lower().startswith("file://"):
+        from urllib.parse import unquote, urlsplit
+
+        return "local:" + _local_repository(unquote(urlsplit(text).path))
+    named = normalize_remote_url(text)
+    if named is not None:
+        return "net:" + named
+    return "local:" + _local_repository(text)
+
+
+def _local_repository(path: str) -> str:
+    real = os.path.realpath(os.path.expanduser(path))
+    for candidate in (real, real + ".git"):
+        dot_git = os.path.join(candidate, ".git")
+        if os.path.isdir(dot_git):
+            return os.path.realpath(dot_git)
+        if os.path.isdir(candidate):
+            return candidate
+    return real
+
+
+def is_same_remote(url: str, others: Iterable[str]) -> bool:
+    """Return True when `url` leads where one of `others` does (`remote_location`)."""
+    here = remote_location(url)
+    return any(remote_location(other) == here for other in others if other.strip())

@@ -127,6 +127,16 @@ def merge_index(
     return "\n".join(line for _, line in merged)
 
 
+def without_links_to(index_text: str, targets: frozenset[str]) -> str:
+    """Return `index_text` without the entry lines that link one of `targets`."""
+    lines = index_text.split("\n")
+    return "\n".join(
+        line
+        for key, line in zip(_line_keys(index_text), lines, strict=True)
+        if not (key is not None and key[0] == "link" and key[1] in targets)
+    )
+
+
 def link_copies(index_text: str, copies: tuple[tuple[str, str, str], ...]) -> str:
     """Return `index_text` with an entry for each (original, copy, author) it lacks.
 
