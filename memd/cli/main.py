@@ -38,7 +38,8 @@ COMMANDS = {
     "lint": ("memd.cli.commands.lint", "check memory files and indexes"),
     "fix": (
         "memd.cli.commands.fix",
-        "apply the safe fixes lint knows (with --dry-run, show the diff)",
+        "apply the safe fixes lint knows, compacting a long index "
+        "(show the diff with --dry-run, take it back with --undo)",
     ),
     "prompt": (
         "memd.cli.commands.prompt",

@@ -6,6 +6,8 @@
 - `layout`: where each repository path lives on this machine;
 - `scan`: memd's own walk of a folder (what may travel, what it saw gone);
 - `merge`: the pure conflict rules; `merging`: the three-way merge in git;
+  `index_budget`: a merged index that would pass the agent's cut is
+  compacted inside the merge;
 - `apply`: writing a commit into the tree behind a journal, its recovery,
   and the stop before many deletions;
 - `result`: what one sync did; `loop`: the one locked sync loop;

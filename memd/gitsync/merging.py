@@ -10,6 +10,7 @@ from __future__ import annotations
 from memd.agent.terms import INDEX_NAME
 from memd.gitsync.apply import apply_commit
 from memd.gitsync.git import Git
+from memd.gitsync.index_budget import fit_merged_index
 from memd.gitsync.layout import Layout, whole_tree
 from memd.gitsync.merge import (
     conflict_copy_path,
@@ -29,6 +30,7 @@ from memd.gitsync.objects import (
     is_ancestor,
     printable,
     read_blob,
+    read_blobs,
     read_tree,
     store_blob,
     tree_of,
@@ -215,6 +217,15 @@ def _merge_the_indexes(
                 read_blob(git, o[1]).decode("utf-8", "replace"),
                 read_blob(git, t[1]).decode("utf-8", "replace"),
                 deleted=deleted,
+            )
+            placed = layout.place(index)
+            text = fit_merged_index(
+                text,
+                folder,
+                result,
+                read_blobs=lambda oids: read_blobs(git, oids),
+                store_blob=lambda data: store_blob(git, data),
+                local_root=placed[0] if placed else None,
             )
         copies = tuple(copies_by_folder.get(folder, ()))
         if copies:

@@ -97,8 +97,11 @@ def block_reason(memory_dir: str, caused: Sequence[Finding]) -> str:
         return (
             f"Your last tool call grew `{INDEX_NAME}` in the auto memory at "
             f"`{memory_dir}` "
-            "past the agent's limit: the entries beyond it will not be loaded into "
-            "future sessions. Shorten it now:\n" + _listing(caused, memory_dir)
+            "past the agent's limit: the entries named below are now cut and will "
+            "not be loaded into future sessions. Run `memd fix` to compact it (it "
+            "moves older entries into hub files MEMORY.md links, and "
+            "`memd fix --undo` takes that back), or shorten it now:\n"
+            + _listing(caused, memory_dir)
         )
     return (
         f"Your last tool call left {named} in the auto memory at `{memory_dir}` "

@@ -64,7 +64,8 @@ from memd.kairos.facts import (
     normalise,
     shape,
 )
-from memd.lint.fixes import FileEdit
+from memd.lint.compact import Topics, place_entries
+from memd.lint.fixes import FileEdit, compaction_edits
 from memd.memory.index import linked_relpaths
 from memd.memory.memfile import parse_memory_file
 
@@ -664,6 +665,7 @@ def plan_consolidation(
     replay: Iterable[LogEntry] = (),
     repair: Iterable[str] = (),
     existing: Iterable[str] = (),
+    directory: Topics | None = None,
 ) -> ConsolidationPlan:
     """Plan the topic-file, archive and MEMORY.md edits that consolidate `entries`.
 
@@ -674,7 +676,9 @@ def plan_consolidation(
     holds the entries of the logs filed before, given when a file written by
     an older rule is to be rebuilt; `repair` names such files that no entry
     routes to. `existing` lists the memory dir's top-level names (the
-    subject files already there).
+    subject files already there). `directory` holds the memory dir's topic
+    files, so a full index is compacted (memd.lint.compact) rather than a new
+    file left out of it.
     """
     problems: list[str] = []
     new, old = _in_order(entries), _in_order(replay)
@@ -734,7 +738,7 @@ def plan_consolidation(
         day, text = _entry_day(entry, ceiling, target.text, problems)
         topic.book.file(text, day, topic.changes)
         filed.append(entry.entry_id)
-    return _plan_files(topics, files, index, filed, already, problems)
+    return _plan_files(topics, files, index, filed, already, problems, directory)
 
 
 def routed_files(
@@ -799,6 +803,7 @@ def _plan_files(
     filed: list[str],
     already: list[str],
     problems: list[str],
+    directory: Topics | None = None,
 ) -> ConsolidationPlan:
     edits: list[FileEdit] = []
     deletes: list[str] = []
@@ -872,11 +877,12 @@ def _plan_files(
         _add_edit(edits, relpath, files.get(relpath), text, reason)
         for name in ("added", "merged", "superseded"):
             setattr(total, name, getattr(total, name) + getattr(topic.changes, name))
-    index_edit, unindexed, unlinked = place_index_entries(
+    index_edits, unindexed, unlinked = place_index_entries(
         {rel: topic.route for rel, topic in topics.items() if rel not in retired},
         heads,
         index,
         retired={rel: owned for rel, (owned, _, _) in retired.items()},
+        topics=directory,
     )
     for rel, (_, text, reason) in retired.items():
         if rel in unlinked:
@@ -886,8 +892,8 @@ def _plan_files(
     # Archive pages first, the topic files that name them after: a kill between
     # two writes never leaves a fact in neither place (a rerun merges copies).
     edits.sort(key=lambda e: (not e.relpath.startswith(ARCHIVE_DIR + "/"), e.relpath))
-    if index_edit is not None:
-        edits.append(index_edit)
+    edits.extend(e for e in index_edits if not e.is_removal)
+    deletes.extend(e.relpath for e in index_edits if e.is_removal)
     return ConsolidationPlan(
         edits=tuple(edits),
         deletes=tuple(sorted(deletes)),
@@ -974,8 +980,9 @@ def place_index_entries(
     index: bytes | None,
     *,
     retired: Mapping[str, _Head] | None = None,
-) -> tuple[FileEdit | None, tuple[str, ...], frozenset[str]]:
-    """Return MEMORY.md's edit, the files left out of it, and the retired unlinked.
+    topics: Topics | None = None,
+) -> tuple[tuple[FileEdit, ...], tuple[str, ...], frozenset[str]]:
+    """Return MEMORY.md's edits, the files left out of it, and the retired unlinked.
 
     A retired file (emptied by a rebuild) loses memd's own line for it, or its
     link in memd's group line; it may be deleted when nothing links it then.
@@ -985,8 +992,10 @@ def place_index_entries(
     is exactly memd's old one: a line someone edited is theirs). A file with
     no line gets one, unless that would put it past the cut (200 lines,
     25,000 units): then memd's own lines are folded into one, and if that is
-    not enough either the file is left out, never placed past the cut; the
-    caller names `COMPACT_COMMAND`, which compacts the index.
+    not enough either the index is compacted into hub files when `topics`
+    (the directory's topic files) is given (memd.lint.compact.place_entries,
+    the one way memd adds entries within budget), else the file is left out,
+    never placed past the cut, and the caller names `COMPACT_COMMAND`.
     """
     if index is None:
         current = ""
@@ -994,7 +1003,7 @@ def place_index_entries(
         try:
             current = index.decode("utf-8")
         except UnicodeDecodeError:  # never rewrite an index we cannot read
-            return None, tuple(routes), frozenset()
+            return (), tuple(routes), frozenset()
     text = current
     for relpath, gone in (retired or {}).items():
         text = _unlink(text, relpath, gone)
@@ -1002,6 +1011,7 @@ def place_index_entries(
     linked = set(linked_relpaths(text))
     unlinked = frozenset(rel for rel in retired or () if rel not in linked)
     grouped = full = False
+    left_out: list[str] = []
     for relpath, route_ in routes.items():
         owned, description = heads.get(relpath, (None, ""))
         name = owned.name if owned is not None else _title(route_.topic)
@@ -1014,8 +1024,9 @@ def place_index_entries(
                 if refreshed is not None and fits_index(refreshed):
                     text = refreshed
             continue
-        if full:  # past the budget once: later lines wait for `memd fix` too
+        if full:  # past the budget once: later lines wait for compaction too
             unindexed.append(relpath)
+            left_out.append(line)
             continue
         candidate = (text.rstrip("\n") + "\n" if text.strip() else "") + line + "\n"
         if not fits_index(candidate) and not grouped:
@@ -1029,15 +1040,22 @@ def place_index_entries(
         else:
             full = True
             unindexed.append(relpath)
+            left_out.append(line)
+    if left_out and topics is not None:
+        placement = place_entries(text, left_out, topics)
+        if placement.compaction is not None:
+            reason = "index the consolidated topic files, compacting MEMORY.md"
+            edits = compaction_edits(placement.compaction, index, reason, topics.raw)
+            return edits, (), unlinked
     if text == current:
-        return None, tuple(unindexed), unlinked
+        return (), tuple(unindexed), unlinked
     edit = FileEdit(
         relpath=INDEX_NAME,
         old=index,
         new=text.encode("utf-8"),
         reason="index the consolidated topic files",
     )
-    return edit, tuple(unindexed), unlinked
+    return (edit,), tuple(unindexed), unlinked
 
 
 def _unlink(text: str, relpath: str, owned: _Head) -> str:

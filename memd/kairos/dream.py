@@ -41,6 +41,7 @@ from memd.kairos.daily_log import (
 )
 from memd.kairos.external import DreamCommandFailed, run_agent_dream
 from memd.kairos.generations import GenerationError, apply_generation, recover
+from memd.lint.fix_files import read_topics
 from memd.locks import acquire_consolidate_lock, release_lock, roll_back_lock
 
 TYPE_CHECKING = False
@@ -149,6 +150,7 @@ def plan_builtin(
         replay=replay,
         repair=repair,
         existing=existing,
+        directory=read_topics(memory_dir),
     )
 
 

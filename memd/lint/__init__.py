@@ -2,8 +2,10 @@
 
 `context` holds what a check is given, `rules` the table, `checks_*` the
 checks, `engine` runs them over a read directory, `formats` prints findings,
-`fixes` plans safe edits, and `targets` turns command-line paths into
-directories to lint (the only module here that reads the filesystem).
+`fixes` plans safe edits, `compact` fits an over-long MEMORY.md into hubs
+it links (and is the one way memd adds index entries), `targets` turns
+command-line paths into directories to lint, and `fix_files` reads what fix
+plans from and writes a fix as one undoable change (the edges here).
 
 May import: `memd.agent`, `memd.memory`, the shared top-level modules.
 """

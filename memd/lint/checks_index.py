@@ -33,6 +33,7 @@ from memd.agent.truncation import (
 from memd.memory.index import (
     classify_target,
     entry_line_numbers,
+    is_hub,
     parse_index,
     resolve_wiki_link,
     wiki_names,
@@ -187,8 +188,8 @@ def check_too_many_lines(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnosti
         INDEX_NAME,
         f"MEMORY.md has {cut.result.line_count} lines (limit {MAX_ENTRYPOINT_LINES}); "
         f"the agent loads only the first {MAX_ENTRYPOINT_LINES}, so {which}",
-        "shorten or merge entries (one line each), or run the dream to consolidate; "
-        "the reference cuts from the bottom",
+        "run `memd fix` to compact it (older entries move into hub files it "
+        "links), or shorten or merge entries; the reference cuts from the bottom",
         line=cut.first_dropped_line,
     )
 
@@ -209,8 +210,8 @@ def check_too_large(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
         INDEX_NAME,
         f"MEMORY.md is {cut.result.byte_count:,} UTF-16 units "
         f"(limit {MAX_ENTRYPOINT_UNITS:,}); {which}",
-        "keep each entry to one line under ~150 characters "
-        "and move detail into topic files",
+        "run `memd fix` to compact it (older entries move into hub files it "
+        "links), or keep each entry to one line under ~150 characters",
         line=cut.unit_cut_line,
     )
 
@@ -271,6 +272,22 @@ def topic_wiki_targets(files: tuple[MemoryFile, ...]) -> frozenset[str]:
     return frozenset(reached)
 
 
+def hub_targets(
+    linked: frozenset[str] | set[str], files: tuple[MemoryFile, ...]
+) -> frozenset[str]:
+    """Return the relpaths reached through the hubs among `linked`, one hop deep.
+
+    A hub (`memd.memory.index.is_hub`) is a file `memd fix` wrote when it
+    compacted MEMORY.md: the entries it holds are reachable through it.
+    """
+    hubs = [f for f in files if f.relpath in linked and is_hub(f.body)]
+    reached: set[str] = set()
+    for hub in hubs:
+        links = parse_index(hub.body)
+        reached.update(r for r, _ in classify_links(links, files) if r is not None)
+    return frozenset(reached)
+
+
 def _classified(ctx: LintContext) -> Iterator[tuple[IndexEntry, str | None, str]]:
     """Yield (link, relpath or None, why) per link, classified once when possible."""
     targets = ctx.targets
@@ -317,6 +334,7 @@ def check_orphans(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic]:
     if ctx.index_text is None:
         return
     linked = {relpath for _, relpath in _local_targets(ctx)}
+    linked.update(hub_targets(linked, ctx.files))
     linked.update(topic_wiki_targets(ctx.files))
     for f in ctx.files:
         if f.relpath not in linked and not is_team_file(f.relpath):

@@ -8,15 +8,19 @@ prints (`warn` is told what is left alone).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 
 from memd.agent.terms import INDEX_NAME
+from memd.errors import MemdError
+from memd.memory.index import is_hub
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from memd.lint.compact import Topics
     from memd.lint.fixes import FileEdit
 
 
@@ -61,7 +65,45 @@ def plan_directory(
         elif relpath == INDEX_NAME and os.path.lexists(path):
             warn(f"skipped {shown(path)}: not a regular file; the index is left alone")
             index_is_file = False
-    return plan_fixes(memdir, raw, dialect=dialect, index=index_is_file)
+    edits = plan_fixes(memdir, raw, dialect=dialect, index=index_is_file)
+    _warn_if_still_cut(memory_dir, edits, raw.get(INDEX_NAME), warn)
+    return edits
+
+
+def _warn_if_still_cut(
+    memory_dir: str,
+    edits: tuple[FileEdit, ...],
+    index: bytes | None,
+    warn: Callable[[str], None],
+) -> None:
+    """Say so when MEMORY.md would still not load whole (it could not be compacted)."""
+    from memd.lint.compact import loads_whole
+
+    planned = next((e.new for e in edits if e.relpath == INDEX_NAME), index)
+    if planned is None:
+        return
+    text = planned.decode("utf-8", "replace")
+    if not loads_whole(text):
+        warn(
+            f"{shown(os.path.join(memory_dir, INDEX_NAME))} is past the agent's "
+            "limits and could not be compacted (an unclosed frontmatter, or too "
+            "many groups to link); see memd lint"
+        )
+
+
+def read_topics(memory_dir: str, *, max_file_bytes: int = 256 * 1024) -> Topics:
+    """Load `memory_dir` for `memd.lint.compact`: its files, mtimes and hubs' bytes."""
+    from memd.lint.compact import Topics
+    from memd.memory.reader import load_memdir
+
+    memdir = load_memdir(memory_dir, max_file_bytes=max_file_bytes)
+    raw: dict[str, bytes] = {}
+    for f in memdir.files:
+        if is_hub(f.body):
+            data = _read(os.path.join(memdir.path, f.relpath), max_file_bytes)
+            if data is not None:
+                raw[f.relpath] = data
+    return Topics.of(memdir, raw)
 
 
 def plan_single_file(path: str) -> tuple[FileEdit, ...]:
@@ -132,3 +174,207 @@ def apply_edit(root: str, edit: FileEdit) -> bool:
     finally:
         os.close(root_fd)
     return True
+
+
+# -- one fix as one change, and its undo ----------------------------------------
+
+UNDO_DIR = "fix-undo"  # in memd's state dir: the last fix's pre-images, per directory
+_MANIFEST = "manifest.json"
+
+
+class FixUndoError(MemdError):
+    """`memd fix --undo` cannot take the last fix back (one line, exit 1)."""
+
+    exit_code = 1
+
+
+def undo_dir(state_dir: str, memory_dir: str) -> str:
+    """Return where the last fix of `memory_dir` keeps its pre-images."""
+    from memd.agent.paths import sanitize_path
+
+    return os.path.join(
+        state_dir, UNDO_DIR, sanitize_path(os.path.realpath(memory_dir))
+    )
+
+
+def _digest(data: bytes | None) -> str | None:
+    import hashlib
+
+    return None if data is None else hashlib.sha256(data).hexdigest()
+
+
+def _current(root_fd: int, relpath: str, limit: int) -> bytes | None:
+    """Return the file's bytes below `root_fd`, None when absent; at most `limit`+1."""
+    from memd.fsread import read_beneath
+
+    try:
+        return read_beneath(root_fd, relpath, limit + 1)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        if error.errno != errno.EFBIG:
+            raise
+        return b"\0" * (limit + 2)  # grown past anything planned: it changed
+
+
+def _put(root_fd: int, relpath: str, data: bytes | None) -> None:
+    from memd.atomic import remove_beneath, write_atomic_beneath
+
+    if data is None:
+        remove_beneath(root_fd, relpath)
+    else:
+        write_atomic_beneath(root_fd, relpath, data)
+
+
+def _read_manifest(journal: str) -> dict[str, object] | None:
+    from memd.fastjson import loads
+    from memd.fsread import read_bytes
+
+    try:
+        data = loads(read_bytes(os.path.join(journal, _MANIFEST), 1 << 20), max_depth=8)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _files_of(manifest: dict[str, object]) -> list[tuple[str, str | None, str | None]]:
+    """Return (relpath, pre-image file or None, sha256 after or None) per file."""
+    files = manifest.get("files")
+    found: list[tuple[str, str | None, str | None]] = []
+    for item in files if isinstance(files, list) else ():
+        if isinstance(item, dict) and isinstance(item.get("relpath"), str):
+            pre, post = item.get("pre"), item.get("post")
+            found.append(
+                (
+                    str(item["relpath"]),
+                    pre if isinstance(pre, str) else None,
+                    post if isinstance(post, str) else None,
+                )
+            )
+    return found
+
+
+def _pre_image(journal: str, pre: str | None) -> bytes | None:
+    from memd.fsread import read_bytes
+
+    if pre is None:
+        return None
+    return read_bytes(os.path.join(journal, pre), 1 << 30)
+
+
+def _write_manifest(journal: str, manifest: dict[str, object]) -> None:
+    from memd.atomic import write_atomic
+    from memd.fastjson import dumps
+
+    write_atomic(os.path.join(journal, _MANIFEST), dumps(manifest).encode("utf-8"))
+
+
+def _clear(journal: str) -> None:
+    import shutil
+
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(os.path.join(journal, _MANIFEST))
+    shutil.rmtree(journal, ignore_errors=True)
+
+
+def _recover(root_fd: int, journal: str) -> None:
+    """Take back a fix that was killed while applying: the written files go back."""
+    manifest = _read_manifest(journal)
+    if manifest is None or manifest.get("state") != "applying":
+        return
+    for relpath, pre, post in _files_of(manifest):
+        old = _pre_image(journal, pre)
+        now = _current(root_fd, relpath, max(len(old or b""), 1 << 24))
+        if _digest(now) == post and now != old:
+            _put(root_fd, relpath, old)
+    _clear(journal)
+
+
+def apply_edits(root: str, edits: tuple[FileEdit, ...], state_dir: str) -> bool:
+    """Apply `edits` below `root` as one change, keeping pre-images for `undo_fix`.
+
+    Every file must still hold what it was planned from, or nothing is written
+    (returns False). The pre-images and a manifest go to `undo_dir` first; then
+    the files are written in order (a compaction's hubs before MEMORY.md) each
+    atomically; a failure puts back the ones written and re-raises. A fix
+    killed half-way is taken back by the next `apply_edits` or `undo_fix`.
+    """
+    from memd.atomic import write_atomic
+    from memd.fsread import open_dir
+
+    journal = undo_dir(state_dir, root)
+    root_fd = open_dir(root or ".", follow=True)  # the memory dir may be a link
+    try:
+        _recover(root_fd, journal)
+        for edit in edits:
+            if (
+                _current(root_fd, edit.relpath, max(len(edit.old or b""), 1))
+                != edit.old
+            ):
+                return False
+        _clear(journal)
+        os.makedirs(journal, mode=0o700, exist_ok=True)
+        files: list[dict[str, object]] = []
+        for number, edit in enumerate(edits):
+            pre = None
+            if edit.old is not None:
+                pre = f"{number}.pre"
+                write_atomic(os.path.join(journal, pre), edit.old)
+            after = None if edit.is_removal else edit.new
+            files.append({"relpath": edit.relpath, "pre": pre, "post": _digest(after)})
+        manifest: dict[str, object] = {
+            "memory_dir": os.path.realpath(root),
+            "state": "applying",
+            "files": files,
+        }
+        _write_manifest(journal, manifest)
+        written: list[FileEdit] = []
+        try:
+            for edit in edits:
+                _put(root_fd, edit.relpath, None if edit.is_removal else edit.new)
+                written.append(edit)
+        except OSError:
+            for edit in reversed(written):
+                _put(root_fd, edit.relpath, edit.old)
+            _clear(journal)
+            raise
+        _write_manifest(journal, {**manifest, "state": "applied"})
+    finally:
+        os.close(root_fd)
+    return True
+
+
+def undo_fix(root: str, state_dir: str) -> tuple[str, ...]:
+    """Put back, byte for byte, every file the last `memd fix` of `root` changed.
+
+    Returns the relpaths restored. Raises `FixUndoError` when there is nothing
+    to undo, or when a file changed since that fix (nothing is then written).
+    """
+    from memd.fsread import open_dir
+
+    journal = undo_dir(state_dir, root)
+    root_fd = open_dir(root or ".", follow=True)
+    try:
+        _recover(root_fd, journal)
+        manifest = _read_manifest(journal)
+        if manifest is None or manifest.get("state") != "applied":
+            raise FixUndoError(
+                f"nothing to undo in {shown(root)}: no memd fix to take back"
+            )
+        files = _files_of(manifest)
+        images = {relpath: _pre_image(journal, pre) for relpath, pre, _ in files}
+        for relpath, _, post in files:
+            limit = 1 << 24
+            if _digest(_current(root_fd, relpath, limit)) != post:
+                raise FixUndoError(
+                    f"not undone: {shown(os.path.join(root, relpath))} changed since "
+                    "memd fix wrote it"
+                )
+        # MEMORY.md first, so it never links a hub that is already gone.
+        order = sorted(files, key=lambda item: item[0] != INDEX_NAME)
+        for relpath, _, _ in order:
+            _put(root_fd, relpath, images[relpath])
+        _clear(journal)
+    finally:
+        os.close(root_fd)
+    return tuple(relpath for relpath, _, _ in order)

@@ -12,7 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memd.agent.terms import INDEX_NAME
-from memd.lint.checks_index import classify_links, is_team_file, topic_wiki_targets
+from memd.lint.checks_index import (
+    classify_links,
+    hub_targets,
+    is_team_file,
+    topic_wiki_targets,
+)
+from memd.lint.compact import Topics, place_entries
 from memd.memory.index import (
     escape_inline,
     linked_relpaths,
@@ -24,6 +30,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from memd.lint.compact import Compaction
     from memd.memory.index import IndexEntry
     from memd.memory.memdir import MemDir
     from memd.memory.memfile import MemoryFile
@@ -37,12 +44,16 @@ _UNSAFE_CODES = frozenset({"F001", "F002", "M002", "M004"})
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FileEdit:
-    """Replace the file at `relpath` (`old` None: create it) with `new`."""
+    """Replace the file at `relpath` (`old` None: create it) with `new`.
+
+    `is_removal`: remove the file instead (`new` is then empty).
+    """
 
     relpath: str
     old: bytes | None
     new: bytes
     reason: str
+    is_removal: bool = False
 
 
 def is_utf8_name(relpath: str) -> bool:
@@ -76,10 +87,51 @@ def plan_fixes(
             edit = _convert(f, raw.get(f.relpath), edit, dialect)
         if edit is not None:
             edits.append(edit)
-    index_edit = _plan_index(memdir, raw.get(INDEX_NAME)) if index else None
-    if index_edit is not None:
-        edits.append(index_edit)
-    return tuple(sorted(edits, key=lambda e: e.relpath))
+    index_edits = _plan_index(memdir, raw) if index else ()
+    # The index's own edits keep their order (hubs, MEMORY.md, removals) last:
+    # MEMORY.md never links a hub that is not written yet.
+    planned = {e.relpath for e in index_edits}
+    edits = [e for e in edits if e.relpath not in planned]
+    ordered = sorted(edits, key=lambda e: e.relpath)
+    return (*ordered, *index_edits)
+
+
+def compaction_edits(
+    compaction: Compaction,
+    index_old: bytes | None,
+    reason: str,
+    raw: Mapping[str, bytes],
+) -> tuple[FileEdit, ...]:
+    """Return a compaction as edits: the hubs first, MEMORY.md, then removals.
+
+    `raw` holds the current bytes of the hubs it removes.
+    """
+    hubs = tuple(
+        FileEdit(
+            relpath=h.relpath,
+            old=h.old,
+            new=h.new,
+            reason="hold entries compacted out of MEMORY.md",
+        )
+        for h in compaction.hubs
+    )
+    index = FileEdit(
+        relpath=INDEX_NAME,
+        old=index_old,
+        new=compaction.index.encode("utf-8"),
+        reason=reason,
+    )
+    removals = tuple(
+        FileEdit(
+            relpath=relpath,
+            old=raw.get(relpath),
+            new=b"",
+            reason="remove a hub compaction no longer needs",
+            is_removal=True,
+        )
+        for relpath in compaction.deletes
+    )
+    return (*hubs, index, *removals)
 
 
 def _convert(
@@ -148,22 +200,24 @@ def _known_paths(memdir: MemDir) -> set[str]:
     return known
 
 
-def _plan_index(memdir: MemDir, data: bytes | None) -> FileEdit | None:
+def _plan_index(memdir: MemDir, raw: Mapping[str, bytes]) -> tuple[FileEdit, ...]:
+    data = raw.get(INDEX_NAME)
     if data is None:
         if memdir.index_text is not None or INDEX_NAME in _known_paths(memdir):
-            return None  # exists but unread or unreadable: leave it alone
+            return ()  # exists but unread or unreadable: leave it alone
         text = ""
     else:
         try:
             text = normalise_bytes(data).decode("utf-8")
         except UnicodeDecodeError:
-            return None
+            return ()
     lines = text.split("\n")
     entries = parse_index(text)
     drop, reasons = _lines_to_drop(entries, _known_paths(memdir))
     kept = [line for number, line in enumerate(lines, start=1) if number not in drop]
     kept_links = tuple(e for e in entries if e.line not in drop)
     linked = {r for r, _ in classify_links(kept_links, memdir.files) if r is not None}
+    linked.update(hub_targets(linked, memdir.files))
     linked.update(topic_wiki_targets(memdir.files))
     orphans = [
         f
@@ -182,11 +236,25 @@ def _plan_index(memdir: MemDir, data: bytes | None) -> FileEdit | None:
     while body and not body[-1].strip():
         body.pop()
     added = [entry_line(f) for f in orphans]
-    if orphans and _links("\n".join([*body, *added]), {f.relpath for f in orphans}):
+    if not (
+        orphans and _links("\n".join([*body, *added]), {f.relpath for f in orphans})
+    ):
+        orphans, added = [], []
+    placement = place_entries("\n".join(kept), added, Topics.of(memdir, raw))
+    if placement.compaction is not None:
+        if orphans:
+            reasons.append(f"index {len(orphans)} orphan(s)")
+        compaction = placement.compaction
+        reasons.append(
+            f"compact: {compaction.moved} entries moved into "
+            f"{len(compaction.hubs) or 'existing'} hub file(s), {compaction.kept} kept"
+        )
+        return compaction_edits(compaction, data, ", ".join(reasons), raw)
+    if orphans and placement.index_text is not None:
         kept = [*body, *added, ""]
         reasons.append(f"index {len(orphans)} orphan(s)")
     else:
-        orphans = []
+        orphans = []  # no room, and no way to compact: lint says so
     new_text = "\n".join(kept)
     if new_text and not new_text.endswith("\n"):
         # Stray CRs at the very end (trimmed by the agent) would become a CRLF.
@@ -195,12 +263,12 @@ def _plan_index(memdir: MemDir, data: bytes | None) -> FileEdit | None:
             new_text += "\n"
     new = new_text.encode("utf-8")
     if data is not None and new == data:
-        return None
+        return ()
     if data is None and not orphans:
-        return None
+        return ()
     if data is not None and new != data and not reasons:
         reasons.append("CRLF to LF" if b"\r\n" in data else "normalise encoding")
-    return FileEdit(relpath=INDEX_NAME, old=data, new=new, reason=", ".join(reasons))
+    return (FileEdit(relpath=INDEX_NAME, old=data, new=new, reason=", ".join(reasons)),)
 
 
 def _links(text: str, relpaths: set[str]) -> bool:

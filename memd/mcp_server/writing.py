@@ -22,7 +22,7 @@ import zlib
 
 from memd.agent.terms import INDEX_NAME, MEMORY_TYPES
 from memd.errors import MemdError
-from memd.kairos.consolidate import fits_index
+from memd.lint.compact import place_entries
 from memd.lint.engine import lint_memdir
 from memd.lint.fixes import entry_line
 from memd.memory.dialect import slugify
@@ -113,14 +113,10 @@ def plan_write(
     entry, new_index = None, None
     if not _links(index_text, relpath):
         entry = entry_line(parsed)
-        candidate = (index_text.rstrip("\n") + "\n" if index_text.strip() else "") + (
-            entry + "\n"
-        )
-        if not fits_index(candidate):
-            raise WriteRefusedError(
-                "MEMORY.md has no room for another entry within the 200 lines / "
-                "25,000 units the agent loads; trim it (memd fix, memd lint) first"
-            )
+        placement = place_entries(index_text, [entry], None)
+        if placement.index_text is None:
+            raise WriteRefusedError(placement.refusal or "MEMORY.md is full")
+        candidate = placement.index_text
         problem = appended_entry_problem(index_text, candidate, relpath)
         if problem is not None:
             raise WriteRefusedError(f"not written: {problem}")

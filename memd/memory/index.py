@@ -47,6 +47,11 @@ _LEAD = re.compile(r"[\s*_~]*(?:\[[ xX]\]\s+)?[\s*_~]*")
 _HOOK_SEPARATORS = ("\u2014", "\u2013", "--", "-", ":", "|", ",")
 _QUOTE = re.compile(r"^\s{0,3}(?:>\s?)+")
 _SLUG_OTHER = re.compile(r"[^a-z0-9_-]+")
+# The line shapes compaction (memd.lint.compact) needs, shared so both agree.
+LIST_ITEM, HEADING, DEFINITION = _ITEM, _HEADING, _DEFINITION
+# The first body line of a hub: a topic file memd wrote that MEMORY.md links
+# in place of entries it moved there; links in a hub reach their files.
+HUB_MARKER = "<!-- memd:hub -->"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -195,6 +200,16 @@ def resolve_wiki_link(
         if wanted in (stem, relpath.removesuffix(".md")):
             return relpath
     return None
+
+
+def visible_lines(text: str) -> Iterator[tuple[int, str, str]]:
+    """Yield (number, line, visible text) of the lines the parser reads."""
+    return _visible_lines(text)
+
+
+def is_hub(body: str) -> bool:
+    """Return True when a topic file's body is a hub memd wrote (`HUB_MARKER`)."""
+    return body.lstrip("\n").startswith(HUB_MARKER)
 
 
 def _visible_lines(text: str) -> Iterator[tuple[int, str, str]]:

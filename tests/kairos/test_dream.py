@@ -83,6 +83,31 @@ class TestRunDream:
         assert "(thought-notes.md)" in index
         assert "use a real database" in (setup.memory / "testing.md").read_text()
 
+    def test_full_index_is_compacted_not_left_out(self, setup: Setup) -> None:
+        """MEMORY.md at 200 lines: the dream compacts it, and its new file loads."""
+        from memd.lint.compact import loads_whole
+        from memd.lint.engine import lint_memdir
+        from memd.memory.reader import load_memdir
+
+        lines = []
+        for i in range(200):
+            (setup.memory / f"t{i}.md").write_text(
+                f"---\nname: T{i}\ndescription: What memory {i} is about, exactly\n"
+                f"type: user\n---\nFact {i}.\n"
+            )
+            lines.append(f"- [T{i}](t{i}.md) — memory {i}")
+        (setup.memory / "MEMORY.md").write_text("\n".join(lines) + "\n")
+        setup.log("[reference] #docs the wiki is at w.example")
+
+        result = setup.dream()
+
+        index = (setup.memory / "MEMORY.md").read_text()
+        assert ("ok", ()) == (result.status, result.unindexed)
+        assert "(docs.md)" in index
+        assert loads_whole(index)
+        codes = {d.code for d in lint_memdir(load_memdir(str(setup.memory)))}
+        assert not codes & {"I002", "I003", "I006"}
+
     def test_rerun_files_nothing_twice(self, setup: Setup) -> None:
         """A second dream finds nothing new and leaves every file as it was."""
         setup.log("#a one")

@@ -318,12 +318,13 @@ class TestWrite:
         memory = Path(project.memory_dir)
         before = snapshot_of(memory)
 
-        with pytest.raises(ToolFailedError, match="no room"):
+        with pytest.raises(ToolFailedError, match="no room") as refused:
             write_memory(
                 project, "Tabs", "The user wants tabs in every Go file", "user", "Tabs."
             )
 
         assert before == snapshot_of(memory)
+        assert "run `memd fix` to compact it" in str(refused.value)
 
     @pytest.mark.parametrize(
         ("description", "type", "body", "message"),

@@ -1,11 +1,14 @@
-"""`memd fix [PATH…] [--dry-run]`: apply the safe fixes lint knows, atomically.
+"""`memd fix [PATH…] [--dry-run | --undo]`: apply the safe fixes lint knows, atomically.
 
-With `--dry-run` it prints a unified diff and writes nothing. A file that
-changed between planning and writing is skipped, not overwritten.
+With `--dry-run` it prints a unified diff and writes nothing. The fixes of
+one directory (a compaction's hubs and MEMORY.md among them) are one change:
+all written or none, and none when a file changed since it was planned.
+`--undo` takes the last one back byte for byte, unless its files changed since.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -24,6 +27,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--dry-run", action="store_true", help="print the diff; write nothing"
     )
     parser.add_argument(
+        "--undo",
+        action="store_true",
+        help="take back the last memd fix of each directory, byte for byte",
+    )
+    parser.add_argument(
         "--dialect",
         choices=("classic", "nested"),
         default=None,
@@ -37,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     from memd.cli.commands._options import chosen_targets
     from memd.config import load_config
     from memd.lint.fix_files import (
-        apply_edit,
+        apply_edits,
         plan_directory,
         plan_single_file,
         shown,
@@ -47,6 +55,9 @@ def run(args: argparse.Namespace) -> int:
     max_file_bytes = config.max_topic_file_bytes
     changed = skipped = unreadable = 0
     profile = in_force(config).profile
+    if args.undo and args.dry_run:
+        print("memd: --undo and --dry-run do not go together", file=sys.stderr)
+        return 2
     targets, none = chosen_targets(args, profile)
     if none:
         print(none)
@@ -55,6 +66,11 @@ def run(args: argparse.Namespace) -> int:
         if target.error is not None:
             unreadable += 1
             print(f"memd: cannot read {target.path}: {target.error}", file=sys.stderr)
+            continue
+        if args.undo:
+            root = target.path if target.is_dir else os.path.dirname(target.path)
+            failed = _undo(root, config.state_dir)
+            skipped += failed
             continue
         if target.is_dir:
             root, edits = (
@@ -68,34 +84,60 @@ def run(args: argparse.Namespace) -> int:
             )
         else:
             root, edits = os.path.dirname(target.path), plan_single_file(target.path)
+        if args.dry_run:
+            for edit in edits:
+                sys.stdout.write(unified_diff(os.path.join(root, edit.relpath), edit))
+            continue
+        if not edits:
+            continue
+        try:
+            # When memd.history lands: `with recording(state_dir, root, cause="fix"):`
+            with contextlib.nullcontext():
+                wrote = apply_edits(root, edits, config.state_dir)
+        except (
+            OSError,
+            UnicodeError,
+        ) as error:  # one bad directory never stops the rest
+            skipped += len(edits)
+            why = getattr(error, "strerror", None) or str(error)
+            print(
+                f"memd: skipped {shown(root)}: {why}; nothing written", file=sys.stderr
+            )
+            continue
+        if not wrote:
+            skipped += len(edits)
+            print(
+                f"memd: skipped {shown(root)}: a file changed while fixing; "
+                "nothing written, run memd fix again",
+                file=sys.stderr,
+            )
+            continue
         for edit in edits:
-            path = os.path.join(root, edit.relpath)
-            if args.dry_run:
-                sys.stdout.write(unified_diff(path, edit))
-                continue
-            try:
-                wrote = apply_edit(root, edit)
-            except (
-                OSError,
-                UnicodeError,
-            ) as error:  # one bad file never stops the rest
-                skipped += 1
-                why = getattr(error, "strerror", None) or str(error)
-                print(f"memd: skipped {shown(path)}: {why}", file=sys.stderr)
-                continue
-            if wrote:
-                changed += 1
-                print(f"fixed {shown(path)}: {edit.reason}")
-            else:
-                skipped += 1
-                print(
-                    f"memd: skipped {shown(path)}: it changed while fixing; "
-                    "run memd fix again",
-                    file=sys.stderr,
-                )
+            changed += 1
+            verb = "removed" if edit.is_removal else "fixed"
+            print(f"{verb} {shown(os.path.join(root, edit.relpath))}: {edit.reason}")
+    if args.undo:
+        return 1 if skipped else 0
     if not args.dry_run:
         print(f"{changed} file(s) fixed" + (f", {skipped} skipped" if skipped else ""))
     return 2 if unreadable else 0  # an I/O error: what could not be read is unfixed
+
+
+def _undo(root: str, state_dir: str) -> int:
+    """Undo the last fix of `root`; return 1 when it could not (said on stderr)."""
+    from memd.lint.fix_files import FixUndoError, shown, undo_fix
+
+    try:
+        restored = undo_fix(root, state_dir)
+    except FixUndoError as error:
+        print(f"memd: {error}", file=sys.stderr)
+        return 1
+    except OSError as error:
+        why = error.strerror or str(error)
+        print(f"memd: cannot undo in {shown(root)}: {why}", file=sys.stderr)
+        return 1
+    print(f"undid memd fix in {shown(root)}: {len(restored)} file(s) restored")
+    return 0
 
 
 def _warn(message: str) -> None:
@@ -127,7 +169,10 @@ def unified_diff(path: str, edit: FileEdit) -> str:
     )
     if edit.old is None:
         old_name = "/dev/null"
-    diff = difflib.unified_diff(lines(edit.old), lines(edit.new), old_name, new_name)
+    if edit.is_removal:
+        new_name = "/dev/null"
+    new = [] if edit.is_removal else lines(edit.new)
+    diff = difflib.unified_diff(lines(edit.old), new, old_name, new_name)
     out = "".join(
         line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
         for line in diff

@@ -393,6 +393,8 @@ class TestPostToolUse:
         assert "block" == second["decision"]
         assert "231 lines" in second["reason"]
         assert "grew `MEMORY.md`" in second["reason"]
+        assert "will not be loaded" in first["reason"]  # the lint names the entries cut
+        assert "Run `memd fix` to compact it" in first["reason"]
 
     def test_shrinking_an_over_budget_index_does_not_block(
         self, git_repo: Path, memory_dir: Path, isolated_home: Home

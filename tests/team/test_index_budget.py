@@ -1,0 +1,58 @@
+"""A team sync whose index union would pass the cut compacts it in the merge.
+
+Real members, a real bare remote and the real `memd team sync`: ana and bob
+each add entries their own index holds whole; the union would not load
+whole, so the merge compacts it into hubs, and what reaches the remote and
+each member loads whole with every file reachable.
+"""
+
+from __future__ import annotations
+
+from memd.lint.compact import loads_whole, reachable
+from memd.memory.index import is_hub
+from memd.memory.memfile import parse_memory_file
+from tests.team.conftest import Member, Team, topic_text
+
+
+def _synced(member: Member) -> None:
+    done = member.sync()
+    assert done.returncode == 0, (done.stdout, done.stderr)
+
+
+def _add(member: Member, who: str, count: int) -> list[str]:
+    names = []
+    for n in range(count):
+        relpath = f"{who}-{n}.md"
+        member.write(relpath, topic_text(f"{who} note {n}"))
+        names.append(relpath)
+    return names
+
+
+class TestMergedIndexBudget:
+    def test_union_past_the_cut_is_compacted_in_the_merge(self, team: Team) -> None:
+        """Two indexes of 110 entries merge into one that loads whole, nothing lost."""
+        ana, bob, _ = team.members
+        ana.write("MEMORY.md", "# Team\n")
+        _synced(ana)
+        _synced(bob)
+        ours = _add(ana, "ana", 110)
+        ana.write(
+            "MEMORY.md",
+            "# Team\n" + "".join(f"- [{r}]({r}) — ana's note\n" for r in ours),
+        )
+        theirs = _add(bob, "bob", 110)
+        bob.write(
+            "MEMORY.md",
+            "# Team\n" + "".join(f"- [{r}]({r}) — bob's note\n" for r in theirs),
+        )
+        _synced(bob)
+
+        _synced(ana)
+
+        remote = team.remote_files()
+        assert loads_whole(remote["MEMORY.md"])
+        assert set(ours) | set(theirs) <= reachable(remote["MEMORY.md"], remote)
+        assert loads_whole(ana.read("MEMORY.md"))
+        assert any(
+            is_hub(parse_memory_file(r, t.encode()).body) for r, t in remote.items()
+        )
