@@ -375,6 +375,10 @@ KEYS: tuple[Key, ...] = (
     Key("ui_enabled", "ui.enabled", _bool),
     Key("ui_port", "ui.port", _port),
     Key("ui_address", "ui.address", _ip_address),
+    Key("history_enabled", "history.enabled", _bool),
+    Key("history_keep_all_days", "history.keep_all_days", _float(0.0)),
+    Key("history_keep_daily_days", "history.keep_daily_days", _float(0.0)),
+    Key("history_max_bytes", "history.max_bytes", _int(65536)),
 )
 # fmt: on
 BY_TOML = MappingProxyType({key.toml: key for key in KEYS})

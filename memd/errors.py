@@ -19,6 +19,9 @@ subclass in the package is drawn here; tests/test_errors.py checks the tree::
     │   ├── _DreamFailed            a built-in dream step failed (kairos.dream)
     │   └── GenerationError         a dream's apply or undo cannot go ahead
     ├── GitError                team memory: git failed, timed out or is missing
+    ├── DeletionRefusedError    a sync would delete more than it may unasked (gitsync)
+    ├── FixUndoError            `memd fix --undo` cannot take the last fix back (lint)
+    ├── RestoreError            a restore cannot be made: no such revision (history)
     ├── RecallUnavailableError  this Python's SQLite has no FTS5
     ├── WriteRefusedError       a memory_write would not lint clean (mcp_server)
     └── ToolFailedError         an MCP tool could not do what the model asked

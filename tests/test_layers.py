@@ -85,6 +85,11 @@ LAYERS = {
     "memd.ui.security": CORE,  # tokens, Host and Origin, parameter rules
     "memd.ui.app": WIRING,  # the one Starlette / Jinja2 owner
     "memd.ui.server": WIRING,  # the sockets and the uvicorn thread
+    "memd.history.*": EDGE,  # the SQLite store, recording, restore, notices
+    "memd.history.codec": CORE,  # a version against its base, zlib
+    "memd.history.when": CORE,  # the one parser of --at / --since
+    "memd.history.loss": CORE,  # the loss rule
+    "memd.history.retention": CORE,  # which versions retention removes
 }
 # folder -> the folders it may import (the shared top-level modules are open to all).
 FOLDERS = {
@@ -92,8 +97,8 @@ FOLDERS = {
     "memory": {"agent"},
     "lint": {"agent", "memory"},
     "snapshot": {"agent", "memory", "lint"},
-    "kairos": {"agent", "memory", "lint", "snapshot"},
-    "hooks": {"agent", "memory", "lint", "snapshot"},
+    "kairos": {"agent", "memory", "lint", "snapshot", "history"},
+    "hooks": {"agent", "memory", "lint", "snapshot", "history"},
     "daemon": {
         "agent",
         "memory",
@@ -105,14 +110,34 @@ FOLDERS = {
         "sync",
         "recall",
         "ui",
+        "history",
     },
     "service": set(),
-    "gitsync": {"agent", "memory", "lint"},
+    "gitsync": {"agent", "memory", "lint", "history"},
     "team": {"agent", "memory", "lint", "gitsync"},
     "sync": {"agent", "memory", "lint", "gitsync"},
     "recall": {"agent", "memory", "lint", "snapshot"},  # lint: secret masking
-    "mcp_server": {"agent", "memory", "lint", "snapshot", "kairos", "recall"},
-    "ui": {"agent", "memory", "lint", "snapshot", "kairos", "recall", "team", "sync"},
+    "mcp_server": {
+        "agent",
+        "memory",
+        "lint",
+        "snapshot",
+        "kairos",
+        "recall",
+        "history",
+    },
+    "history": {"agent", "memory", "lint"},
+    "ui": {
+        "agent",
+        "memory",
+        "lint",
+        "snapshot",
+        "kairos",
+        "recall",
+        "team",
+        "sync",
+        "history",
+    },
     "cli": {
         "agent",
         "memory",
@@ -128,6 +153,7 @@ FOLDERS = {
         "recall",
         "mcp_server",
         "ui",
+        "history",
     },
 }
 RANK = {CORE: 0, EDGE: 1, WIRING: 2}

@@ -11,6 +11,6 @@ new config or profile redoes; `status` builds and writes `daemon.json`;
 wires them together and decides nothing.
 
 May import: `memd.agent`, `memd.memory`, `memd.lint`, `memd.snapshot`,
-`memd.kairos`, `memd.gitsync`, `memd.team`, `memd.recall`, `memd.sync`, `memd.ui`
-(the viewer), the shared top-level modules.
+`memd.kairos`, `memd.gitsync`, `memd.team`, `memd.recall`, `memd.sync`,
+`memd.history`, `memd.ui` (the viewer), the shared top-level modules.
 """

@@ -23,6 +23,7 @@ from concurrent import futures
 from concurrent.futures import ThreadPoolExecutor
 
 from memd.daemon.discovery import Discovery, discover
+from memd.daemon.history_feed import HISTORY_RETRY_SECONDS, HistoryFeed
 from memd.daemon.notify import notify, watchdog_interval_seconds
 from memd.daemon.rebuild import (
     REBUILD_BUDGET_SECONDS,
@@ -150,6 +151,7 @@ class _Daemon:
         self._ignore_own_files()
         self.choice = self._choose_profile(None)
         self.recall = RecallFeed(config.cache_dir, log)
+        self.history = HistoryFeed(config.state_dir, log)
         # When the settle thread last reported (monotonic: a suspend is no stall).
         self.last_round: float | None = None
         self.hook_linter = HookLinter(
@@ -209,6 +211,7 @@ class _Daemon:
             if self.sink is not None:
                 self.sink.close()
             self.recall.close()
+            self.history.close()
             self._write_status(force=True, running=False)
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
@@ -238,6 +241,9 @@ class _Daemon:
         self._maybe_reload_config(batch)
         dirs, changed = self._dirs_to_rebuild(batch)
         self._rebuild_all(dirs, changed)
+        self.history.record(dirs, self.config)
+        for path in dirs:  # a file page's timeline shows the change just recorded
+            self.viewer.changed(path)
         self._follow_team_changes(batch)
         self._report()
         waits = [
@@ -246,6 +252,8 @@ class _Daemon:
             if w.recheck_at is not None
         ]
         waits.append(STATUS_HEARTBEAT_SECONDS)
+        if self.history.pending:
+            waits.append(HISTORY_RETRY_SECONDS)
         waits.append(self.sweeps.seconds_to_next(time.monotonic()))
         return max(0.0, min(waits))
 
@@ -292,6 +300,9 @@ class _Daemon:
                 self.sweeps.watches_changed()
             dirs |= now_dirs - before
             for gone in before - now_dirs:
+                self.history.pending.add(
+                    gone
+                )  # a deleted dir is recorded, not forgotten
                 self.dirs.pop(gone, None)
                 self.recall.forget(gone)
                 self.hook_linter.forget(gone)
@@ -468,6 +479,7 @@ class _Daemon:
             self._rewrite_all()
         if changes.moves_recall:
             self.recall.close()
+            self.history.close()
             self.recall = RecallFeed(config.cache_dir, self.log)
             self._rewrite_all()
         self._check_profile()

@@ -16,5 +16,6 @@
 
 `memd.team` and `memd.sync` each add their layout, init, status and schedule.
 
-May import: `memd.agent`, `memd.memory`, `memd.lint`, the shared top-level modules.
+May import: `memd.agent`, `memd.memory`, `memd.lint`, `memd.history` (a write into
+memory dirs is recorded), the shared top-level modules.
 """

@@ -215,6 +215,29 @@ def write_changes(
     dirty: frozenset[str],
     layout: Layout,
 ) -> None:
+    """`_write_changes`, recorded in memory history as "team-sync" or "sync".
+
+    A team sync owns its `team/` folder, so only what lands there is its
+    change; personal sync writes whole memory dirs (memd.history.record).
+    """
+    from memd.history.record import recording_dirs
+
+    is_team = layout.label == whole_tree(git.work_tree).label
+    cause = "team-sync" if is_team else "sync"
+    with recording_dirs(layout.roots.values(), cause=cause) as recorder:
+        if is_team:
+            recorder.wrote(os.path.join(git.work_tree, ""))
+        _write_changes(git, old, new, merged, dirty, layout)
+
+
+def _write_changes(
+    git: Git,
+    old: str | None,
+    new: str,
+    merged: Merged,
+    dirty: frozenset[str],
+    layout: Layout,
+) -> None:
     """Write the placed files that differ between commits `old` and `new` locally.
 
     With `old` None every placed file of `new` is written: how a project

@@ -56,7 +56,7 @@ def session_start_warm(
     from memd.hooks.wording import is_error
 
     output = session_start_output(
-        memory_dir, findings, None, reader.prompt_path(memory_dir, mode)
+        memory_dir, findings, None, reader.prompt_path(memory_dir, mode), env=env
     )
     record_session(
         env,
@@ -140,8 +140,13 @@ def session_start_output(
     findings: Sequence[Finding],
     prompt: str | None,
     prompt_path: str,
+    *,
+    env: Mapping[str, str] | None = None,
 ) -> Output | None:
-    """The SessionStart output for these findings (and the prompt, if injected)."""
+    """The SessionStart output for these findings (and the prompt, if injected).
+
+    With `env`, a memory loss not told yet (memd.history.notice) comes first.
+    """
     from memd.hooks.wording import (
         findings_context,
         is_session_start_finding,
@@ -150,5 +155,11 @@ def session_start_output(
 
     shown = [f for f in findings if is_session_start_finding(f)]
     text = findings_context(memory_dir, shown) if shown else None
+    if env is not None:
+        from memd.history.notice import take_sentence
+
+        loss = take_sentence(os.path.dirname(ss.state_dir(env)), memory_dir)
+        if loss is not None:
+            text = loss if text is None else f"{loss}\n\n{text}"
     context = session_start_context(text, prompt, prompt_path)
     return hook_output("SessionStart", context=context)

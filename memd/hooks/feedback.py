@@ -146,6 +146,7 @@ def session_start(
         findings,
         served.text if inject_prompt else None,
         served.prompt_path,
+        env=env,
     )
     record_session(
         env,

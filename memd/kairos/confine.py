@@ -241,12 +241,9 @@ def sweep(group: int, scratch: str) -> int:
     return len(killed)
 
 
-class _Stop(Exception):
-    pass
-
-
 def _stop(signum: int, frame: object) -> None:
-    raise _Stop
+    # SIGTERM from memd: leave the wait; what is left is reaped below.
+    raise SystemExit(128 + signum)
 
 
 def _supervise(pid: int) -> int:
@@ -259,7 +256,7 @@ def _supervise(pid: int) -> int:
                 break
             if found == pid:
                 status = os.waitstatus_to_exitcode(raw)
-    except _Stop:
+    except SystemExit:
         status = 128 + signal.SIGTERM
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)

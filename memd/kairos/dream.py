@@ -24,6 +24,7 @@ from memd.agent.terms import INDEX_NAME
 from memd.atomic import write_atomic
 from memd.errors import DreamError, LockHeldError
 from memd.fsread import read_bytes_or_none
+from memd.history.record import recording
 from memd.kairos.consolidate import (
     ARCHIVE_DIR,
     COMPACT_COMMAND,
@@ -388,15 +389,20 @@ def run_dream(
             summary = dict(plan.summary.to_dict())
             if plan.problems:
                 summary["problems"] = list(plan.problems[:20])
-        generation = apply_generation(
-            config.state_dir,
-            directory,
-            writes,
-            deletes,
-            created=now.isoformat(),
-            watermark=_int_marks(_watermark(config, directory)),
-            marks=marks,
-        )
+        with recording(
+            config.state_dir, directory, cause="dream", config=config
+        ) as recorder:
+            for relpath in (*writes, *deletes):
+                recorder.wrote(relpath)
+            generation = apply_generation(
+                config.state_dir,
+                directory,
+                writes,
+                deletes,
+                created=now.isoformat(),
+                watermark=_int_marks(_watermark(config, directory)),
+                marks=marks,
+            )
         if generation is not None:
             summary["generation"] = generation.number
         written = tuple(sorted(writes))
@@ -536,7 +542,8 @@ def undo_dream(
     try:
         recover(config.state_dir, directory)
         _catch_up_watermark(config, directory)
-        target, own = undo(config.state_dir, directory, created=now.isoformat())
+        with recording(config.state_dir, directory, cause="dream-undo", config=config):
+            target, own = undo(config.state_dir, directory, created=now.isoformat())
     except (GenerationError, OSError) as error:
         roll_back_lock(lock)
         return False, str(error)

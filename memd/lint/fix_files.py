@@ -263,10 +263,13 @@ def _pre_image(journal: str, pre: str | None) -> bytes | None:
 
 
 def _write_manifest(journal: str, manifest: dict[str, object]) -> None:
-    from memd.atomic import write_atomic
-    from memd.fastjson import dumps
+    import json
 
-    write_atomic(os.path.join(journal, _MANIFEST), dumps(manifest).encode("utf-8"))
+    from memd.atomic import write_atomic
+
+    # ASCII escapes: a name's undecodable bytes (lone surrogates) round-trip.
+    text = json.dumps(manifest, ensure_ascii=True)
+    write_atomic(os.path.join(journal, _MANIFEST), text.encode("ascii"))
 
 
 def _clear(journal: str) -> None:
@@ -275,6 +278,24 @@ def _clear(journal: str) -> None:
     with contextlib.suppress(FileNotFoundError):
         os.unlink(os.path.join(journal, _MANIFEST))
     shutil.rmtree(journal, ignore_errors=True)
+
+
+def recover_fix(root: str, state_dir: str) -> None:
+    """Take back a fix killed half-way below `root`, before the next one plans.
+
+    Planning from the half-written files would leave out the edits already
+    made, which the recovery then takes back: the rerun would not finish.
+    """
+    from memd.fsread import open_dir
+
+    journal = undo_dir(state_dir, root)
+    if not os.path.isdir(journal):
+        return
+    root_fd = open_dir(root or ".", follow=True)  # the memory dir may be a link
+    try:
+        _recover(root_fd, journal)
+    finally:
+        os.close(root_fd)
 
 
 def _recover(root_fd: int, journal: str) -> None:

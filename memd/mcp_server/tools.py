@@ -293,8 +293,18 @@ def write_memory(
     project.require_enabled()
     root = project.memory_dir
     os.makedirs(root, exist_ok=True)
-    with _directory_lock(root) as root_fd:
-        return _write_locked(project, root_fd, name, description, memory_type, body)
+    from memd.history.record import recording
+
+    with (
+        _directory_lock(root) as root_fd,
+        recording(
+            project.config.state_dir, root, cause="mcp", config=project.config
+        ) as recorder,
+    ):
+        result = _write_locked(project, root_fd, name, description, memory_type, body)
+        recorder.wrote(str(result["relpath"]))
+        recorder.wrote(INDEX_NAME)
+        return result
 
 
 @contextlib.contextmanager

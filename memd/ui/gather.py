@@ -150,7 +150,7 @@ def loss_alarms(state_dir: str) -> dict[str, str]:
     """Return memory dir -> a line about its latest loss in the past week (history)."""
     if not history_available():
         return {}
-    from memd.history.store import History  # type: ignore[import-not-found,unused-ignore]
+    from memd.history.store import History
 
     found: dict[str, str] = {}
     try:
@@ -321,7 +321,7 @@ def _timeline(state_dir: str, memory_dir: str, relpath: str) -> tuple[Revision, 
     """Return the file's recorded changes, newest first, each with its diff."""
     if not history_available():
         return ()
-    from memd.history.store import History  # type: ignore[import-not-found,unused-ignore]
+    from memd.history.store import History
 
     found = []
     with History.open(state_dir) as history:
@@ -353,7 +353,7 @@ def restore_file(source: Source, project: str, relpath: str, rev: int) -> str:
     """Put `relpath` back as it was at `rev` (memd.history); return one line."""
     if not history_available():
         raise NotFoundError("file history is not installed")
-    from memd.history.restore import (  # type: ignore[import-not-found,unused-ignore]
+    from memd.history.restore import (
         restore_file as restore,
     )
 

@@ -266,6 +266,102 @@ def _snapshot_state(world: World) -> dict[str, object]:
     }
 
 
+# -- history (memd/history): restore, purge, prune ------------------------------
+
+_SECRET = "sk-ant-api03-Q3Jhc2hQb2ludFNlY3JldEtleQ-crash-test"  # noqa: S105 -- a fake key
+
+
+def _history_matches_disk(world: World) -> object:
+    """Whether the store opens, every blob decodes, and its last tree is the disk."""
+    import hashlib
+
+    from memd.history.store import History
+
+    if not (world.state_dir / "history").exists():
+        return None
+    with History.open(str(world.state_dir)) as history:
+        blobs = list(history.every_blob())
+        tree = history.recorded_tree(str(world.memory))
+    disk = {
+        rel: hashlib.sha256(data).digest() for rel, data in _memory_files(world).items()
+    }
+    return {"blobs": len(blobs) > 0, "tree_is_disk": tree == disk}
+
+
+def _seed_history(world: World, *, secret: bool = False, old: bool = False) -> None:
+    from memd.history.store import History
+
+    _reset(world)
+    body = "".join(f"line {i} of a memory\n" for i in range(40))
+    with History.open(str(world.state_dir)) as history:
+        for i in range(6):
+            (world.memory / f"topic_{i}.md").write_text(body + f"topic {i}\n")
+        (world.memory / "MEMORY.md").write_bytes(INDEX)
+        history.record(str(world.memory), cause="edit", at=1_000_000.0 if old else None)
+        for i in range(4):
+            text = body + f"edit {i}\n" + (f"key: {_SECRET}\n" if secret else "")
+            (world.memory / "topic_0.md").write_text(text)
+            history.record(
+                str(world.memory), cause="edit", at=1_000_100.0 + i if old else None
+            )
+        for i in range(1, 5):
+            (world.memory / f"topic_{i}.md").unlink()
+        (world.memory / "MEMORY.md").write_text("# Index\n")
+        history.record(str(world.memory), cause="edit")
+
+
+def _restore_argv(world: World) -> list[str]:
+    return [MEMD, "restore", "--all", "--rev", "1", "--project", str(world.memory)]
+
+
+def _history_state(world: World) -> dict[str, object]:
+    return {"files": _memory_files(world), "history": _history_matches_disk(world)}
+
+
+def _seed_purge(world: World) -> None:
+    _seed_history(world, secret=True)
+
+
+def _purge_argv(world: World) -> list[str]:
+    from memd.lint.secrets import find_secrets
+
+    [finding] = find_secrets(f"key: {_SECRET}")
+    return [MEMD, "history", "purge", "--secret", finding.fingerprint]
+
+
+def _purge_state(world: World) -> dict[str, object]:
+    from memd.history.store import History
+
+    with History.open(str(world.state_dir)) as history:
+        held = sum(_SECRET.encode() in blob for blob in history.every_blob())
+        revs = [c.rev for c in history.changes(str(world.memory))]
+    return {"files": _memory_files(world), "holding": held, "revs": revs}
+
+
+def _seed_prune(world: World) -> None:
+    _seed_history(world, old=True)
+
+
+def _prune_argv(world: World) -> list[str]:
+    code = (
+        "import sys\n"
+        "from memd.history.store import History, Retention\n"
+        "with History.open(sys.argv[1]) as h:\n"
+        "    h.prune(sys.argv[2], Retention(), now=1_000_000.0 + 400 * 86400)\n"
+        "    h.record(sys.argv[2], cause='edit')\n"
+        "    h.compact()\n"
+    )
+    return [sys.executable, "-c", code, str(world.state_dir), str(world.memory)]
+
+
+def _prune_state(world: World) -> dict[str, object]:
+    from memd.history.store import History
+
+    with History.open(str(world.state_dir)) as history:
+        revs = [c.rev for c in history.changes(str(world.memory))]
+    return {**_history_state(world), "revs": revs}
+
+
 SCENARIOS = (
     # The plain dream's write points are the first ones of dream+archive's and
     # of dream+remove's: killed at each of them in the first, only the
@@ -282,6 +378,9 @@ SCENARIOS = (
     Scenario("rotation", _seed_rotation, _rotation_argv, _dream_state),
     Scenario("fix", _seed_fix, _fix_argv, _fix_state),
     Scenario("snapshot", _seed_snapshot, _prompt_argv, _snapshot_state),
+    Scenario("history-restore", _seed_history, _restore_argv, _history_state),
+    Scenario("history-purge", _seed_purge, _purge_argv, _purge_state),
+    Scenario("history-prune", _seed_prune, _prune_argv, _prune_state),
 )
 
 
@@ -325,7 +424,7 @@ def test_kill_at_every_write_point(
     started = time.time_ns()
     assert 0 == _run(world, scenario, None)
     expected = _full_state(world, scenario, started)
-    if scenario.name != "snapshot":
+    if scenario.name not in ("snapshot", "history-purge", "history-prune"):
         assert before != expected["files"], "the scenario must write memory files"
 
     killed = 0

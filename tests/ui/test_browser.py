@@ -244,13 +244,12 @@ class TestActions:
             assert [] == browser.find_elements(By.CSS_SELECTOR, "button.restore")
             assert "File history is not available" in text_of(browser)
             return
-        import importlib
+        from memd.history.store import History
 
-        store = importlib.import_module("memd.history.store")
         state = str(isolated_home.state / "memd")
 
         def revisions() -> list[int]:
-            with store.History.open(state) as history:
+            with History.open(state) as history:
                 changes = history.changes(str(memory), relpath="note_0.md")
                 return [change.rev for change in changes]
 

@@ -8,7 +8,6 @@ all written or none, and none when a file changed since it was planned.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 
@@ -44,10 +43,12 @@ def run(args: argparse.Namespace) -> int:
     from memd.agent.choice import in_force
     from memd.cli.commands._options import chosen_targets
     from memd.config import load_config
+    from memd.history.record import memory_dir_holding, recording
     from memd.lint.fix_files import (
         apply_edits,
         plan_directory,
         plan_single_file,
+        recover_fix,
         shown,
     )
 
@@ -69,9 +70,21 @@ def run(args: argparse.Namespace) -> int:
             continue
         if args.undo:
             root = target.path if target.is_dir else os.path.dirname(target.path)
-            failed = _undo(root, config.state_dir)
+            with recording(
+                config.state_dir,
+                memory_dir_holding(root),
+                cause="fix",
+                note="memd fix --undo",
+                config=config,
+            ):
+                failed = _undo(root, config.state_dir)
             skipped += failed
             continue
+        if not args.dry_run:
+            recover_fix(
+                target.path if target.is_dir else os.path.dirname(target.path),
+                config.state_dir,
+            )
         if target.is_dir:
             root, edits = (
                 target.path,
@@ -91,8 +104,12 @@ def run(args: argparse.Namespace) -> int:
         if not edits:
             continue
         try:
-            # When memd.history lands: `with recording(state_dir, root, cause="fix"):`
-            with contextlib.nullcontext():
+            memory_dir = target.path if target.is_dir else memory_dir_holding(root)
+            with recording(
+                config.state_dir, memory_dir, cause="fix", config=config
+            ) as recorder:
+                for edit in edits:
+                    recorder.wrote(os.path.abspath(os.path.join(root, edit.relpath)))
                 wrote = apply_edits(root, edits, config.state_dir)
         except (
             OSError,

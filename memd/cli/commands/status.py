@@ -275,9 +275,13 @@ def run(args: argparse.Namespace) -> int:
     """Print the status; exit `EXIT_NO_DAEMON` unless the daemon runs and answers."""
     import json
 
+    from memd.history.report import loss_lines, loss_report
+
     status = collect_status()
+    losses = loss_report(str(status["state_dir"]))
+    status["losses"] = losses
     if args.format == "json":
         print(json.dumps(status, indent=2, sort_keys=True))
     else:
-        print(format_text(status))
+        print("\n".join([format_text(status), *loss_lines(losses)]))
     return 0 if status["responding"] else EXIT_NO_DAEMON
