@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from structlog.typing import FilteringBoundLogger
 
     from memd.config import Config
+    from memd.history.restore import RestorePlan
 
 MAX_SHOWN_FILE_BYTES = 1024 * 1024
 HISTORY_SHOWN = 50  # changes in a file's timeline
@@ -160,10 +161,7 @@ def loss_alarms(state_dir: str) -> dict[str, str]:
                 if change.is_loss and change.memory_dir not in found:
                     found[change.memory_dir] = views.mask_secrets(
                         f"rev {change.rev}, {views.clock(change.at)} UTC: "
-                        + str(
-                            getattr(change, "loss", None)
-                            or f"{change.bytes_removed} bytes removed"
-                        )
+                        f"{change.loss or f'{change.bytes_removed} bytes removed'}"
                     )
     except (OSError, ValueError, RuntimeError):
         return {}
@@ -365,14 +363,9 @@ def restore_file(source: Source, project: str, relpath: str, rev: int) -> str:
     return f"restored {relpath} to rev {rev}" + (f" ({actions})" if actions else "")
 
 
-def _plan_items(plan: object) -> list[tuple[str, str]]:
+def _plan_items(plan: RestorePlan) -> list[tuple[str, str]]:
     """The (relpath, action) steps of a memd.history RestorePlan."""
-    steps = getattr(plan, "steps", ())
-    return [
-        (str(item[0]), str(item[1]))
-        for item in steps
-        if isinstance(item, tuple) and len(item) == 2
-    ]
+    return [(str(relpath), str(action)) for relpath, action in plan.steps]
 
 
 # -- dreams ------------------------------------------------------------------

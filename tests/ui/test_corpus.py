@@ -85,3 +85,30 @@ def test_a_file_name_that_is_not_utf8(isolated_home: Home, start_viewer: Any) ->
 
     assert (200, 200) == (status, recall)
     assert "caf\\xe9.md" in body.decode()
+
+
+def test_the_overview_shows_a_loss_alarm(
+    isolated_home: Home, start_viewer: Any
+) -> None:
+    """Deleting most of a project's files is a loss (memd.history): the row says so."""
+    from memd.history.store import History
+    from tests.daemon.conftest import wait_for
+
+    memory = make_project(isolated_home.home, "lossy", entries=6)
+    backdate(memory)
+    viewer = start_viewer()
+    state = str(isolated_home.state / "memd")
+
+    def recorded(losses: bool) -> bool:
+        with History.open(state) as history:
+            return bool(history.changes(str(memory), losses_only=losses))
+
+    wait_for(lambda: recorded(False), what="the first record")
+    for number in range(5):
+        (memory / f"note_{number}.md").unlink()
+    wait_for(lambda: recorded(True), what="the loss recorded")
+    status, _, body = viewer.request("GET", "/", headers={"Cookie": viewer.cookie()})
+    row = body.decode().split(f'data-id="{project_id(str(memory))}"', 1)[1]
+
+    assert 200 == status
+    assert '<div class="alarm">loss:' in row.split("</tr>", 1)[0]
