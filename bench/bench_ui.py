@@ -76,6 +76,7 @@ def _live(
     index = os.path.join(memory_dir, "MEMORY.md")
     for number in range(saves):
         marker = f"live save {number}"
+        _drain(stream)  # the last save's second event (after its history record)
         started = time.perf_counter()
         with open(index, "a", encoding="utf-8") as handle:
             handle.write(f"- [Live {number}](live_{number}.md) — {marker}\n")
@@ -92,6 +93,19 @@ def _live(
         time.sleep(0.3)  # let the batch settle before the next save
     stream.close()
     return to_event, to_page
+
+
+def _drain(stream: http.client.HTTPConnection) -> None:
+    """Read what the event stream already holds, so a stale event is not timed."""
+
+    assert stream.sock is not None
+    stream.sock.settimeout(0.3)
+    try:
+        while stream.sock.recv(65536):
+            pass
+    except TimeoutError:
+        pass
+    stream.sock.settimeout(30)
 
 
 def _idle(daemon: Daemon, seconds: float) -> tuple[float, float]:
