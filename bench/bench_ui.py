@@ -97,7 +97,6 @@ def _live(
 
 def _drain(stream: http.client.HTTPConnection) -> None:
     """Read what the event stream already holds, so a stale event is not timed."""
-
     assert stream.sock is not None
     stream.sock.settimeout(0.3)
     try:
