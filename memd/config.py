@@ -82,6 +82,9 @@ class Config:
     sync_settle_seconds: float = 10.0
     sync_projects: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
     sync_allow: tuple[str, ...] = ()  # secret fingerprints not refused
+    ui_enabled: bool = True  # `memd ui`: the daemon serves the local viewer
+    ui_port: int = 7437  # taken: the next free port, then any (memd.ui.server)
+    ui_address: str = "127.0.0.1"  # anything else only when set explicitly
     history_enabled: bool = True  # memd.history: every change to memory kept
     history_keep_all_days: float = 30.0  # every version this long
     history_keep_daily_days: float = 365.0  # then one a day, this long after a change

@@ -182,6 +182,26 @@ def _string(value: object) -> object:
     raise BadValue(f"expected a path, {_got(value)}")
 
 
+def _port(value: object) -> object:
+    number = _int(1)(value)
+    if not isinstance(number, int) or number > 65535:
+        raise BadValue(f"expected a TCP port 1-65535, {_got(value)}")
+    return number
+
+
+def _ip_address(value: object) -> object:
+    import ipaddress
+
+    try:
+        return str(
+            ipaddress.ip_address(value.strip() if isinstance(value, str) else "")
+        )
+    except ValueError:
+        raise BadValue(
+            f"expected an IP address like 127.0.0.1, {_got(value)}"
+        ) from None
+
+
 def _agent_version(value: object) -> object:
     from memd.agent.profile import BY_VERSION
 
@@ -352,6 +372,9 @@ KEYS: tuple[Key, ...] = (
     Key("sync_settle_seconds", "sync.settle_seconds", _float(0.0)),
     Key("sync_projects", "sync.projects", _sync_projects, _env_remotes),
     Key("sync_allow", "sync.allow", _fingerprints, _env_list),
+    Key("ui_enabled", "ui.enabled", _bool),
+    Key("ui_port", "ui.port", _port),
+    Key("ui_address", "ui.address", _ip_address),
     Key("history_enabled", "history.enabled", _bool),
     Key("history_keep_all_days", "history.keep_all_days", _float(0.0)),
     Key("history_keep_daily_days", "history.keep_daily_days", _float(0.0)),

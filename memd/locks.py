@@ -216,7 +216,8 @@ class ConsolidateLock:
     dir_fd: int  # flock'ed: memd processes on this host never dream one dir twice
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether process `pid` exists (one of another user's counts as alive)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -267,7 +268,7 @@ def _take_lock_file(
     holder = _read_pid(path)
     if prior is not None and holder is not None and holder != os.getpid():
         age = time.time() - prior / 1e9
-        if age < CONSOLIDATE_STALE_SECONDS and _pid_alive(holder):
+        if age < CONSOLIDATE_STALE_SECONDS and pid_alive(holder):
             raise LockHeldError(
                 f"{memory_dir}: a dream is already running (pid {holder})", pid=holder
             )
@@ -319,4 +320,4 @@ def is_dream_running(memory_dir: str) -> bool:
         age = time.time() - os.lstat(path).st_mtime
     except OSError:
         return False
-    return age < CONSOLIDATE_STALE_SECONDS and _pid_alive(holder)
+    return age < CONSOLIDATE_STALE_SECONDS and pid_alive(holder)

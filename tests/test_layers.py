@@ -79,6 +79,12 @@ LAYERS = {
     "memd.mcp_server.install": CORE,  # config in, config out
     "memd.mcp_server.catalog": CORE,  # the handshake and listings, as data
     "memd.mcp_server.server": WIRING,  # the one `mcp` SDK owner
+    "memd.ui.*": EDGE,  # the viewer: what it reads and does
+    "memd.ui.views": CORE,  # what each page shows, from values
+    "memd.ui.plots": CORE,  # the SVG plots
+    "memd.ui.security": CORE,  # tokens, Host and Origin, parameter rules
+    "memd.ui.app": WIRING,  # the one Starlette / Jinja2 owner
+    "memd.ui.server": WIRING,  # the sockets and the uvicorn thread
     "memd.history.*": EDGE,  # the SQLite store, recording, restore, notices
     "memd.history.codec": CORE,  # a version against its base, zlib
     "memd.history.when": CORE,  # the one parser of --at / --since
@@ -103,6 +109,7 @@ FOLDERS = {
         "team",
         "sync",
         "recall",
+        "ui",
         "history",
     },
     "service": set(),
@@ -120,6 +127,17 @@ FOLDERS = {
         "history",
     },
     "history": {"agent", "memory", "lint"},
+    "ui": {
+        "agent",
+        "memory",
+        "lint",
+        "snapshot",
+        "kairos",
+        "recall",
+        "team",
+        "sync",
+        "history",
+    },
     "cli": {
         "agent",
         "memory",
@@ -134,6 +152,7 @@ FOLDERS = {
         "sync",
         "recall",
         "mcp_server",
+        "ui",
         "history",
     },
 }
@@ -153,6 +172,12 @@ THIRD_PARTY_OWNERS = {
     "anyio": ("memd.mcp_server.server",),
     "mcp_types": ("memd.mcp_server.server",),
     "pydantic": ("memd.mcp_server.server",),
+    # The viewer's web stack: Starlette (through the SDK) and Jinja2.
+    "starlette": ("memd.ui.app",),
+    "sse_starlette": ("memd.ui.app",),
+    "jinja2": ("memd.ui.app",),
+    "markupsafe": ("memd.ui.app",),
+    "uvicorn": ("memd.ui.server",),
 }
 WIRING_THIRD_PARTY = frozenset({"structlog"})
 HEAVY = ("watchdog", "apscheduler", "structlog")

@@ -87,6 +87,10 @@ COMMANDS = {
         "memd.cli.commands.mcp",
         "serve memory to any agent over MCP (stdio), or (un)install the server",
     ),
+    "ui": (
+        "memd.cli.commands.ui",
+        "open the running daemon's local web viewer of every project's memory",
+    ),
 }
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2

@@ -43,6 +43,7 @@ from memd.daemon.status import (
 from memd.daemon.sweep import SweepSchedule
 from memd.daemon.watched import REBUILD_RETRY_SECONDS, Rebuild, WatchedDir
 from memd.statkey import stat_key
+from memd.ui.server import NoViewer, start_viewer
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
     from memd.snapshot.build import Snapshot
     from memd.snapshot.publish import Published
     from memd.snapshot.telemetry_sink import TelemetrySink
+    from memd.ui.server import Viewer
 
 # Handled on the main thread only (see `_signals_held`).
 HANDLED_SIGNALS = frozenset({signal.SIGTERM, signal.SIGINT, signal.SIGHUP})
@@ -162,6 +164,7 @@ class _Daemon:
         self.hook_lint_server = HookLintServer(
             socket_path(env, state_dir=config.state_dir), self.hook_linter.answer, log
         )
+        self.viewer: Viewer | NoViewer = NoViewer()  # `memd ui` (memd.ui.server)
 
     # -- the story ---------------------------------------------------------
 
@@ -185,6 +188,13 @@ class _Daemon:
                 "daemon_starting", pid=os.getpid(), config_file=self.config_file
             )
             self.hook_lint_server.start()
+            self.viewer = start_viewer(
+                lambda: self.config,
+                self.env,
+                self.log,
+                discovery=lambda: self.discovery,
+                profile=lambda: self.choice.profile,
+            )
             self.watcher.start()
             # The first batch: discovery, then the watches, then the full scan.
             self.watcher.request(rediscover=True, rescan_all=True)
@@ -194,6 +204,7 @@ class _Daemon:
             notify("STOPPING=1", env=self.env)
             self.log.info("daemon_stopping")
             self.hook_lint_server.stop()
+            self.viewer.stop()
             self.watcher.stop()
             self.flusher.shutdown(wait=True)
             self._stop_scheduler()
@@ -231,6 +242,8 @@ class _Daemon:
         dirs, changed = self._dirs_to_rebuild(batch)
         self._rebuild_all(dirs, changed)
         self.history.record(dirs, self.config)
+        for path in dirs:  # a file page's timeline shows the change just recorded
+            self.viewer.changed(path)
         self._follow_team_changes(batch)
         self._report()
         waits = [
@@ -590,6 +603,7 @@ class _Daemon:
         finally:
             if watched.end_rebuild(slow_seconds=took):
                 self.watcher.wake_in(0.0)  # pick up what waited, report the end
+            self.viewer.changed(watched.path)  # open pages refresh (SSE)
 
     def _flush_later(
         self, watched: WatchedDir, mode: str, published: Published

@@ -34,6 +34,28 @@ class TestWheel:
 
         assert {"memd/cli/main.py", "pyproject.toml", "README.md"} <= names
 
+    def test_wheel_carries_the_viewers_templates_and_assets(
+        self, dist_dir: Path
+    ) -> None:
+        """`memd ui`'s templates, CSS and script ship in the wheel (no CDN)."""
+        import zipfile
+
+        with zipfile.ZipFile(wheel_in(dist_dir)) as wheel:
+            names = set(wheel.namelist())
+        shipped = {
+            "memd/ui/templates/base.html",
+            "memd/ui/templates/overview.html",
+            "memd/ui/templates/file.html",
+            "memd/ui/static/ui.css",
+            "memd/ui/static/ui.js",
+        }
+        templates = Path(REPO, "memd/ui/templates")
+
+        assert shipped <= names
+        assert {
+            f"memd/ui/templates/{path.name}" for path in templates.glob("*.html")
+        } <= names
+
     def test_wheel_installs_into_a_fresh_venv_and_runs(
         self, dist_dir: Path, tmp_path: Path
     ) -> None:
