@@ -24,6 +24,8 @@ subclass in the package is drawn here; tests/test_errors.py checks the tree::
     ├── RestoreError            a restore cannot be made: no such revision (history)
     ├── RecallUnavailableError  this Python's SQLite has no FTS5
     ├── WriteRefusedError       a memory_write would not lint clean (mcp_server)
+    ├── NotFoundError           the viewer shows no such project or file (ui)
+    ├── Refused                 the viewer's gate turns a request away (ui, HTTP status)
     └── ToolFailedError         an MCP tool could not do what the model asked
 
 Two refusals are deliberately not MemdErrors: `memd.fsread.UnsafeFileError` is

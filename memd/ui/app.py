@@ -29,6 +29,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from memd.diagnostics import escape_surrogates
+from memd.errors import MemdError
 from memd.ui import gather, plots, security, views
 
 TYPE_CHECKING = False
@@ -51,7 +52,7 @@ UNAUTHORIZED = (
 )
 
 
-class Refused(Exception):
+class Refused(MemdError):
     """A request the gate or a form check turns away: (status, short reason)."""
 
     def __init__(self, status: int, reason: str) -> None:

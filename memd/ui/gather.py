@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from memd.agent.profile import NEWEST, AgentProfile
 from memd.agent.prompt import view_index
 from memd.diagnostics import Diagnostic
+from memd.errors import MemdError
 from memd.fsread import open_dir, read_beneath
 from memd.relpath import relpath_refusal
 from memd.ui import views
@@ -42,7 +43,7 @@ RECALL_LIMIT = 20
 LOSS_ALARM_SECONDS = 7 * 86400
 
 
-class NotFoundError(LookupError):
+class NotFoundError(MemdError):
     """The project or file a request names is not one the viewer shows."""
 
 
@@ -514,7 +515,6 @@ class RecallHit:
 
 def recall_hits(source: Source, query: str) -> tuple[list[RecallHit], str]:
     """Search every watched directory as `memd recall --all` does; (hits, note)."""
-    from memd.errors import MemdError
     from memd.recall.index import open_index
     from memd.recall.query import recall
 
