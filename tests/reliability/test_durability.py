@@ -292,6 +292,9 @@ RENAMES = {
     ("memd/kairos/daily_log.py", "apply_retention"),  # a move, never a copy
     ("memd/kairos/generations.py", "_commit"),  # commit point; dir fsynced
     ("memd/gitsync/repo.py", "init_repo"),  # a new git dir: a lost init is redone
+    # A claim, not a write: one SessionStart takes the loss notice; a claim a
+    # crash undoes only tells the loss once more.
+    ("memd/history/notice.py", "take_notice"),
 }
 
 
