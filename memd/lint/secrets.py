@@ -194,8 +194,9 @@ class _Rule:
             )
         return self._compiled
 
-    def applies(self, lowered: str) -> bool:
-        return not self.keywords or any(k in lowered for k in self.keywords)
+    def applies(self, present: frozenset[str]) -> bool:
+        """Whether the rule runs, given the table's keywords `present` in the text."""
+        return not self.keywords or not present.isdisjoint(self.keywords)
 
     def is_allowed(self, secret: str, match: str) -> bool:
         """Whether the rule's own allowlist or entropy floor says "not a secret"."""
@@ -211,13 +212,23 @@ class _Rule:
 _TABLE: tuple[_Rule, ...] | None = None
 
 
+_KEYWORDS: tuple[str, ...] = ()
+
+
 def _rules() -> tuple[_Rule, ...]:
     """memd's rules, then the data file's, loaded once per process."""
-    global _TABLE
+    global _TABLE, _KEYWORDS
     if _TABLE is None:
         own = tuple(_Rule(n, r, k, e) for n, r, k, e in _MEMD_RULES)
         _TABLE = own + _data_rules({rule.name for rule in own})
+        _KEYWORDS = tuple(sorted({k for rule in _TABLE for k in rule.keywords}))
     return _TABLE
+
+
+def _keywords_in(lowered: str) -> frozenset[str]:
+    """The table's keywords in `lowered`: each looked for once, not once per rule."""
+    _rules()
+    return frozenset(k for k in _KEYWORDS if k in lowered)
 
 
 def read_rules_file(text: str) -> list[dict[str, object]]:
@@ -349,8 +360,9 @@ def _spans(text: str, allow: frozenset[str], limit: int = MAX_FINDINGS) -> list[
             starts.insert(at, start)
         return len(found) < limit
 
+    present = _keywords_in(lowered)
     for rule in _rules():
-        if not rule.applies(lowered):
+        if not rule.applies(present):
             continue
         pattern, _ = rule.patterns()
         group = rule.group or (1 if pattern.groups else 0)
