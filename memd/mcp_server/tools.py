@@ -117,8 +117,7 @@ def recall_memories(
     project: Project, query: str, limit: int = 5, memory_type: str | None = None
 ) -> list[dict[str, object]]:
     """The memories best matching `query`, as dicts, best first."""
-    from memd.recall.index import open_index
-    from memd.recall.query import recall
+    from memd.recall.index import open_index, recall
 
     check_arguments(query=query, type=memory_type)
     project.require_enabled()

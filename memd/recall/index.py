@@ -13,7 +13,9 @@ Two writers keep it current:
   clean files, so a second write within one timestamp tick is not missed.
 
 `RecallIndex` is the whole index: the database (`memd.recall.store`), its
-search (`memd.recall.query`) and these updates.
+search (`memd.recall.query`) and these updates; `recall` refreshes the
+directories by stat, then searches them and re-checks each hit with `lstat`,
+so a deleted file never returns.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import time
 from memd.agent.terms import INDEX_NAME, MEMORY_TYPES
 from memd.errors import MemdError
 from memd.fsread import list_dir, open_dir
-from memd.recall.query import RecallSearch
+from memd.recall.query import Hit, RecallSearch
 from memd.recall.store import (
     IN_MEMORY,
     check_fts5,
@@ -41,7 +43,7 @@ from memd.recall.text import DEFAULT_TOKENIZER, index_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Iterable, Mapping, Sequence
 
     from memd.memory.memdir import MemDir
     from memd.memory.memfile import MemoryFile
@@ -528,3 +530,88 @@ def _is_alive(pid: int | None) -> bool:
     except PermissionError:
         pass  # it exists; another user owns it
     return True
+
+
+def recall(
+    index: RecallIndex,
+    query: str,
+    memory_dirs: Sequence[str],
+    *,
+    limit: int = 5,
+    memory_type: str | None = None,
+    max_file_bytes: int | None = None,
+) -> tuple[Hit, ...]:
+    """Refresh `memory_dirs` by stat, then search them; a deleted file never returns.
+
+    Each hit is checked with `lstat` before it is returned: a file deleted or
+    changed since the index saw it (a daemon's batch still settling) sends
+    its directory through a forced re-read and the search runs again.
+
+    When the index cannot be written or read (busy past its timeout, a
+    read-only or full cache), the directories are searched through a fresh
+    in-memory index instead, and `index.unusable` says why.
+    """
+    try:
+        return _recall(index, query, memory_dirs, limit, memory_type, max_file_bytes)
+    except (OSError, sqlite3.OperationalError) as error:
+        if index.path == IN_MEMORY:
+            raise
+        index.unusable = why_unusable(index.path, error)
+    with type(index)(IN_MEMORY, tokenizer=index.tokenizer) as spare:
+        return _recall(spare, query, memory_dirs, limit, memory_type, max_file_bytes)
+
+
+def _recall(
+    index: RecallIndex,
+    query: str,
+    memory_dirs: Sequence[str],
+    limit: int,
+    memory_type: str | None,
+    max_file_bytes: int | None,
+) -> tuple[Hit, ...]:
+    memory_dirs = tuple(_normal(d) for d in memory_dirs)
+    records = index.dir_records() if len(memory_dirs) > 1 else None
+    generation = index.generation
+    alive: dict[int, bool] = {}
+    wrote = False
+    for memory_dir in memory_dirs:
+        if index.generation != generation:  # rebuilt meanwhile: records are stale
+            records, generation = index.dir_records(), index.generation
+            wrote = True
+        wrote |= index.refresh(
+            memory_dir, max_file_bytes=max_file_bytes, records=records, alive=alive
+        )
+    # Nothing written: the ids read with the records still name every directory.
+    dir_ids = (
+        None
+        if wrote or records is None or index.generation != generation
+        else {path: record[2] for path, record in records.items()}
+    )
+    hits = index.search(
+        query,
+        memory_dirs=memory_dirs,
+        limit=limit,
+        memory_type=memory_type,
+        dir_ids=dir_ids,
+    )
+    stale = {h.memory_dir for h in hits if not _still_there(h)}
+    if not stale:
+        return hits
+    for memory_dir in sorted(stale):
+        index.refresh(memory_dir, max_file_bytes=max_file_bytes, force=True)
+    return index.search(
+        query, memory_dirs=memory_dirs, limit=limit, memory_type=memory_type
+    )
+
+
+def _normal(memory_dir: str) -> str:
+    """The directory as `load_memdir` records it: absolute, no trailing separator."""
+    return os.path.abspath(memory_dir).rstrip(os.sep) or os.sep
+
+
+def _still_there(hit: Hit) -> bool:
+    try:
+        st = os.lstat(os.path.join(hit.memory_dir, hit.relpath))
+    except OSError:
+        return False
+    return int64(st.st_mtime_ns) == hit.mtime_ns

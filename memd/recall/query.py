@@ -2,33 +2,26 @@
 
 `RecallSearch.search` ranks one query's matches (`WEIGHTS`, then a small
 recency factor from `memd.recall.text`), narrowing a few directories inside
-FTS5 by their `scope` tokens and reading bodies only for the candidates;
-`recall` refreshes the directories by stat first (`memd.recall.index`) and
-re-checks each hit with `lstat`, so a deleted file never returns.
+FTS5 by their `scope` tokens and reading bodies only for the candidates.
+`memd.recall.index.recall` refreshes the directories first: this module
+knows nothing of updates, so the two never import each other.
 """
 
 from __future__ import annotations
 
-import _sqlite3 as sqlite3
-import os
 import time
 
 from memd.lint.secrets import mask_secrets
 from memd.recall.store import (
-    IN_MEMORY,
     RecallDatabase,
     from_db,
-    int64,
     scope_token,
-    why_unusable,
 )
 from memd.recall.text import match_expression, query_terms, recency_factor, snippet
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
-
-    from memd.recall.index import RecallIndex
 
 # bm25 column weights: name, description, body. The description is what the
 # agent's own recall judges, so it counts most.
@@ -204,94 +197,9 @@ class RecallSearch(RecallDatabase):
         )
 
 
-def recall(
-    index: RecallIndex,
-    query: str,
-    memory_dirs: Sequence[str],
-    *,
-    limit: int = 5,
-    memory_type: str | None = None,
-    max_file_bytes: int | None = None,
-) -> tuple[Hit, ...]:
-    """Refresh `memory_dirs` by stat, then search them; a deleted file never returns.
-
-    Each hit is checked with `lstat` before it is returned: a file deleted or
-    changed since the index saw it (a daemon's batch still settling) sends
-    its directory through a forced re-read and the search runs again.
-
-    When the index cannot be written or read (busy past its timeout, a
-    read-only or full cache), the directories are searched through a fresh
-    in-memory index instead, and `index.unusable` says why.
-    """
-    try:
-        return _recall(index, query, memory_dirs, limit, memory_type, max_file_bytes)
-    except (OSError, sqlite3.OperationalError) as error:
-        if index.path == IN_MEMORY:
-            raise
-        index.unusable = why_unusable(index.path, error)
-    with type(index)(IN_MEMORY, tokenizer=index.tokenizer) as spare:
-        return _recall(spare, query, memory_dirs, limit, memory_type, max_file_bytes)
-
-
-def _recall(
-    index: RecallIndex,
-    query: str,
-    memory_dirs: Sequence[str],
-    limit: int,
-    memory_type: str | None,
-    max_file_bytes: int | None,
-) -> tuple[Hit, ...]:
-    memory_dirs = tuple(_normal(d) for d in memory_dirs)
-    records = index.dir_records() if len(memory_dirs) > 1 else None
-    generation = index.generation
-    alive: dict[int, bool] = {}
-    wrote = False
-    for memory_dir in memory_dirs:
-        if index.generation != generation:  # rebuilt meanwhile: records are stale
-            records, generation = index.dir_records(), index.generation
-            wrote = True
-        wrote |= index.refresh(
-            memory_dir, max_file_bytes=max_file_bytes, records=records, alive=alive
-        )
-    # Nothing written: the ids read with the records still name every directory.
-    dir_ids = (
-        None
-        if wrote or records is None or index.generation != generation
-        else {path: record[2] for path, record in records.items()}
-    )
-    hits = index.search(
-        query,
-        memory_dirs=memory_dirs,
-        limit=limit,
-        memory_type=memory_type,
-        dir_ids=dir_ids,
-    )
-    stale = {h.memory_dir for h in hits if not _still_there(h)}
-    if not stale:
-        return hits
-    for memory_dir in sorted(stale):
-        index.refresh(memory_dir, max_file_bytes=max_file_bytes, force=True)
-    return index.search(
-        query, memory_dirs=memory_dirs, limit=limit, memory_type=memory_type
-    )
-
-
-def _normal(memory_dir: str) -> str:
-    """The directory as `load_memdir` records it: absolute, no trailing separator."""
-    return os.path.abspath(memory_dir).rstrip(os.sep) or os.sep
-
-
 def _snippet_of(body: str, description: str, terms: tuple[str, ...]) -> str:
     body, description = mask_secrets(body), mask_secrets(description)  # whole, then cut
     lowered = body.lower()
     if description and not any(t in lowered for t in terms):
         return snippet(description, terms)
     return snippet(body, terms)
-
-
-def _still_there(hit: Hit) -> bool:
-    try:
-        st = os.lstat(os.path.join(hit.memory_dir, hit.relpath))
-    except OSError:
-        return False
-    return int64(st.st_mtime_ns) == hit.mtime_ns

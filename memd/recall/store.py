@@ -8,7 +8,8 @@ is the file's id and whose columns are name, description and body as
 
 This module opens it (`RecallDatabase`); `memd.recall.index` builds and
 updates it (`RecallIndex`, `open_index`, the daemon's `RecallUpdater`) and
-`memd.recall.query` searches and ranks it (`recall`, `Hit`).
+`memd.recall.query` searches and ranks it (`Hit`); `memd.recall.index.recall`
+refreshes, then searches.
 
 Reads run while another process writes (WAL, a busy timeout). A database that
 is corrupt, not a database, of another schema or deleted under an open

@@ -515,8 +515,7 @@ class RecallHit:
 
 def recall_hits(source: Source, query: str) -> tuple[list[RecallHit], str]:
     """Search every watched directory as `memd recall --all` does; (hits, note)."""
-    from memd.recall.index import open_index
-    from memd.recall.query import recall
+    from memd.recall.index import open_index, recall
 
     config = source.config()
     ids = {path: project for project, (path, _) in projects(source).items()}

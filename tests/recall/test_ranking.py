@@ -19,8 +19,7 @@ import pytest
 
 from memd.agent.paths import resolve_memory_location
 from memd.memory.reader import load_memdir
-from memd.recall.index import open_index
-from memd.recall.query import recall
+from memd.recall.index import open_index, recall
 from tests.conftest import MemDirMaker
 
 MEMD = os.path.join(os.path.dirname(sys.executable), "memd")

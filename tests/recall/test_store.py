@@ -18,8 +18,7 @@ import pytest
 
 from memd.memory.reader import load_memdir
 from memd.racy import RACY_WINDOW_NS
-from memd.recall.index import RecallIndex, open_index, stat_signature
-from memd.recall.query import recall
+from memd.recall.index import RecallIndex, open_index, recall, stat_signature
 from memd.recall.store import index_path
 from tests.conftest import MemDirMaker
 

@@ -4,7 +4,7 @@
 resolution record (`memd.snapshot.serve`) is fresh is answered without
 reading settings or config: this command is timed against a bare `python -c`.
 Directories no live daemon keeps current are refreshed by `stat` first
-(`memd.recall.query.recall`).
+(`memd.recall.index.recall`).
 """
 
 from __future__ import annotations
@@ -116,8 +116,7 @@ def _positive(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from memd.recall.index import open_index
-    from memd.recall.query import recall
+    from memd.recall.index import open_index, recall
 
     env = os.environ
     if args.all:
