@@ -202,7 +202,7 @@ class TestRunInATerminal:
 
         lines = first.splitlines()
         assert lines[0] == (
-            f"memd: watching 1 memory directories"
+            f"memd: watching 1 memory directory"
             f" ({isolated_home.claude / 'projects'}); logs in"
             f" {log_file(isolated_home)}; Ctrl-C stops it"
         ), first
@@ -210,6 +210,24 @@ class TestRunInATerminal:
         assert "  error    M001 " in seen
         assert_no_log_records(everything)
         assert everything.rstrip().endswith("memd: stopped")
+
+    def test_findings_of_the_first_scan_come_after_the_first_line(
+        self, isolated_home: Home
+    ) -> None:
+        """A file already broken at start is told under the first line, not above."""
+        memory = isolated_home.claude / "projects" / "-srv-app" / "memory"
+        memory.mkdir(parents=True)
+        (memory / "MEMORY.md").write_text("- [Broken](broken.md) — oops\n")
+        (memory / "broken.md").write_text("no frontmatter here\n")
+        daemon = Terminal("run")
+        try:
+            seen = daemon.read_until("frontmatter-missing")
+        finally:
+            daemon.proc.send_signal(signal.SIGINT)
+            daemon.finish()
+
+        assert seen.startswith("memd: watching 1 memory directory ("), seen
+        assert f"\n{memory / 'broken.md'}\n" in seen
 
 
 class TestSaysWhatItWaitsFor:

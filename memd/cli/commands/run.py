@@ -52,13 +52,20 @@ class _ForPeople:
 
         self.config = config
         self.log_file = log_file_path(config.state_dir)
+        # Findings of the first scan wait for the first line, which needs its count.
+        self.before_ready: list[str] | None = []
 
     def line(self, level: str, event: MutableMapping[str, Any]) -> str | None:
         name = event.get("event")
-        if name == "daemon_ready":
-            return self._first_line(event)
+        if name == "daemon_ready" and self.before_ready is not None:
+            lines, self.before_ready = self.before_ready, None
+            return "\n".join([self._first_line(event), *lines])
         if name == "memory_file_broken":
-            return self._findings(event)
+            found = self._findings(event)
+            if found is not None and self.before_ready is not None:
+                self.before_ready.append(found)
+                return None
+            return found
         if name == "memory_file_fixed":
             return f"{_joined(event.get('memory_dir'), event.get('file'))}: fixed"
         if name == "daemon_stopped":
@@ -75,8 +82,9 @@ class _ForPeople:
         roots = [os.path.join(memory_base_dir(), "projects"), *self.config.watch_dirs]
         extra = len(self.config.watch_projects)
         also = f" and {extra} configured project(s)" if extra else ""
+        count = event.get("dirs")
         return (
-            f"memd: watching {event.get('dirs')} memory directories"
+            f"memd: watching {count} memory director{'y' if count == 1 else 'ies'}"
             f" ({', '.join(roots)}{also}); logs in {self.log_file}; Ctrl-C stops it"
         )
 
