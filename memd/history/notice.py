@@ -41,11 +41,6 @@ def leave_notice(state_dir: str, memory_dir: str, notice: Mapping[str, object]) 
     write_atomic(path, fastjson.dumps(dict(notice)).encode("utf-8"), mode=0o600)
 
 
-def read_notice(state_dir: str, memory_dir: str) -> dict[str, object] | None:
-    """The pending notice of `memory_dir`, without taking it."""
-    return _load(notice_path(state_dir, memory_dir))
-
-
 def take_notice(state_dir: str, memory_dir: str) -> dict[str, object] | None:
     """Claim and remove the directory's pending notice; None when there is none."""
     try:  # no notice of any directory (the usual case): no `hashlib` import
