@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 
 from memd import fastjson
-from memd.fsread import read_bytes
+from memd.fsread import list_dir, read_bytes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -41,13 +41,13 @@ def leave_notice(state_dir: str, memory_dir: str, notice: Mapping[str, object]) 
     write_atomic(path, fastjson.dumps(dict(notice)).encode("utf-8"), mode=0o600)
 
 
-def read_notice(state_dir: str, memory_dir: str) -> dict[str, object] | None:
-    """The pending notice of `memory_dir`, without taking it."""
-    return _load(notice_path(state_dir, memory_dir))
-
-
 def take_notice(state_dir: str, memory_dir: str) -> dict[str, object] | None:
     """Claim and remove the directory's pending notice; None when there is none."""
+    try:  # no notice of any directory (the usual case): no `hashlib` import
+        if not list_dir(os.path.join(state_dir, "history", NOTICE_DIR)):
+            return None
+    except OSError:
+        return None
     path = notice_path(memory_dir=os.path.realpath(memory_dir), state_dir=state_dir)
     claimed = f"{path}.taken-{os.getpid()}"
     try:

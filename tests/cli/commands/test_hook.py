@@ -186,9 +186,12 @@ def age(directory: Path, seconds: int = 60) -> None:
 
 
 def modules_after_hook(
-    payload: dict[str, object], names: tuple[str, ...], env: dict[str, str]
+    payload: dict[str, object],
+    names: tuple[str, ...],
+    env: dict[str, str],
+    event: str = "post-tool-use",
 ) -> subprocess.CompletedProcess[str]:
-    """Run `memd hook post-tool-use` in a fresh interpreter; print which of
+    """Run `memd hook <event>` in a fresh interpreter; print which of
     `names` it loaded, its exit code and the memd modules it loaded, on stderr.
 
     -S: no site, whose .pth files (an editable install's finder) import `re`
@@ -199,7 +202,7 @@ def modules_after_hook(
         "import sys\n"
         f"sys.path[:0] = {paths!r}\n"
         "from memd.cli.main import main\n"
-        "code = main(['hook', 'post-tool-use'])\n"
+        f"code = main(['hook', {event!r}])\n"
         f"print(sorted(m for m in {names!r} if m in sys.modules), code, "
         "'memd.hooks.session_state' in sys.modules, "
         "' '.join(m for m in sys.modules if m.startswith('memd.lint')), "
@@ -544,6 +547,24 @@ class TestPostToolUse:
 
 
 class TestSessionStart:
+    def test_warm_start_without_a_loss_notice_loads_no_hashlib(
+        self, git_repo: Path, memory_dir: Path, isolated_home: Home
+    ) -> None:
+        """With no loss notice pending anywhere, the warm start keys none (sha256)."""
+        age(memory_dir)
+        age(git_repo)
+        env = isolated_home.env()
+        for session in ("first", "second"):
+            run_hook(
+                ["session-start"], session_start(git_repo, "startup", session), env
+            )
+
+        result = modules_after_hook(
+            session_start(git_repo, "startup"), ("hashlib",), env, "session-start"
+        )
+
+        assert ("", "[] 0") == (result.stdout, " ".join(result.stderr.split()[:2]))
+
     def test_clean_memory_says_nothing(
         self, git_repo: Path, memory_dir: Path, isolated_home: Home
     ) -> None:
