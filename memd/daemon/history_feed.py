@@ -5,7 +5,9 @@ change each ("edit", with the agent session the hooks last saw); the first
 batch records each directory's difference from its last recorded state as
 "stopped" (what happened while memd was not running), after finishing any
 restore a kill interrupted. A directory whose record could not take the
-history lock (memd's own writer held it) stays pending and is tried again.
+history lock (memd's own writer held it) stays pending, with the rest of
+the batch (the lock is one for every directory: waiting on each in turn
+would stall the settle thread), and is tried again with the same cause.
 Retention runs at most hourly per directory. A failure is logged, never
 raised: history must never cost a snapshot.
 """
@@ -35,6 +37,7 @@ class HistoryFeed:
         self.log = log
         self.store: History | None = None
         self.started = False
+        self.not_yet_recorded: set[str] = set()  # of the first batch: "stopped"
         self.pending: set[str] = set()
         self.failed = False
 
@@ -42,12 +45,18 @@ class HistoryFeed:
         """Record each of `dirs` and those still pending (the first call: "stopped")."""
         if not config.history_enabled or self.failed:
             return
-        wanted = set(dirs) | self.pending
-        cause = "edit" if self.started else "stopped"
+        wanted = sorted(set(dirs) | self.pending)
+        if not self.started:
+            self.not_yet_recorded = set(wanted)
         try:
             store = self._open()
-            for memory_dir in sorted(wanted):
-                self._record_one(store, memory_dir, cause, config)
+            for at, memory_dir in enumerate(wanted):
+                stopped = memory_dir in self.not_yet_recorded
+                cause = "stopped" if stopped else "edit"
+                if not self._record_one(store, memory_dir, cause, config):
+                    self.pending.update(wanted[at:])
+                    break
+                self.not_yet_recorded.discard(memory_dir)
         except Exception as error:  # noqa: BLE001 -- one guard for the whole feed
             self.log.warning(
                 "history_record_failed", error=f"{type(error).__name__}: {error}"
@@ -67,7 +76,8 @@ class HistoryFeed:
 
     def _record_one(
         self, store: History, memory_dir: str, cause: str, config: Config
-    ) -> None:
+    ) -> bool:
+        """Record one directory; False when the history lock was held."""
         from memd.history.record import record_edit
         from memd.history.store import Retention
 
@@ -75,8 +85,7 @@ class HistoryFeed:
             store, self.state_dir, memory_dir, cause=cause, log=self.log
         )
         if change is False:
-            self.pending.add(memory_dir)
-            return
+            return False
         self.pending.discard(memory_dir)
         if change is not None and not isinstance(change, bool):
             self.log.debug(
@@ -97,6 +106,7 @@ class HistoryFeed:
             )
             if dropped:
                 self.log.info("history_pruned", memory_dir=memory_dir, versions=dropped)
+        return True
 
     def close(self) -> None:
         if self.store is not None:
