@@ -215,7 +215,103 @@ def write_changes(
     dirty: frozenset[str],
     layout: Layout,
 ) -> None:
-    """`_write_changes`, recorded in memory history as "team-sync" or "sync".
+    """Write the placed files that differ between commits `old` and `new` locally.
+
+    With `old` None every placed file of `new` is written: how a project
+    first seen on this machine receives its memory (a local file that
+    differs stays, and theirs goes beside it).
+
+    Recorded in memory history as "team-sync" or "sync" (`_recorded`).
+    """
+    with _recorded(git, layout):
+        before = tree_of(git, old)
+        after, odd = read_tree(git, new)
+        changed = sorted(
+            p
+            for p in set(before) | set(after)
+            if before.get(p) != after.get(p)
+            and p not in odd  # skipped: what is here stays as it is
+            and layout.place(p) is not None
+        )
+        current = _worktree_blobs(git, changed, layout)
+        # One read for every incoming file this apply may write.
+        incoming_blobs = read_blobs(
+            git,
+            {
+                after[p][1]
+                for p in changed
+                if p in after and current.get(p) != after[p][1]
+            },
+        )
+        copies: dict[str, list[tuple[str, str, str]]] = {}
+        taken = frozenset(after) | frozenset(current)
+        for relpath in changed:
+            placed = layout.place(relpath)
+            if placed is None:
+                continue
+            root, rest = placed
+            folder = relpath[: len(relpath) - len(rest)]
+            old_entry, new_entry = before.get(relpath), after.get(relpath)
+            have = current.get(relpath)
+            want = new_entry[1] if new_entry else None
+            if have == want:
+                continue
+            is_clean = have == (old_entry[1] if old_entry else None)
+            if is_clean and relpath not in dirty:
+                _write_or_remove(root, rest, incoming_blobs[want] if want else None)
+                if want is None:
+                    merged.deleted.append(os.path.join(root, rest))
+            elif (
+                layout.is_index(relpath) and new_entry is not None and have is not None
+            ):
+                # A held-back local index (say, over budget) takes the incoming
+                # entries in: the union loses neither side's lines.
+                local = (_read_local(root, rest) or b"").decode("utf-8", "replace")
+                incoming = read_blob(git, new_entry[1]).decode("utf-8", "replace")
+                gone = frozenset(
+                    p[len(folder) :]
+                    for p in before
+                    if p not in after and layout.folder_of(p) == folder
+                )
+                union = merge_index(local, incoming, deleted=gone).encode("utf-8")
+                if union != local.encode("utf-8"):
+                    _write_or_remove(root, rest, union)
+            elif new_entry is not None and relpath.endswith(".md"):
+                author = author_of(git, new, relpath)
+                copy = conflict_copy_path(relpath, author, taken)
+                taken |= {copy}
+                data = conflict_copy_text(relpath, read_blob(git, new_entry[1]), author)
+                _write_or_remove(root, copy[len(folder) :], data)
+                copies.setdefault(folder, []).append(
+                    (rest, copy[len(folder) :], author)
+                )
+                merged.conflicts.append(copy)
+        for folder, folder_copies in copies.items():
+            index = folder + INDEX_NAME
+            placed = layout.place(index)
+            if placed is None:
+                continue
+            index_entry = after.get(index)
+            have_index = current.get(index, _blob_id_of(git, placed))
+            if index not in dirty and have_index in (
+                (before.get(index) or ("", None))[1],
+                index_entry[1] if index_entry else None,
+            ):
+                text = (
+                    read_blob(git, index_entry[1]).decode("utf-8", "replace")
+                    if index_entry
+                    else ""
+                )
+                _write_or_remove(
+                    placed[0],
+                    placed[1],
+                    link_copies(text, tuple(folder_copies)).encode("utf-8"),
+                )
+
+
+@contextlib.contextmanager
+def _recorded(git: Git, layout: Layout) -> Iterator[None]:
+    """Record what is written inside as "team-sync" or "sync" in memory history.
 
     A team sync owns its `team/` folder, so only what lands there is its
     change; personal sync writes whole memory dirs (memd.history.record).
@@ -227,98 +323,7 @@ def write_changes(
     with recording_dirs(layout.roots.values(), cause=cause) as recorder:
         if is_team:
             recorder.wrote(os.path.join(git.work_tree, ""))
-        _write_changes(git, old, new, merged, dirty, layout)
-
-
-def _write_changes(
-    git: Git,
-    old: str | None,
-    new: str,
-    merged: Merged,
-    dirty: frozenset[str],
-    layout: Layout,
-) -> None:
-    """Write the placed files that differ between commits `old` and `new` locally.
-
-    With `old` None every placed file of `new` is written: how a project
-    first seen on this machine receives its memory (a local file that
-    differs stays, and theirs goes beside it).
-    """
-    before = tree_of(git, old)
-    after, odd = read_tree(git, new)
-    changed = sorted(
-        p
-        for p in set(before) | set(after)
-        if before.get(p) != after.get(p)
-        and p not in odd  # skipped: what is here stays as it is
-        and layout.place(p) is not None
-    )
-    current = _worktree_blobs(git, changed, layout)
-    # One read for every incoming file this apply may write.
-    incoming_blobs = read_blobs(
-        git,
-        {after[p][1] for p in changed if p in after and current.get(p) != after[p][1]},
-    )
-    copies: dict[str, list[tuple[str, str, str]]] = {}
-    taken = frozenset(after) | frozenset(current)
-    for relpath in changed:
-        placed = layout.place(relpath)
-        if placed is None:
-            continue
-        root, rest = placed
-        folder = relpath[: len(relpath) - len(rest)]
-        old_entry, new_entry = before.get(relpath), after.get(relpath)
-        have = current.get(relpath)
-        want = new_entry[1] if new_entry else None
-        if have == want:
-            continue
-        is_clean = have == (old_entry[1] if old_entry else None)
-        if is_clean and relpath not in dirty:
-            _write_or_remove(root, rest, incoming_blobs[want] if want else None)
-            if want is None:
-                merged.deleted.append(os.path.join(root, rest))
-        elif layout.is_index(relpath) and new_entry is not None and have is not None:
-            # A held-back local index (say, over budget) takes the incoming
-            # entries in: the union loses neither side's lines.
-            local = (_read_local(root, rest) or b"").decode("utf-8", "replace")
-            incoming = read_blob(git, new_entry[1]).decode("utf-8", "replace")
-            gone = frozenset(
-                p[len(folder) :]
-                for p in before
-                if p not in after and layout.folder_of(p) == folder
-            )
-            union = merge_index(local, incoming, deleted=gone).encode("utf-8")
-            if union != local.encode("utf-8"):
-                _write_or_remove(root, rest, union)
-        elif new_entry is not None and relpath.endswith(".md"):
-            author = author_of(git, new, relpath)
-            copy = conflict_copy_path(relpath, author, taken)
-            taken |= {copy}
-            data = conflict_copy_text(relpath, read_blob(git, new_entry[1]), author)
-            _write_or_remove(root, copy[len(folder) :], data)
-            copies.setdefault(folder, []).append((rest, copy[len(folder) :], author))
-            merged.conflicts.append(copy)
-    for folder, folder_copies in copies.items():
-        index = folder + INDEX_NAME
-        placed = layout.place(index)
-        if placed is None:
-            continue
-        index_entry = after.get(index)
-        have_index = current.get(index, _blob_id_of(git, placed))
-        if index not in dirty and have_index in (
-            (before.get(index) or ("", None))[1],
-            index_entry[1] if index_entry else None,
-        ):
-            text = (
-                read_blob(git, index_entry[1]).decode("utf-8", "replace")
-                if index_entry
-                else ""
-            )
-            _write_or_remove(
-                placed[0],
-                placed[1],
-                link_copies(text, tuple(folder_copies)).encode("utf-8"),
-            )
+        yield
 
 
 def _blob_id_of(git: Git, placed: tuple[str, str]) -> str | None:

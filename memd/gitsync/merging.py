@@ -218,6 +218,11 @@ def _merge_the_indexes(
                 read_blob(git, t[1]).decode("utf-8", "replace"),
                 deleted=deleted,
             )
+        copies = tuple(copies_by_folder.get(folder, ()))
+        if copies:
+            text = link_copies(text, copies)
+        if copies or both:
+            # After the copies' entries: they too must land within the cut.
             placed = layout.place(index)
             text = fit_merged_index(
                 text,
@@ -227,10 +232,6 @@ def _merge_the_indexes(
                 store_blob=lambda data: store_blob(git, data),
                 local_root=placed[0] if placed else None,
             )
-        copies = tuple(copies_by_folder.get(folder, ()))
-        if copies:
-            text = link_copies(text, copies)
-        if copies or both:
             result[index] = ("100644", store_blob(git, text.encode("utf-8")))
 
 

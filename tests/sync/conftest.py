@@ -17,6 +17,10 @@ import pytest
 
 from tests.team.conftest import Member
 
+# The project every personal-sync test syncs, and its folder in the repository.
+IDENTITY = "github.com/ana/app"
+FOLDER = f"projects/{IDENTITY}/"
+
 TOPIC = (
     "---\nname: {name}\ndescription: What I know about {name}\ntype: user\n---\n"
     "{body}\n"

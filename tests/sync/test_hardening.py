@@ -22,6 +22,8 @@ import pytest
 
 from memd.gitsync.scan import MAX_SCAN_FILES
 from tests.sync.conftest import (
+    FOLDER,
+    IDENTITY,
     Machine,
     Machines,
     git,
@@ -29,9 +31,6 @@ from tests.sync.conftest import (
     synced,
     topic_text,
 )
-
-IDENTITY = "github.com/ana/app"
-FOLDER = f"projects/{IDENTITY}/"
 
 
 def _init(machine: Machine, url: str, **extra: str) -> subprocess.CompletedProcess[str]:

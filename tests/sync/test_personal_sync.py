@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.sync.conftest import (
+    FOLDER,
+    IDENTITY,
     Machine,
     Machines,
     git,
@@ -17,9 +19,6 @@ from tests.sync.conftest import (
     synced,
     topic_text,
 )
-
-IDENTITY = "github.com/ana/app"
-FOLDER = f"projects/{IDENTITY}/"
 
 
 def _init(machines: Machines) -> None:

@@ -56,3 +56,30 @@ class TestMergedIndexBudget:
         assert any(
             is_hub(parse_memory_file(r, t.encode()).body) for r, t in remote.items()
         )
+
+    def test_conflict_copy_entries_past_the_cut_are_compacted(self, team: Team) -> None:
+        """Entries the merge adds for conflict copies go through the budget too.
+
+        Neither index changed, so no union is made; 170 entries load whole,
+        but 40 files both edited give 40 copy entries, which would not.
+        """
+        ana, bob, _ = team.members
+        names = _add(ana, "topic", 170)
+        ana.write(
+            "MEMORY.md",
+            "# Team\n" + "".join(f"- [{r}]({r}) — a note\n" for r in names),
+        )
+        _synced(ana)
+        _synced(bob)
+        for relpath in names[:40]:
+            ana.write(relpath, topic_text(relpath, "Ana's version."))
+            bob.write(relpath, topic_text(relpath, "Bob's version."))
+        _synced(bob)
+
+        _synced(ana)
+
+        remote = team.remote_files()
+        copies = {r for r in remote if ".from-" in r}
+        assert len(copies) == 40
+        assert loads_whole(remote["MEMORY.md"])
+        assert set(names) | copies <= reachable(remote["MEMORY.md"], remote)
