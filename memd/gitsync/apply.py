@@ -273,9 +273,9 @@ def write_changes(
                     for p in before
                     if p not in after and layout.folder_of(p) == folder
                 )
-                union = merge_index(local, incoming, deleted=gone).encode("utf-8")
-                if union != local.encode("utf-8"):
-                    _write_or_remove(root, rest, union)
+                union = merge_index(local, incoming, deleted=gone)
+                if union != local:
+                    _write_local_index(root, rest, union)
             elif new_entry is not None and relpath.endswith(".md"):
                 author = author_of(git, new, relpath)
                 copy = conflict_copy_path(relpath, author, taken)
@@ -302,11 +302,33 @@ def write_changes(
                     if index_entry
                     else ""
                 )
-                _write_or_remove(
-                    placed[0],
-                    placed[1],
-                    link_copies(text, tuple(folder_copies)).encode("utf-8"),
+                _write_local_index(
+                    placed[0], placed[1], link_copies(text, tuple(folder_copies))
                 )
+
+
+def _write_local_index(root: str, rest: str, text: str) -> None:
+    """Write a merged index below `root`, compacted when it would pass the cut.
+
+    The entries a local merge adds (a held-back index's union, conflict
+    copies) go through the same budget as the merge commit's
+    (`memd.lint.compact.place_entries`), with the topic files on this disk.
+    """
+    from memd.lint.compact import needs_compaction, place_entries
+    from memd.lint.fix_files import read_topics
+    from memd.lint.fixes import compaction_edits
+
+    folder = os.path.dirname(rest)
+    if needs_compaction(text):
+        topics = read_topics(os.path.join(root, folder))
+        compaction = place_entries(text, [], topics).compaction
+        if compaction is not None:
+            edits = compaction_edits(compaction, None, "sync", topics.raw)
+            for edit in edits:
+                data = None if edit.is_removal else edit.new
+                _write_or_remove(root, os.path.join(folder, edit.relpath), data)
+            return
+    _write_or_remove(root, rest, text.encode("utf-8"))
 
 
 @contextlib.contextmanager

@@ -83,3 +83,37 @@ class TestMergedIndexBudget:
         assert len(copies) == 40
         assert loads_whole(remote["MEMORY.md"])
         assert set(names) | copies <= reachable(remote["MEMORY.md"], remote)
+
+    def test_local_copy_entries_past_the_cut_are_compacted_on_disk(
+        self, team: Team
+    ) -> None:
+        """Copies written beside files held back here are linked within the cut.
+
+        Ana's 40 edits break their frontmatter, so they stay out of her commit
+        (and stay hers); bob's versions of the same files arrive as copies in
+        her memory dir, whose 170-entry index would then pass the cut.
+        """
+        ana, bob, _ = team.members
+        names = _add(ana, "topic", 170)
+        ana.write(
+            "MEMORY.md",
+            "# Team\n" + "".join(f"- [{r}]({r}) — a note\n" for r in names),
+        )
+        _synced(ana)
+        _synced(bob)
+        for relpath in names[:40]:
+            ana.write(relpath, "no frontmatter: held back by lint\n")
+            bob.write(relpath, topic_text(relpath, "Bob's version."))
+        _synced(bob)
+
+        ana.sync()
+
+        index = ana.read("MEMORY.md")
+        copies = {p.name for p in ana.team.iterdir() if ".from-" in p.name}
+        here = {p.name: p.read_text() for p in ana.team.glob("*.md")}
+        assert len(copies) == 40
+        assert loads_whole(index)
+        assert set(names) | copies <= reachable(index, here)
+        assert all(
+            ana.read(r) == "no frontmatter: held back by lint\n" for r in names[:40]
+        )
