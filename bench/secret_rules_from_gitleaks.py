@@ -4,10 +4,12 @@ gitleaks (MIT, https://github.com/gitleaks/gitleaks) maintains config/gitleaks.t
 a rule per credential shape, with keywords, an entropy floor and allowlists.
 This script takes that file as data and writes the rules memd can run:
 
-1. the regex is rewritten for Python's `re`: `\\z` is `\\Z`, and every
+1. the regex is rewritten for Python's `re`: `\\z` is `\\Z`, a POSIX
+   class inside brackets (`[[:alnum:]]`, which `re` reads as a nested set
+   that never matches a token) is spelled out in ASCII ranges, and every
    unbounded repeat (`*`, `+`, `{n,}`) is bounded at `MAX_REPEAT`; a rule
-   whose regex still does not compile (mid-pattern flags, POSIX classes) is
-   left out, as is a path-only rule;
+   whose regex still does not compile, or compiles only with a warning
+   (mid-pattern flags, a nested set), is left out, as is a path-only rule;
 2. each kept regex is timed on adversarial text (runs of its keywords and of
    the characters its classes take, with and without an assignment sign) at
    N and 4N characters, in this run, in a child process with a deadline: a
@@ -31,6 +33,7 @@ import re
 import sys
 import time
 import tomllib
+import warnings
 from multiprocessing import Queue
 
 MAX_REPEAT = 512
@@ -60,6 +63,45 @@ FILLERS = [
     '"',
     "\n",
 ]
+
+
+# RE2's POSIX classes, as Python `re` ranges (ASCII, as RE2 reads them).
+POSIX_CLASSES = {
+    "alnum": "0-9A-Za-z",
+    "alpha": "A-Za-z",
+    "digit": "0-9",
+    "xdigit": "0-9A-Fa-f",
+    "lower": "a-z",
+    "upper": "A-Z",
+    "space": "\\t\\n\\v\\f\\r ",
+    "word": "0-9A-Za-z_",
+    "punct": "!-/:-@\\[-`{-~",
+}
+
+
+def spell_posix_classes(pattern: str) -> str:
+    """`pattern` with each `[:name:]` inside brackets spelled out for `re`."""
+    return re.sub(
+        r"\[:(\w+):\]",
+        lambda m: POSIX_CLASSES.get(m.group(1), m.group(0)),
+        pattern,
+    )
+
+
+def python_regex(pattern: str) -> str:
+    """A gitleaks (RE2) regex as the linear Python `re` regex memd runs."""
+    return bound_repeats(spell_posix_classes(pattern))
+
+
+def compiles_cleanly(pattern: str, flags: int = 0) -> bool:
+    """Whether `re` takes `pattern` as written: no error, and no warning."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        try:
+            re.compile(pattern, flags)
+        except (re.error, FutureWarning, DeprecationWarning):
+            return False
+    return True
 
 
 def bound_repeats(pattern: str) -> str:
@@ -194,11 +236,9 @@ def main() -> None:
                 f"left out {rule_id}: {'generic' if 'regex' in rule else 'path only'}"
             )
             continue
-        text = bound_repeats(rule["regex"])
-        try:
-            re.compile(text, re.ASCII)
-        except re.error as error:
-            print(f"left out {rule_id}: not Python re ({error})")
+        text = python_regex(rule["regex"])
+        if not compiles_cleanly(text, re.ASCII):
+            print(f"left out {rule_id}: not plain Python re")
             continue
         keywords = KEYWORDS.get(rule_id) or [
             k.lower() for k in rule.get("keywords", [])
@@ -222,11 +262,8 @@ def main() -> None:
         allow_regexes = []
         for entry in allow:
             for regex in entry.get("regexes", []):
-                try:
-                    re.compile(bound_repeats(regex))
-                except re.error:
-                    continue
-                allow_regexes.append(bound_repeats(regex))
+                if compiles_cleanly(python_regex(regex)):
+                    allow_regexes.append(python_regex(regex))
         kept.append(
             {
                 "id": rule_id,
