@@ -139,8 +139,9 @@ def _build_parser(only: str | None = None) -> argparse.ArgumentParser:
     import importlib
 
     from memd._version import __version__
+    from memd.cli.suggest import SuggestingParser
 
-    parser = argparse.ArgumentParser(
+    parser = SuggestingParser(
         prog="memd",
         description="Keep an AI coding agent's auto memory healthy.",
     )
