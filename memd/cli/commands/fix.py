@@ -16,6 +16,7 @@ from memd.cli.commands._options import add_paths_argument
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Sequence
 
     from memd.lint.fixes import FileEdit
 
@@ -55,6 +56,8 @@ def run(args: argparse.Namespace) -> int:
     config = load_config()
     max_file_bytes = config.max_topic_file_bytes
     changed = skipped = unreadable = 0
+    planned: list[FileEdit] = []
+    planned_dirs = 0
     profile = in_force(config).profile
     if args.undo and args.dry_run:
         print("memd: --undo and --dry-run do not go together", file=sys.stderr)
@@ -100,6 +103,8 @@ def run(args: argparse.Namespace) -> int:
         if args.dry_run:
             for edit in edits:
                 sys.stdout.write(unified_diff(os.path.join(root, edit.relpath), edit))
+            planned += edits
+            planned_dirs += bool(edits)
             continue
         if not edits:
             continue
@@ -135,9 +140,31 @@ def run(args: argparse.Namespace) -> int:
             print(f"{verb} {shown(os.path.join(root, edit.relpath))}: {edit.reason}")
     if args.undo:
         return 1 if skipped else 0
-    if not args.dry_run:
+    if args.dry_run:
+        print(plan_summary(planned, planned_dirs))
+    else:
         print(f"{changed} file(s) fixed" + (f", {skipped} skipped" if skipped else ""))
     return 2 if unreadable else 0  # an I/O error: what could not be read is unfixed
+
+
+def plan_summary(edits: Sequence[FileEdit], directories: int) -> str:
+    """The one line a dry run ends with: what `memd fix` would do, and how."""
+    if not edits:
+        return "nothing to fix"
+    created = sum(edit.old is None and not edit.is_removal for edit in edits)
+    removed = sum(edit.is_removal for edit in edits)
+    steps = [
+        f"{verb} {count} file{'s' if count != 1 else ''}"
+        for verb, count in (
+            ("change", len(edits) - created - removed),
+            ("create", created),
+            ("remove", removed),
+        )
+        if count
+    ]
+    said = ", ".join(steps[:-1]) + (" and " if len(steps) > 1 else "") + steps[-1]
+    where = f" in {directories} memory directories" if directories > 1 else ""
+    return f"memd fix would {said}{where}; nothing is written until you run `memd fix`"
 
 
 def _undo(root: str, state_dir: str) -> int:

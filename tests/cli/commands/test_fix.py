@@ -45,6 +45,21 @@ class TestDryRun:
         assert "+- [B](b.md) — a specific enough description\n" in out
         assert "-<BOM>---\n" in out
         assert "broken.md" not in out
+        assert out.endswith(
+            "\nmemd fix would change 2 files; "
+            "nothing is written until you run `memd fix`\n"
+        )
+
+    def test_a_clean_directory_says_so_in_one_line(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        root = tmp_path / "memory"
+        root.mkdir()
+        (root / "MEMORY.md").write_text("- [A](a.md) — a\n")
+        (root / "a.md").write_text(GOOD.format(name="A"))
+
+        assert 0 == main(["fix", "--dry-run", str(root)])
+        assert "nothing to fix\n" == capsys.readouterr().out
 
     def test_relative_paths_get_git_style_prefixes(
         self,
