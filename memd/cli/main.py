@@ -48,7 +48,8 @@ COMMANDS = {
     "log": ("memd.cli.commands.log", "append an entry to today's KAIROS daily log"),
     "dream": (
         "memd.cli.commands.dream",
-        "consolidate daily logs into topic files now, or undo the last dream",
+        "consolidate daily logs into topic files (nightly; --now runs it now), "
+        "or undo the last dream",
     ),
     "history": (
         "memd.cli.commands.history",

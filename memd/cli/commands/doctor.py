@@ -286,7 +286,8 @@ def _index_budgets(config: Config) -> Check:
             FAIL,
             f"{len(over)} index(es) over budget: the agent drops the rest"
             f" ({', '.join(over[:3])})",
-            "`memd lint --all` names the entries cut; move detail into topic files",
+            "run `memd fix` (it moves entries into hub files the index links;"
+            " `memd fix --dry-run` shows how first)",
         )
     return Check(
         "index budgets", OK, f"{len(targets)} memory directories within budget"

@@ -81,8 +81,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         for memory_dir in _memory_dirs(args, config):
             if not (args.now or args.dry_run) and not is_due(config, memory_dir, now):
-                why = _not_due_reason(config, memory_dir, now)
-                print(f"{memory_dir}: not due ({why})")
+                print(f"{memory_dir}: {_not_due_reason(config, memory_dir, now)}")
                 continue
             result = run_dream(
                 memory_dir,
@@ -165,7 +164,7 @@ def _not_due_reason(config: Config, memory_dir: str, now: datetime.datetime) -> 
     from memd.kairos.scheduler import dream_zone
 
     zone = dream_zone(config)
-    upcoming = next_dream_time(now, config.dream_time, zone).isoformat("T", "minutes")
+    upcoming = _said(next_dream_time(now, config.dream_time, zone), now)
     record = dream_status(config.state_dir).get(memory_key(memory_dir), {})
     raw = record.get("last_run")
     try:
@@ -173,15 +172,25 @@ def _not_due_reason(config: Config, memory_dir: str, now: datetime.datetime) -> 
     except ValueError:
         last = None
     slot = latest_slot(now, config.dream_time, zone)
+    run_now = "`memd dream --now` runs it now"
     if last is not None and last >= slot:
-        ran = last.isoformat("T", "minutes")
-        return f"this night's dream already ran, at {ran}; the next is at {upcoming}"
-    never = "no dream has run here yet; " if last is None else ""
+        return (
+            f"the next dream runs {upcoming} (the last ran {_said(last, now)});"
+            f" {run_now}"
+        )
+    never = "no dream has run here yet, and " if last is None else ""
     return (
-        f"{never}the last slot, {slot.isoformat('T', 'minutes')}, is more than"
-        f" {config.dream_grace_hours:g} h past; the next is at {upcoming}"
-        " (`--now` dreams now)"
+        f"{never}the last night's dream is more than"
+        f" {config.dream_grace_hours:g} h past; the next runs {upcoming}; {run_now}"
     )
+
+
+def _said(moment: datetime.datetime, now: datetime.datetime) -> str:
+    """`moment` as a person reads it, local: "today at 03:30", "tomorrow at 03:30"."""
+    local, today = moment.astimezone(), now.astimezone().date()
+    days = (local.date() - today).days
+    day = {-1: "yesterday", 0: "today", 1: "tomorrow"}.get(days)
+    return f"{day or local.strftime('on %a %d %b')} at {local.strftime('%H:%M')}"
 
 
 def _summary(result: DreamResult, *, dry_run: bool = False) -> str:

@@ -123,6 +123,7 @@ class TestBudgetsAndDirs:
 
         assert "fail" == checks["index budgets"]["verdict"]
         assert "1 index(es) over budget" in checks["index budgets"]["message"]
+        assert checks["index budgets"]["fix"].startswith("run `memd fix`")
 
     def test_an_unwritable_state_dir_fails(self, tmp_path: Path) -> None:
         """A file where the state dir should be made: memd could write nothing."""

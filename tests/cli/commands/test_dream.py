@@ -85,7 +85,7 @@ class TestDream:
         code = run_dream("--project", str(git_repo))
 
         assert 0 == code
-        assert "not due" in capsys.readouterr().out
+        assert "`memd dream --now` runs it now" in capsys.readouterr().out
         assert " two <!--" not in (memory / "cli.md").read_text()
 
     def test_failed_dream_exits_1(
@@ -184,9 +184,10 @@ class TestTrueMessages:
 
         out = capsys.readouterr().out
         assert 0 == code
-        assert "already ran" not in out
-        assert ": not due (no dream has run here yet; the last slot, " in out
-        assert "(`--now` dreams now))" in out
+        assert ": no dream has run here yet, and the last night's dream is " in out
+        next_day = "today" if hour_ago.date() < datetime.date.today() else "tomorrow"
+        assert f"; the next runs {next_day} at {hour_ago:%H:%M}; " in out
+        assert out.endswith("; `memd dream --now` runs it now\n")
 
     def test_not_due_after_a_run_says_when_it_ran(
         self, git_repo: Path, memory: Path, capsys: pytest.CaptureFixture[str]
@@ -196,9 +197,10 @@ class TestTrueMessages:
 
         run_dream("--project", str(git_repo))
 
-        assert "not due (this night's dream already ran, at 20" in (
-            capsys.readouterr().out
-        )
+        out = capsys.readouterr().out
+        assert "(the last ran today at " in out
+        assert "the next dream runs " in out
+        assert "T" not in out.partition(": ")[2]  # no ISO stamp
 
     def test_status_after_undo_shows_the_undos_time(
         self,
