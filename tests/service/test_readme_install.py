@@ -99,3 +99,10 @@ def test_the_first_line_works_on_a_fresh_machine(
     service_calls = recorded(stub) if stub.exists() else []
     assert [] == [c for c in service_calls if "systemctl" in c], "left to `memd setup`"
     assert "next:" in out
+    # The newcomer's next step, typed as printed: the shell finds that memd.
+    (doctor,) = re.findall(r"^  (\S+ doctor) ", out, re.MULTILINE)
+    checked = subprocess.run(
+        ["sh", "-c", doctor], env=env, capture_output=True, text=True, check=False
+    )
+    assert checked.returncode in (0, 1), checked.stderr  # 127: command not found
+    assert "index budgets" in checked.stdout

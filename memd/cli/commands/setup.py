@@ -106,9 +106,10 @@ def _setup(state_dir: str, *, dry_run: bool, service: bool) -> int:
         code = _install_service(state_dir, record, dry_run=dry_run)
     else:
         print("  service: left out (--no-service); run `memd run` to watch memory")
+    command = _put_on_path(state_dir, record, dry_run=dry_run)
     _lint_all(dry_run=dry_run)
     if not dry_run:
-        _next_steps(service)
+        _next_steps(service, command)
     return code
 
 
@@ -163,14 +164,59 @@ def _lint_all(*, dry_run: bool) -> None:
     print(f"  lint: {len(targets)} memory directories, {verdict}{more}")
 
 
-def _next_steps(service: bool) -> None:
+def _next_steps(service: bool, memd: str) -> None:
     print("next:")
-    print("  memd doctor          check that every part is in place and answers")
+    print(f"  {memd} doctor          check that every part is in place and answers")
     print("  start a new Claude Code session: its hooks and MCP server load at start")
     if not service:
-        print("  memd run             watch memory (Ctrl-C stops it)")
-    print("  memd sync init --remote URL   sync your memory between machines")
-    print("  memd setup --undo    take all of this out again")
+        print(f"  {memd} run             watch memory (Ctrl-C stops it)")
+    print(f"  {memd} sync init --remote URL   sync your memory between machines")
+    print(f"  {memd} setup --undo    take all of this out again")
+
+
+# Where setup links `memd` when the running one is not on PATH: the user bin
+# dir the XDG base-dir spec names, which most shells' profiles put on PATH.
+USER_BIN = os.path.join("~", ".local", "bin")
+
+
+def _put_on_path(state_dir: str, record: dict[str, object], *, dry_run: bool) -> str:
+    """Make `memd` on PATH this memd; return how to type it in the next steps.
+
+    When `memd` on PATH already is this memd, nothing changes. When
+    ~/.local/bin is on PATH and holds no `memd`, a link to this one goes
+    there (recorded, so `--undo` takes it out). Otherwise the full path is
+    what the next steps print, with the line that puts its folder on PATH.
+    """
+    import shutil
+
+    from memd.service.install import resolve_memd_path
+    from memd.state import write_state
+
+    this = resolve_memd_path()
+    path = os.environ.get("PATH", os.defpath)
+    found = shutil.which("memd", path=path)
+    if found and os.path.realpath(found) == os.path.realpath(this):
+        return "memd"
+    user_bin = os.path.expanduser(USER_BIN)
+    on_path = user_bin in (os.path.normpath(p) for p in path.split(os.pathsep) if p)
+    link = os.path.join(user_bin, "memd")
+    if on_path and not found and not os.path.lexists(link):
+        if dry_run:
+            print(f"# command: would link {link} -> {this}")
+            return "memd"
+        os.makedirs(user_bin, exist_ok=True)
+        os.symlink(this, link)
+        record["command_link"] = {"path": link, "target": this}
+        write_state(state_dir, RECORD, record)
+        print(f"  command: linked {link} -> {this}, so `memd` works in new shells")
+        return "memd"
+    folder = os.path.dirname(this)
+    print(
+        f"  command: `memd` is not on your PATH; add it with\n"
+        f'    export PATH="{folder}:$PATH"\n'
+        "    (put that line in your shell's profile to keep it)"
+    )
+    return this
 
 
 def _undo(state_dir: str, *, dry_run: bool) -> int:
@@ -179,7 +225,8 @@ def _undo(state_dir: str, *, dry_run: bool) -> int:
     record = read_state(state_dir, RECORD)
     files = record.get("files")
     service = record.get("service")
-    if not files and not service:
+    link = record.get("command_link")
+    if not files and not service and not link:
         print("memd setup --undo: setup changed nothing here; nothing to undo")
         return 0
     print(
@@ -199,6 +246,8 @@ def _undo(state_dir: str, *, dry_run: bool) -> int:
             continue
         said = _undo_file(state_dir, path, entry, edits.get(path), dry_run=dry_run)
         print(f"  {path}: {said}")
+    if isinstance(link, dict):
+        print(f"  command: {_undo_link(link, dry_run=dry_run)}")
     if not dry_run:
         write_state(state_dir, RECORD, {})
         _drop_copies(state_dir)
@@ -239,6 +288,21 @@ def _undo_file(
         return "changed since setup; left as it is"
     said = edit(path, install=False, dry_run=dry_run)
     return "changed since setup, so only memd's entries: " + said.strip()
+
+
+def _undo_link(link: dict[str, object], *, dry_run: bool) -> str:
+    """Take out the `memd` link setup made, if it is still that link."""
+    path, target = str(link.get("path")), link.get("target")
+    try:
+        still = os.readlink(path) == target
+    except OSError:
+        still = False
+    if not still:
+        return f"{path} is no longer the link setup made; left as it is"
+    if dry_run:
+        return f"would remove the link {path}"
+    os.unlink(path)
+    return f"removed the link {path}"
 
 
 def _undo_service(service: dict[str, object]) -> int:

@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import Home, recorded
 
 MEMD = str(Path(sys.executable).parent / "memd")
@@ -88,8 +90,8 @@ class TestSetup:
         ] == recorded(stub)
         lines = done.stdout.splitlines()
         assert "next:" in lines
-        assert any(line.startswith("  memd doctor ") for line in lines)
-        assert any(line.startswith("  memd setup --undo ") for line in lines)
+        assert any(line.startswith(f"  {MEMD} doctor ") for line in lines)
+        assert any(line.startswith(f"  {MEMD} setup --undo ") for line in lines)
 
     def test_lints_every_project(self, isolated_home: Home, stub: Path) -> None:
         memory = isolated_home.claude / "projects" / "-srv-app" / "memory"
@@ -200,3 +202,52 @@ def test_the_hooks_setup_writes_run_this_memd(isolated_home: Home, stub: Path) -
     settings = json.loads((isolated_home.claude / "settings.json").read_text())
     command = settings["hooks"]["PostToolUse"][0]["hooks"][0]["command"]
     assert command.split()[0] == os.path.realpath(MEMD) or command.split()[0] == MEMD
+
+
+class TestCommandOnPath:
+    """setup's next steps work as printed, whatever PATH the newcomer has."""
+
+    def test_a_user_bin_on_path_gets_a_link_that_undo_takes_out(
+        self, isolated_home: Home, stub: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        user_bin = isolated_home.home / ".local" / "bin"
+        monkeypatch.setenv("PATH", f"{user_bin}:{os.environ['PATH']}")
+
+        done = memd("setup", "--no-service")
+
+        assert 0 == done.returncode, done.stderr
+        assert os.readlink(user_bin / "memd") == MEMD
+        assert f"  command: linked {user_bin / 'memd'} -> {MEMD}" in done.stdout
+        assert "  memd doctor " in done.stdout
+        doctor = subprocess.run(
+            ["sh", "-c", "memd doctor"], capture_output=True, text=True, check=False
+        )
+        assert doctor.returncode in (0, 1), doctor.stderr
+        assert "index budgets" in doctor.stdout
+
+        undone = memd("setup", "--undo")
+
+        assert f"  command: removed the link {user_bin / 'memd'}" in undone.stdout
+        assert not os.path.lexists(user_bin / "memd")
+
+    def test_no_user_bin_on_path_prints_the_line_that_puts_memd_there(
+        self, isolated_home: Home, stub: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("PATH", f"{os.path.dirname(stub)}:/usr/bin:/bin")
+
+        done = memd("setup", "--no-service")
+
+        assert 0 == done.returncode, done.stderr
+        assert f'    export PATH="{Path(MEMD).parent}:$PATH"' in done.stdout
+        assert f"  {MEMD} doctor " in done.stdout
+        assert not (isolated_home.home / ".local" / "bin").exists()
+
+    def test_memd_already_on_path_changes_nothing(
+        self, isolated_home: Home, stub: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("PATH", f"{Path(MEMD).parent}:{os.environ['PATH']}")
+
+        done = memd("setup", "--no-service")
+
+        assert "command:" not in done.stdout
+        assert "  memd doctor " in done.stdout
