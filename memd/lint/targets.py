@@ -70,7 +70,7 @@ def resolve_targets(
         return (Target(here, True),) if os.path.isdir(here) else ()
     targets: list[Target] = []
     for raw in paths:
-        path = os.path.abspath(raw)
+        path = _named_path(raw, cwd or os.getcwd(), env, profile)
         try:
             mode = os.stat(path).st_mode
         except FileNotFoundError:
@@ -89,6 +89,30 @@ def resolve_targets(
         else:
             raise UsageError(f"{raw}: not a regular file or directory")
     return tuple(dict.fromkeys(targets))  # in order, without repeats
+
+
+def _named_path(
+    raw: str, cwd: str, env: Mapping[str, str] | None, profile: ProfileSpec
+) -> str:
+    """`raw` as a path, or, when no such path exists, as the agent names a
+    memory file: relative to `cwd`'s project's memory dir (`feedback_tests.md`).
+
+    Raises:
+        UsageError: neither exists.
+    """
+    from memd.errors import UsageError
+    from memd.relpath import relpath_refusal
+
+    path = os.path.join(cwd, raw)
+    if os.path.lexists(path) or relpath_refusal(raw) is not None:
+        return os.path.abspath(path)
+    memory_dir = current_memory_dir(cwd, env, profile)
+    in_memory = os.path.join(memory_dir, raw)
+    if os.path.lexists(in_memory):
+        return in_memory
+    raise UsageError(
+        f"{raw}: no such file here or in this project's memory ({memory_dir})"
+    )
 
 
 def current_memory_dir(

@@ -76,6 +76,55 @@ class TestExitCodes:
         ] == err.splitlines()
 
 
+class TestAFileAsTheAgentNamesIt:
+    """Inside a project, a memory file's name is relative to its memory dir."""
+
+    def test_lint_and_fix_take_the_name_the_index_uses(
+        self,
+        git_repo: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        memory = _clean(Path(auto_mem_path(str(git_repo))))
+        (memory / "feedback_tests.md").write_text("no frontmatter\n")
+        monkeypatch.chdir(git_repo)
+
+        code = main(["lint", "feedback_tests.md"])
+
+        out = capsys.readouterr().out
+        assert 1 == code
+        assert "feedback_tests.md" in out and "M001" in out
+        assert 0 == main(["fix", "--dry-run", "a.md"])
+
+    def test_a_name_in_neither_place_says_where_it_looked(
+        self,
+        git_repo: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        memory = _clean(Path(auto_mem_path(str(git_repo))))
+        monkeypatch.chdir(git_repo)
+
+        assert 2 == main(["lint", "nope.md"])
+        assert [
+            f"memd: nope.md: no such file here or in this project's memory ({memory})"
+        ] == capsys.readouterr().err.splitlines()
+
+    def test_a_file_beside_the_cwd_still_wins_and_dotdot_never_reaches_out(
+        self,
+        git_repo: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        _clean(Path(auto_mem_path(str(git_repo))))
+        (git_repo / "a.md").write_text("no frontmatter\n")
+        monkeypatch.chdir(git_repo)
+
+        assert 1 == main(["lint", "a.md"])  # the working tree's a.md, not memory's
+        capsys.readouterr()
+        assert 2 == main(["lint", "../memory/a.md"])
+
+
 class TestTargets:
     def test_all_lints_every_project_memory(
         self,
