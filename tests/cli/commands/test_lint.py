@@ -93,7 +93,8 @@ class TestAFileAsTheAgentNamesIt:
 
         out = capsys.readouterr().out
         assert 1 == code
-        assert "feedback_tests.md" in out and "M001" in out
+        assert "feedback_tests.md" in out
+        assert "M001" in out
         assert 0 == main(["fix", "--dry-run", "a.md"])
 
     def test_a_name_in_neither_place_says_where_it_looked(
