@@ -1,6 +1,6 @@
 """The agent dream with the real Claude Code releases against a scripted model.
 
-`dream.agent` points at the real release (a two-line wrapper runs it); the
+`dream.agent` points at the real release (a link to it, as installed); the
 scripted Messages API (tests/e2e/model_server.py) makes the agent call the
 tools a good or a misbehaving dream would. memd's flags and checks decide
 what reaches the live memory: nothing, unless the result passes.
@@ -59,10 +59,11 @@ class World:
         )
         append_entry(str(self.memory), "#infra gateway timeout raised to 60 s", now=NOW)
         append_entry(str(self.memory), "#infra staging is Postgres 16 now", now=NOW)
+        # A link to the release, as npm's and the native installer's `claude`
+        # are: the confined agent may read its own install, not a script's
+        # targets (cli.js starts with `#!/usr/bin/env node`).
         wrapper = tmp_path / "claude"
-        argv = " ".join(f"'{part}'" for part in release.argv())
-        wrapper.write_text(f'#!/bin/sh\nexec {argv} "$@"\n')
-        wrapper.chmod(0o755)
+        wrapper.symlink_to(release.entry)
         state = tmp_path / "state"
         self.config = Config(
             cache_dir=str(tmp_path / "cache"),

@@ -31,7 +31,6 @@ from memd.kairos.daily_log import append_entry
 from memd.kairos.dream import DreamResult, run_dream
 from memd.locks import CONSOLIDATE_LOCK_NAME
 from tests.daemon.conftest import Daemon, Starter, _start_daemon, wait_for
-from tests.kairos.agents import with_stdout
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -94,8 +93,10 @@ class World:
             dream_command=(sys.executable, "-c", PROBE, json.dumps(attempts)),
             dream_timeout_seconds=60.0,
         )
-        result, out = with_stdout(
-            lambda: run_dream(str(self.memory), config, now=NOW, log=LOG)
+        with structlog.testing.capture_logs() as logs:
+            result = run_dream(str(self.memory), config, now=NOW, log=LOG)
+        out = "".join(  # the probe's stdout; none when the agent never ran
+            str(e["stdout"]) for e in logs if e["event"] == "dream_command_finished"
         )
         verdicts = dict(line.split(" ", 1) for line in out.splitlines() if line)
         return result, verdicts
@@ -239,3 +240,133 @@ class TestTheAgentCannotReachMemd:
         assert not os.path.exists(os.path.join(world.config.cache_dir, "planted"))
         assert "" == (isolated_home.config / "memd" / "config.toml").read_text()
         world.daemon.assert_alive()
+
+
+# Runs one dream in a process whose kernel "has no Landlock": a real seccomp
+# filter makes landlock_create_ruleset fail with ENOSYS, as on Linux < 5.13.
+WITHOUT_LANDLOCK = textwrap.dedent(
+    """
+    import ctypes, json, os, struct, sys
+    from dataclasses import replace
+    from datetime import datetime
+    import structlog
+    from memd.config import load_config
+    from memd.kairos.dream import run_dream
+
+    arch = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}[os.uname().machine]
+    steps = [
+        (0x20, 0, 0, 4), (0x15, 1, 0, arch), (0x06, 0, 0, 0x7FFF0000),
+        (0x20, 0, 0, 0), (0x15, 0, 1, 444), (0x06, 0, 0, 0x00050000 | 38),
+        (0x06, 0, 0, 0x7FFF0000),
+    ]
+    raw = b"".join(struct.pack("=HBBI", *step) for step in steps)
+    program = ctypes.create_string_buffer(raw, len(raw))
+    fprog = ctypes.create_string_buffer(
+        struct.pack("@HP", len(steps), ctypes.addressof(program))
+    )
+    libc = ctypes.CDLL(None, use_errno=True)
+    assert libc.prctl(38, ctypes.c_ulong(1), 0, 0, 0) == 0
+    assert libc.prctl(22, ctypes.c_ulong(2), ctypes.c_void_p(ctypes.addressof(fprog)), 0, 0) == 0
+
+    memory, confine, command = sys.argv[1], sys.argv[2] == "1", json.loads(sys.argv[3])
+    config = replace(load_config(), dream_command=tuple(command), dream_confine=confine)
+    now = datetime(2026, 11, 29, 14, 5).astimezone()
+    result = run_dream(memory, config, now=now, log=structlog.get_logger())
+    print(json.dumps({"status": result.status, "message": result.message}))
+    """
+)
+# A well-behaved agent: files the entries into old.md.
+FILES_ENTRIES = (
+    "import json, sys\n"
+    "entries = [json.loads(line)['text'] for line in sys.stdin]\n"
+    "open('old.md', 'a').write(''.join(f'- {t}\\n' for t in entries))\n"
+)
+
+
+@pytest.mark.skipif(
+    os.uname().machine not in ("x86_64", "aarch64"), reason="the filter's arch"
+)
+class TestWithoutTheKernelsHelp:
+    def _dream(self, tmp_path: Path, *, confine: bool) -> dict[str, str]:
+        memory = tmp_path / "memory"
+        memory.mkdir()
+        (memory / "old.md").write_bytes(TOPIC)
+        (memory / "MEMORY.md").write_bytes(INDEX)
+        append_entry(str(memory), "#notes the wiki is at w.example", now=NOW)
+        command = [sys.executable, "-c", FILES_ENTRIES]
+        done = subprocess.run(
+            [sys.executable, "-c", WITHOUT_LANDLOCK, str(memory), str(int(confine))]
+            + [json.dumps(command)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
+        self.memory = memory
+        return dict(json.loads(done.stdout.splitlines()[-1]))
+
+    def test_the_agent_dream_is_refused_with_the_reason(self, tmp_path: Path) -> None:
+        """No Landlock: the agent is never run unconfined behind the user's back."""
+        result = self._dream(tmp_path, confine=True)
+
+        assert "failed" == result["status"]
+        assert "cannot be confined" in result["message"]
+        assert "no Landlock" in result["message"]
+        assert "confine = false" in result["message"]
+        assert TOPIC == (self.memory / "old.md").read_bytes()
+
+    def test_the_user_may_opt_out(self, tmp_path: Path) -> None:
+        """`dream.confine = false` runs it unconfined, as the user chose."""
+        result = self._dream(tmp_path, confine=False)
+
+        assert "ok" == result["status"], result["message"]
+        assert b"w.example" in (self.memory / "old.md").read_bytes()
+
+
+class TestTheModelAlone:
+    def test_the_models_port_is_reachable_and_no_other(
+        self, world: World, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """TCP reaches the port of the agent's model (ANTHROPIC_BASE_URL) only."""
+        with socket.create_server(("127.0.0.1", 0)) as model:
+            with socket.create_server(("127.0.0.1", 0)) as other:
+                port, other_port = model.getsockname()[1], other.getsockname()[1]
+                monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{port}")
+
+                result, verdicts = world.probe(
+                    {"model": _connects_tcp(port), "other": _connects_tcp(other_port)}
+                )
+
+        assert "REACHED" == verdicts["model"], (verdicts, result.message)
+        assert "DENIED 13" == verdicts["other"]
+
+    def test_a_model_on_the_viewers_port_is_refused(
+        self, world: World, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Port rules cannot tell the model from the viewer there: nothing runs."""
+        url = f"http://127.0.0.1:{world.viewer_port}"
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
+        before = world.files()
+
+        result, verdicts = world.probe({"model": _connects_tcp(world.viewer_port)})
+
+        assert "failed" == result.status
+        assert f"port {world.viewer_port} is memd's viewer's" in result.message
+        assert {} == verdicts  # the agent never ran
+        after = world.files()
+        assert before == {rel: after.get(rel) for rel in before}
+
+
+class TestTheAgentsOwnFiles:
+    def test_an_agent_kept_in_memds_state_is_refused(self, world: World) -> None:
+        """Its install would have to be readable: memd refuses rather than expose."""
+        planted = Path(world.config.state_dir, "agent.py")
+        planted.write_text("print('ran')\n")
+        config = replace(
+            world.config, dream_command=(sys.executable, str(planted))
+        )
+
+        result = run_dream(str(world.memory), config, now=NOW, log=LOG)
+
+        assert "failed" == result.status
+        assert "among memd's own files" in result.message
