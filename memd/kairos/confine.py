@@ -1,4 +1,4 @@
-"""Run a dream agent that can reach only its scratch folder and its model, and outlives nothing.
+"""Run a dream agent that reaches only its copy and its model, and outlives nothing.
 
 memd starts the agent through this file, run as a script with the standard
 library only (`python -I confine.py [--policy JSON] SCRATCH -- ARGV...`), in
@@ -151,9 +151,7 @@ def _inside(path: str, folder: str) -> bool:
 
 def _clear_of(candidate: str, protected: tuple[str, ...]) -> bool:
     """Whether reading `candidate` reaches none of `protected` (nor lies in one)."""
-    return not any(
-        _inside(p, candidate) or _inside(candidate, p) for p in protected
-    )
+    return not any(_inside(p, candidate) or _inside(candidate, p) for p in protected)
 
 
 def _interpreter(path: str, search: str) -> str | None:
@@ -191,7 +189,7 @@ def _install(path: str, protected: tuple[str, ...]) -> list[str]:
             if candidate not in ("", os.sep) and _clear_of(candidate, protected):
                 found.append(candidate)
                 break
-    return found if len(found) == 2 else []  # noqa: PLR2004 -- both forms
+    return found if len(found) == 2 else []  # both forms, or nothing
 
 
 def policy(
@@ -271,6 +269,16 @@ def _file_rights(path: str, rights: int) -> int:
     return rights & (_READ_FILE | _WRITE_FILE | _TRUNCATE)
 
 
+def _strings(rules: dict[str, object], key: str) -> list[str]:
+    """Return `rules[key]` as strings; a policy of another shape is refused."""
+    value = rules.get(key)
+    if not isinstance(value, list) or not all(
+        isinstance(item, (str, int)) and not isinstance(item, bool) for item in value
+    ):
+        raise OSError(errno.EINVAL, f"a bad policy: {key}")
+    return [str(item) for item in value]
+
+
 def restrict(rules: dict[str, object], abi: int) -> None:
     """Confine this process and its future children to `rules` (from `policy`)."""
     import ctypes
@@ -290,16 +298,19 @@ def restrict(rules: dict[str, object], abi: int) -> None:
         ctypes.c_long(_CREATE_RULESET), buffer, ctypes.c_size_t(len(attr)), 0
     )
     try:
-        _add_path(ruleset, str(rules["scratch"]), everything)
-        for path in rules["read"]:  # type: ignore[attr-defined]
+        scratch = rules.get("scratch")
+        if not isinstance(scratch, str):
+            raise OSError(errno.EINVAL, "a bad policy: scratch")
+        _add_path(ruleset, scratch, everything)
+        for path in _strings(rules, "read"):
             _add_path(ruleset, path, _file_rights(path, _READ))
-        for path in rules["read_files"]:  # type: ignore[attr-defined]
+        for path in _strings(rules, "read_files"):
             _add_path(ruleset, path, _READ_FILE)
         for path in DEVICES_READ_WRITE:
             _add_path(ruleset, path, _READ_FILE | _WRITE_FILE | truncate)
         for path in DEVICES_READ:
             _add_path(ruleset, path, _READ_FILE)
-        for port in rules["ports"]:  # type: ignore[attr-defined]
+        for port in _strings(rules, "ports"):
             rule = ctypes.create_string_buffer(
                 struct.pack("=QQ", _CONNECT_TCP, int(port)), 16
             )
@@ -503,9 +514,10 @@ def main(argv: list[str]) -> int:
     """`[--policy JSON] SCRATCH -- ARGV...`: run ARGV confined; return its status."""
     import json
 
-    rules = None
+    rules: dict[str, object] | None = None
     if argv[:1] == ["--policy"]:
-        rules, argv = json.loads(argv[1]), argv[2:]
+        parsed, argv = json.loads(argv[1]), argv[2:]
+        rules = parsed if isinstance(parsed, dict) else {}
     command = argv[2:]
     signal.signal(signal.SIGTERM, _stop)
     with contextlib.suppress(OSError, ImportError):  # else memd's sweep still runs

@@ -53,9 +53,8 @@ from memd.errors import DreamError
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import subprocess
-    from typing import IO
-
     from collections.abc import Mapping
+    from typing import IO
 
     from structlog.typing import FilteringBoundLogger
 
@@ -532,11 +531,11 @@ def protected_paths(
 
     memd's state (the scratch aside), cache, config and runtime dirs (the
     viewer's `ui.json`, `hooks.sock`), the session's runtime dir (its bus,
-    systemd), the live memory and the agent's real config (every project's
-    memory, its settings and keys).
+    systemd), the live memory and every project's memory. The agent's own
+    `~/.claude` is not readable either (nothing lets it), but an install kept
+    there (`~/.claude/local`) may be.
     """
     from memd.agent.settings import claude_config_home
-    from memd.agent.trust import global_config_path
     from memd.dirs import (
         config_path,
         default_cache_dir,
@@ -552,8 +551,7 @@ def protected_paths(
         os.path.dirname(config_path(env)),
         runtime_dir(env, state_dir=config.state_dir),
         memory_dir,
-        claude_config_home(env),
-        global_config_path(env),
+        os.path.join(claude_config_home(env), "projects"),
     ]
     session_runtime = env.get("XDG_RUNTIME_DIR", "")
     if os.path.isabs(session_runtime):

@@ -163,9 +163,7 @@ PATHS = {
     "write memd's config": lambda w: _writes(w.home.config / "memd" / "config.toml"),
     "read the live memory": lambda w: _reads(w.memory / "MEMORY.md"),
     "read another project's memory": lambda w: _reads(w.other / "MEMORY.md"),
-    "read the agent's real settings": lambda w: _reads(
-        w.home.claude / "settings.json"
-    ),
+    "read the agent's real settings": lambda w: _reads(w.home.claude / "settings.json"),
     "rewrite a file in /dev/shm": lambda w: _writes(w.shm),
     "create a file in /dev/shm": lambda w: _writes(f"{w.shm}-new"),
     "read a file in /dev/shm": lambda w: _reads(w.shm),
@@ -194,7 +192,7 @@ class TestTheAgentCannotReachMemd:
     def test_each_way_is_shut(
         self, world: World, path: str, tmp_path: Path, isolated_home: Home
     ) -> None:
-        """The attempt is refused; the dream is reported as it was; no live byte moves."""
+        """The attempt is refused, the dream reported as it was, no live byte moved."""
         (isolated_home.config / "memd").mkdir(exist_ok=True)
         (isolated_home.config / "memd" / "config.toml").write_text("")
         (isolated_home.claude / "settings.json").write_text("{}\n")
@@ -266,9 +264,11 @@ WITHOUT_LANDLOCK = textwrap.dedent(
     )
     libc = ctypes.CDLL(None, use_errno=True)
     assert libc.prctl(38, ctypes.c_ulong(1), 0, 0, 0) == 0
-    assert libc.prctl(22, ctypes.c_ulong(2), ctypes.c_void_p(ctypes.addressof(fprog)), 0, 0) == 0
+    pointer = ctypes.c_void_p(ctypes.addressof(fprog))
+    assert libc.prctl(22, ctypes.c_ulong(2), pointer, 0, 0) == 0
 
-    memory, confine, command = sys.argv[1], sys.argv[2] == "1", json.loads(sys.argv[3])
+    memory, confine = sys.argv[1], sys.argv[2] == "1"
+    command = json.loads(sys.argv[3])
     config = replace(load_config(), dream_command=tuple(command), dream_confine=confine)
     now = datetime(2026, 11, 29, 14, 5).astimezone()
     result = run_dream(memory, config, now=now, log=structlog.get_logger())
@@ -295,8 +295,14 @@ class TestWithoutTheKernelsHelp:
         append_entry(str(memory), "#notes the wiki is at w.example", now=NOW)
         command = [sys.executable, "-c", FILES_ENTRIES]
         done = subprocess.run(
-            [sys.executable, "-c", WITHOUT_LANDLOCK, str(memory), str(int(confine))]
-            + [json.dumps(command)],
+            [
+                sys.executable,
+                "-c",
+                WITHOUT_LANDLOCK,
+                str(memory),
+                str(int(confine)),
+                json.dumps(command),
+            ],
             capture_output=True,
             text=True,
             timeout=120,
@@ -328,14 +334,16 @@ class TestTheModelAlone:
         self, world: World, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         """TCP reaches the port of the agent's model (ANTHROPIC_BASE_URL) only."""
-        with socket.create_server(("127.0.0.1", 0)) as model:
-            with socket.create_server(("127.0.0.1", 0)) as other:
-                port, other_port = model.getsockname()[1], other.getsockname()[1]
-                monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{port}")
+        with (
+            socket.create_server(("127.0.0.1", 0)) as model,
+            socket.create_server(("127.0.0.1", 0)) as other,
+        ):
+            port, other_port = model.getsockname()[1], other.getsockname()[1]
+            monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{port}")
 
-                result, verdicts = world.probe(
-                    {"model": _connects_tcp(port), "other": _connects_tcp(other_port)}
-                )
+            result, verdicts = world.probe(
+                {"model": _connects_tcp(port), "other": _connects_tcp(other_port)}
+            )
 
         assert "REACHED" == verdicts["model"], (verdicts, result.message)
         assert "DENIED 13" == verdicts["other"]
@@ -362,9 +370,7 @@ class TestTheAgentsOwnFiles:
         """Its install would have to be readable: memd refuses rather than expose."""
         planted = Path(world.config.state_dir, "agent.py")
         planted.write_text("print('ran')\n")
-        config = replace(
-            world.config, dream_command=(sys.executable, str(planted))
-        )
+        config = replace(world.config, dream_command=(sys.executable, str(planted)))
 
         result = run_dream(str(world.memory), config, now=NOW, log=LOG)
 
