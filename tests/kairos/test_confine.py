@@ -240,16 +240,11 @@ class TestTheAgentCannotReachMemd:
         world.daemon.assert_alive()
 
 
-# Runs one dream in a process whose kernel "has no Landlock": a real seccomp
-# filter makes landlock_create_ruleset fail with ENOSYS, as on Linux < 5.13.
-WITHOUT_LANDLOCK = textwrap.dedent(
+# Makes this process's kernel "have no Landlock": a real seccomp filter fails
+# landlock_create_ruleset with ENOSYS, as on Linux before 5.13.
+HIDE_LANDLOCK = textwrap.dedent(
     """
-    import ctypes, json, os, struct, sys
-    from dataclasses import replace
-    from datetime import datetime
-    import structlog
-    from memd.config import load_config
-    from memd.kairos.dream import run_dream
+    import ctypes, os, struct
 
     arch = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}[os.uname().machine]
     steps = [
@@ -266,6 +261,17 @@ WITHOUT_LANDLOCK = textwrap.dedent(
     assert libc.prctl(38, ctypes.c_ulong(1), 0, 0, 0) == 0
     pointer = ctypes.c_void_p(ctypes.addressof(fprog))
     assert libc.prctl(22, ctypes.c_ulong(2), pointer, 0, 0) == 0
+    """
+)
+# Runs one dream there: argv = memory dir, confine (1/0), the command as JSON.
+WITHOUT_LANDLOCK = HIDE_LANDLOCK + textwrap.dedent(
+    """
+    import json, sys
+    from dataclasses import replace
+    from datetime import datetime
+    import structlog
+    from memd.config import load_config
+    from memd.kairos.dream import run_dream
 
     memory, confine = sys.argv[1], sys.argv[2] == "1"
     command = json.loads(sys.argv[3])
@@ -376,3 +382,45 @@ class TestTheAgentsOwnFiles:
 
         assert "failed" == result.status
         assert "among memd's own files" in result.message
+
+
+def _doctor(*prelude: str, **env: str) -> dict[str, str]:
+    """Return `memd doctor`'s "dream agent" check, run after `prelude` (code)."""
+    code = (prelude[0] if prelude else "") + (
+        "\nimport sys\nfrom memd.cli.main import main\n"
+        "sys.exit(main(['doctor', '--format', 'json']))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, **env},
+    )
+    checks = {c["name"]: c for c in json.loads(done.stdout)["checks"]}
+    return dict(checks["dream agent"])
+
+
+class TestDoctorSays:
+    def test_a_confined_agent_is_ok(self) -> None:
+        check = _doctor(MEMD_DREAM_AGENT="claude")
+
+        assert "ok" == check["verdict"]
+        assert "confined" in check["message"]
+
+    def test_an_unconfined_agent_is_a_warning(self) -> None:
+        check = _doctor(MEMD_DREAM_AGENT="claude", MEMD_DREAM_CONFINE="false")
+
+        assert "warn" == check["verdict"]
+        assert "unconfined" in check["message"]
+
+    @pytest.mark.skipif(
+        os.uname().machine not in ("x86_64", "aarch64"), reason="the filter's arch"
+    )
+    def test_a_kernel_that_cannot_confine_it_fails(self) -> None:
+        check = _doctor(HIDE_LANDLOCK, MEMD_DREAM_AGENT="claude")
+
+        assert "fail" == check["verdict"]
+        assert "no Landlock" in check["message"]
+        assert "confine = false" in check["fix"]
