@@ -158,9 +158,10 @@ def _interpreter(path: str, search: str) -> str | None:
     """Return the program a `#!` script at `path` runs (`env X`: X on `search`)."""
     import shutil
 
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(256)
+    from memd.fsread import read_prefix  # memd's side only: never in the child
+
+    try:  # the configured program, through its link: bounded, never a FIFO
+        head = read_prefix(path, 256, follow=True)
     except OSError:
         return None
     if not head.startswith(b"#!"):
