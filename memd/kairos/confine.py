@@ -54,7 +54,7 @@ NEEDED_ABI = 4  # Landlock's TCP rules (Linux 6.7): below, the agent is refused
 # What every agent may read: the system it runs on (never /home, /run, /tmp).
 SYSTEM_READ = (
     "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
-    "/etc", "/opt", "/nix/store", "/gnu/store", "/proc", "/sys",
+    "/etc", "/opt", "/nix/store", "/gnu/store", "/sys",
 )  # fmt: skip
 DEVICES_READ_WRITE = ("/dev/null", "/dev/zero", "/dev/full")
 DEVICES_READ = ("/dev/random", "/dev/urandom")
@@ -258,6 +258,20 @@ def _add_path(ruleset: int, path: str, allowed: int) -> None:
         os.close(fd)
 
 
+def _proc_entries() -> list[str]:
+    """/proc without the other processes: its system files and this process's own.
+
+    `/proc/self` is opened here, in the child that becomes the agent, so the
+    agent reads its own /proc/PID (not memd's environment, nor any other's).
+    """
+    own = [f"/proc/{os.getpid()}"]
+    return own + [
+        f"/proc/{name}"
+        for name in os.listdir("/proc")
+        if not name.isdigit() and name not in ("self", "thread-self")
+    ]
+
+
 def _file_rights(path: str, rights: int) -> int:
     """A rule on a file (not a folder) may carry only the file rights."""
     import stat
@@ -307,6 +321,8 @@ def restrict(rules: dict[str, object], abi: int) -> None:
             _add_path(ruleset, path, _file_rights(path, _READ))
         for path in _strings(rules, "read_files"):
             _add_path(ruleset, path, _READ_FILE)
+        for path in _proc_entries():
+            _add_path(ruleset, path, _file_rights(path, _READ))
         for path in DEVICES_READ_WRITE:
             _add_path(ruleset, path, _READ_FILE | _WRITE_FILE | truncate)
         for path in DEVICES_READ:

@@ -171,6 +171,12 @@ PATHS = {
     "read memd's dirs through /proc/PID/root": lambda w: _reads(
         f"/proc/{w.daemon.proc.pid}/root{w.ui_json}"
     ),
+    "read the daemon's environment": lambda w: _reads(
+        f"/proc/{w.daemon.proc.pid}/environ"
+    ),
+    "read the daemon's command line": lambda w: _reads(
+        f"/proc/{w.daemon.proc.pid}/cmdline"
+    ),
     "signal the daemon": lambda w: f"os.kill({w.daemon.proc.pid}, 0)",
     # The scratch folder lives in memd's state dir: the agent's own copy (its
     # cwd) may be named, nothing else of memd's.
