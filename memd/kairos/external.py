@@ -433,6 +433,7 @@ def _run(
         "XDG_STATE_HOME": os.path.join(home, ".local", "state"),
         "CLAUDE_CONFIG_DIR": os.path.join(home, ".claude"),
         "TMPDIR": os.path.join(scratch, "tmp"),
+        "PWD": staging,  # its cwd, not memd's
         "MEMD_MEMORY_DIR": staging,
         "MEMD_LIVE_MEMORY_DIR": memory_dir,
         "MEMD_PROMPT_FILE": prompt_file,
@@ -577,7 +578,7 @@ def agent_environ(env: Mapping[str, str], protected: tuple[str, ...]) -> dict[st
 
     kept: dict[str, str] = {}
     for name, value in env.items():
-        if name.startswith(("MEMD_", "XDG_")) or name in _IPC_VARIABLES:
+        if name.startswith(("MEMD_", "XDG_")) or name in _IPC_VARIABLES | {"OLDPWD"}:
             continue
         if name == "PATH":
             parts = [p for p in value.split(os.pathsep) if not names_protected(p)]
