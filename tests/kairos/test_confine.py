@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 __all__ = ["_start_daemon"]  # the real daemon's fixture, used here
 
 NOW = datetime(2026, 11, 29, 14, 5).astimezone()
+MEMD = str(Path(sys.executable).with_name("memd"))  # the installed script
 LOG = structlog.get_logger()
 TOPIC = b"---\nname: Old\ndescription: The old notes\ntype: project\n---\n- keep me\n"
 INDEX = b"# Index\n\n- [Old](old.md) \xe2\x80\x94 The old notes\n"
@@ -186,6 +187,16 @@ PATHS = {
         f" for p in {w.secret_paths!r})]\n"
         "if not leaks: raise PermissionError(13, 'nothing of memd named')\n"
         "print('leaked:', leaks)"
+    ),
+    # memd itself, run by the agent, given the real dirs: it finds no viewer.
+    "memd ui --print inside the agent": lambda w: (
+        "import subprocess\n"
+        f"env = dict(os.environ, XDG_RUNTIME_DIR={str(w.home.runtime)!r}, "
+        f"MEMD_STATE_DIR={w.config.state_dir!r})\n"
+        f"done = subprocess.run([{MEMD!r}, 'ui', '--print'], env=env, "
+        "capture_output=True, text=True, timeout=60)\n"
+        f"if {w.token!r} not in done.stdout + done.stderr:\n"
+        "    raise PermissionError(13, 'no token')"
     ),
     "XDG_RUNTIME_DIR in the environment": lambda w: (
         "if 'XDG_RUNTIME_DIR' not in os.environ: raise PermissionError(13, 'unset')"
