@@ -45,6 +45,7 @@ import signal
 import struct
 import sys
 import time
+from typing import TypedDict
 
 SCRATCH_ENV = "MEMD_DREAM_SCRATCH"  # every agent process starts with this set
 CONFINE_FAILED = 126
@@ -85,6 +86,15 @@ _SECCOMP_ARCH = {
 }
 _X32 = 0x40000000  # x86_64's x32 system calls: the same numbers, this bit set
 _AF_UNIX = 1
+
+
+class Policy(TypedDict):
+    """What `policy` lets the agent reach; `--policy` carries it as JSON."""
+
+    scratch: str
+    read: list[str]  # folders (or files) it may read
+    read_files: list[str]  # files it may read
+    ports: list[int]  # TCP ports it may connect to
 
 
 class Unconfinable(Exception):
@@ -201,7 +211,7 @@ def policy(
     protected: tuple[str, ...],
     readable: tuple[str, ...] = (),
     ports: tuple[int, ...] = (),
-) -> dict[str, object]:
+) -> Policy:
     """Return what the agent of `argv` may reach, as `--policy` takes it.
 
     `protected`: the paths it must never read or change (memd's dirs, the

@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     from structlog.typing import FilteringBoundLogger
 
     from memd.config import Config
+    from memd.kairos.confine import Policy
     from memd.kairos.consolidate import LogEntry
 
 _OUTPUT_TAIL = 4000  # characters of stdout/stderr kept in the log
@@ -639,7 +640,7 @@ def _policy(
     memory_dir: str,
     log_files: tuple[str, ...],
     config: Config,
-) -> dict[str, object]:
+) -> Policy:
     """Return the confinement of this run; raise when it cannot be safe."""
     from memd.kairos import confine
 

@@ -27,8 +27,10 @@ import pytest
 import structlog
 
 from memd.config import Config, load_config
+from memd.kairos.confine import Unconfinable, policy
 from memd.kairos.daily_log import append_entry
 from memd.kairos.dream import DreamResult, run_dream
+from memd.kairos.external import agent_environ, model_ports
 from memd.locks import CONSOLIDATE_LOCK_NAME
 from tests.daemon.conftest import Daemon, Starter, _start_daemon, wait_for
 
@@ -441,3 +443,77 @@ class TestDoctorSays:
         assert "fail" == check["verdict"]
         assert "no Landlock" in check["message"]
         assert "confine = false" in check["fix"]
+
+
+class TestWhatTheAgentMayReach:
+    def test_the_models_ports_come_from_its_urls_and_proxies(self) -> None:
+        env = {
+            "ANTHROPIC_BASE_URL": "http://127.0.0.1:8123/v1",
+            "OPENAI_BASE_URL": "https://api.example.com",
+            "https_proxy": "proxy.example.com:3128",
+            "HTTP_PROXY": "http://proxy.example.com",
+            "OTHER_BASE_URL": "http://host:99999",  # no such port: ignored
+            "HOME": "/home/someone",
+        }
+
+        assert (80, 443, 3128, 8123) == model_ports(env)
+
+    def test_nothing_that_holds_memds_dirs_is_readable(self, tmp_path: Path) -> None:
+        """A program beside memd's state is readable alone, never its folder."""
+        home = tmp_path / "home"
+        state = home / ".local" / "state" / "memd"
+        state.mkdir(parents=True)
+        tool = home / "bin" / "tool"
+        tool.parent.mkdir()
+        tool.write_text("#!/bin/sh\n")
+        loose = home / "agent"
+        loose.write_text("#!/bin/sh\n")
+
+        rules = policy(
+            str(state / "dream-staging" / "x"),
+            [str(tool), str(loose)],
+            os.defpath,
+            protected=(str(state),),
+        )
+
+        readable = rules["read"] + rules["read_files"]
+        assert str(home / "bin") in readable  # the tool's folder holds nothing
+        assert str(loose) in readable  # the file alone: home holds memd's state
+        assert not any(
+            str(state).startswith(str(path) + os.sep) or str(path) == str(state)
+            for path in readable
+        )
+
+    def test_an_agent_inside_protected_memory_is_refused(self, tmp_path: Path) -> None:
+        memory = tmp_path / "projects" / "x" / "memory"
+        memory.mkdir(parents=True)
+        (memory / "agent").write_text("#!/bin/sh\n")
+
+        with pytest.raises(Unconfinable, match="among memd's own files"):
+            policy(
+                str(tmp_path / "scratch"),
+                [str(memory / "agent")],
+                os.defpath,
+                protected=(str(tmp_path / "projects"),),
+            )
+
+    def test_the_environment_keeps_the_models_and_drops_memds(self) -> None:
+        protected = ("/home/u/.local/state/memd", "/run/user/1000")
+        env = {
+            "ANTHROPIC_API_KEY": "sk-x",
+            "ANTHROPIC_BASE_URL": "http://127.0.0.1:8123",
+            "MEMD_STATE_DIR": "/elsewhere",
+            "XDG_RUNTIME_DIR": "/run/user/1000",
+            "DBUS_SESSION_BUS_ADDRESS": "unix:path=/run/user/1000/bus",
+            "SSH_AUTH_SOCK": "/tmp/ssh-x/agent.1",
+            "SOME_TOOL_HOME": "/home/u/.local/state/memd/tool",
+            "PATH": "/usr/bin:/run/user/1000/bin:/bin",
+            "LANG": "C.UTF-8",
+        }
+
+        assert {
+            "ANTHROPIC_API_KEY": "sk-x",
+            "ANTHROPIC_BASE_URL": "http://127.0.0.1:8123",
+            "PATH": "/usr/bin:/bin",
+            "LANG": "C.UTF-8",
+        } == agent_environ(env, protected)
