@@ -21,12 +21,14 @@ import textwrap
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 import structlog
 
 from memd.config import Config, load_config
+from memd.kairos import confine as confine_module
 from memd.kairos.confine import Unconfinable, policy
 from memd.kairos.daily_log import append_entry
 from memd.kairos.dream import DreamResult, run_dream
@@ -517,3 +519,103 @@ class TestWhatTheAgentMayReach:
             "PATH": "/usr/bin:/bin",
             "LANG": "C.UTF-8",
         } == agent_environ(env, protected)
+
+
+# Run by memd's own unit (as the user): is Landlock there, and does a confined
+# probe find memd's state shut? Writes what it saw to argv[1] as JSON.
+UNIT_CHECK = textwrap.dedent(
+    """
+    import json, subprocess, sys
+    home, rules, scratch = sys.argv[2], sys.argv[3], sys.argv[4]
+    sys.path.insert(0, home)
+    import confine
+    probe = (
+        "import os, socket\\n"
+        "for name, act in (('state', lambda: open(os.environ['SECRET']).read()),"
+        " ('unix', lambda: socket.socket(socket.AF_UNIX)),"
+        " ('shm', lambda: open('/dev/shm/x-' + str(os.getpid()), 'w'))):\\n"
+        "    try:\\n"
+        "        act(); print(name, 'REACHED')\\n"
+        "    except OSError as error:\\n"
+        "        print(name, 'DENIED', error.errno)\\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-I", confine.__file__, "--policy", rules, scratch, "--",
+         sys.executable, "-c", probe],
+        capture_output=True, text=True, cwd=scratch, timeout=60,
+    )
+    seen = {"abi": confine.landlock_abi(), "unsupported": confine.unsupported(),
+            "stdout": done.stdout, "stderr": done.stderr, "status": done.returncode}
+    open(sys.argv[1], "w").write(json.dumps(seen))
+    """
+)
+
+
+class TestUnderMemdsService:
+    """memd's own systemd unit lets the dream agent be confined (issue 41).
+
+    `SystemCallFilter=@system-service` (systemd 252) lacks Landlock's system
+    calls, so under the service Landlock was EPERM: the agent ran unconfined
+    before, and would now be refused. The unit allows them; a real user
+    manager runs memd's rendered unit (the program swapped for a check).
+    """
+
+    @pytest.mark.slow
+    def test_the_agent_is_confined_under_the_unit(self, tmp_path: Path) -> None:
+        from memd.service import units
+        from tests.service.conftest import one_at_a_time
+        from tests.service.usermanager import UserManager, why_unavailable
+
+        unavailable = why_unavailable()
+        if unavailable is not None:
+            pytest.skip(f"no live systemd user manager: {unavailable}")
+        with one_at_a_time("systemd-user-manager"):
+            manager = UserManager(name=f"memdc{os.getpid() % 100000}")
+            try:
+                manager.start()
+                seen = self._check(manager, units.render_systemd_unit("/x", {}))
+            finally:
+                manager.stop()
+
+        assert seen["abi"] >= 4, seen
+        assert "" == seen["unsupported"]
+        assert 0 == seen["status"], seen["stderr"]
+        verdicts = dict(line.split(" ", 1) for line in str(seen["stdout"]).splitlines())
+        assert {"state": "DENIED 13", "unix": "DENIED 13", "shm": "DENIED 13"} == (
+            verdicts
+        )
+
+    def _check(self, manager: Any, unit: str) -> dict[str, Any]:
+        home = Path(manager.home)
+        state = home / ".local" / "state" / "memd"
+        scratch = state / "dream-staging" / "check"
+        secret = state / "secret"
+        manager.write(secret, "memd's\n")
+        manager.write(scratch / "keep", "")
+        manager.write(home / "confine.py", Path(confine_module.__file__).read_text())
+        manager.write(home / "check.py", UNIT_CHECK)
+        rules = policy(
+            str(scratch),
+            ["/usr/bin/python3", "-c", "x"],
+            "/usr/bin:/bin",
+            protected=(str(state),),
+        )
+        result = home / "result.json"
+        exec_start = (
+            f"ExecStart=/usr/bin/python3 -I {home / 'check.py'} {result} {home} "
+            f"'{json.dumps(rules)}' {scratch}"
+        )
+        text = unit.replace("ExecStart=/x run", exec_start)
+        text = text.replace("Type=notify", "Type=oneshot").replace(
+            "WatchdogSec=60s\n", ""
+        )
+        text = text.replace(
+            "[Service]\n", f"[Service]\nEnvironment=SECRET={secret}\n", 1
+        )
+        manager.write(home / ".config/systemd/user/memd-check.service", text)
+        manager.run("systemctl", "--user", "daemon-reload")
+        started = manager.run(
+            "systemctl", "--user", "start", "memd-check.service", timeout=120
+        )
+        assert 0 == started.returncode, started.stderr
+        return dict(json.loads(result.read_text()))
