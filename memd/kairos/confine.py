@@ -113,24 +113,39 @@ def _syscall(*args: object) -> int:
     return result
 
 
-def landlock_abi() -> int:
-    """Return the kernel's Landlock ABI version, 0 when it has none (or denies it)."""
+def _probe_landlock() -> tuple[int, int]:
+    """Return (the kernel's Landlock ABI, 0) or (0, the errno that denied it)."""
     import ctypes
 
     try:
-        return _syscall(
+        abi = _syscall(
             ctypes.c_long(_CREATE_RULESET),
             None,
             ctypes.c_size_t(0),
             ctypes.c_uint32(_CREATE_RULESET_VERSION),
         )
-    except (OSError, AttributeError, ImportError):  # no ctypes: no Landlock either
-        return 0
+    except OSError as error:
+        return 0, error.errno or errno.ENOSYS
+    except (AttributeError, ImportError):  # no ctypes: no Landlock either
+        return 0, errno.ENOSYS
+    return abi, 0
+
+
+def landlock_abi() -> int:
+    """Return the kernel's Landlock ABI version, 0 when it has none (or denies it)."""
+    return _probe_landlock()[0]
 
 
 def unsupported() -> str:
     """Return why the agent cannot be confined here, or "" when it can."""
-    abi = landlock_abi()
+    abi, denied = _probe_landlock()
+    if denied == errno.EPERM:
+        return (
+            "a seccomp filter denies Landlock (a service's SystemCallFilter; "
+            "for memd's own unit, run `memd service install` again)"
+        )
+    if denied == errno.EOPNOTSUPP:
+        return "Landlock is turned off in this kernel (its lsm= boot parameter)"
     if abi < NEEDED_ABI:
         found = f"Landlock ABI {abi}" if abi else "no Landlock"
         return (

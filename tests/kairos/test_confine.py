@@ -439,6 +439,18 @@ class TestDoctorSays:
     @pytest.mark.skipif(
         os.uname().machine not in ("x86_64", "aarch64"), reason="the filter's arch"
     )
+    def test_a_service_filter_that_denies_landlock_is_named(self) -> None:
+        """EPERM, as systemd's SystemCallFilter gives: named, not the kernel."""
+        eperm = HIDE_LANDLOCK.replace("0x00050000 | 38", "0x00050000 | 1")
+        check = _doctor(eperm, MEMD_DREAM_AGENT="claude")
+
+        assert "fail" == check["verdict"]
+        assert "a seccomp filter denies Landlock" in check["message"]
+        assert "memd service install" in check["message"]
+
+    @pytest.mark.skipif(
+        os.uname().machine not in ("x86_64", "aarch64"), reason="the filter's arch"
+    )
     def test_a_kernel_that_cannot_confine_it_fails(self) -> None:
         check = _doctor(HIDE_LANDLOCK, MEMD_DREAM_AGENT="claude")
 
