@@ -117,6 +117,8 @@ def _probe_landlock() -> tuple[int, int]:
     """Return (the kernel's Landlock ABI, 0) or (0, the errno that denied it)."""
     import ctypes
 
+    if not sys.platform.startswith("linux"):  # 444 is another call elsewhere
+        return 0, errno.ENOSYS
     try:
         abi = _syscall(
             ctypes.c_long(_CREATE_RULESET),
