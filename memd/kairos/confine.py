@@ -9,7 +9,8 @@ a session and process group of its own:
    agent starts inherits it for good:
    - **Landlock** (landlock(7), ABI `NEEDED_ABI`+, unprivileged). Files: the
      agent may read and change only SCRATCH; it may read (never change) the
-     system folders, its own install and the files the policy names; it may
+     system folders, `/proc` but other processes' `/proc/PID` (memd's
+     environment), its own install and the files the policy names; it may
      read and write `/dev/null`, `/dev/zero`, `/dev/full` and read
      `/dev/random`, `/dev/urandom`: no other device, not `/dev/shm`. Nothing
      of memd's (state, cache, config, runtime dir with the viewer's
@@ -17,8 +18,7 @@ a session and process group of its own:
      `policy` refuses a folder that holds one. TCP: no bind, connect only to
      the policy's ports (the model's), never the viewer's. With ABI 6+ it
      cannot signal a process outside its domain (this supervisor, memd) nor
-     reach an abstract unix socket; at any ABI it cannot ptrace (or read the
-     environment of) one.
+     reach an abstract unix socket; at any ABI it cannot ptrace one.
    - **seccomp**: `socket(AF_UNIX, ...)` fails with EACCES (Landlock does not
      cover connecting to a named unix socket: memd's `hooks.sock`, the
      session bus, systemd), and so does io_uring (it makes sockets without
