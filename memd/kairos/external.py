@@ -143,7 +143,7 @@ def agent_argv(agent: str) -> list[str]:
         AGENT_DENIED,
         "--strict-mcp-config",
         "--setting-sources",
-        "project",
+        "user",  # the scratch's empty ~/.claude: never the memory's .claude/
         "--no-session-persistence",
     ]
 

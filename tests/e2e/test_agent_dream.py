@@ -244,15 +244,15 @@ class TestTheAgentCannotReachMemd:
     """The real agent, told by its model to reach memd, reaches nothing (issue 41).
 
     A real `memd run` serves its viewer (`ui.json` holds the token) in the
-    test's HOME. A `.claude/settings.json` planted in the memory makes the
-    copy a project whose settings allow every Read, Write, Glob and Grep. The
-    model makes the agent Read the token file, Grep and Glob memd's dirs, Read
-    memd's state and the live memory, and overwrite a file in `/dev/shm`.
-    2.1.112 honours the planted settings, so only the kernel stops it (EACCES;
-    before issue 41 the token reached the model); 2.1.332 does not load them
-    here and its own permissions refuse first. Either way no byte of the token,
-    of memd's state or of the live memory reaches the model, and nothing
-    outside the copy changes.
+    test's HOME, and a `.claude/settings.json` is planted in the memory. The
+    agent takes its settings from its scratch home alone (`--setting-sources
+    user`), so the planted ones are not its own: before issue 41 the copy was
+    its project, 2.1.112 honoured them, read the token and sent it to the
+    model, and ran their hooks (a shell, though Bash is not among its tools).
+    Under them, the kernel still refuses (the probes of
+    tests/kairos/test_confine.py): no byte of the token, of memd's state or
+    of the live memory reaches the model, and nothing outside the copy
+    changes.
     """
 
     def test_the_token_and_memds_files_never_reach_the_model(
@@ -304,8 +304,10 @@ class TestTheAgentCannotReachMemd:
             kept = shm.read_bytes()
             shm.unlink()
 
-        reads = [r for r in model.tool_results() if "EACCES" in str(r)]
-        assert all(r.get("is_error") for r in reads), reads
+        results = model.tool_results()
+        assert all(r.get("is_error") for r in results), results
+        refused = [r for r in results if "requested permissions" in str(r)]
+        assert len(refused) >= 5, results  # the planted allow-everything is not its own
         assert token not in seen
         assert secret not in seen
         assert "the gateway timeout is 30 s" not in seen  # the live infra.md
@@ -313,19 +315,19 @@ class TestTheAgentCannotReachMemd:
         assert before == world.files()
         assert result.status in ("ok", "failed"), result.message
 
-    def test_a_hook_planted_in_the_memory_reaches_nothing_of_memd(
+    def test_a_hook_planted_in_the_memory_never_runs(
         self,
         world: World,
         start_daemon: Starter,
         isolated_home: Home,
         monkeypatch: pytest.MonkeyPatch,
     ) -> None:
-        """A hook in the copy's project settings runs a shell, confined like the agent.
+        """A hook kept in the memory's `.claude/settings.json` never runs.
 
-        `--tools` takes Bash away, but the copy is the agent's project: a
-        `.claude/settings.json` kept in the memory gives it hooks, which run
-        commands. The hook copies the viewer's token file and memd's state
-        into the copy, and the model Reads what it wrote: only refusals.
+        Hooks run commands, though `--tools` takes Bash away. Before issue 41
+        the copy was the agent's project and both releases ran this one; it
+        read the viewer's token into the copy for the model to Read. Now the
+        agent's settings come from its scratch home alone.
         """
         start_daemon()
         ui_json = isolated_home.runtime / "memd" / "ui.json"
@@ -351,9 +353,11 @@ class TestTheAgentCannotReachMemd:
             text("done"),
         ]
 
-        result, model = world.dream(turns, monkeypatch)
+        _, model = world.dream(turns, monkeypatch)
 
         seen = json.dumps([r.body for r in model.requests])
+        assert [True] == [bool(r.get("is_error")) for r in model.tool_results()]
+        assert "Permission denied" not in seen  # the hook never ran at all
         assert token not in seen
         after = world.files()
         assert all(token.encode() not in data for data in after.values())
