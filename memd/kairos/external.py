@@ -53,11 +53,13 @@ from memd.errors import DreamError
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import subprocess
+    from collections.abc import Mapping
     from typing import IO
 
     from structlog.typing import FilteringBoundLogger
 
     from memd.config import Config
+    from memd.kairos.confine import Policy
     from memd.kairos.consolidate import LogEntry
 
 _OUTPUT_TAIL = 4000  # characters of stdout/stderr kept in the log
@@ -141,7 +143,7 @@ def agent_argv(agent: str) -> list[str]:
         AGENT_DENIED,
         "--strict-mcp-config",
         "--setting-sources",
-        "project",
+        "user",  # the scratch's empty ~/.claude: never the memory's .claude/
         "--no-session-persistence",
     ]
 
@@ -228,10 +230,24 @@ def kept_root(state_dir: str, memory_dir: str) -> str:
 
 
 def is_confined(config: Config) -> bool:
-    """Return whether the agent's writes are confined (`dream.confine`, Landlock)."""
-    from memd.kairos.confine import landlock_abi
+    """Return whether the agent runs confined; raise when it must be and cannot.
 
-    return config.dream_confine and landlock_abi() > 0
+    `dream.confine` (the default) asks for it; where the kernel cannot give
+    it (`memd.kairos.confine.unsupported`) the agent dream is refused with
+    that reason, never run unconfined behind the user's back: only
+    `dream.confine = false` runs it unconfined.
+    """
+    from memd.kairos.confine import unsupported
+
+    if not config.dream_confine:
+        return False
+    why = unsupported()
+    if why:
+        raise DreamCommandFailed(
+            f"the dream agent cannot be confined: {why}; nothing ran "
+            "(set [dream] confine = false to run it unconfined)"
+        )
+    return True
 
 
 def run_agent_dream(
@@ -244,6 +260,7 @@ def run_agent_dream(
     """Run the agent on a staging copy, check what it left; raise on any failure."""
     import shutil
 
+    confined = is_confined(config)  # refused before anything is copied
     base = snapshot_tree(memory_dir, strict=False)
     logs = _read_logs(memory_dir, log_files)
     scratch = staging_root(config.state_dir, memory_dir)
@@ -254,7 +271,6 @@ def run_agent_dream(
         for name in ("memory", "home", "tmp"):
             os.mkdir(os.path.join(scratch, name), 0o700)
         _write_tree(staging, base)
-        confined = is_confined(config)
         if not confined:
             log.warning(
                 "dream_agent_unconfined",
@@ -408,12 +424,17 @@ def _run(
         stdin = "".join(
             json.dumps(e.to_dict(), ensure_ascii=False) + "\n" for e in entries
         )
+    protected = protected_paths(config, memory_dir, os.environ)
     env = {
-        **os.environ,
+        **agent_environ(os.environ, protected),
         "HOME": home,
         "XDG_CONFIG_HOME": os.path.join(home, ".config"),
+        "XDG_CACHE_HOME": os.path.join(home, ".cache"),
+        "XDG_DATA_HOME": os.path.join(home, ".local", "share"),
+        "XDG_STATE_HOME": os.path.join(home, ".local", "state"),
         "CLAUDE_CONFIG_DIR": os.path.join(home, ".claude"),
         "TMPDIR": os.path.join(scratch, "tmp"),
+        "PWD": staging,  # its cwd, not memd's
         "MEMD_MEMORY_DIR": staging,
         "MEMD_LIVE_MEMORY_DIR": memory_dir,
         "MEMD_PROMPT_FILE": prompt_file,
@@ -425,7 +446,9 @@ def _run(
     }
     argv[0] = _executable(argv[0], staging, env.get("PATH", os.defpath))
     wrapper = [sys.executable, "-I", confine.__file__]
-    wrapper += ["--landlock"] if confined else []
+    if confined:
+        rules = _policy(scratch, argv, env, protected, memory_dir, log_files, config)
+        wrapper += ["--policy", json.dumps(rules)]
     wrapper += [scratch, "--", *argv]
     tmp = os.path.join(scratch, "tmp")
     with (
@@ -479,6 +502,166 @@ def _run(
             f"dream agent exited with status {proc.returncode}"
             + (f": {last.strip()[:_REASON_CHARS]}" if last else "")
         )
+
+
+# Variables that name a way into another process (a bus, an agent, a display).
+_IPC_VARIABLES = frozenset(
+    {
+        "DBUS_SESSION_BUS_ADDRESS",
+        "SSH_AUTH_SOCK",
+        "GPG_AGENT_INFO",
+        "DISPLAY",
+        "WAYLAND_DISPLAY",
+        "TMUX",
+        "STY",
+        "NOTIFY_SOCKET",
+        "LISTEN_FDS",
+        "LISTEN_PID",
+        "JOURNAL_STREAM",
+        "MANAGERPID",
+        "INVOCATION_ID",
+    }
+)
+_PROXY_VARIABLES = ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY")
+_DEFAULT_MODEL_PORT = 443  # every hosted model API, and a proxy's default
+
+
+def protected_paths(
+    config: Config, memory_dir: str, env: Mapping[str, str]
+) -> tuple[str, ...]:
+    """Return what the agent must never read, change nor be told of.
+
+    memd's state (the scratch aside), cache, config and runtime dirs (the
+    viewer's `ui.json`, `hooks.sock`), the session's runtime dir (its bus,
+    systemd), the live memory and every project's memory. The agent's own
+    `~/.claude` is not readable either (nothing lets it), but an install kept
+    there (`~/.claude/local`) may be.
+    """
+    from memd.agent.settings import claude_config_home
+    from memd.dirs import (
+        config_path,
+        default_cache_dir,
+        default_state_dir,
+        runtime_dir,
+    )
+
+    paths = [
+        config.state_dir,
+        config.cache_dir,
+        default_state_dir(env),
+        default_cache_dir(env),
+        os.path.dirname(config_path(env)),
+        runtime_dir(env, state_dir=config.state_dir),
+        memory_dir,
+        os.path.join(claude_config_home(env), "projects"),
+    ]
+    session_runtime = env.get("XDG_RUNTIME_DIR", "")
+    if os.path.isabs(session_runtime):
+        paths.append(session_runtime)
+    found: list[str] = []
+    for path in paths:
+        for form in (os.path.abspath(path), os.path.realpath(path)):
+            if form not in found and form != os.sep:
+                found.append(form)
+    return tuple(found)
+
+
+def agent_environ(env: Mapping[str, str], protected: tuple[str, ...]) -> dict[str, str]:
+    """Return the variables the agent inherits: none that names memd or a way out.
+
+    Dropped: every `MEMD_*` and `XDG_*` (memd sets its own after), those
+    naming another process's socket, and any whose value names a protected
+    path (a `PATH` keeps its other entries).
+    """
+
+    def names_protected(value: str) -> bool:
+        return any(path in value for path in protected)
+
+    kept: dict[str, str] = {}
+    for name, value in env.items():
+        if name.startswith(("MEMD_", "XDG_")) or name in _IPC_VARIABLES | {"OLDPWD"}:
+            continue
+        if name == "PATH":
+            parts = [p for p in value.split(os.pathsep) if not names_protected(p)]
+            kept[name] = os.pathsep.join(parts)
+        elif not names_protected(value):
+            kept[name] = value
+    return kept
+
+
+def model_ports(env: Mapping[str, str]) -> tuple[int, ...]:
+    """Return the TCP ports the agent may connect to: its model's and proxies'.
+
+    Each `*_BASE_URL` (ANTHROPIC_BASE_URL, ...) and proxy variable gives its
+    port (its scheme's default when it names none); 443 is always allowed.
+    """
+    from urllib.parse import urlsplit
+
+    ports = {_DEFAULT_MODEL_PORT}
+    for name, value in env.items():
+        if not (name.upper().endswith("_BASE_URL") or name.upper() in _PROXY_VARIABLES):
+            continue
+        try:
+            parts = urlsplit(value if "://" in value else f"http://{value}")
+            port = parts.port
+        except ValueError:
+            continue
+        ports.add(port or (443 if parts.scheme == "https" else 80))
+    return tuple(sorted(ports))
+
+
+def viewer_ports(config: Config, env: Mapping[str, str]) -> set[int]:
+    """Return the viewer's configured port and the one it listens on now."""
+    from urllib.parse import urlsplit
+
+    from memd.dirs import runtime_dir
+    from memd.fastjson import loads
+    from memd.fsread import read_bytes_or_none
+
+    ports = {config.ui_port}
+    # memd.ui.urlfile's file (kairos may not import the viewer): url, token, pid.
+    where = os.path.join(runtime_dir(env, state_dir=config.state_dir), "ui.json")
+    try:
+        data = read_bytes_or_none(where, 4096)
+        record = loads(data, max_depth=4) if data else None
+        url = record.get("url") if isinstance(record, dict) else None
+        if isinstance(url, str) and urlsplit(url).port:
+            ports.add(int(urlsplit(url).port or 0))
+    except (OSError, ValueError):
+        pass
+    return ports
+
+
+def _policy(
+    scratch: str,
+    argv: list[str],
+    env: Mapping[str, str],
+    protected: tuple[str, ...],
+    memory_dir: str,
+    log_files: tuple[str, ...],
+    config: Config,
+) -> Policy:
+    """Return the confinement of this run; raise when it cannot be safe."""
+    from memd.kairos import confine
+
+    ports = model_ports(env)
+    clash = sorted(set(ports) & viewer_ports(config, os.environ))
+    if clash:
+        raise DreamCommandFailed(
+            f"the dream agent's model port {clash[0]} is memd's viewer's: the agent "
+            "could reach the viewer; nothing ran (move the viewer, [ui] port)"
+        )
+    try:
+        return confine.policy(
+            scratch,
+            argv,
+            env.get("PATH", os.defpath),
+            protected=protected,
+            readable=tuple(os.path.join(memory_dir, rel) for rel in log_files),
+            ports=ports,
+        )
+    except confine.Unconfinable as error:
+        raise DreamCommandFailed(f"{error}; nothing ran") from None
 
 
 def _executable(name: str, staging: str, path: str) -> str:

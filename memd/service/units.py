@@ -68,6 +68,9 @@ RestrictNamespaces=yes
 LockPersonality=yes
 SystemCallArchitectures=native
 SystemCallFilter=@system-service
+# Landlock, which @system-service lacks (systemd 252): without it the dream
+# agent cannot be confined, and memd refuses to run it (memd.kairos.confine).
+SystemCallFilter=landlock_create_ruleset landlock_add_rule landlock_restrict_self
 SystemCallErrorNumber=EPERM
 # AF_INET/AF_INET6 are for a configured dream command (an agent CLI); memd
 # needs only AF_UNIX. MemoryDenyWriteExecute= is off: such a CLI may JIT (Node).

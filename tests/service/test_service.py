@@ -172,7 +172,10 @@ class TestRenderSystemdUnit:
             "RestrictNamespaces": ["yes"],
             "LockPersonality": ["yes"],
             "SystemCallArchitectures": ["native"],
-            "SystemCallFilter": ["@system-service"],
+            "SystemCallFilter": [
+                "@system-service",
+                "landlock_create_ruleset landlock_add_rule landlock_restrict_self",
+            ],
             "RestrictAddressFamilies": ["AF_UNIX AF_INET AF_INET6"],
         }
 

@@ -3,7 +3,8 @@
 The checks, in order: the daemon answers a ping within its deadline (not a
 pid: memd.daemon.liveness); memd's hooks and MCP server are in the agent's
 settings and run this memd; the agent release on PATH (`claude --version`,
-bounded) against the profile in use; each team and personal remote answers
+bounded) against the profile in use; a configured dream agent can be
+confined (memd.kairos.confine); each team and personal remote answers
 `git ls-remote` within `REMOTE_SECONDS`; every index is within the agent's
 budget; the state and cache dirs are writable; there is disk space. Exit 0
 when no check fails (a warning is not a failure), else 1; `--format json`.
@@ -66,6 +67,7 @@ def run_checks(config: Config) -> Iterator[Check]:
     yield _daemon(config)
     yield from _settings()
     yield _agent(config)
+    yield _dream_confinement(config)
     yield from _remotes(config)
     yield _index_budgets(config)
     yield from _writable(config)
@@ -235,6 +237,37 @@ def _agent(config: Config) -> Check:
         return Check("agent", WARN, warning, "upgrade memd, or pin [agent] version")
     return Check(
         "agent", OK, f"Claude Code {release}, profile {choice.profile.version}"
+    )
+
+
+def _dream_confinement(config: Config) -> Check:
+    """Whether the dream's agent, if one is configured, runs confined here."""
+    from memd.kairos.confine import NEEDED_ABI, unsupported
+
+    if not (config.dream_agent or config.dream_command):
+        return Check("dream agent", OK, "none configured (memd files the entries)")
+    if not config.dream_confine:
+        return Check(
+            "dream agent",
+            WARN,
+            "runs unconfined ([dream] confine = false): it can read memd's files,"
+            " reach the viewer and change the live memory",
+            "remove [dream] confine = false",
+        )
+    why = unsupported()
+    if why:
+        return Check(
+            "dream agent",
+            FAIL,
+            f"cannot be confined: {why}; every agent dream is refused",
+            f"a kernel with Landlock ABI {NEEDED_ABI}+, or [dream] confine = false"
+            " to run the agent unconfined",
+        )
+    return Check(
+        "dream agent",
+        OK,
+        "confined: it reads the system, its install and its copy; TCP only to"
+        " its model; no unix socket, no device but null, zero, full, random",
     )
 
 
