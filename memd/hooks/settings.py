@@ -186,7 +186,8 @@ def plan_json_edit(
     and key order; the first install's backup is never overwritten; uninstall
     gives back the backup's exact bytes when nothing but memd's part changed
     since, and removes a file memd created once memd's part was its only
-    content.
+    content. The text is edited, not re-written (`memd.jsonedit`): a key
+    memd did not touch keeps its bytes (`1e400` stays `1e400`).
 
     Raises `ValueError` (with the reason) for text that is not a JSON object.
     """
@@ -212,32 +213,23 @@ def plan_json_edit(
 
 
 def render_like(settings: Mapping[str, object], like: str | None) -> str:
-    """Return `settings` as JSON laid out like `like`: its indent, its final newline."""
-    import json
+    """Return `like` (the file's text) changed to hold `settings`, and nothing else.
 
-    newline = "\n" if like is None or like.endswith("\n") else ""
-    if like is not None and like.strip() and "\n" not in like.strip():
-        return json.dumps(settings, ensure_ascii=False) + newline
-    return json.dumps(settings, indent=_indent_of(like), ensure_ascii=False) + newline
+    Through `memd.jsonedit`: the keys memd did not touch keep their bytes.
+    """
+    from memd import jsonedit
 
-
-def _indent_of(text: str | None) -> str:
-    """The indentation of the first indented line of `text` (two spaces by default)."""
-    for line in (text or "").split("\n")[1:]:
-        stripped = line.lstrip(" \t")
-        if stripped and len(stripped) < len(line):
-            return line[: len(line) - len(stripped)]
-    return "  "
+    return jsonedit.rewrite(like, dict(settings))
 
 
 def _parse(text: str | None) -> dict[str, object]:
-    import json
+    from memd import jsonedit
 
     if text is None or not text.strip():
         return {}
     try:
-        settings = json.loads(text)
-    except ValueError as error:
+        settings = jsonedit.load(text)
+    except jsonedit.JsonEditError as error:
         raise ValueError(f"not valid JSON ({error})") from None
     if not isinstance(settings, dict):
         raise ValueError("not a JSON object")

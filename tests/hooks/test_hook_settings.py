@@ -159,13 +159,13 @@ class TestIsMemdHook:
 
 class TestPlanEdit:
     def test_install_keeps_four_space_indent_and_order(self) -> None:
-        """The file's own indent and key order survive an install."""
+        """The file's own indent, key order and untouched text survive an install."""
         current = '{\n    "b": 1,\n    "a": [1]\n}\n'
 
         edit = plan_edit(current, None, install=True, memd_executable=MEMD)
 
         assert edit.text is not None
-        assert edit.text.startswith('{\n    "b": 1,\n    "a": [\n        1\n    ],')
+        assert edit.text.startswith('{\n    "b": 1,\n    "a": [1],\n    "hooks": {\n')
         assert edit.text.endswith("}\n")
         assert current == edit.backup
 
@@ -214,4 +214,4 @@ class TestPlanEdit:
 
     def test_compact_file_stays_on_one_line(self) -> None:
         """A one-line file is written back on one line."""
-        assert '{"a": {"b": 1}}' == render_like({"a": {"b": 1}}, '{"a":{}}')
+        assert '{"a":{"b": 1}}' == render_like({"a": {"b": 1}}, '{"a":{}}')
