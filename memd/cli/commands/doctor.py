@@ -99,7 +99,7 @@ def _settings() -> Iterator[Check]:
     """memd's hooks in the user settings, its server in ~/.claude.json: this memd."""
     from memd.agent.settings import claude_config_home
     from memd.cli.commands.hook import memd_executable
-    from memd.hooks.settings import MEMD_HOOKS, hook_command
+    from memd.hooks.settings import MEMD_HOOKS
     from memd.mcp_server.install import SERVER_NAME, claude_json_path, is_memd_server
 
     executable = memd_executable()
@@ -109,7 +109,10 @@ def _settings() -> Iterator[Check]:
     missing = [
         event
         for event, (_, subcommand, _) in MEMD_HOOKS.items()
-        if hook_command(executable, subcommand) not in _commands(hooks, event)
+        if not any(
+            _runs(command, executable, subcommand)
+            for command in _commands(hooks, event)
+        )
     ]
     if problem:
         yield Check(
@@ -140,7 +143,7 @@ def _settings() -> Iterator[Check]:
             f"no memd server in {claude_json}",
             "`memd setup` (or `memd mcp install`)",
         )
-    elif isinstance(entry, dict) and entry.get("command") != executable:
+    elif isinstance(entry, dict) and not _same_memd(entry.get("command"), executable):
         yield Check(
             "mcp",
             FAIL,
@@ -171,6 +174,33 @@ def _json_object(path: str) -> tuple[dict[str, object], str]:
     if not isinstance(data, dict):
         return {}, "not a JSON object"
     return data, ""
+
+
+def _runs(command: str, executable: str, subcommand: str) -> bool:
+    """Whether a hook's `command` runs `memd hook <subcommand>` with this memd."""
+    import shlex
+
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    return words[1:] == ["hook", subcommand] and _same_memd(words[0], executable)
+
+
+def _same_memd(command: object, executable: str) -> bool:
+    """Whether `command` is this memd: the same path, or the same file through a link.
+
+    The README links the venv's `memd` into `~/.local/bin`; the hooks may
+    name either path, and both run the same program.
+    """
+    if not isinstance(command, str):
+        return False
+    if command == executable:
+        return True
+    try:
+        return os.path.samefile(command, executable)
+    except (OSError, ValueError):
+        return False
 
 
 def _commands(hooks: object, event: str) -> list[str]:
