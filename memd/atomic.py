@@ -58,7 +58,7 @@ def write_atomic(
 
 
 def write_through(path: str, data: bytes, *, mode: int | None = None) -> str:
-    """Replace the file `path` names, atomically, through a link; return what was written.
+    """Replace the file `path` names, atomically, through a link; return the target.
 
     For files the user owns and points memd at (the agent's settings, which
     may be a link into a dotfiles repository): a link is kept and its final

@@ -10,9 +10,9 @@ compares the two and changes only the spans that differ: a changed member's
 value, a removed member with its comma, an added member laid out like its
 neighbours. Everything else keeps its bytes.
 
-    value = jsonedit.load(text)                # JsonEditError: one line, with line/column
-    new = with_my_keys(value)                  # any pure function, dict in, dict out
-    text = jsonedit.rewrite(text, new)         # only the differing spans change
+    value = jsonedit.load(text)          # JsonEditError: one line, line/column
+    new = with_my_keys(value)            # any pure function, dict in, dict out
+    text = jsonedit.rewrite(text, new)   # only the differing spans change
 
 Floats load as `Number` (their text kept, equal by text), so a value memd
 never looked at cannot be rounded. `comments=True` accepts `//` and `/* */`
@@ -35,14 +35,18 @@ DEFAULT_INDENT = "  "
 _WS = re.compile(r"[ \t\n\r]*")
 # A string (kept) or a comment (blanked); unterminated ones run to the end, so
 # every match consumes what it scanned and the pass is linear.
-_STRING_OR_COMMENT = re.compile(r'"(?:[^"\\]|\\[\s\S])*"?|//[^\n]*|/\*[\s\S]*?(?:\*/|\Z)')
+_STRING_OR_COMMENT = re.compile(
+    r'"(?:[^"\\]|\\[\s\S])*"?|//[^\n]*|/\*[\s\S]*?(?:\*/|\Z)'
+)
 _NOT_NEWLINE = re.compile(r"[^\n]")
 
 
 class JsonEditError(ValueError):
     """The text is not a document `load` accepts; `str()` is one line."""
 
-    def __init__(self, message: str, line: int | None = None, column: int | None = None):
+    def __init__(
+        self, message: str, line: int | None = None, column: int | None = None
+    ):
         where = f"line {line}, column {column}: " if line is not None else ""
         super().__init__(f"{where}{message}")
         self.line, self.column = line, column
@@ -117,7 +121,7 @@ def rewrite(
 def dump(
     value: object, *, indent: str | None = DEFAULT_INDENT, sort_keys: bool = False
 ) -> str:
-    """`value` as JSON text: `indent` per level (None: one line), `Number`s as their text.
+    """`value` as JSON text: `indent` per level (None: one line), `Number`s as text.
 
     Strings keep non-ASCII characters; a lone surrogate is escaped, so the
     text always encodes as UTF-8.
@@ -206,8 +210,7 @@ class _Document:
         last = {child.key: i for i, child in enumerate(children)}
         sequence: list[_Child | _New] = []
         for i, child in enumerate(children):
-            key = child.key
-            assert key is not None
+            key = str(child.key)  # an object's children all have one
             in_force = last[key] == i
             changes = key not in new or not _same(old[key], new[key])
             if changes and (not in_force or _count(children, key) > 1):
@@ -275,8 +278,9 @@ class _Document:
         separator = ",\n" + indent if multiline else ", "
         colon = self._colon(children)
 
-        def render(item: _Child | _New) -> str:
-            assert isinstance(item, _New)
+        def render(item: object) -> str:
+            if not isinstance(item, _New):
+                raise TypeError("only new items are rendered")
             value = self._render(item.value, indent, multiline=multiline)
             return value if item.key is None else _dump_str(item.key) + colon + value
 
@@ -290,7 +294,9 @@ class _Document:
                 inner = ""
             splices.append((start + 1, close, inner))
             return
-        gaps: list[list[object]] = [[]]  # the new items before each kept child, and after
+        gaps: list[list[object]] = [
+            []
+        ]  # the new items before each kept child, and after
         for item in sequence:
             if isinstance(item, _Child):
                 gaps.append([])
@@ -298,23 +304,53 @@ class _Document:
                 gaps[-1].append(item)
         index = {id(child): i for i, child in enumerate(children)}
         first, final = kept[0], kept[-1]
+
+        def joint(note: str) -> str:
+            """A comma, the comment ending the kept line, the next line's start."""
+            breaks = "\n" in note or "//" in note
+            return (
+                ","
+                + note
+                + ("\n" + indent if breaks and not multiline else separator[1:])
+            )
+
         if index[id(first)] != 0 or gaps[0]:
             lead = self.text[start + 1 : children[0].start]
             text = lead + "".join(render(i) + separator for i in gaps[0])
             splices.append((start + 1, first.start, text))
         for before, after, items in zip(kept[:-1], kept[1:], gaps[1:-1], strict=True):
             if index[id(after)] != index[id(before)] + 1 or items:
-                text = separator + "".join(render(i) + separator for i in items)
+                note = self._line_note(before, children[index[id(before)] + 1].start)
+                text = joint(note) + "".join(render(i) + separator for i in items)
                 splices.append((before.end, after.start, text))
         if index[id(final)] != len(children) - 1 or gaps[-1]:
             trail = self.text[children[-1].end : close]
-            text = "".join(separator + render(i) for i in gaps[-1]) + trail
-            splices.append((final.end, close, text))
+            if index[id(final)] != len(children) - 1:
+                following = children[index[id(final)] + 1].start
+                closing = trail[trail.rfind("\n") :] if "\n" in trail else ""
+                trail = (
+                    self._line_note(final, following) + closing
+                )  # theirs go with them
+            if gaps[-1]:  # the comma goes before a comment that ends the last line
+                note = trail.rstrip()
+                added_text = separator.join(render(i) for i in gaps[-1])
+                trail = joint(note) + added_text + trail[len(note) :]
+            splices.append((final.end, close, trail))
+
+    def _line_note(self, child: _Child, limit: int) -> str:
+        """The comment after `child` on its own line (JSONC), without the comma."""
+        end = self.text.find("\n", child.end, limit)
+        end = limit if end < 0 else end
+        comma = self.scan.find(",", child.end, end)
+        note = self.text[child.end : end]
+        if comma >= 0:
+            note = self.text[child.end : comma] + self.text[comma + 1 : end]
+        return note.rstrip() if note.strip() else ""
 
     def _render(
         self, value: object, indent: str, *, multiline: bool | None = None
     ) -> str:
-        """`value` laid out as its place in this document is, its first line at `indent`."""
+        """`value` laid out as its place in the document is, first line at `indent`."""
         spread = self.multiline if multiline is None else multiline
         return _dump(value, self.unit if spread else None, indent, False)
 
@@ -355,7 +391,9 @@ class _Document:
         for child in children:
             if child.key is not None:
                 between = self.scan[child.start : child.value_start]
-                return between[between.rfind('"') + 1 :] if "\n" not in between else ": "
+                return (
+                    between[between.rfind('"') + 1 :] if "\n" not in between else ": "
+                )
         return ": "
 
     def _line_indent(self, at: int) -> str:
@@ -416,7 +454,9 @@ def _dump(value: object, unit: str | None, indent: str, sort_keys: bool) -> str:
         if not items:
             return "{}"
         if unit is None:
-            inner = (f"{_dump_str(k)}: {_dump(v, None, '', sort_keys)}" for k, v in items)
+            inner = (
+                f"{_dump_str(k)}: {_dump(v, None, '', sort_keys)}" for k, v in items
+            )
             return "{" + ", ".join(inner) + "}"
         deeper = indent + unit
         inner = (

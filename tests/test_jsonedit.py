@@ -1,4 +1,4 @@
-"""memd.jsonedit: a user's JSON is edited by splices, never re-serialised (#41 class 6)."""
+"""memd.jsonedit: a user's JSON is edited by splices, not rewritten (#41 class 6)."""
 
 from __future__ import annotations
 
@@ -121,7 +121,9 @@ class TestArrays:
 
     def test_spread_array_keeps_item_layout(self) -> None:
         """Appending to a spread array adds a line at the items' indent."""
-        text = jsonedit.rewrite('{\n  "a": [\n    1.50\n  ]\n}\n', {"a": [Number("1.50"), 2]})
+        text = jsonedit.rewrite(
+            '{\n  "a": [\n    1.50\n  ]\n}\n', {"a": [Number("1.50"), 2]}
+        )
 
         assert '{\n  "a": [\n    1.50,\n    2\n  ]\n}\n' == text
 
@@ -133,9 +135,32 @@ class TestComments:
 
         edited = jsonedit.rewrite(text, {"a": 2, "b": "//x", "c": 3}, comments=True)
 
-        assert '// mine\n{\n  "a": 2, // one\n  /* two */ "b": "//x",\n  "c": 3\n}\n' == (
-            edited
+        assert (
+            '// mine\n{\n  "a": 2, // one\n  /* two */ "b": "//x",\n  "c": 3\n}\n'
+            == (edited)
         )
+
+    @pytest.mark.parametrize(
+        ("text", "new", "expected"),
+        [
+            (
+                '{\n  "a": 1, // keep\n  "memd": 2 // memd\'s\n}\n',
+                {"a": 1},
+                '{\n  "a": 1 // keep\n}\n',
+            ),
+            (
+                '{\n  "a": 1, // keep\n  "memd": 2, // memd\'s\n  "b": 3\n}\n',
+                {"a": 1, "b": 3},
+                '{\n  "a": 1, // keep\n  "b": 3\n}\n',
+            ),
+            ('{"a": 1 // keep\n}', {"a": 1, "b": 2}, '{"a": 1, // keep\n"b": 2\n}'),
+        ],
+    )
+    def test_a_comment_ending_a_kept_line_stays_on_it(
+        self, text: str, new: dict[str, object], expected: str
+    ) -> None:
+        """Removing or adding a neighbour never swallows a kept member's comment."""
+        assert expected == jsonedit.rewrite(text, new, comments=True)
 
     def test_comments_are_refused_in_plain_json(self) -> None:
         """Without `comments=True` a comment is a syntax error, with its place."""

@@ -215,3 +215,27 @@ class TestPlanEdit:
     def test_compact_file_stays_on_one_line(self) -> None:
         """A one-line file is written back on one line."""
         assert '{"a":{"b": 1}}' == render_like({"a": {"b": 1}}, '{"a":{}}')
+
+
+def test_a_jsonc_file_keeps_its_comments_through_install_and_uninstall() -> None:
+    """`comments=True` (Gemini's settings): memd's part comes and goes, not comments."""
+    from memd.hooks.settings import plan_json_edit
+
+    original = '{\n  // my model\n  "model": "x" /* pinned */\n}\n'
+
+    def add(settings: dict[str, object]) -> dict[str, object]:
+        return {**settings, "mcpServers": {"memd": {"command": "memd"}}}
+
+    def remove(settings: dict[str, object]) -> dict[str, object]:
+        return {k: v for k, v in settings.items() if k != "mcpServers"}
+
+    installed = plan_json_edit(
+        original, None, install=True, add=add, remove=remove, comments=True
+    )
+    assert installed.text is not None
+    assert installed.text.startswith('{\n  // my model\n  "model": "x", /* pinned */\n')
+    edited = installed.text.replace('"x"', '"y"')
+    removed = plan_json_edit(
+        edited, original, install=False, add=add, remove=remove, comments=True
+    )
+    assert original.replace('"x"', '"y"') == removed.text

@@ -218,7 +218,7 @@ def _undo_file(
     *,
     dry_run: bool,
 ) -> str:
-    """Put `path` back as setup found it (through a link, in its mode); say what was done."""
+    """Put `path` back as setup found it (through a link, in its mode); say what."""
     from memd.atomic import write_through
 
     copy = entry.get("before")
@@ -289,7 +289,7 @@ def _digest(data: bytes | None) -> str | None:
 def _keep_copy(
     state_dir: str, path: str, data: bytes | None, mode: int | None
 ) -> str | None:
-    """Save the bytes setup found at `path`, in its mode; the copy's name (None: no file).
+    """Save the bytes setup found at `path`; the copy's name (None: no file).
 
     The copy keeps the file's mode (a 0600 `~/.claude.json` holds API keys),
     in a directory only the user can enter.
@@ -303,7 +303,9 @@ def _keep_copy(
     name = hashlib.sha256(path.encode("utf-8", "surrogateescape")).hexdigest()[:32]
     directory = os.path.join(state_dir, COPIES)
     os.makedirs(directory, mode=0o700, exist_ok=True)
-    write_atomic(os.path.join(directory, name), data, mode=0o600 if mode is None else mode)
+    write_atomic(
+        os.path.join(directory, name), data, mode=0o600 if mode is None else mode
+    )
     return name
 
 

@@ -21,7 +21,7 @@ from tests.conftest import Home
 
 MEMD = str(Path(sys.executable).parent / "memd")
 
-SECRET_JSON = (
+CLAUDE_JSON = (  # a made-up API key: where do copies of it go
     "{\n"
     '  "primaryApiKey": "sk-ant-api03-not-a-real-key",\n'
     '  "cleanupPeriodDays": 1e400,\n'
@@ -32,7 +32,9 @@ SECRET_JSON = (
 )
 
 
-def memd(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def memd(
+    *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [MEMD, *args], capture_output=True, text=True, check=False, timeout=60, env=env
     )
@@ -54,13 +56,13 @@ class TestModes:
     def test_every_copy_of_a_0600_file_is_0600(self, isolated_home: Home) -> None:
         """~/.claude.json holds API keys: no copy of it is readable by others."""
         claude_json = isolated_home.home / ".claude.json"
-        claude_json.write_text(SECRET_JSON)
+        claude_json.write_text(CLAUDE_JSON)
         claude_json.chmod(0o600)
 
         done = memd("setup", "--no-service")
 
         assert 0 == done.returncode, done.stderr
-        kept = [p for p in copies(isolated_home) if p.read_text() == SECRET_JSON]
+        kept = [p for p in copies(isolated_home) if p.read_text() == CLAUDE_JSON]
         assert len(kept) >= 2  # the backup beside it and setup's own copy
         assert {0o600} == {mode(p) for p in kept}
         assert 0o600 == mode(claude_json)
@@ -99,12 +101,13 @@ class TestLinks:
         self, isolated_home: Home
     ) -> None:
         """The link into a dotfiles repository stays; its target gets the hooks."""
-        link, target, original = self.link_settings(isolated_home)
+        link, target, _ = self.link_settings(isolated_home)
 
         done = memd("setup", "--no-service")
 
         assert 0 == done.returncode, done.stderr
-        assert link.is_symlink() and target == link.resolve()
+        assert link.is_symlink()
+        assert target == link.resolve()
         assert "hook post-tool-use" in target.read_text()
         assert target.read_text().startswith('{\n    "model": "opus",\n')
         assert ["settings.json"] == sorted(p.name for p in target.parent.iterdir())
@@ -118,7 +121,8 @@ class TestLinks:
         done = memd("setup", "--undo")
 
         assert 0 == done.returncode, done.stderr
-        assert link.is_symlink() and target == link.resolve()
+        assert link.is_symlink()
+        assert target == link.resolve()
         assert original == target.read_text()
 
     def test_hook_uninstall_keeps_the_link_too(self, isolated_home: Home) -> None:
@@ -142,7 +146,8 @@ class TestLinks:
         assert 0 != done.returncode
         assert 1 == len(done.stderr.strip().splitlines()), done.stderr
         assert "which does not exist; left untouched" in done.stderr
-        assert link.is_symlink() and not link.exists()
+        assert link.is_symlink()
+        assert not link.exists()
 
 
 class TestText:
@@ -151,13 +156,13 @@ class TestText:
     ) -> None:
         """`1e400` is not written back as `Infinity`; `1.0`, `\\ud800` stay."""
         claude_json = isolated_home.home / ".claude.json"
-        claude_json.write_text(SECRET_JSON)
+        claude_json.write_text(CLAUDE_JSON)
 
         done = memd("setup", "--no-service")
 
         assert 0 == done.returncode, done.stderr
         text = claude_json.read_text()
-        assert text.startswith(SECRET_JSON[: SECRET_JSON.rindex("\n}")] + ",\n")
+        assert text.startswith(CLAUDE_JSON[: CLAUDE_JSON.rindex("\n}")] + ",\n")
         assert "Infinity" not in text
         assert '"mcpServers": {\n    "memd": {\n' in text
 
@@ -183,7 +188,8 @@ class TestText:
         assert 0 != done.returncode
         assert "Traceback" not in done.stderr
         assert 1 == len(done.stderr.strip().splitlines()), done.stderr
-        assert words in done.stderr and "left untouched" in done.stderr
+        assert words in done.stderr
+        assert "left untouched" in done.stderr
         assert text == settings.read_text()
 
     def test_a_lone_surrogate_escape_is_kept(self, isolated_home: Home) -> None:
@@ -208,10 +214,14 @@ def test_doctor_knows_the_same_memd_through_a_link(
     (bin_dir / "memd").symlink_to(MEMD)
     plain = dict(os.environ)
     plain["PATH"] = os.pathsep.join(
-        p for p in plain.get("PATH", "").split(os.pathsep) if p != str(Path(MEMD).parent)
+        p
+        for p in plain.get("PATH", "").split(os.pathsep)
+        if p != str(Path(MEMD).parent)
     )
     linked = {**plain, "PATH": f"{bin_dir}{os.pathsep}{plain['PATH']}"}
-    setup_env, doctor_env = (plain, linked) if linked_at == "doctor" else (linked, plain)
+    setup_env, doctor_env = (
+        (plain, linked) if linked_at == "doctor" else (linked, plain)
+    )
     assert 0 == memd("setup", "--no-service", env=setup_env).returncode
 
     done = memd("doctor", "--format", "json", env=doctor_env)
