@@ -217,6 +217,17 @@ def _current(root_fd: int, relpath: str, limit: int) -> bytes | None:
         return b"\0" * (limit + 2)  # grown past anything planned: it changed
 
 
+def _file_mode(root_fd: int, relpath: str) -> int:
+    """The permission bits of the memory file `relpath` (0o600 if not a file)."""
+    import stat
+
+    try:
+        st = os.stat(relpath, dir_fd=root_fd, follow_symlinks=False)
+    except OSError:
+        return 0o600
+    return stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else 0o600
+
+
 def _put(root_fd: int, relpath: str, data: bytes | None) -> None:
     from memd.atomic import remove_beneath, write_atomic_beneath
 
@@ -340,7 +351,8 @@ def apply_edits(root: str, edits: tuple[FileEdit, ...], state_dir: str) -> bool:
             pre = None
             if edit.old is not None:
                 pre = f"{number}.pre"
-                write_atomic(os.path.join(journal, pre), edit.old)
+                mode = _file_mode(root_fd, edit.relpath)  # a 0600 file's copy too
+                write_atomic(os.path.join(journal, pre), edit.old, mode=mode)
             after = None if edit.is_removal else edit.new
             files.append({"relpath": edit.relpath, "pre": pre, "post": _digest(after)})
         manifest: dict[str, object] = {
