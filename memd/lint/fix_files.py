@@ -34,15 +34,21 @@ def plan_directory(
     max_file_bytes: int = 256 * 1024,
     dialect: str | None = None,
     warn: Callable[[str], None] | None = None,
+    error: Callable[[str], None] | None = None,
 ) -> tuple[FileEdit, ...]:
     """Load `memory_dir`, read its index and topic files, and plan the safe fixes.
 
-    `warn` is told, in one line each, what is left alone and why.
+    `warn` is told, in one line each, what is left alone and why; `error`
+    (default: `warn`) what leaves the index past the agent's cut: an index
+    over memd's size cap (never read, so never compacted) or one that could
+    not be compacted. A refusal is worded by `memd.fsread.refusal_reason`.
     """
+    from memd.fsread import FileTooLargeError, read_bytes, refusal_reason
     from memd.lint.fixes import is_utf8_name, plan_fixes
     from memd.memory.reader import load_memdir
 
     warn = warn or _ignore
+    error = error or warn
     memdir = load_memdir(memory_dir, max_file_bytes=max_file_bytes)
     for relpath in memdir.unreadable_paths:  # FIFOs, directories, unreadable files
         warn(
@@ -59,14 +65,25 @@ def plan_directory(
     index_is_file = True
     for relpath in (INDEX_NAME, *(f.relpath for f in memdir.files)):
         path = os.path.join(memdir.path, relpath)
-        data = _read(path, max_file_bytes)
-        if data is not None:
-            raw[relpath] = data
-        elif relpath == INDEX_NAME and os.path.lexists(path):
-            warn(f"skipped {shown(path)}: not a regular file; the index is left alone")
+        try:
+            raw[relpath] = read_bytes(path, max_file_bytes)
+        except FileNotFoundError:
+            continue
+        except OSError as refused:
+            why = f"skipped {shown(path)}: {refusal_reason(refused)}"
+            if relpath != INDEX_NAME:
+                warn(f"{why}; left as it is")
+                continue
             index_is_file = False
+            if isinstance(refused, FileTooLargeError):  # surely past the agent's cut
+                error(
+                    f"{why}, so not compacted; the agent loads only its start "
+                    "(raise lint.max_topic_file_bytes and run memd fix again)"
+                )
+            else:
+                warn(f"{why}; the index is left alone")
     edits = plan_fixes(memdir, raw, dialect=dialect, index=index_is_file)
-    _warn_if_still_cut(memory_dir, edits, raw.get(INDEX_NAME), warn)
+    _warn_if_still_cut(memory_dir, edits, raw.get(INDEX_NAME), error)
     return edits
 
 
