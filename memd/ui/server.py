@@ -231,8 +231,8 @@ def _header_timed_protocol() -> type:
     slot for ever. Each request's headers get `HEADER_SECONDS` from the
     connection's start, or from the first byte after the previous response.
     """
-    import h11
-    from uvicorn.protocols.http.h11_impl import H11Protocol
+    # h11 as uvicorn's own h11 protocol imports it (uvicorn's dependency, not ours)
+    from uvicorn.protocols.http.h11_impl import H11Protocol, h11  # type: ignore[attr-defined]
 
     class HeaderTimedH11(H11Protocol):
         header_timer: asyncio.TimerHandle | None = None
