@@ -110,14 +110,14 @@ def _edit_summary(
 def _read_text(path: str, max_bytes: int) -> str | None:
     """A settings file's text, or None when it does not exist."""
     from memd.errors import UsageError
-    from memd.fsread import read_prefix
+    from memd.fsread import read_prefix, refusal_reason
 
     try:
         data = read_prefix(path, max_bytes + 1, follow=True)
     except FileNotFoundError:
         return None
     except OSError as error:
-        raise UsageError(f"{path}: cannot read ({error}); left untouched") from None
+        raise UsageError(f"{path}: {refusal_reason(error)}; left untouched") from None
     if len(data) > max_bytes:
         raise UsageError(f"{path}: larger than {max_bytes >> 20} MiB; left untouched")
     try:

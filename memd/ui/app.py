@@ -252,6 +252,8 @@ def build_app(
     app = Starlette(routes=routes)
 
     async def not_found(request: Request, exc: Exception) -> Response:
+        if isinstance(exc, gather.TooLargeError):  # there, but past the cap
+            return refused(404, str(exc))
         return refused(404, "not found")
 
     async def turned_away(request: Request, exc: Exception) -> Response:

@@ -159,7 +159,7 @@ def _json_object(path: str) -> tuple[dict[str, object], str]:
     """The JSON object at `path` ({} when missing) and a problem, or ""."""
     from memd import fastjson
     from memd.cli.commands.mcp import MAX_CLAUDE_JSON_BYTES
-    from memd.fsread import read_bytes
+    from memd.fsread import read_bytes, refusal_reason
 
     try:
         data = fastjson.loads(
@@ -168,7 +168,7 @@ def _json_object(path: str) -> tuple[dict[str, object], str]:
     except FileNotFoundError:
         return {}, ""
     except OSError as error:
-        return {}, f"cannot read ({error.strerror or error})"
+        return {}, refusal_reason(error)
     except ValueError as error:
         return {}, f"not valid JSON ({error})"
     if not isinstance(data, dict):
