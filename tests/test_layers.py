@@ -33,6 +33,7 @@ LAYERS = {
     "memd.racy": CORE,  # the racily-clean rule every stat comparison shares
     "memd.dirs": CORE,  # memd's own dirs from the environment, for the warm paths
     "memd.fastjson": CORE,  # JSON through `_json`, without `json`'s `re` import
+    "memd.jsonedit": CORE,  # edit a user's JSON text by splices, not re-serialising
     "memd.hook_lint": EDGE,  # the hooks ask the daemon to lint: socket, request
     "memd.config": EDGE,
     "memd.atomic": EDGE,

@@ -101,7 +101,7 @@ def _settings() -> Iterator[Check]:
     """memd's hooks in the user settings, its server in ~/.claude.json: this memd."""
     from memd.agent.settings import claude_config_home
     from memd.cli.commands.hook import memd_executable
-    from memd.hooks.settings import MEMD_HOOKS, hook_command
+    from memd.hooks.settings import MEMD_HOOKS
     from memd.mcp_server.install import SERVER_NAME, claude_json_path, is_memd_server
 
     executable = memd_executable()
@@ -111,7 +111,10 @@ def _settings() -> Iterator[Check]:
     missing = [
         event
         for event, (_, subcommand, _) in MEMD_HOOKS.items()
-        if hook_command(executable, subcommand) not in _commands(hooks, event)
+        if not any(
+            _runs(command, executable, subcommand)
+            for command in _commands(hooks, event)
+        )
     ]
     if problem:
         yield Check(
@@ -142,7 +145,7 @@ def _settings() -> Iterator[Check]:
             f"no memd server in {claude_json}",
             "`memd setup` (or `memd mcp install`)",
         )
-    elif isinstance(entry, dict) and entry.get("command") != executable:
+    elif isinstance(entry, dict) and not _same_memd(entry.get("command"), executable):
         yield Check(
             "mcp",
             FAIL,
@@ -156,23 +159,49 @@ def _settings() -> Iterator[Check]:
 
 def _json_object(path: str) -> tuple[dict[str, object], str]:
     """The JSON object at `path` ({} when missing) and a problem, or ""."""
-    from memd import fastjson
+    from memd import jsonedit
     from memd.cli.commands.mcp import MAX_CLAUDE_JSON_BYTES
-    from memd.fsread import read_bytes
+    from memd.fsread import read_bytes, refusal_reason
 
-    try:
-        data = fastjson.loads(
-            read_bytes(path, MAX_CLAUDE_JSON_BYTES, follow=True), max_depth=64
-        )
+    try:  # read as `memd setup` edits it: what one accepts, so does the other
+        raw = read_bytes(path, MAX_CLAUDE_JSON_BYTES, follow=True)
+        data = jsonedit.load(raw.decode("utf-8")) if raw.strip() else {}
     except FileNotFoundError:
         return {}, ""
     except OSError as error:
-        return {}, f"cannot read ({error.strerror or error})"
-    except ValueError as error:
+        return {}, refusal_reason(error)
+    except ValueError as error:  # JsonEditError, UnicodeDecodeError
         return {}, f"not valid JSON ({error})"
     if not isinstance(data, dict):
         return {}, "not a JSON object"
     return data, ""
+
+
+def _runs(command: str, executable: str, subcommand: str) -> bool:
+    """Whether a hook's `command` runs `memd hook <subcommand>` with this memd."""
+    import shlex
+
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    return words[1:] == ["hook", subcommand] and _same_memd(words[0], executable)
+
+
+def _same_memd(command: object, executable: str) -> bool:
+    """Whether `command` is this memd: the same path, or the same file through a link.
+
+    The README links the venv's `memd` into `~/.local/bin`; the hooks may
+    name either path, and both run the same program.
+    """
+    if not isinstance(command, str):
+        return False
+    if command == executable:
+        return True
+    try:
+        return os.path.samefile(command, executable)
+    except (OSError, ValueError):
+        return False
 
 
 def _commands(hooks: object, event: str) -> list[str]:

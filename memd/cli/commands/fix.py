@@ -58,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
     changed = skipped = unreadable = 0
     planned: list[FileEdit] = []
     planned_dirs = 0
+    findings: list[str] = []  # what leaves an index past the agent's cut
     profile = in_force(config).profile
     if args.undo and args.dry_run:
         print("memd: --undo and --dry-run do not go together", file=sys.stderr)
@@ -96,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
                     max_file_bytes=max_file_bytes,
                     dialect=args.dialect,
                     warn=_warn,
+                    error=findings.append,
                 ),
             )
         else:
@@ -138,13 +140,17 @@ def run(args: argparse.Namespace) -> int:
             changed += 1
             verb = "removed" if edit.is_removal else "fixed"
             print(f"{verb} {shown(os.path.join(root, edit.relpath))}: {edit.reason}")
+    for message in findings:
+        print(f"memd: error: {message}", file=sys.stderr)
     if args.undo:
         return 1 if skipped else 0
     if args.dry_run:
         print(plan_summary(planned, planned_dirs))
     else:
         print(f"{changed} file(s) fixed" + (f", {skipped} skipped" if skipped else ""))
-    return 2 if unreadable else 0  # an I/O error: what could not be read is unfixed
+    if unreadable:
+        return 2  # an I/O error: what could not be read is unfixed
+    return 1 if findings else 0  # an index left past the agent's cut
 
 
 def plan_summary(edits: Sequence[FileEdit], directories: int) -> str:
