@@ -504,9 +504,11 @@ def _run(
         )
 
 
-# Variables that name a way into another process (a bus, an agent, a display).
-_IPC_VARIABLES = frozenset(
+# Variables that name a way into another process (a bus, an agent, a display,
+# systemd), or a directory of memd's process rather than the agent's.
+_DROPPED_VARIABLES = frozenset(
     {
+        "OLDPWD",
         "DBUS_SESSION_BUS_ADDRESS",
         "SSH_AUTH_SOCK",
         "GPG_AGENT_INFO",
@@ -579,7 +581,7 @@ def agent_environ(env: Mapping[str, str], protected: tuple[str, ...]) -> dict[st
 
     kept: dict[str, str] = {}
     for name, value in env.items():
-        if name.startswith(("MEMD_", "XDG_")) or name in _IPC_VARIABLES | {"OLDPWD"}:
+        if name.startswith(("MEMD_", "XDG_")) or name in _DROPPED_VARIABLES:
             continue
         if name == "PATH":
             parts = [p for p in value.split(os.pathsep) if not names_protected(p)]
