@@ -1,15 +1,20 @@
 """`memd history`: list the recorded changes of memory, show one as a diff, or purge.
 
-    memd history [PATH] [--project DIR | --all] [--since WHEN] [--format text|json]
-    memd history show REV [PATH]
-    memd history purge PATH
+    memd history [FILE] [--project DIR | --all] [--since WHEN] [--no-patch]
+                 [--format text|json]
+    memd history show REV [FILE]
+    memd history purge FILE
     memd history purge --secret FINGERPRINT
 
-The history is local (docs/history.md); WHEN is any form `memd.history.when` reads.
+FILE as the agent names it (`feedback_tests.md`, in the project's memory
+directory) or as a path. `memd history FILE` shows that file's versions with
+their diffs, as `git log -p FILE`. The history is local (docs/history.md);
+WHEN is any form `memd.history.when` reads.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -18,6 +23,7 @@ from memd.cli.commands._options import add_project_argument
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Iterator
 
     from memd.config import Config
     from memd.history.store import Change, History
@@ -43,6 +49,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="WHEN",
         help="only changes since WHEN: '10 minutes ago', 'yesterday 18:00', "
         "HH:MM, or an ISO time",
+    )
+    parser.add_argument(
+        "--no-patch",
+        "-s",
+        action="store_true",
+        help="with FILE: list its changes without their diffs",
     )
     parser.add_argument(
         "--format", choices=("text", "json"), default="text", help="output format"
@@ -73,15 +85,49 @@ def run(args: argparse.Namespace) -> int:
         else:
             raise UsageError("no history recorded yet")
         return 0
-    with History.open(config.state_dir) as history:
+    with history_errors(config.state_dir), History.open(config.state_dir) as history:
         _finish_restore(config.state_dir, history)
         if action == "show":
             return _show(args, words, config, history)
         if action == "purge":
             return _purge(args, words, config, history)
         if len(words) > 1:
-            raise UsageError(f"one PATH at most, got {len(words)}")
+            raise UsageError(f"one FILE at most, got {len(words)}")
         return _list(args, words[0] if words else None, config, history)
+
+
+@contextlib.contextmanager
+def history_errors(state_dir: str) -> Iterator[None]:
+    """Turn SQLite's failures of the store into one line with the way out."""
+    import sqlite3
+
+    from memd.errors import UsageError
+    from memd.history.store import DB_NAME, damaged, history_dir
+
+    try:
+        yield
+    except sqlite3.OperationalError as error:
+        if "locked" in str(error) or "busy" in str(error):
+            raise UsageError(
+                "the history store is busy (another memd is writing it); try again"
+            ) from None
+        raise damaged(os.path.join(history_dir(state_dir), DB_NAME), error) from None
+    except sqlite3.DatabaseError as error:
+        raise damaged(os.path.join(history_dir(state_dir), DB_NAME), error) from None
+
+
+def parse_rev(text: str, option: str) -> int:
+    """A revision number as typed: ASCII digits within SQLite's range, or one line."""
+    from memd.errors import UsageError
+    from memd.history.store import valid_rev
+
+    if not (text.isascii() and text.isdigit() and len(text) <= 19) or not valid_rev(
+        int(text)
+    ):
+        raise UsageError(
+            f"{option} {text[:40]}: not a revision (a number `memd history` lists)"
+        )
+    return int(text)
 
 
 def _finish_restore(state_dir: str, history: History) -> None:
@@ -109,28 +155,38 @@ def resolve_target(
         UsageError: nothing with a history matches.
     """
     from memd.errors import UsageError
+    from memd.history.scan import disk_name
     from memd.history.store import normalize_dir
-    from memd.relpath import relpath_refusal
 
     known = history.memory_dirs()
     if path is not None and project is None:
-        full = normalize_dir(path)
+        full = normalize_dir(disk_name(path))
         for memory_dir in sorted(known, key=len, reverse=True):
             if full.startswith(memory_dir + os.sep):
-                return memory_dir, full[len(memory_dir) + 1 :].replace(os.sep, "/")
+                return memory_dir, _kept(path, full[len(memory_dir) + 1 :])
     memory_dir = _project_memory_dir(project, config, known)
     if path is None:
         return memory_dir, None
-    relpath = path.replace(os.sep, "/")
     if os.path.isabs(path):
-        full = normalize_dir(path)
+        full = normalize_dir(disk_name(path))
         if not full.startswith(memory_dir + os.sep):
             raise UsageError(f"{path}: not in a memory directory with a history")
-        relpath = full[len(memory_dir) + 1 :].replace(os.sep, "/")
-    refusal = relpath_refusal(relpath)
-    if refusal is not None:
-        raise UsageError(f"{path}: {refusal}")
-    return memory_dir, relpath
+        return memory_dir, _kept(path, full[len(memory_dir) + 1 :])
+    # as the agent names it: relative to the memory directory ("./a.md" too)
+    return memory_dir, _kept(path, os.path.normpath(disk_name(path)))
+
+
+def _kept(typed: str, relpath: str) -> str:
+    """The relpath history keeps for a name typed or found on disk, or one line."""
+    from memd.errors import UsageError
+    from memd.history.scan import kept_name
+    from memd.relpath import relpath_refusal
+
+    kept = kept_name(relpath.replace(os.sep, "/"))
+    if kept is None:
+        why = relpath_refusal(relpath.replace(os.sep, "/")) or "not a memory file"
+        raise UsageError(f"{typed}: {why}")
+    return kept
 
 
 def _project_memory_dir(project: str | None, config: Config, known: list[str]) -> str:
@@ -165,6 +221,7 @@ def _list(
     args: argparse.Namespace, path: str | None, config: Config, history: History
 ) -> int:
     since = None if args.since is None else parse_when_arg(args.since, "--since")
+    relpath = None
     if args.all:
         if path is not None:
             from memd.errors import UsageError
@@ -180,21 +237,68 @@ def _list(
         sys.stdout.write(dumps([c.to_dict() for c in changes]) + "\n")
         return 0
     stamps: dict[int, str] = {}
-    out = [
-        line
-        for change in changes
-        for line in format_change(change, with_dir=args.all, stamps=stamps)
-    ]
+    if not args.all and relpath is not None and not args.no_patch:
+        out = _file_log(history, changes, relpath, stamps)
+    else:
+        out = [
+            line
+            for change in changes
+            for line in format_change(
+                change, with_dir=args.all, stamps=stamps, only=relpath
+            )
+        ]
     if not out:
         out = ["no recorded changes"]
     sys.stdout.write("\n".join(out) + "\n")
     return 0
 
 
-def format_change(
-    change: Change, *, with_dir: bool = False, stamps: dict[int, str] | None = None
+def _file_log(
+    history: History, changes: list[Change], relpath: str, stamps: dict[int, str]
 ) -> list[str]:
-    """A change as text: a heading line, then one line per file.
+    """`git log -p FILE`: each change of the file, newest first, with its diff.
+
+    Read oldest first, so each version inflates once against the one before
+    it (the store keeps recent ones decoded).
+    """
+    blocks: list[list[str]] = []
+    for change in reversed(changes):
+        block = format_change(change, stamps=stamps, only=relpath)
+        for file in change.files:
+            if file.relpath == relpath:
+                block += _file_diff(history, change, file.relpath, file.old_relpath)
+        blocks.append(block)
+    return [line for block in reversed(blocks) for line in block]
+
+
+def _file_diff(
+    history: History, change: Change, relpath: str, old_relpath: str | None
+) -> list[str]:
+    """One file's unified diff within `change` (from its old name, if renamed)."""
+    import difflib
+
+    before_name = old_relpath or relpath
+    before = history.file_at(change.memory_dir, before_name, change.rev - 1)
+    after = history.file_at(change.memory_dir, relpath, change.rev)
+    return [
+        line.rstrip("\n")
+        for line in difflib.unified_diff(
+            _lines(before),
+            _lines(after),
+            fromfile="/dev/null" if before is None else f"a/{before_name}",
+            tofile="/dev/null" if after is None else f"b/{relpath}",
+        )
+    ]
+
+
+def format_change(
+    change: Change,
+    *,
+    with_dir: bool = False,
+    stamps: dict[int, str] | None = None,
+    only: str | None = None,
+) -> list[str]:
+    """A change as text: a heading line, then one line per file (`only`: that one).
 
     `stamps` caches each minute's local "YYYY-MM-DD HH:MM" (zone offsets
     change on whole minutes), so 10,000 changes cost few `localtime` calls.
@@ -220,29 +324,36 @@ def format_change(
     lines = [head]
     if change.loss:
         lines.append(f"    LOSS: {change.loss}")
-    for file in change.files[:_FILES_SHOWN]:
-        # relpaths are what memd.relpath accepts (no lone surrogate): printable
+    files = change.files
+    if only is not None:
+        files = tuple(f for f in files if only in (f.relpath, f.old_relpath))
+    others = len(change.files) - len(files)
+    for file in files[:_FILES_SHOWN]:
+        # relpaths are kept names (memd.history.scan.kept_name): printable
         name = file.relpath
         if file.old_relpath is not None:
             name = f"{file.old_relpath} -> {name}"
         lines.append(f"    {file.kind:<8} {name}")
-    if len(change.files) > _FILES_SHOWN:
-        lines.append(f"    ... and {len(change.files) - _FILES_SHOWN} more")
+    if len(files) > _FILES_SHOWN:
+        lines.append(f"    ... and {len(files) - _FILES_SHOWN} more")
+    if only is not None and others:
+        lines.append(f"    (and {others} other file(s) in this change)")
     return lines
 
 
 def _show(
     args: argparse.Namespace, words: list[str], config: Config, history: History
 ) -> int:
-    import difflib
-
     from memd.errors import UsageError
 
-    if not words or not words[0].isdigit() or len(words) > 2:
-        raise UsageError("usage: memd history show REV [PATH]")
-    change = history.change(int(words[0]))
+    if not words or len(words) > 2:
+        raise UsageError("usage: memd history show REV [FILE]")
+    if not words[0].isdigit():
+        raise UsageError(f"usage: memd history show REV [FILE] (REV: {words[0][:40]}?)")
+    rev = parse_rev(words[0], "show")
+    change = history.change(rev)
     if change is None:
-        raise UsageError(f"no change {words[0]} in the history")
+        raise UsageError(f"no change {rev} in the history")
     relpath = None
     if len(words) == 2:
         _, relpath = resolve_target(words[1], change.memory_dir, config, history)
@@ -250,18 +361,7 @@ def _show(
     for file in change.files:
         if relpath is not None and relpath not in (file.relpath, file.old_relpath):
             continue
-        before_name = file.old_relpath or file.relpath
-        before = history.file_at(change.memory_dir, before_name, change.rev - 1)
-        after = history.file_at(change.memory_dir, file.relpath, change.rev)
-        out += [
-            line.rstrip("\n")
-            for line in difflib.unified_diff(
-                _lines(before),
-                _lines(after),
-                fromfile="/dev/null" if before is None else f"a/{before_name}",
-                tofile="/dev/null" if after is None else f"b/{file.relpath}",
-            )
-        ]
+        out += _file_diff(history, change, file.relpath, file.old_relpath)
     sys.stdout.write("\n".join(out) + "\n")
     return 0
 
