@@ -149,8 +149,8 @@ def _swap(memory: Path, relpath: str, data: bytes | None, was: bytes | None) -> 
     """Run restore's put of one file against what the disk really holds."""
     import hashlib
 
-    from memd.history import restore
     from memd.fsread import open_dir
+    from memd.history import restore
 
     with History.open(state_dir()) as history:
         root = open_dir(str(memory))
