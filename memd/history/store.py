@@ -1101,25 +1101,52 @@ class History:
         self._decoded.clear()
         return len(doomed)
 
+    def lineage(self, memory_dir: str, relpath: str) -> list[tuple[str, int]]:
+        """(relpath, rev) of every version of `relpath`, and of the file it was
+        renamed from, up to that rename, and so on back (its whole past)."""
+        with self._lock:
+            dir_id = self._dir_id(normalize_dir(memory_dir))
+            if dir_id is None:
+                return []
+            found: list[tuple[str, int]] = []
+            pending: list[tuple[str, int]] = [(relpath, (1 << 63) - 1)]
+            seen: set[tuple[str, int]] = set()
+            while pending and len(seen) < 4096:  # a rename chain is short
+                name, upto = pending.pop()
+                if (name, upto) in seen:
+                    continue
+                seen.add((name, upto))
+                for rev, kind, old in self._db.execute(
+                    "SELECT rev, kind, old_relpath FROM versions"
+                    " WHERE dir=? AND relpath=? AND rev<=?",
+                    (dir_id, name, upto),
+                ).fetchall():
+                    found.append((name, int(rev)))
+                    if kind == "renamed" and old:
+                        pending.append((str(old), int(rev)))
+            return sorted(set(found), key=lambda item: (item[1], item[0]))
+
     def purge_path(self, memory_dir: str, relpath: str) -> int:
-        """Remove every version of `relpath`; return how many went.
+        """Remove every version of `relpath`, under its old names too; how many went.
 
         The file's last recorded sha stays (a hash, not its bytes), so a file
         still on disk is not recorded again until it changes.
         """
         path = normalize_dir(memory_dir)
+        doomed = self.lineage(path, relpath)
         with self._lock:
             dir_id = self._dir_id(path)
             if dir_id is None:
                 return 0
-            doomed = [
-                (relpath, int(r[0]))
-                for r in self._db.execute(
-                    "SELECT rev FROM versions WHERE dir=? AND relpath=?",
-                    (dir_id, relpath),
+            markers = {
+                (str(rel), int(rev))
+                for rel, rev in self._db.execute(
+                    "SELECT relpath, rev FROM versions WHERE dir=? AND kind=?",
+                    (dir_id, _MOVED_AWAY),
                 )
-            ]
-            return self._purge(path, dir_id, doomed, {relpath})
+            }
+            self._purge(path, dir_id, doomed, {relpath})
+            return sum(1 for item in doomed if item not in markers)
 
     def purge_secret(self, fingerprint: str) -> list[tuple[str, str, int]]:
         """Remove every version holding the S001 secret `fingerprint`.

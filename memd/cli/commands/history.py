@@ -23,9 +23,10 @@ from memd.cli.commands._options import add_project_argument
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
     from memd.config import Config
+    from memd.history.copies import Place
     from memd.history.store import Change, History
 
 _FILES_SHOWN = 20
@@ -373,12 +374,13 @@ def _lines(data: bytes | None) -> list[str]:
 def _purge(
     args: argparse.Namespace, words: list[str], config: Config, history: History
 ) -> int:
+    """Purge the history, then every other copy memd keeps (memd.history.copies)."""
     from memd.errors import UsageError
     from memd.history.lock import write_lock
 
     if args.secret is not None:
         if words:
-            raise UsageError("purge takes PATH or --secret FINGERPRINT, not both")
+            raise UsageError("purge takes FILE or --secret FINGERPRINT, not both")
         fingerprint = args.secret.strip().lower()
         if len(fingerprint) != 16 or not all(
             c in "0123456789abcdef" for c in fingerprint
@@ -388,18 +390,170 @@ def _purge(
             )
         with write_lock(config.state_dir):
             hits = history.purge_secret(fingerprint)
-        for memory_dir, relpath, count in hits:
-            print(f"purged {count} version(s) of {relpath} in {memory_dir}")
-        if not hits:
-            print(f"no recorded version holds the secret {fingerprint}")
+            for memory_dir, relpath, count in hits:
+                print(f"purged {count} version(s) of {relpath} in {memory_dir}")
+            if not hits:
+                print(f"no recorded version holds the secret {fingerprint}")
+            _purge_copies(config, history, None, _holds_secret(fingerprint))
         return 0
     if len(words) != 1:
-        raise UsageError("usage: memd history purge PATH | --secret FINGERPRINT")
+        raise UsageError("usage: memd history purge FILE | --secret FINGERPRINT")
     memory_dir, named = resolve_target(words[0], args.project, config, history)
     if named is None:
         raise UsageError(f"{words[0]}: name a file to purge, not a directory")
     relpath = named
     with write_lock(config.state_dir):
+        doomed = _is_version_of(history, memory_dir, relpath)
+        names = sorted({rel for rel, _ in history.lineage(memory_dir, relpath)})
         count = history.purge_path(memory_dir, relpath)
-    print(f"purged {count} version(s) of {relpath} in {memory_dir}")
+        olds = [name for name in names if name != relpath]
+        also = f" (with its versions named {', '.join(olds)})" if olds else ""
+        print(f"purged {count} version(s) of {relpath} in {memory_dir}{also}")
+        _purge_copies(config, history, memory_dir, doomed)
     return 0
+
+
+def _holds_secret(fingerprint: str) -> Callable[[str, bytes], bool]:
+    from memd.lint.secrets import find_secrets_in_bytes
+
+    def holds(_relpath: str, data: bytes) -> bool:
+        return any(f.fingerprint == fingerprint for f in find_secrets_in_bytes(data))
+
+    return holds
+
+
+def _is_version_of(
+    history: History, memory_dir: str, relpath: str
+) -> Callable[[str, bytes], bool]:
+    """Whether a copy is a version of `relpath` (its bytes, or its name, any name)."""
+    import hashlib
+
+    names: set[str] = set()
+    shas: set[bytes] = set()
+    for name, rev in history.lineage(memory_dir, relpath):
+        names.add(name)
+        data = history.file_at(memory_dir, name, rev)
+        if data:  # an empty file is no one's content
+            shas.add(hashlib.sha256(data).digest())
+
+    def doomed(copy_relpath: str, data: bytes) -> bool:
+        return hashlib.sha256(data).digest() in shas or any(
+            copy_relpath == name or copy_relpath.endswith("/" + name) for name in names
+        )
+
+    return doomed
+
+
+def _purge_copies(
+    config: Config,
+    history: History,
+    memory_dir: str | None,
+    doomed: Callable[[str, bytes], bool],
+) -> None:
+    """Every place but the history (docs/history.md): removed, or named."""
+    from memd.history.copies import purge_copies
+
+    for label, path in purge_copies(_places(config, memory_dir), doomed):
+        print(f"removed {label} {path}")
+    for line in _repositories_holding(config, history, memory_dir, doomed):
+        print(line, file=sys.stderr)
+
+
+def _places(config: Config, memory_dir: str | None) -> list[Place]:
+    """Where memd keeps memory bytes besides the history: `memory_dir`'s, or all."""
+    from memd.history.copies import Place
+    from memd.kairos.external import kept_root, staging_root
+    from memd.kairos.generations import generations_root
+    from memd.lint.fix_files import undo_dir
+    from memd.recall.store import index_path
+
+    state = config.state_dir
+    journal, generations = "the fix undo journal", "the dream generation"
+    kept, staging = "the dream's kept copy", "the dream's staging copy"
+    if memory_dir is None:
+        top = os.path.dirname
+        places = [
+            Place(journal, top(undo_dir(state, os.sep)), 1),
+            Place(generations, top(generations_root(state, os.sep)), 2),
+            Place(kept, top(kept_root(state, os.sep))),
+            Place(staging, top(staging_root(state, os.sep)), 1),
+        ]
+    else:
+        places = [
+            Place(journal, undo_dir(state, memory_dir), 0),
+            Place(generations, generations_root(state, memory_dir), 1),
+            Place(kept, kept_root(state, memory_dir)),
+            Place(staging, staging_root(state, memory_dir), 0),
+        ]
+    return [
+        *places,
+        Place(
+            "the recall index (rebuilt from disk)",
+            index_path(config.cache_dir),
+            cache=True,
+        ),
+        Place(
+            "the snapshots (rebuilt from disk)",
+            os.path.join(config.cache_dir, "snapshots"),
+            cache=True,
+        ),
+    ]
+
+
+def _repositories_holding(
+    config: Config,
+    history: History,
+    memory_dir: str | None,
+    doomed: Callable[[str, bytes], bool],
+) -> list[str]:
+    """The sync repositories whose git objects still hold it: named, not rewritten.
+
+    Their history is shared with a remote and every teammate, so a purge
+    there is a rewrite and a force-push, which memd never does.
+    """
+    from memd.errors import MemdError
+    from memd.gitsync.git import Git
+    from memd.sync.engine import repo_dir
+
+    trees = [repo_dir(config.state_dir)]
+    dirs = [memory_dir] if memory_dir is not None else history.memory_dirs()
+    trees += [os.path.join(directory, "team") for directory in dirs]
+    lines = []
+    for tree in trees:
+        if not os.path.isdir(os.path.join(tree, ".git")):
+            continue
+        try:
+            objects = (
+                Git(tree)
+                .run("cat-file", "--batch-all-objects", "--batch", check=False)
+                .stdout
+            )
+        except MemdError:
+            continue
+        if _any_object(objects, doomed):
+            lines.append(
+                f"memd: the sync repository {tree} still holds it in its git"
+                " history, shared with its remote, which memd does not rewrite;"
+                " rotate the secret, or rewrite that history (git filter-repo)"
+                " and force-push"
+            )
+    return lines
+
+
+def _any_object(batch: bytes, doomed: Callable[[str, bytes], bool]) -> bool:
+    """Whether an object of `git cat-file --batch` output is doomed."""
+    at = 0
+    while at < len(batch):
+        end = batch.find(b"\n", at)
+        if end < 0:
+            return False
+        header = batch[at:end].split()
+        try:
+            size = int(header[2])
+        except (IndexError, ValueError):
+            return False
+        body = batch[end + 1 : end + 1 + size]
+        if header[1] == b"blob" and doomed("", body):
+            return True
+        at = end + 1 + size + 1
+    return False
