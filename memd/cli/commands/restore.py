@@ -125,8 +125,8 @@ def _which(history: History, plan: RestorePlan) -> str:
         if change is None
         else time.strftime(" (%Y-%m-%d %H:%M:%S)", time.localtime(change.at))
     )
-    newest = history.changes(plan.memory_dir, relpath=plan.relpath, limit=1)
-    after = [c.rev for c in newest if c.rev > plan.rev]
+    newest = history.changes(plan.memory_dir, relpath=plan.relpath, limit=3)
+    after = [c.rev for c in newest if plan.rev < c.rev <= plan.before_rev]
     tail = f", before its newest change (revision {after[0]})" if after else ""
     return f"{plan.relpath}: the version of revision {plan.rev}{stamp}{tail}"
 
