@@ -379,11 +379,14 @@ def _put(
         return None  # a removal whose folder is gone: done
     try:
         if data is None:
-            why = _take_away(history, memory_dir, relpath, parent, parts[-1], was)
+            why = _take_away(
+                _Spot(history, memory_dir, relpath, parent, parts[-1]), was
+            )
         elif was is None:
             why = _put_new(parent, parts[-1], data)
         else:
-            why = _swap_in(history, memory_dir, relpath, parent, parts[-1], data, was)
+            spot = _Spot(history, memory_dir, relpath, parent, parts[-1])
+            why = _swap_in(spot, data, was)
         if why is None:
             _fsync(parent)
     finally:
@@ -408,6 +411,24 @@ def _prune_folders(root: int, folders: list[str]) -> None:
             os.close(above)
 
 
+@dataclass(frozen=True, slots=True)
+class _Spot:
+    """Where one file is put: the store, its directory, and its parent's descriptor."""
+
+    history: History
+    memory_dir: str
+    relpath: str
+    parent: int
+    name: str  # the file's name in `parent`, as on disk
+
+    def keep(self, data: bytes) -> bool:
+        """Record `data`, a save the swap took off the disk, before it can go."""
+        self.history.keep_version(
+            self.memory_dir, self.relpath, data, note="saved during a restore"
+        )
+        return True
+
+
 def _put_new(parent: int, name: str, data: bytes) -> str | None:
     """Create `name` only where nothing is: a file made meanwhile is newer."""
     temp = write_temp_at(parent, data, 0o644)
@@ -422,143 +443,123 @@ def _put_new(parent: int, name: str, data: bytes) -> str | None:
     return None
 
 
-def _swap_in(
-    history: History,
-    memory_dir: str,
-    relpath: str,
-    parent: int,
-    name: str,
-    data: bytes,
-    was: bytes,
-) -> str | None:
-    """Replace `name` by `data` with an exchange; a newer save displaced goes back."""
+def _swap_in(spot: _Spot, data: bytes, was: bytes) -> str | None:
+    """Replace the file by `data` with an exchange; a newer save displaced goes back."""
     try:
-        mode = os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode & 0o7777
+        mode = (
+            os.stat(spot.name, dir_fd=spot.parent, follow_symlinks=False).st_mode
+            & 0o7777
+        )
     except OSError:
         mode = 0o644
-    temp = write_temp_at(parent, data, mode)
-    mine = _inode(parent, temp)
+    temp = write_temp_at(spot.parent, data, mode)
+    mine = _inode(spot.parent, temp)
     try:
-        return _exchange_loop(history, memory_dir, relpath, parent, name, temp, was)
+        return _exchange_loop(spot, temp, was, _sha(data))
     except OSError as error:
-        if is_unsupported(error) and _inode(parent, temp) == mine:
-            return _swap_by_rename(
-                history, memory_dir, relpath, parent, name, temp, was
-            )
-        _discard(parent, temp, name, recorded=_inode(parent, temp) == mine)
+        if is_unsupported(error) and _inode(spot.parent, temp) == mine:
+            return _swap_by_rename(spot, temp, was)
+        _discard(
+            spot.parent, temp, spot.name, recorded=_inode(spot.parent, temp) == mine
+        )
         raise
     except BaseException:
-        _discard(parent, temp, name, recorded=_inode(parent, temp) == mine)
+        _discard(
+            spot.parent, temp, spot.name, recorded=_inode(spot.parent, temp) == mine
+        )
         raise
 
 
-def _exchange_loop(
-    history: History,
-    memory_dir: str,
-    relpath: str,
-    parent: int,
-    name: str,
-    temp: str,
-    was: bytes,
-) -> str | None:
-    """Swap `temp` (the new bytes) with `name`; keep what it held unless it was `was`.
+def _exchange_loop(spot: _Spot, temp: str, was: bytes, mine: bytes) -> str | None:
+    """Swap `temp` (the new bytes, sha `mine`) with the file; keep what it held
+    unless it was `was`.
 
-    After each swap `temp` holds what `name` held. When that is not the
+    After each swap `temp` holds what the file held. When that is not the
     expected version, it is recorded and swapped back; that swap returns what
-    was put before, unless a still newer save landed in between, which then
-    goes back in turn. Only a file memd put there, or one already recorded,
-    is ever unlinked.
+    was put before (the same inode with the same bytes: nobody saved, not even
+    in place), unless a still newer save landed in between, which then goes
+    back in turn. Only a file memd put there, or one already recorded, is
+    ever unlinked.
     """
-    expect = _inode(parent, temp)
+    expect: tuple[int, bytes | None] = (_inode(spot.parent, temp), mine)
     try:
-        exchange_at(parent, temp, name)
+        exchange_at(spot.parent, temp, spot.name)
     except FileNotFoundError:
-        os.unlink(temp, dir_fd=parent)
+        os.unlink(temp, dir_fd=spot.parent)
         return "deleted since it was checked; left deleted"
-    held, ino = _held(parent, temp)
-    if held is not None and hashlib.sha256(held).digest() == was:
-        os.unlink(temp, dir_fd=parent)
+    held, ino = _held(spot.parent, temp)
+    if held is not None and _sha(held) == was:
+        os.unlink(temp, dir_fd=spot.parent)
         return None
     for _ in range(_MAX_SWAPS):
-        kept = held is not None and _keep(history, memory_dir, relpath, held)
-        putting = ino
+        kept = held is not None and spot.keep(held)
+        putting = (ino, None if held is None else _sha(held))
         try:
-            exchange_at(parent, temp, name)
+            exchange_at(spot.parent, temp, spot.name)
         except FileNotFoundError:  # deleted after our swap: the deletion is newest
-            _discard(parent, temp, name, recorded=kept)
+            _discard(spot.parent, temp, spot.name, recorded=kept)
             return "deleted during the restore; left deleted"
-        held, ino = _held(parent, temp)
-        if ino == expect:  # nobody saved in between: what memd put there before
-            os.unlink(temp, dir_fd=parent)
+        held, ino = _held(spot.parent, temp)
+        if (ino, None if held is None else _sha(held)) == expect:
+            os.unlink(temp, dir_fd=spot.parent)  # what memd put there, untouched
             return LEFT_SAVED
         expect = putting
     _discard(
-        parent,
+        spot.parent,
         temp,
-        name,
-        recorded=held is not None and _keep(history, memory_dir, relpath, held),
+        spot.name,
+        recorded=held is not None and spot.keep(held),
     )
     return LEFT_SAVED
 
 
-def _swap_by_rename(
-    history: History,
-    memory_dir: str,
-    relpath: str,
-    parent: int,
-    name: str,
-    temp: str,
-    was: bytes,
-) -> str | None:
+def _sha(data: bytes) -> bytes:
+    return hashlib.sha256(data).digest()
+
+
+def _swap_by_rename(spot: _Spot, temp: str, was: bytes) -> str | None:
     """`_exchange_loop` where the filesystem has no exchange: away, check, link in."""
     hold = _fresh_name()
     try:
-        os.rename(name, hold, src_dir_fd=parent, dst_dir_fd=parent)
+        os.rename(spot.name, hold, src_dir_fd=spot.parent, dst_dir_fd=spot.parent)
     except FileNotFoundError:
-        os.unlink(temp, dir_fd=parent)
+        os.unlink(temp, dir_fd=spot.parent)
         return "deleted since it was checked; left deleted"
-    held, _ = _held(parent, hold)
-    if held is not None and hashlib.sha256(held).digest() == was:
+    held, _ = _held(spot.parent, hold)
+    if held is not None and _sha(held) == was:
         try:
-            rename_noreplace_at(parent, temp, name)
+            rename_noreplace_at(spot.parent, temp, spot.name)
         except FileExistsError:  # saved in the gap: that save stays
-            os.unlink(temp, dir_fd=parent)
-            os.unlink(hold, dir_fd=parent)  # `was`: in the history
+            os.unlink(temp, dir_fd=spot.parent)
+            os.unlink(hold, dir_fd=spot.parent)  # `was`: in the history
             return LEFT_SAVED
-        os.unlink(hold, dir_fd=parent)
+        os.unlink(hold, dir_fd=spot.parent)
         return None
-    os.unlink(temp, dir_fd=parent)
-    kept = held is not None and _keep(history, memory_dir, relpath, held)
+    os.unlink(temp, dir_fd=spot.parent)
+    kept = held is not None and spot.keep(held)
     try:
-        rename_noreplace_at(parent, hold, name)
+        rename_noreplace_at(spot.parent, hold, spot.name)
     except FileExistsError:
-        _discard(parent, hold, name, recorded=kept)
+        _discard(spot.parent, hold, spot.name, recorded=kept)
     return LEFT_SAVED
 
 
-def _take_away(
-    history: History,
-    memory_dir: str,
-    relpath: str,
-    parent: int,
-    name: str,
-    was: bytes | None,
-) -> str | None:
-    """Remove `name` if it holds `was`: renamed away first, so nothing newer goes."""
+def _take_away(spot: _Spot, was: bytes | None) -> str | None:
+    """Remove the file if it holds `was`: renamed away first, so nothing newer goes."""
     hold = _fresh_name()
     try:
-        os.rename(name, hold, src_dir_fd=parent, dst_dir_fd=parent)
+        os.rename(spot.name, hold, src_dir_fd=spot.parent, dst_dir_fd=spot.parent)
     except FileNotFoundError:
         return None
-    held, _ = _held(parent, hold)
-    if held is not None and hashlib.sha256(held).digest() == was:
-        os.unlink(hold, dir_fd=parent)
+    held, _ = _held(spot.parent, hold)
+    if held is not None and _sha(held) == was:
+        os.unlink(hold, dir_fd=spot.parent)
         return None
-    kept = held is not None and _keep(history, memory_dir, relpath, held)
+    kept = held is not None and spot.keep(held)
     try:
-        rename_noreplace_at(parent, hold, name)
+        rename_noreplace_at(spot.parent, hold, spot.name)
     except FileExistsError:  # a newer one still: it stays
-        _discard(parent, hold, name, recorded=kept)
+        _discard(spot.parent, hold, spot.name, recorded=kept)
     return LEFT_SAVED
 
 
@@ -574,11 +575,6 @@ def _held(parent: int, name: str) -> tuple[bytes | None, int]:
     finally:
         os.close(fd)
     return (data if len(data) <= MAX_FILE_BYTES else None), ino
-
-
-def _keep(history: History, memory_dir: str, relpath: str, data: bytes) -> bool:
-    history.keep_version(memory_dir, relpath, data, note="saved during a restore")
-    return True
 
 
 def _discard(parent: int, name: str, beside: str, *, recorded: bool) -> None:
