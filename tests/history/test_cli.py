@@ -4,36 +4,16 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import zlib
 from pathlib import Path
 
 import pytest
 
-from memd.agent.paths import resolve_memory_location
 from memd.history.store import History
 from memd.lint.secrets import find_secrets
+from tests.history.helpers import memd, state_dir
 
-MEMD = (sys.executable, "-m", "memd")
 SECRET = "sk-ant-api03-QWxhZGRpbjpvcGVuIHNlc2FtZQ-history-test"  # noqa: S105 -- a fake key for the purge test
-
-
-def memd(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*MEMD, *args], cwd=cwd, capture_output=True, text=True, timeout=60, check=False
-    )
-
-
-@pytest.fixture(name="memory")
-def _memory(git_repo: Path) -> Path:
-    path = Path(resolve_memory_location(str(git_repo)).memory_dir)
-    path.mkdir(parents=True)
-    return path
-
-
-def state_dir() -> str:
-    return os.path.join(os.environ["XDG_STATE_HOME"], "memd")
 
 
 def record(memory: Path, cause: str = "edit", at: float | None = None) -> int:
@@ -71,7 +51,7 @@ def test_list_show_and_json(memory: Path, git_repo: Path) -> None:
         (("history", "--since", "soon"), "--since: cannot read the time 'soon'"),
         (("history", "show", "999"), "no change 999"),
         (("history", "show", "x"), "usage: memd history show REV"),
-        (("history", "purge"), "usage: memd history purge PATH"),
+        (("history", "purge"), "usage: memd history purge FILE"),
         (("history", "purge", "--secret", "nothex"), "expected 16 hex digits"),
         (("history", "--secret", "0123456789abcdef"), "--secret goes with"),
         (("restore", "a.md"), "a.md has no version before revision"),

@@ -6,48 +6,23 @@
 
 from __future__ import annotations
 
-import os
 import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from memd.agent.paths import resolve_memory_location
-from memd.history.store import History
-
-MEMD = (sys.executable, "-m", "memd")
-
-
-def memd(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*MEMD, *args], cwd=cwd, capture_output=True, text=True, timeout=60, check=False
-    )
-
-
-@pytest.fixture(name="memory")
-def _memory(git_repo: Path) -> Path:
-    path = Path(resolve_memory_location(str(git_repo)).memory_dir)
-    path.mkdir(parents=True)
-    return path
-
-
-def record(memory: Path) -> int:
-    with History.open(os.path.join(os.environ["XDG_STATE_HOME"], "memd")) as history:
-        history.record(str(memory), cause="edit")
-        return history.last_rev(str(memory))
+from tests.history.helpers import memd, record_now
 
 
 def test_restore_file_alone_brings_back_the_version_before_its_newest_change(
     memory: Path, git_repo: Path
 ) -> None:
     (memory / "feedback_tests.md").write_text("use pytest\n")
-    first = record(memory)
+    first = record_now(memory)
     (memory / "other.md").write_text("unrelated\n")
-    record(memory)
+    record_now(memory)
     (memory / "feedback_tests.md").write_text("use pytest -x\n")
-    newest = record(memory)
+    newest = record_now(memory)
     done = memd("restore", "feedback_tests.md", cwd=git_repo)
     assert done.returncode == 0, done.stderr
     assert (memory / "feedback_tests.md").read_text() == "use pytest\n"
@@ -62,10 +37,10 @@ def test_a_single_file_restore_undoes_that_file_alone(
 ) -> None:
     (memory / "a.md").write_text("a one\n")
     (memory / "b.md").write_text("b one\n")
-    first = record(memory)
+    first = record_now(memory)
     (memory / "a.md").write_text("a two\n")
     (memory / "b.md").write_text("b two\n")
-    record(memory)
+    record_now(memory)
     done = memd("restore", "a.md", "--rev", str(first), cwd=git_repo)
     assert done.returncode == 0, done.stderr
     assert (memory / "a.md").read_text() == "a one\n"
@@ -85,9 +60,9 @@ def test_undo_of_a_single_file_restore_that_created_it_removes_it(
     memory: Path, git_repo: Path
 ) -> None:
     (memory / "a.md").write_text("kept\n")
-    first = record(memory)
+    first = record_now(memory)
     (memory / "a.md").unlink()
-    record(memory)
+    record_now(memory)
     done = memd("restore", "a.md", "--rev", str(first), cwd=git_repo)
     assert done.returncode == 0, done.stderr
     undo = shlex.split(done.stdout.strip().rsplit("`", 2)[-2])
@@ -99,12 +74,12 @@ def test_undo_of_a_single_file_restore_that_created_it_removes_it(
 def test_history_file_is_git_log_p(memory: Path, git_repo: Path) -> None:
     (memory / "a.md").write_text("one\n")
     (memory / "b.md").write_text("bee\n")
-    first = record(memory)
+    first = record_now(memory)
     (memory / "a.md").write_text("two\n")
     (memory / "b.md").write_text("bee two\n")
-    second = record(memory)
+    second = record_now(memory)
     (memory / "b.md").write_text("only b\n")
-    record(memory)
+    record_now(memory)
     shown = memd("history", "a.md", cwd=git_repo)
     assert shown.returncode == 0, shown.stderr
     out = shown.stdout
@@ -134,9 +109,9 @@ def test_a_memory_file_as_the_agent_names_it(
     memory: Path, git_repo: Path, typed: str, where: str
 ) -> None:
     (memory / "feedback_tests.md").write_text("one\n")
-    first = record(memory)
+    first = record_now(memory)
     (memory / "feedback_tests.md").write_text("two\n")
-    record(memory)
+    record_now(memory)
     cwd = git_repo if where == "root" else git_repo / "src"
     cwd.mkdir(exist_ok=True)
     name = str(memory / "feedback_tests.md") if typed == "ABSOLUTE" else typed

@@ -15,10 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from memd.agent.paths import resolve_memory_location
 from memd.history.store import History
+from tests.history.helpers import memd, record_now, state_dir
 
-MEMD = (sys.executable, "-m", "memd")
 FILES = 6
 
 # Saves `save K` into one file after another every 30 ms, by rename, until
@@ -50,41 +49,13 @@ SAVER = textwrap.dedent(
 )
 
 
-def memd(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*MEMD, *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
-def state_dir() -> str:
-    return os.path.join(os.environ["XDG_STATE_HOME"], "memd")
-
-
-@pytest.fixture(name="memory")
-def _memory(git_repo: Path) -> Path:
-    path = Path(resolve_memory_location(str(git_repo)).memory_dir)
-    path.mkdir(parents=True)
-    return path
-
-
-def record(memory: Path) -> int:
-    with History.open(state_dir()) as history:
-        history.record(str(memory), cause="edit")
-        return history.last_rev(str(memory))
-
-
 def test_a_save_during_restore_all_is_never_lost(
     memory: Path, git_repo: Path, tmp_path: Path
 ) -> None:
     """Saving by rename every 30 ms while `restore --all` runs loses no save."""
     for i in range(FILES):
         (memory / f"f{i}.md").write_text(f"first {i}\n")
-    first = record(memory)
+    first = record_now(memory)
     stop, log = tmp_path / "stop", tmp_path / "saves.log"
     saver = subprocess.Popen(
         [sys.executable, "-c", SAVER, str(memory), str(stop), str(log), str(FILES)]
@@ -103,7 +74,7 @@ def test_a_save_during_restore_all_is_never_lost(
     finally:
         stop.touch()
         saver.wait(timeout=30)
-    record(memory)
+    record_now(memory)
     with History.open(state_dir()) as history:
         kept = {blob.decode().strip() for blob in history.every_blob()}
     saves = [line.split("\t") for line in log.read_text().splitlines()]
@@ -126,13 +97,13 @@ def test_a_file_replaced_by_a_link_is_not_reported_restored(
 ) -> None:
     (memory / "a.md").write_text("mine\n")
     (memory / "b.md").write_text("other\n")
-    rev = record(memory)
+    rev = record_now(memory)
     outside = tmp_path / "outside.md"
     outside.write_text("not memory\n")
     (memory / "a.md").unlink()
     (memory / "a.md").symlink_to(outside)
     (memory / "b.md").write_text("changed\n")
-    record(memory)
+    record_now(memory)
     which = ("a.md",) if scope == "file" else ("--all",)
     done = memd("restore", *which, "--rev", str(rev), cwd=git_repo)
     assert done.returncode == 2, done.stdout
@@ -183,7 +154,7 @@ def test_a_newer_save_met_by_the_swap_is_recorded_and_kept(
 
         monkeypatch.setattr(restore, "exchange_at", unsupported)
     (memory / "a.md").write_text("checked\n")
-    record(memory)
+    record_now(memory)
     (memory / "a.md").write_text("newer save, not yet recorded\n")
     why = _swap(memory, "a.md", b"restored\n", b"checked\n")
     assert why == restore.LEFT_SAVED
@@ -195,7 +166,7 @@ def test_a_newer_save_met_by_the_swap_is_recorded_and_kept(
 
 def test_a_removal_that_meets_a_newer_save_keeps_it(memory: Path) -> None:
     (memory / "a.md").write_text("checked\n")
-    record(memory)
+    record_now(memory)
     (memory / "a.md").write_text("newer\n")
     assert _swap(memory, "a.md", None, b"checked\n") is not None
     assert (memory / "a.md").read_text() == "newer\n"
@@ -211,7 +182,7 @@ def test_what_restore_overwrites_is_in_the_history_first(
 ) -> None:
     """An edit nothing recorded yet (no daemon) is recorded before the restore."""
     (memory / "a.md").write_text("old\n")
-    rev = record(memory)
+    rev = record_now(memory)
     (memory / "a.md").write_text("typed while memd was not running\n")
     done = memd("restore", "a.md", "--rev", str(rev), cwd=git_repo)
     assert done.returncode == 0, done.stderr
