@@ -263,23 +263,38 @@ def _file_log(
     it (the store keeps recent ones decoded).
     """
     blocks: list[list[str]] = []
-    for change in reversed(changes):
+    last: bytes | None = None  # the version the previous change left: this one's base
+    for at, change in enumerate(reversed(changes)):
         block = format_change(change, stamps=stamps, only=relpath)
         for file in change.files:
             if file.relpath == relpath:
-                block += _file_diff(history, change, file.relpath, file.old_relpath)
+                known = at > 0 and file.old_relpath is None
+                block += _file_diff(
+                    history, change, file.relpath, file.old_relpath, last, known
+                )
+                last = history.file_at(change.memory_dir, relpath, change.rev)
         blocks.append(block)
     return [line for block in reversed(blocks) for line in block]
 
 
 def _file_diff(
-    history: History, change: Change, relpath: str, old_relpath: str | None
+    history: History,
+    change: Change,
+    relpath: str,
+    old_relpath: str | None,
+    base: bytes | None = None,
+    known: bool = False,
 ) -> list[str]:
-    """One file's unified diff within `change` (from its old name, if renamed)."""
+    """One file's unified diff within `change` (from its old name, if renamed);
+    `known`: `base` is its version before (so it is not read again)."""
     import difflib
 
     before_name = old_relpath or relpath
-    before = history.file_at(change.memory_dir, before_name, change.rev - 1)
+    before = (
+        base
+        if known
+        else history.file_at(change.memory_dir, before_name, change.rev - 1)
+    )
     after = history.file_at(change.memory_dir, relpath, change.rev)
     return [
         line.rstrip("\n")
