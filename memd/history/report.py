@@ -26,7 +26,7 @@ def loss_report(
         HistoryUnusableError: the store is damaged or a link (one line).
     """
     path = os.path.join(history_dir(state_dir), DB_NAME)
-    if not any(os.path.lexists(path + side) for side in ("", "-wal", "-journal")):
+    if not os.path.lexists(history_dir(state_dir)):
         return []
     try:
         return _losses(state_dir, days)

@@ -242,9 +242,9 @@ class History:
                 naming the way to recover.
         """
         directory = history_dir(state_dir)
-        os.makedirs(directory, mode=0o700, exist_ok=True)
         path = os.path.join(directory, DB_NAME)
         _refuse_links(directory, path)
+        os.makedirs(directory, mode=0o700, exist_ok=True)
         connection = sqlite3.connect(
             path, timeout=30.0, isolation_level=None, check_same_thread=False
         )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -88,7 +89,7 @@ def test_a_corrupt_first_page_is_one_line_each_and_the_daemon_goes_on(
     daemon.assert_alive()
 
 
-@pytest.mark.parametrize("name", ["history.sqlite3", "history.sqlite3-wal"])
+@pytest.mark.parametrize("name", ["history.sqlite3", "history.sqlite3-wal", "."])
 def test_a_store_replaced_by_a_link_is_never_followed(
     start_daemon: Starter, project: Path, tmp_path: Path, name: str
 ) -> None:
@@ -99,7 +100,11 @@ def test_a_store_replaced_by_a_link_is_never_followed(
     outside.mkdir()
     for side in ("history.sqlite3", "history.sqlite3-wal", "history.sqlite3-shm"):
         (store_path().parent / side).unlink(missing_ok=True)
-    (store_path().parent / name).symlink_to(outside / "planted.sqlite3")
+    if name == ".":  # the history folder itself
+        shutil.rmtree(store_path().parent)
+        store_path().parent.symlink_to(outside)
+    else:
+        (store_path().parent / name).symlink_to(outside / "planted.sqlite3")
     daemon = start_daemon()
     (project / "user_role.md").write_text(topic("user_role", body="Changed.\n"))
     daemon.wait_fresh(project)
