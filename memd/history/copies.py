@@ -28,11 +28,11 @@ import shutil
 import stat
 from dataclasses import dataclass
 
-from memd.fsread import read_bytes
+from memd.fsread import list_dir, read_bytes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Iterator
 
 MAX_COPY_BYTES = 64 * 1024 * 1024  # a larger file in these places is not memd's
 _SIDE_FILES = ("-wal", "-shm", "-journal")
@@ -69,23 +69,39 @@ def purge_copies(
 
 def _doomed_units(place: Place, doomed: Callable[[str, bytes], bool]) -> set[str]:
     units: set[str] = set()
-    for directory, folders, names in os.walk(place.root):
-        folders.sort()
-        for name in sorted(names):
-            path = os.path.join(directory, name)
-            relpath = os.path.relpath(path, place.root).replace(os.sep, "/")
-            try:
-                data = read_bytes(path, MAX_COPY_BYTES)
-            except OSError:
-                continue  # a link, a device, a file too large: holds no copy
-            if not doomed(relpath, data):
-                continue
-            if place.unit_depth is None:
-                units.add(path)
-            else:
-                parts = relpath.split("/")[: place.unit_depth]
-                units.add(os.path.join(place.root, *parts))
+    for path, relpath in _files(place.root):
+        try:
+            data = read_bytes(path, MAX_COPY_BYTES)
+        except OSError:
+            continue  # vanished, or too large: holds no copy of memd's
+        if not doomed(relpath, data):
+            continue
+        if place.unit_depth is None:
+            units.add(path)
+        else:
+            parts = relpath.split("/")[: place.unit_depth]
+            units.add(os.path.join(place.root, *parts))
     return units
+
+
+def _files(root: str) -> Iterator[tuple[str, str]]:
+    """(path, relpath) of every regular file below `root`; no link entered."""
+    pending = [(root, "")]
+    while pending:
+        directory, prefix = pending.pop()
+        try:
+            entries = list_dir(directory)
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                mode = entry.stat(follow_symlinks=False).st_mode
+            except OSError:
+                continue
+            if stat.S_ISDIR(mode):
+                pending.append((entry.path, f"{prefix}{entry.name}/"))
+            elif stat.S_ISREG(mode):
+                yield entry.path, prefix + entry.name
 
 
 def _remove(path: str) -> None:
