@@ -137,7 +137,7 @@ def _replace_at(
             mode = 0o644
         except OSError:  # a link loop, a dangling link: it is replaced anyway
             mode = 0o644
-    temp = write_temp_at(dir_fd, data, mode, durable=durable)
+    temp = write_temp_at(dir_fd, data, mode, durable)  # write_atomic's callers: listed
     try:
         os.rename(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
@@ -155,7 +155,7 @@ def _replace_at(
     crash_point()
 
 
-def write_temp_at(dir_fd: int, data: bytes, mode: int, *, durable: bool = True) -> str:
+def write_temp_at(dir_fd: int, data: bytes, mode: int, durable: bool = True) -> str:
     """Write `data` to a fresh temp file in `dir_fd` (fsynced); return its name.
 
     The caller renames it into place or unlinks it. Raises `OSError` with no
