@@ -135,9 +135,15 @@ def _restore(
         before_rev = history.last_rev(path)
         target = history.tree_at(path, rev)
         current = history.recorded_tree(path)
+        # absent then: removed, if it had existed before (a deletion undone the
+        # other way); never for a revision before it was first made
+        if (
+            only is not None
+            and only not in target
+            and not any(c.rev <= rev for c in history.changes(path, relpath=only))
+        ):
+            raise RestoreError(f"{only} did not exist at revision {rev}")
         if only is not None:
-            if only not in target and not history.has_versions(path, only):
-                raise RestoreError(f"{only} did not exist at revision {rev}")
             target = {only: target[only]} if only in target else {}
             current = {only: current[only]} if only in current else {}
         steps = [
@@ -187,11 +193,11 @@ def _before_newest(history: History, memory_dir: str, relpath: str | None) -> in
     """The revision just before `relpath`'s newest change: what `restore FILE` means."""
     if relpath is None:
         raise RestoreError("say which version: --at WHEN or --rev REV")
-    changes = history.changes(memory_dir, relpath=relpath, limit=1)
+    changes = history.changes(memory_dir, relpath=relpath, limit=2)
     if not changes:
         raise RestoreError(f"{relpath} has no recorded version")
     earlier = history.rev_before(memory_dir, changes[0].rev)
-    if earlier is None:
+    if earlier is None or len(changes) == 1:
         raise RestoreError(
             f"{relpath} has no version before revision {changes[0].rev}, its first"
         )

@@ -121,3 +121,16 @@ def test_a_memory_file_as_the_agent_names_it(
     done = memd("restore", name, "--rev", str(first), cwd=cwd)
     assert done.returncode == 0, done.stderr
     assert (memory / "feedback_tests.md").read_text() == "one\n"
+
+
+def test_a_revision_before_the_file_was_made_is_refused(
+    memory: Path, git_repo: Path
+) -> None:
+    (memory / "other.md").write_text("older\n")
+    before = record_now(memory)
+    (memory / "a.md").write_text("new\n")
+    record_now(memory)
+    done = memd("restore", "a.md", "--rev", str(before), cwd=git_repo)
+    assert done.returncode == 2
+    assert f"a.md did not exist at revision {before}" in done.stderr
+    assert (memory / "a.md").read_text() == "new\n"
