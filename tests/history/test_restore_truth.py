@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from memd.history.store import History
+from tests.daemon.conftest import Starter, _start_daemon  # noqa: F401 -- fixture
 from tests.history.helpers import memd, record_now, state_dir
 
 FILES = 6
@@ -49,10 +50,14 @@ SAVER = textwrap.dedent(
 )
 
 
+@pytest.mark.parametrize("daemon", [False, True])
 def test_a_save_during_restore_all_is_never_lost(
-    memory: Path, git_repo: Path, tmp_path: Path
+    memory: Path, git_repo: Path, tmp_path: Path, start_daemon: Starter, daemon: bool
 ) -> None:
-    """Saving by rename every 30 ms while `restore --all` runs loses no save."""
+    """Saving by rename every 30 ms while `restore --all` runs loses no save
+    (with `memd run` recording the same saves meanwhile, or without)."""
+    if daemon:
+        start_daemon()
     for i in range(FILES):
         (memory / f"f{i}.md").write_text(f"first {i}\n")
     first = record_now(memory)
