@@ -1126,6 +1126,21 @@ class History:
                         pending.append((str(old), int(rev)))
             return sorted(set(found), key=lambda item: (item[1], item[0]))
 
+    def renamed_to(self, memory_dir: str, relpath: str) -> list[str]:
+        """The names `relpath` was renamed to (its later versions live on there)."""
+        with self._lock:
+            dir_id = self._dir_id(normalize_dir(memory_dir))
+            return sorted(
+                {
+                    str(row[0])
+                    for row in self._db.execute(
+                        "SELECT relpath FROM versions WHERE dir=? AND kind='renamed'"
+                        " AND old_relpath=?",
+                        (dir_id, relpath),
+                    )
+                }
+            )
+
     def purge_path(self, memory_dir: str, relpath: str) -> int:
         """Remove every version of `relpath`, under its old names too; how many went.
 

@@ -424,6 +424,12 @@ def _purge(
         olds = [name for name in names if name != relpath]
         also = f" (with its versions named {', '.join(olds)})" if olds else ""
         print(f"purged {count} version(s) of {relpath} in {memory_dir}{also}")
+        for newer in history.renamed_to(memory_dir, relpath):
+            print(
+                f"memd: {relpath} was renamed to {newer}, whose versions are kept;"
+                f" `memd history purge {newer}` removes them too",
+                file=sys.stderr,
+            )
         _purge_copies(config, history, memory_dir, doomed)
     return 0
 
