@@ -155,15 +155,18 @@ def _replace_at(
     crash_point()
 
 
-def write_temp_at(dir_fd: int, data: bytes, mode: int, durable: bool = True) -> str:
+def write_temp_at(
+    dir_fd: int, data: bytes, mode: int, durable: bool = True, prefix: str = TEMP_PREFIX
+) -> str:
     """Write `data` to a fresh temp file in `dir_fd` (fsynced); return its name.
 
     The caller renames it into place or unlinks it. Raises `OSError` with no
-    temp file left behind.
+    temp file left behind. `prefix`: another than `TEMP_PREFIX` is not swept
+    as a killed writer's (its owner recovers it).
     """
     # Short and fixed-length: a 243-byte target name must not push the temp
     # name past NAME_MAX (255).
-    temp = f"{TEMP_PREFIX}{os.urandom(8).hex()}"
+    temp = f"{prefix}{os.urandom(8).hex()}"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     fd = os.open(temp, flags, mode, dir_fd=dir_fd)
     try:

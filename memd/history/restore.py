@@ -35,7 +35,6 @@ from dataclasses import dataclass
 
 from memd import fastjson
 from memd.atomic import (
-    TEMP_PREFIX,
     crash_point,
     exchange_at,
     is_unsupported,
@@ -45,6 +44,7 @@ from memd.atomic import (
 )
 from memd.errors import MemdError
 from memd.fsread import (
+    list_names,
     open_dir,
     open_dir_beneath,
     open_regular,
@@ -69,6 +69,9 @@ MAX_JOURNAL_BYTES = 16 * 1024 * 1024
 _MAX_DIFF_LINES = 20_000
 _MAX_SWAPS = 64  # a saver faster than a swap for this long: it keeps its file
 LEFT_SAVED = "saved during the restore; the newer save is kept"
+# What a swap holds aside may be a save: hidden from the scan, not swept as a
+# killed writer's temp file, recorded by `recover` if a kill left it.
+HELD_PREFIX = ".memd-held-"
 LEFT_EDITED = "changed since it was checked; left as it is"
 
 
@@ -306,18 +309,13 @@ def _apply(
     left: list[tuple[str, str]] = []
     restored: set[str] = set()
     try:
-        steps = journal.get("steps")
-        for step in steps if isinstance(steps, list) else ():
-            if not (
-                isinstance(step, list) and len(step) == 3 and isinstance(step[0], str)
-            ):
-                continue
-            rel, after, before = step
-            if kept_refusal(rel) is not None:
+        steps = _steps(journal)
+        _gather_held(history, path, root, steps)
+        for index, (rel, after, before) in enumerate(steps):
+            if rel is None:
                 continue
             on_disk = _sha_on_disk(root, rel)
-            wanted = bytes.fromhex(after) if isinstance(after, str) else None
-            was = bytes.fromhex(before) if isinstance(before, str) else None
+            wanted, was = after, before
             if on_disk == wanted:
                 restored.add(rel)
                 continue  # done already (a rolled-forward journal)
@@ -329,7 +327,7 @@ def _apply(
                 left.append((rel, "its version was purged meanwhile"))
                 continue
             try:
-                why = _put(history, path, root, rel, data, was)
+                why = _put(history, path, root, rel, data, was, index)
             except OSError as error:  # swapped for a link since the check
                 why = f"{error.strerror or error}; left as it is"
             if why is None:
@@ -352,6 +350,74 @@ def _apply(
     return change, left
 
 
+def _steps(
+    journal: dict[str, object],
+) -> list[tuple[str | None, bytes | None, bytes | None]]:
+    """The journal's (relpath, sha after, sha before), by index; relpath None
+    for a step that is not one (a journal is memd's own, but read bounded)."""
+    steps = journal.get("steps")
+    found: list[tuple[str | None, bytes | None, bytes | None]] = []
+    for step in steps if isinstance(steps, list) else ():
+        try:
+            rel, after, before = step
+            found.append(
+                (
+                    rel if isinstance(rel, str) and kept_refusal(rel) is None else None,
+                    bytes.fromhex(after) if isinstance(after, str) else None,
+                    bytes.fromhex(before) if isinstance(before, str) else None,
+                )
+            )
+        except (TypeError, ValueError):
+            found.append((None, None, None))
+    return found
+
+
+def _gather_held(
+    history: History,
+    memory_dir: str,
+    root: int,
+    steps: list[tuple[str | None, bytes | None, bytes | None]],
+) -> None:
+    """Record what a killed restore held aside, then drop it.
+
+    A file named `HELD_PREFIX<step>-...` is what a swap took off the disk (or
+    the bytes it was putting there). Its bytes are the step's before or after
+    (in the history already), or a save that landed in the gap: recorded
+    now, as the swap would have. Only then is it removed.
+    """
+    folders = {tuple(split_beneath(disk_name(rel))[:-1]) for rel, _, _ in steps if rel}
+    for folder in sorted(folders):
+        try:
+            fd = open_dir_beneath(root, list(folder))
+        except OSError:
+            continue
+        try:
+            for name in list_names(fd):
+                step = _held_step(name, steps)
+                if step is None:
+                    continue
+                rel, after, before = step
+                held, _ = _held(fd, name)
+                kept = held is not None and _sha(held) in (after, before)
+                if held is not None and not kept and rel is not None:
+                    kept = _Spot(history, memory_dir, rel, fd, name).keep(held)
+                beside = os.path.basename(rel or name)
+                _discard(fd, name, beside, recorded=kept)
+        finally:
+            os.close(fd)
+
+
+def _held_step(
+    name: str, steps: list[tuple[str | None, bytes | None, bytes | None]]
+) -> tuple[str | None, bytes | None, bytes | None] | None:
+    if not name.startswith(HELD_PREFIX):
+        return None
+    number = name[len(HELD_PREFIX) :].split("-", 1)[0]
+    if not (number.isascii() and number.isdigit()) or int(number) >= len(steps):
+        return None
+    return steps[int(number)]
+
+
 def _sha_on_disk(root: int, relpath: str) -> bytes | None:
     try:
         data = read_beneath(root, disk_name(relpath), MAX_FILE_BYTES)
@@ -372,6 +438,7 @@ def _put(
     relpath: str,
     data: bytes | None,
     was: bytes | None,
+    index: int = 0,
 ) -> str | None:
     """Put `data` at `relpath` (None: remove it) if it still holds `was`.
 
@@ -384,14 +451,12 @@ def _put(
     except FileNotFoundError:
         return None  # a removal whose folder is gone: done
     try:
+        spot = _Spot(history, memory_dir, relpath, parent, parts[-1], index)
         if data is None:
-            why = _take_away(
-                _Spot(history, memory_dir, relpath, parent, parts[-1]), was
-            )
+            why = _take_away(spot, was)
         elif was is None:
             why = _put_new(parent, parts[-1], data)
         else:
-            spot = _Spot(history, memory_dir, relpath, parent, parts[-1])
             why = _swap_in(spot, data, was)
         if why is None:
             _fsync(parent)
@@ -426,6 +491,14 @@ class _Spot:
     relpath: str
     parent: int
     name: str  # the file's name in `parent`, as on disk
+    index: int = 0  # its step in the journal: what a held file's name says
+
+    def held_prefix(self) -> str:
+        """What names what a swap holds aside: the journal's step (then random)."""
+        return f"{HELD_PREFIX}{self.index}-"
+
+    def held_name(self) -> str:
+        return f"{self.held_prefix()}{os.urandom(8).hex()}"
 
     def keep(self, data: bytes) -> bool:
         """Record `data`, a save the swap took off the disk, before it can go."""
@@ -458,7 +531,7 @@ def _swap_in(spot: _Spot, data: bytes, was: bytes) -> str | None:
         )
     except OSError:
         mode = 0o644
-    temp = write_temp_at(spot.parent, data, mode)
+    temp = write_temp_at(spot.parent, data, mode, prefix=spot.held_prefix())
     mine = _inode(spot.parent, temp)
     try:
         return _exchange_loop(spot, temp, was, _sha(data))
@@ -525,7 +598,7 @@ def _sha(data: bytes) -> bytes:
 
 def _swap_by_rename(spot: _Spot, temp: str, was: bytes) -> str | None:
     """`_exchange_loop` where the filesystem has no exchange: away, check, link in."""
-    hold = _fresh_name()
+    hold = spot.held_name()
     try:
         os.rename(spot.name, hold, src_dir_fd=spot.parent, dst_dir_fd=spot.parent)
     except FileNotFoundError:
@@ -552,7 +625,7 @@ def _swap_by_rename(spot: _Spot, temp: str, was: bytes) -> str | None:
 
 def _take_away(spot: _Spot, was: bytes | None) -> str | None:
     """Remove the file if it holds `was`: renamed away first, so nothing newer goes."""
-    hold = _fresh_name()
+    hold = spot.held_name()
     try:
         os.rename(spot.name, hold, src_dir_fd=spot.parent, dst_dir_fd=spot.parent)
     except FileNotFoundError:
@@ -608,10 +681,6 @@ def _inode(parent: int, name: str) -> int:
         return os.stat(name, dir_fd=parent, follow_symlinks=False).st_ino
     except OSError:
         return -1
-
-
-def _fresh_name() -> str:
-    return f"{TEMP_PREFIX}{os.urandom(8).hex()}"
 
 
 def _unlink_quietly(parent: int, name: str) -> None:

@@ -195,3 +195,41 @@ def test_what_restore_overwrites_is_in_the_history_first(
     with History.open(state_dir()) as history:
         blobs = list(history.every_blob())
     assert b"typed while memd was not running\n" in blobs
+
+
+def test_a_save_a_killed_restore_held_aside_is_recorded(
+    memory: Path, git_repo: Path
+) -> None:
+    """Killed between its swap and its record, a restore leaves the save it
+    took in a held file; the next command records it before dropping it."""
+    import hashlib
+    import json
+
+    from memd.history.restore import HELD_PREFIX, JOURNAL
+
+    (memory / "a.md").write_text("checked\n")
+    rev = record_now(memory)
+    (memory / "a.md").write_text("restored\n")
+    record_now(memory)
+    sha = {
+        t: hashlib.sha256(t.encode()).hexdigest() for t in ("checked\n", "restored\n")
+    }
+    journal = {
+        "memory_dir": str(memory.resolve()),
+        "rev": rev,
+        "steps": [["a.md", sha["checked\n"], sha["restored\n"]]],
+    }
+    Path(state_dir(), "history", JOURNAL).write_text(json.dumps(journal))
+    # the swap had put "checked" in and held what it took: a save made in the gap
+    (memory / "a.md").write_text("checked\n")
+    (memory / f"{HELD_PREFIX}0-0123456789abcdef").write_text("a save in the gap\n")
+    (memory / f"{HELD_PREFIX}0-fedcba9876543210").write_text("restored\n")
+    done = memd("history", cwd=git_repo)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in memory.iterdir()) == ["a.md"]
+    with History.open(state_dir()) as history:
+        assert b"a save in the gap\n" in list(history.every_blob())
+    assert (
+        "saved during a restore"
+        in memd("history", "--format", "json", cwd=git_repo).stdout
+    )
