@@ -180,3 +180,36 @@ def test_purge_a_renamed_file_reaches_its_old_names(git_repo: Path) -> None:
         ).stdout
     )
     assert [c["files"][0]["kind"] for c in listed] == ["created"]
+
+
+def test_a_sync_repository_still_holding_it_is_named_not_rewritten(
+    git_repo: Path,
+) -> None:
+    """Team memory's git objects hold it: the purge says so, rewrites nothing."""
+    from memd.history.store import History
+    from tests.conftest import git
+
+    memory = Path(resolve_memory_location(str(git_repo)).memory_dir)
+    team = memory / "team"
+    team.mkdir(parents=True)
+    git("init", "-q", cwd=team)
+    (team / "keys.md").write_text(f"deploy key {SECRET}\n")
+    git("add", "keys.md", cwd=team)
+    git("commit", "-q", "-m", "keys", cwd=team)
+    with History.open(os.path.join(os.environ["XDG_STATE_HOME"], "memd")) as history:
+        history.record(str(memory), cause="edit")
+    head = git("rev-parse", "HEAD", cwd=team)
+    [finding] = find_secrets(f"key {SECRET}")
+    done = subprocess.run(
+        [*MEMD, "history", "purge", "--secret", finding.fingerprint],
+        cwd=git_repo,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "purged 1 version(s) of team/keys.md" in done.stdout
+    assert f"the sync repository {team.resolve()} still holds it" in done.stderr
+    assert done.stderr.count("\n") == 1
+    assert git("rev-parse", "HEAD", cwd=team) == head  # nothing rewritten
