@@ -595,17 +595,21 @@ class History:
                 "SELECT base, size, data FROM blobs WHERE id=?", (current,)
             ).fetchone()
             if row is None:
-                raise ValueError(f"history blob {current} is missing")
+                raise codec.DamagedBlobError(f"history blob {current} is missing")
             chain.append((current, int(row[1]), bytes(row[2])))
             current = row[0]
             if len(chain) > codec.FULL_EVERY * 4:
-                raise ValueError("history delta chain is too long")
+                raise codec.DamagedBlobError("history delta chain is too long")
         data = self._decoded.get(current) if current is not None else None
         for blob_id, size, stored in reversed(chain):
             data = codec.decode(stored, data, limit=max(size, 0))
+            if len(data) != size:
+                raise codec.DamagedBlobError(
+                    f"corrupt history blob {blob_id}: {len(data)} bytes, not {size}"
+                )
             self._remember(blob_id, data)
         if data is None:
-            raise ValueError(f"history blob {blob} decodes to nothing")
+            raise codec.DamagedBlobError(f"history blob {blob} decodes to nothing")
         return data
 
     def _judge_burst(

@@ -159,3 +159,26 @@ def test_a_name_that_is_not_utf8_is_recorded_and_restorable(
             assert handle.read() == b"---\nname: cafe\n---\nlatin-1 name\n"
         os.unlink(raw)
     daemon.assert_alive()
+
+
+def test_a_corrupt_version_is_one_line(memory: Path, git_repo: Path) -> None:
+    """A blob that no longer inflates: the commands that read it say so."""
+    import sqlite3
+
+    from tests.history.helpers import memd, record_now
+
+    (memory / "a.md").write_text("one\n" * 50)
+    first = record_now(memory)
+    (memory / "a.md").write_text("two\n" * 50)
+    record_now(memory)
+    with sqlite3.connect(store_path()) as db:
+        db.execute("UPDATE blobs SET data=x'78da0000'")
+    for args in (
+        ("history", "a.md"),
+        ("history", "show", str(first)),
+        ("restore", "a.md", "--rev", str(first)),
+    ):
+        done = memd(*args, cwd=git_repo)
+        assert done.returncode == 2, (args, done.stdout)
+        one_line(done, "damaged (corrupt history blob")
+    assert (memory / "a.md").read_text() == "two\n" * 50

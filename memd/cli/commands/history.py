@@ -103,6 +103,7 @@ def history_errors(state_dir: str) -> Iterator[None]:
     import sqlite3
 
     from memd.errors import UsageError
+    from memd.history.codec import DamagedBlobError
     from memd.history.store import DB_NAME, damaged, history_dir
 
     try:
@@ -113,7 +114,7 @@ def history_errors(state_dir: str) -> Iterator[None]:
                 "the history store is busy (another memd is writing it); try again"
             ) from None
         raise damaged(os.path.join(history_dir(state_dir), DB_NAME), error) from None
-    except sqlite3.DatabaseError as error:
+    except (sqlite3.DatabaseError, DamagedBlobError) as error:
         raise damaged(os.path.join(history_dir(state_dir), DB_NAME), error) from None
 
 
