@@ -11,13 +11,18 @@ from __future__ import annotations
 
 import zlib
 
+from memd.errors import MemdError
+
 FULL_EVERY = 16
 DELTA_MAX_BYTES = 32 * 1024  # zlib's window: a longer dictionary is cut to its tail
 LEVEL = 6
 
 
-class DamagedBlobError(ValueError):
-    """A stored version that cannot be read back (corrupt, missing, a broken chain)."""
+class DamagedBlobError(MemdError, ValueError):
+    """A stored version that cannot be read back (corrupt, missing, a broken chain).
+
+    A `ValueError` too: the recorders' guard (`except ValueError`) survives it.
+    """
 
 
 def can_delta(data: bytes, base: bytes | None, base_depth: int) -> bool:
