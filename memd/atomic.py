@@ -170,23 +170,8 @@ def _replace_at(
             mode = 0o644
         except OSError:  # a link loop, a dangling link: it is replaced anyway
             mode = 0o644
-    # Short and fixed-length: a 243-byte target name must not push the temp
-    # name past NAME_MAX (255).
-    temp = f"{TEMP_PREFIX}{os.urandom(8).hex()}"
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-    fd = os.open(temp, flags, mode, dir_fd=dir_fd)
+    temp = write_temp_at(dir_fd, data, mode, durable)  # write_atomic's callers: listed
     try:
-        try:
-            view = memoryview(data)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
-            crash_point()
-            if durable:
-                os.fsync(fd)
-            crash_point()
-        finally:
-            os.close(fd)
         os.rename(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
         try:  # noqa: SIM105 -- importing contextlib costs the hooks 3 ms
@@ -201,6 +186,102 @@ def _replace_at(
         except OSError:
             pass
     crash_point()
+
+
+def write_temp_at(
+    dir_fd: int, data: bytes, mode: int, durable: bool = True, prefix: str = TEMP_PREFIX
+) -> str:
+    """Write `data` to a fresh temp file in `dir_fd` (fsynced); return its name.
+
+    The caller renames it into place or unlinks it. Raises `OSError` with no
+    temp file left behind. `prefix`: another than `TEMP_PREFIX` is not swept
+    as a killed writer's (its owner recovers it).
+    """
+    # Short and fixed-length: a 243-byte target name must not push the temp
+    # name past NAME_MAX (255).
+    temp = f"{prefix}{os.urandom(8).hex()}"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(temp, flags, mode, dir_fd=dir_fd)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            crash_point()
+            if durable:
+                os.fsync(fd)
+            crash_point()
+        finally:
+            os.close(fd)
+    except BaseException:
+        try:  # noqa: SIM105 -- see above
+            os.unlink(temp, dir_fd=dir_fd)
+        except FileNotFoundError:
+            pass
+        raise
+    return temp
+
+
+# renameat2(2)'s flags on Linux; macOS's renameatx_np(2) names the same two
+# RENAME_EXCL and RENAME_SWAP.
+_NOREPLACE = {"linux": 1, "darwin": 4}
+_EXCHANGE = {"linux": 2, "darwin": 2}
+_UNSUPPORTED = frozenset({"ENOSYS", "EINVAL", "EOPNOTSUPP", "ENOTSUP"})
+
+
+def _rename_with(dir_fd: int, src: str, dst: str, flags: dict[str, int]) -> None:
+    """renameat2 / renameatx_np within `dir_fd`; ENOSYS where neither exists."""
+    import ctypes
+    import errno
+    import sys
+
+    platform = "darwin" if sys.platform == "darwin" else "linux"
+    libc = ctypes.CDLL(None, use_errno=True)
+    call = getattr(libc, "renameat2" if platform == "linux" else "renameatx_np", None)
+    if call is None:
+        raise OSError(errno.ENOSYS, os.strerror(errno.ENOSYS), src)
+    call.argtypes = [
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_uint,
+    ]
+    call.restype = ctypes.c_int
+    if call(dir_fd, os.fsencode(src), dir_fd, os.fsencode(dst), flags[platform]):
+        code = ctypes.get_errno()
+        raise OSError(code, os.strerror(code), dst)
+
+
+def is_unsupported(error: OSError) -> bool:
+    """Whether a rename flag failed because this kernel or filesystem lacks it."""
+    import errno
+
+    return any(error.errno == getattr(errno, name, None) for name in _UNSUPPORTED)
+
+
+def exchange_at(dir_fd: int, first: str, second: str) -> None:
+    """Swap two names in `dir_fd` atomically (both must exist); neither is followed.
+
+    Raises `OSError` (`is_unsupported` when the filesystem cannot).
+    """
+    _rename_with(dir_fd, first, second, _EXCHANGE)
+
+
+def rename_noreplace_at(dir_fd: int, src: str, dst: str) -> None:
+    """Rename `src` to `dst` in `dir_fd` only if `dst` does not exist.
+
+    Raises `FileExistsError` when it does. Where the kernel has no flag for
+    it, a hard link (which never replaces) then an unlink do the same.
+    """
+    try:
+        _rename_with(dir_fd, src, dst, _NOREPLACE)
+    except OSError as error:
+        if not is_unsupported(error):
+            raise
+        os.link(src, dst, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+        os.unlink(src, dir_fd=dir_fd)
 
 
 def fsync_directory(directory: str) -> None:

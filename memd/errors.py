@@ -22,6 +22,8 @@ subclass in the package is drawn here; tests/test_errors.py checks the tree::
     ├── DeletionRefusedError    a sync would delete more than it may unasked (gitsync)
     ├── FixUndoError            `memd fix --undo` cannot take the last fix back (lint)
     ├── RestoreError            a restore cannot be made: no such revision (history)
+    ├── HistoryUnusableError    the history store is damaged or a link (history)
+    ├── DamagedBlobError        a stored version cannot be read back (history)
     ├── RecallUnavailableError  this Python's SQLite has no FTS5
     ├── WriteRefusedError       a memory_write would not lint clean (mcp_server)
     ├── NotFoundError           the viewer shows no such project or file (ui)

@@ -15,7 +15,8 @@ stream primed (`zdict`) with the file's previous version, a full copy every
 - `lock` (edge): the write lock every recorder holds.
 - `notice` (edge, `os` only): the loss notices SessionStart tells once.
 - `restore` (edge): `restore_file`, `restore_all`, `RestorePlan`; the journal that makes
-  `restore --all` all-or-nothing across a kill.
+  `restore --all` all-or-nothing across a kill; the swap that never loses a save.
+- `copies` (edge): the other places memd keeps memory bytes, and purging them.
 
 Local only: nothing here is synced or leaves the machine.
 May import: `memd.agent`, `memd.memory`, `memd.lint`, the shared top-level modules.

@@ -11,9 +11,18 @@ from __future__ import annotations
 
 import zlib
 
+from memd.errors import MemdError
+
 FULL_EVERY = 16
 DELTA_MAX_BYTES = 32 * 1024  # zlib's window: a longer dictionary is cut to its tail
 LEVEL = 6
+
+
+class DamagedBlobError(MemdError, ValueError):
+    """A stored version that cannot be read back (corrupt, missing, a broken chain).
+
+    A `ValueError` too: the recorders' guard (`except ValueError`) survives it.
+    """
 
 
 def can_delta(data: bytes, base: bytes | None, base_depth: int) -> bool:
@@ -39,13 +48,16 @@ def encode(data: bytes, base: bytes | None = None) -> bytes:
 def decode(stored: bytes, base: bytes | None = None, *, limit: int) -> bytes:
     """Decompress `stored` (primed with `base` if it was), at most `limit` bytes.
 
-    Raises `ValueError` for a corrupt stream or one that inflates past `limit`.
+    Raises `DamagedBlobError` (a `ValueError`) for a corrupt stream or one that
+    inflates past `limit`.
     """
     try:
         unpacker = zlib.decompressobj(15, base) if base else zlib.decompressobj()
         data = unpacker.decompress(stored, limit + 1)
     except zlib.error as error:
-        raise ValueError(f"corrupt history blob: {error}") from None
+        raise DamagedBlobError(f"corrupt history blob: {error}") from None
     if len(data) > limit or unpacker.unconsumed_tail:
-        raise ValueError("history blob inflates past its recorded size")
+        raise DamagedBlobError("history blob inflates past its recorded size")
+    if not unpacker.eof:
+        raise DamagedBlobError("corrupt history blob: the stream is cut short")
     return data

@@ -12,7 +12,7 @@ import fcntl
 import os
 import time
 
-from memd.fsread import open_regular
+from memd.fsread import open_dir, open_regular
 from memd.history.store import history_dir
 
 TYPE_CHECKING = False
@@ -28,9 +28,13 @@ class _Lock:
     def __init__(self, state_dir: str) -> None:
         directory = history_dir(state_dir)
         os.makedirs(directory, mode=0o700, exist_ok=True)
-        self.fd = open_regular(
-            os.path.join(directory, LOCK_NAME), os.O_RDWR | os.O_CREAT, 0o600
-        )
+        folder = open_dir(directory)  # a link in its place is refused, not followed
+        try:
+            self.fd = open_regular(
+                LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600, dir_fd=folder
+            )
+        finally:
+            os.close(folder)
 
     def acquire(self, timeout: float | None) -> bool:
         if timeout is None:

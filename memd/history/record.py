@@ -23,7 +23,7 @@ import time
 
 from memd.history.lock import write_lock
 from memd.history.notice import leave_notice
-from memd.history.store import Change, History, normalize_dir
+from memd.history.store import Change, History, HistoryUnusableError, normalize_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -251,7 +251,7 @@ def record_edit(
 def _open(state_dir: str, log: object | None) -> History | None:
     try:
         return History.open(state_dir)
-    except (OSError, sqlite3.Error) as error:
+    except (OSError, sqlite3.Error, HistoryUnusableError) as error:
         _warn(log, "history_open_failed", state_dir=state_dir, error=str(error))
         return None
 

@@ -8,10 +8,11 @@ notice told once, is `memd.history.notice.take_sentence`.
 from __future__ import annotations
 
 import os
+import sqlite3
 import time
 
 from memd.history.notice import notice_sentence
-from memd.history.store import DB_NAME, History, history_dir
+from memd.history.store import DB_NAME, History, damaged, history_dir
 
 REPORT_DAYS = 7.0
 
@@ -19,9 +20,21 @@ REPORT_DAYS = 7.0
 def loss_report(
     state_dir: str, *, days: float = REPORT_DAYS
 ) -> list[dict[str, object]]:
-    """The losses of the last `days` days, newest first, each with its restore."""
-    if not os.path.exists(os.path.join(history_dir(state_dir), DB_NAME)):
+    """The losses of the last `days` days, newest first, each with its restore.
+
+    Raises:
+        HistoryUnusableError: the store is damaged or a link (one line).
+    """
+    path = os.path.join(history_dir(state_dir), DB_NAME)
+    if not os.path.lexists(history_dir(state_dir)):
         return []
+    try:
+        return _losses(state_dir, days)
+    except sqlite3.DatabaseError as error:
+        raise damaged(path, error) from None
+
+
+def _losses(state_dir: str, days: float) -> list[dict[str, object]]:
     now = time.time()
     found: list[dict[str, object]] = []
     with History.open(state_dir) as history:

@@ -3,10 +3,14 @@
 Every regular file below the directory is kept, `MEMORY.md`, topic files,
 `team/` and `logs/` alike, except hidden entries (`.git`, `.consolidate-lock`,
 `.memd-tmp-*`), names `memd.relpath` refuses, files over `MAX_FILE_BYTES`,
-and anything past `MAX_DEPTH` levels or `MAX_FILES` files. The walk holds one
-directory descriptor per level (`memd.fsread.open_dir`, `O_NOFOLLOW`) and
-never enters a symlink, so nothing outside the directory is read; a file is
-read through `memd.fsread.read_beneath`, only when its stat key moved.
+and anything past `MAX_DEPTH` levels or `MAX_FILES` files. A name whose bytes
+are not UTF-8 is kept too (the agent loads it): its relpath in the store spells
+each such byte `\\xHH` (`kept_name`), which no other kept name can, since
+`memd.relpath` refuses a backslash; `disk_name` turns it back into the name.
+The walk holds one directory descriptor per level (`memd.fsread.open_dir`,
+`O_NOFOLLOW`) and never enters a symlink, so nothing outside the directory
+is read; a file is read through `memd.fsread.read_beneath`, only when its
+stat key moved.
 """
 
 from __future__ import annotations
@@ -48,9 +52,10 @@ def scan_dir(memory_dir: str) -> dict[str, StatKey]:
                 st = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
-            relpath = prefix + entry.name
-            if relpath_refusal(relpath) is not None:
-                continue  # a name restore could never write back (a lone surrogate...)
+            kept = kept_name(entry.name)
+            if kept is None:
+                continue  # a name restore could never write back (a control char...)
+            relpath = prefix + kept
             if stat.S_ISDIR(st.st_mode) and depth + 1 < MAX_DEPTH:
                 try:
                     child = open_dir(entry.name, dir_fd=fd)
@@ -66,6 +71,47 @@ def scan_dir(memory_dir: str) -> dict[str, StatKey]:
 def read_kept(root_fd: int, relpath: str) -> bytes | None:
     """Return a kept file's bytes, or None if it vanished or turned unsafe meanwhile."""
     try:
-        return read_beneath(root_fd, relpath, MAX_FILE_BYTES)
+        return read_beneath(root_fd, disk_name(relpath), MAX_FILE_BYTES)
     except OSError:
         return None
+
+
+_ESCAPED = range(0xDC80, 0xDD00)  # surrogateescape: byte 0xHH read as U+DCHH
+
+
+def kept_name(name: str) -> str | None:
+    """The relpath history keeps for an on-disk name (`surrogateescape` str), or None.
+
+    None for what `memd.relpath` refuses, judged with each undecodable byte
+    as a plain letter: a byte of 0x80 or more is never a slash, a dot or NUL.
+    """
+    if not any(ord(char) in _ESCAPED for char in name):
+        return name if relpath_refusal(name) is None else None
+    plain = "".join("_" if ord(char) in _ESCAPED else char for char in name)
+    if relpath_refusal(plain) is not None:
+        return None
+    return "".join(
+        f"\\x{ord(char) - 0xDC00:02x}" if ord(char) in _ESCAPED else char
+        for char in name
+    )
+
+
+def disk_name(relpath: str) -> str:
+    """The on-disk name (`surrogateescape` str, as `os` takes it) of a kept relpath."""
+    if "\\" not in relpath:
+        return relpath
+    parts = relpath.split("\\x")
+    out = [parts[0]]
+    for part in parts[1:]:
+        try:
+            out.append(chr(0xDC00 + int(part[:2], 16)) + part[2:])
+        except ValueError:
+            out.append("\\x" + part)
+    return "".join(out)
+
+
+def kept_refusal(relpath: str) -> str | None:
+    """Why a kept relpath (or one a person typed) is refused; None if it is kept."""
+    return (
+        None if kept_name(disk_name(relpath)) == relpath else "a name memd cannot keep"
+    )

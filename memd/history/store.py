@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 import threading
 import time
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from typing import NamedTuple
 
 from memd.agent.terms import INDEX_NAME
 from memd.atomic import crash_point
+from memd.errors import MemdError
 from memd.fsread import open_dir
 from memd.history import codec
 from memd.history.loss import Loss, is_memory_file, judge_loss
@@ -159,6 +161,44 @@ class _Entry:
     checked_ns: int
 
 
+class HistoryUnusableError(MemdError):
+    """The history store cannot be used: damaged, or a link (one line: the way out)."""
+
+
+_SIDE_FILES = ("-wal", "-shm", "-journal")
+
+
+def _refuse_links(directory: str, path: str) -> None:
+    """Refuse a history folder, database or side file that is not what memd made."""
+    for name in (directory, path, *(path + suffix for suffix in _SIDE_FILES)):
+        try:
+            mode = os.lstat(name).st_mode
+        except FileNotFoundError:
+            continue
+        wanted = stat.S_ISDIR if name == directory else stat.S_ISREG
+        if not wanted(mode):
+            kind = "a link" if stat.S_ISLNK(mode) else "not a regular file"
+            raise HistoryUnusableError(
+                f"the history store {name} is {kind}, which memd never follows;"
+                f" move it away (mv '{name}' '{name}.moved') and memd starts a new"
+                " history there"
+            )
+
+
+def damaged(path: str, error: BaseException) -> HistoryUnusableError:
+    """The one line for a store SQLite cannot read: what, and how to start again."""
+    return HistoryUnusableError(
+        f"the history store {path} is damaged ({error}); move it aside"
+        f" (mv '{path}' '{path}.damaged') and memd starts a new history;"
+        " the old one stays there for `sqlite3 .recover`"
+    )
+
+
+def valid_rev(rev: int) -> bool:
+    """Whether `rev` can name a revision at all (SQLite's INTEGER, from 1)."""
+    return 0 < rev < 1 << 63
+
+
 def normalize_dir(memory_dir: str) -> str:
     """The one spelling of a memory directory in the store: real, no trailing `/`."""
     return os.path.realpath(memory_dir)
@@ -194,10 +234,17 @@ class History:
 
     @classmethod
     def open(cls, state_dir: str) -> History:
-        """Open (creating it if need be) the store under `<state_dir>/history/`."""
+        """Open (creating it if need be) the store under `<state_dir>/history/`.
+
+        Raises:
+            HistoryUnusableError: the store is damaged, or a link (never
+                followed: SQLite would write wherever it leads); one line
+                naming the way to recover.
+        """
         directory = history_dir(state_dir)
-        os.makedirs(directory, mode=0o700, exist_ok=True)
         path = os.path.join(directory, DB_NAME)
+        _refuse_links(directory, path)
+        os.makedirs(directory, mode=0o700, exist_ok=True)
         connection = sqlite3.connect(
             path, timeout=30.0, isolation_level=None, check_same_thread=False
         )
@@ -206,9 +253,9 @@ class History:
             connection.execute("PRAGMA synchronous=NORMAL")
             connection.execute("PRAGMA secure_delete=ON")
             connection.executescript(SCHEMA)
-        except sqlite3.DatabaseError:
+        except sqlite3.DatabaseError as error:
             connection.close()
-            raise
+            raise damaged(path, error) from None
         return cls(connection, path)
 
     def close(self) -> None:
@@ -548,17 +595,21 @@ class History:
                 "SELECT base, size, data FROM blobs WHERE id=?", (current,)
             ).fetchone()
             if row is None:
-                raise ValueError(f"history blob {current} is missing")
+                raise codec.DamagedBlobError(f"history blob {current} is missing")
             chain.append((current, int(row[1]), bytes(row[2])))
             current = row[0]
             if len(chain) > codec.FULL_EVERY * 4:
-                raise ValueError("history delta chain is too long")
+                raise codec.DamagedBlobError("history delta chain is too long")
         data = self._decoded.get(current) if current is not None else None
         for blob_id, size, stored in reversed(chain):
             data = codec.decode(stored, data, limit=max(size, 0))
+            if len(data) != size:
+                raise codec.DamagedBlobError(
+                    f"corrupt history blob {blob_id}: {len(data)} bytes, not {size}"
+                )
             self._remember(blob_id, data)
         if data is None:
-            raise ValueError(f"history blob {blob} decodes to nothing")
+            raise codec.DamagedBlobError(f"history blob {blob} decodes to nothing")
         return data
 
     def _judge_burst(
@@ -677,6 +728,8 @@ class History:
         """Recorded changes, newest first; `relpath` keeps those touching that file."""
         where: list[str] = ["1=1"]
         params: list[object] = []
+        if rev is not None and not valid_rev(rev):
+            return []
         if rev is not None:
             where.append("c.rev=?")
             params.append(rev)
@@ -766,6 +819,7 @@ class History:
             return self._file_at_id(dir_id, relpath, rev)
 
     def _file_at_id(self, dir_id: int, relpath: str, rev: int) -> bytes | None:
+        rev = min(rev, (1 << 63) - 1)
         row = self._db.execute(
             "SELECT blob FROM versions WHERE dir=? AND relpath=? AND rev<=?"
             " ORDER BY rev DESC LIMIT 1",
@@ -781,6 +835,7 @@ class History:
             dir_id = self._dir_id(normalize_dir(memory_dir))
             if dir_id is None:
                 return {}
+            rev = min(rev, (1 << 63) - 1)
             # SQLite's bare columns with MAX(): the row holding the newest rev.
             return {
                 rel: bytes(sha)
@@ -849,12 +904,83 @@ class History:
             return float(first_at), 0, None
         return float(first_at), int(before[0]), float(before[1])
 
+    def rev_before(self, memory_dir: str, rev: int) -> int | None:
+        """The directory's last revision before `rev`; None if `rev` was its first."""
+        with self._lock:
+            dir_id = self._dir_id(normalize_dir(memory_dir))
+            row = self._db.execute(
+                "SELECT MAX(rev) FROM changes WHERE dir=? AND rev<?", (dir_id, rev)
+            ).fetchone()
+        return int(row[0]) if row and row[0] is not None else None
+
     def last_rev(self, memory_dir: str) -> int:
         with self._lock:
             row = self._db.execute(
                 "SELECT last_rev FROM dirs WHERE path=?", (normalize_dir(memory_dir),)
             ).fetchone()
         return int(row[0]) if row else 0
+
+    def keep_version(
+        self, memory_dir: str, relpath: str, data: bytes, *, note: str
+    ) -> int | None:
+        """Record `data` as `relpath`'s newest version (cause "edit"); its rev.
+
+        For a save a writer displaced from the disk (a restore that met a
+        newer save): it is in the history before it can go. The tree keeps
+        its sha with no stat key, so the next record reads the file again.
+        None when that was already the recorded version.
+        """
+        path = normalize_dir(memory_dir)
+        sha = sha256(data).digest()
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                dir_id = self._dir_id(path, create=True)
+                if dir_id is None:  # create=True always gives one
+                    raise ValueError(f"no history row for {path}")
+                tree = self._tree(path, dir_id)
+                old = tree.get(relpath)
+                if old is not None and old.sha == sha:
+                    self._db.execute("COMMIT")
+                    return None
+                old_bytes = b"" if old is None or old.blob is None else None
+                if old_bytes is None and old is not None and old.blob is not None:
+                    old_bytes = self._blob_bytes(old.blob)
+                removed, added = _changed_span(old_bytes or b"", data)
+                rev = int(
+                    self._db.execute(
+                        "INSERT INTO changes(dir, at, cause, session, note,"
+                        " bytes_added, bytes_removed) VALUES (?, ?, 'edit', NULL,"
+                        " ?, ?, ?)",
+                        (dir_id, time.time(), note, added, removed),
+                    ).lastrowid
+                    or 0
+                )
+                blob = self._store_blob(data, sha, old.blob if old else None)
+                kind = "created" if old is None else "modified"
+                before = -1 if old is None else old.size
+                self._version(
+                    dir_id,
+                    relpath,
+                    rev,
+                    blob,
+                    kind,
+                    None,
+                    before,
+                    len(data),
+                    not data.strip(),
+                )
+                entry = _Entry(blob, sha, len(data), (len(data), 0, 0, 0), 0)
+                self._set_tree(dir_id, relpath, entry)
+                tree[relpath] = entry
+                self._db.execute("UPDATE dirs SET last_rev=? WHERE id=?", (rev, dir_id))
+                self._trees[path] = (rev, tree)
+                crash_point()
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._rollback(path)
+                raise
+        return rev
 
     # -- retention and purge -------------------------------------------------
 
@@ -979,25 +1105,67 @@ class History:
         self._decoded.clear()
         return len(doomed)
 
+    def lineage(self, memory_dir: str, relpath: str) -> list[tuple[str, int]]:
+        """(relpath, rev) of every version of `relpath`, and of the file it was
+        renamed from, up to that rename, and so on back (its whole past)."""
+        with self._lock:
+            dir_id = self._dir_id(normalize_dir(memory_dir))
+            if dir_id is None:
+                return []
+            found: list[tuple[str, int]] = []
+            pending: list[tuple[str, int]] = [(relpath, (1 << 63) - 1)]
+            seen: set[tuple[str, int]] = set()
+            while pending and len(seen) < 4096:  # a rename chain is short
+                name, upto = pending.pop()
+                if (name, upto) in seen:
+                    continue
+                seen.add((name, upto))
+                for rev, kind, old in self._db.execute(
+                    "SELECT rev, kind, old_relpath FROM versions"
+                    " WHERE dir=? AND relpath=? AND rev<=?",
+                    (dir_id, name, upto),
+                ).fetchall():
+                    found.append((name, int(rev)))
+                    if kind == "renamed" and old:
+                        pending.append((str(old), int(rev)))
+            return sorted(set(found), key=lambda item: (item[1], item[0]))
+
+    def renamed_to(self, memory_dir: str, relpath: str) -> list[str]:
+        """The names `relpath` was renamed to (its later versions live on there)."""
+        with self._lock:
+            dir_id = self._dir_id(normalize_dir(memory_dir))
+            return sorted(
+                {
+                    str(row[0])
+                    for row in self._db.execute(
+                        "SELECT relpath FROM versions WHERE dir=? AND kind='renamed'"
+                        " AND old_relpath=?",
+                        (dir_id, relpath),
+                    )
+                }
+            )
+
     def purge_path(self, memory_dir: str, relpath: str) -> int:
-        """Remove every version of `relpath`; return how many went.
+        """Remove every version of `relpath`, under its old names too; how many went.
 
         The file's last recorded sha stays (a hash, not its bytes), so a file
         still on disk is not recorded again until it changes.
         """
         path = normalize_dir(memory_dir)
+        doomed = self.lineage(path, relpath)
         with self._lock:
             dir_id = self._dir_id(path)
             if dir_id is None:
                 return 0
-            doomed = [
-                (relpath, int(r[0]))
-                for r in self._db.execute(
-                    "SELECT rev FROM versions WHERE dir=? AND relpath=?",
-                    (dir_id, relpath),
+            markers = {
+                (str(rel), int(rev))
+                for rel, rev in self._db.execute(
+                    "SELECT relpath, rev FROM versions WHERE dir=? AND kind=?",
+                    (dir_id, _MOVED_AWAY),
                 )
-            ]
-            return self._purge(path, dir_id, doomed, {relpath})
+            }
+            self._purge(path, dir_id, doomed, {relpath})
+            return sum(1 for item in doomed if item not in markers)
 
     def purge_secret(self, fingerprint: str) -> list[tuple[str, str, int]]:
         """Remove every version holding the S001 secret `fingerprint`.
@@ -1104,4 +1272,11 @@ def _count_entries(data: bytes | None) -> int:
     return len(parse_index(data.decode("utf-8", "replace")))
 
 
-__all__ = ["MAX_FILE_BYTES", "Change", "FileChange", "History", "Retention"]
+__all__ = [
+    "MAX_FILE_BYTES",
+    "Change",
+    "FileChange",
+    "History",
+    "HistoryUnusableError",
+    "Retention",
+]

@@ -4,36 +4,16 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import zlib
 from pathlib import Path
 
 import pytest
 
-from memd.agent.paths import resolve_memory_location
 from memd.history.store import History
 from memd.lint.secrets import find_secrets
+from tests.history.helpers import memd, state_dir
 
-MEMD = (sys.executable, "-m", "memd")
 SECRET = "sk-ant-api03-QWxhZGRpbjpvcGVuIHNlc2FtZQ-history-test"  # noqa: S105 -- a fake key for the purge test
-
-
-def memd(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*MEMD, *args], cwd=cwd, capture_output=True, text=True, timeout=60, check=False
-    )
-
-
-@pytest.fixture(name="memory")
-def _memory(git_repo: Path) -> Path:
-    path = Path(resolve_memory_location(str(git_repo)).memory_dir)
-    path.mkdir(parents=True)
-    return path
-
-
-def state_dir() -> str:
-    return os.path.join(os.environ["XDG_STATE_HOME"], "memd")
 
 
 def record(memory: Path, cause: str = "edit", at: float | None = None) -> int:
@@ -71,11 +51,19 @@ def test_list_show_and_json(memory: Path, git_repo: Path) -> None:
         (("history", "--since", "soon"), "--since: cannot read the time 'soon'"),
         (("history", "show", "999"), "no change 999"),
         (("history", "show", "x"), "usage: memd history show REV"),
-        (("history", "purge"), "usage: memd history purge PATH"),
+        (("history", "purge"), "usage: memd history purge FILE"),
         (("history", "purge", "--secret", "nothex"), "expected 16 hex digits"),
         (("history", "--secret", "0123456789abcdef"), "--secret goes with"),
-        (("restore", "a.md"), "say which version: --at WHEN or --rev REV"),
-        (("restore", "--at", "now"), "give a PATH or --all"),
+        (("restore", "a.md"), "a.md has no version before revision"),
+        (("restore", "--all"), "say which version: --at WHEN or --rev REV"),
+        (("restore", "--at", "now"), "give a FILE or --all"),
+        (("restore", "a.md", "--rev", "9" * 30), "--rev 999999999999"),
+        (("restore", "a.md", "--rev", "0"), "--rev 0: not a revision"),
+        (("restore", "a.md", "--rev", "99"), "no revision 99"),
+        (("restore", "a.md", "--rev", "-1"), "--rev -1: not a revision"),
+        (("restore", "a.md", "--rev", "\u00b2"), "not a revision"),
+        (("history", "show", "9" * 30), "show 999999999999"),
+        (("history", "show", "\u00b2"), "not a revision"),
         (("restore", "gone.md", "--at", "now"), "gone.md did not exist"),
         (("restore", "--all", "--at", "1970-01-02"), "no history of"),
         (("restore", "../x.md", "--rev", "1"), "../x.md"),

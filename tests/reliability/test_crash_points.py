@@ -30,6 +30,7 @@ import pytest
 
 from memd.agent.paths import resolve_memory_location
 from memd.atomic import CRASH_ENV, TEMP_PREFIX
+from memd.history.restore import HELD_PREFIX
 from memd.kairos.daily_log import append_entry
 from tests.conftest import Home
 
@@ -88,14 +89,15 @@ def _reset(world: World) -> None:
 
 
 def _memory_files(world: World) -> dict[str, bytes]:
-    """Every regular file of the memory dir but the lock and kill-left temp files."""
+    """Every regular file of the memory dir but the lock and kill-left temp files
+    (a restore's held files too: the next restore records and drops them)."""
     return {
         str(p.relative_to(world.memory)): p.read_bytes()
         for p in sorted(world.memory.rglob("*"))
         if p.is_file()
         and not p.is_symlink()
         and p.name != ".consolidate-lock"
-        and not p.name.startswith(TEMP_PREFIX)
+        and not p.name.startswith((TEMP_PREFIX, HELD_PREFIX))
     }
 
 

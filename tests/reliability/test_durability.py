@@ -295,6 +295,10 @@ RENAMES = {
     # A claim, not a write: one SessionStart takes the loss notice; a claim a
     # crash undoes only tells the loss once more.
     ("memd/history/notice.py", "take_notice"),
+    # A restore takes a file away to check it before it goes (a rename is how
+    # nothing newer is lost); the parent is fsynced after (restore._put).
+    ("memd/history/restore.py", "_take_away"),
+    ("memd/history/restore.py", "_swap_by_rename"),
 }
 
 

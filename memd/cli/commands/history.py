@@ -1,15 +1,20 @@
 """`memd history`: list the recorded changes of memory, show one as a diff, or purge.
 
-    memd history [PATH] [--project DIR | --all] [--since WHEN] [--format text|json]
-    memd history show REV [PATH]
-    memd history purge PATH
+    memd history [FILE] [--project DIR | --all] [--since WHEN] [--no-patch]
+                 [--format text|json]
+    memd history show REV [FILE]
+    memd history purge FILE
     memd history purge --secret FINGERPRINT
 
-The history is local (docs/history.md); WHEN is any form `memd.history.when` reads.
+FILE as the agent names it (`feedback_tests.md`, in the project's memory
+directory) or as a path. `memd history FILE` shows that file's versions with
+their diffs, as `git log -p FILE`. The history is local (docs/history.md);
+WHEN is any form `memd.history.when` reads.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -18,8 +23,10 @@ from memd.cli.commands._options import add_project_argument
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Callable, Iterator
 
     from memd.config import Config
+    from memd.history.copies import Place
     from memd.history.store import Change, History
 
 _FILES_SHOWN = 20
@@ -43,6 +50,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="WHEN",
         help="only changes since WHEN: '10 minutes ago', 'yesterday 18:00', "
         "HH:MM, or an ISO time",
+    )
+    parser.add_argument(
+        "--no-patch",
+        "-s",
+        action="store_true",
+        help="with FILE: list its changes without their diffs",
     )
     parser.add_argument(
         "--format", choices=("text", "json"), default="text", help="output format"
@@ -73,15 +86,50 @@ def run(args: argparse.Namespace) -> int:
         else:
             raise UsageError("no history recorded yet")
         return 0
-    with History.open(config.state_dir) as history:
+    with history_errors(config.state_dir), History.open(config.state_dir) as history:
         _finish_restore(config.state_dir, history)
         if action == "show":
             return _show(args, words, config, history)
         if action == "purge":
             return _purge(args, words, config, history)
         if len(words) > 1:
-            raise UsageError(f"one PATH at most, got {len(words)}")
+            raise UsageError(f"one FILE at most, got {len(words)}")
         return _list(args, words[0] if words else None, config, history)
+
+
+@contextlib.contextmanager
+def history_errors(state_dir: str) -> Iterator[None]:
+    """Turn SQLite's failures of the store into one line with the way out."""
+    import sqlite3
+
+    from memd.errors import UsageError
+    from memd.history.codec import DamagedBlobError
+    from memd.history.store import DB_NAME, damaged, history_dir
+
+    try:
+        yield
+    except sqlite3.OperationalError as error:
+        if "locked" in str(error) or "busy" in str(error):
+            raise UsageError(
+                "the history store is busy (another memd is writing it); try again"
+            ) from None
+        raise damaged(os.path.join(history_dir(state_dir), DB_NAME), error) from None
+    except (sqlite3.DatabaseError, DamagedBlobError) as error:
+        raise damaged(os.path.join(history_dir(state_dir), DB_NAME), error) from None
+
+
+def parse_rev(text: str, option: str) -> int:
+    """A revision number as typed: ASCII digits within SQLite's range, or one line."""
+    from memd.errors import UsageError
+    from memd.history.store import valid_rev
+
+    if not (text.isascii() and text.isdigit() and len(text) <= 19) or not valid_rev(
+        int(text)
+    ):
+        raise UsageError(
+            f"{option} {text[:40]}: not a revision (a number `memd history` lists)"
+        )
+    return int(text)
 
 
 def _finish_restore(state_dir: str, history: History) -> None:
@@ -109,28 +157,38 @@ def resolve_target(
         UsageError: nothing with a history matches.
     """
     from memd.errors import UsageError
+    from memd.history.scan import disk_name
     from memd.history.store import normalize_dir
-    from memd.relpath import relpath_refusal
 
     known = history.memory_dirs()
     if path is not None and project is None:
-        full = normalize_dir(path)
+        full = normalize_dir(disk_name(path))
         for memory_dir in sorted(known, key=len, reverse=True):
             if full.startswith(memory_dir + os.sep):
-                return memory_dir, full[len(memory_dir) + 1 :].replace(os.sep, "/")
+                return memory_dir, _kept(path, full[len(memory_dir) + 1 :])
     memory_dir = _project_memory_dir(project, config, known)
     if path is None:
         return memory_dir, None
-    relpath = path.replace(os.sep, "/")
     if os.path.isabs(path):
-        full = normalize_dir(path)
+        full = normalize_dir(disk_name(path))
         if not full.startswith(memory_dir + os.sep):
             raise UsageError(f"{path}: not in a memory directory with a history")
-        relpath = full[len(memory_dir) + 1 :].replace(os.sep, "/")
-    refusal = relpath_refusal(relpath)
-    if refusal is not None:
-        raise UsageError(f"{path}: {refusal}")
-    return memory_dir, relpath
+        return memory_dir, _kept(path, full[len(memory_dir) + 1 :])
+    # as the agent names it: relative to the memory directory ("./a.md" too)
+    return memory_dir, _kept(path, os.path.normpath(disk_name(path)))
+
+
+def _kept(typed: str, relpath: str) -> str:
+    """The relpath history keeps for a name typed or found on disk, or one line."""
+    from memd.errors import UsageError
+    from memd.history.scan import kept_name
+    from memd.relpath import relpath_refusal
+
+    kept = kept_name(relpath.replace(os.sep, "/"))
+    if kept is None:
+        why = relpath_refusal(relpath.replace(os.sep, "/")) or "not a memory file"
+        raise UsageError(f"{typed}: {why}")
+    return kept
 
 
 def _project_memory_dir(project: str | None, config: Config, known: list[str]) -> str:
@@ -165,6 +223,7 @@ def _list(
     args: argparse.Namespace, path: str | None, config: Config, history: History
 ) -> int:
     since = None if args.since is None else parse_when_arg(args.since, "--since")
+    relpath = None
     if args.all:
         if path is not None:
             from memd.errors import UsageError
@@ -180,21 +239,83 @@ def _list(
         sys.stdout.write(dumps([c.to_dict() for c in changes]) + "\n")
         return 0
     stamps: dict[int, str] = {}
-    out = [
-        line
-        for change in changes
-        for line in format_change(change, with_dir=args.all, stamps=stamps)
-    ]
+    if not args.all and relpath is not None and not args.no_patch:
+        out = _file_log(history, changes, relpath, stamps)
+    else:
+        out = [
+            line
+            for change in changes
+            for line in format_change(
+                change, with_dir=args.all, stamps=stamps, only=relpath
+            )
+        ]
     if not out:
         out = ["no recorded changes"]
     sys.stdout.write("\n".join(out) + "\n")
     return 0
 
 
-def format_change(
-    change: Change, *, with_dir: bool = False, stamps: dict[int, str] | None = None
+def _file_log(
+    history: History, changes: list[Change], relpath: str, stamps: dict[int, str]
 ) -> list[str]:
-    """A change as text: a heading line, then one line per file.
+    """`git log -p FILE`: each change of the file, newest first, with its diff.
+
+    Read oldest first, so each version inflates once against the one before
+    it (the store keeps recent ones decoded).
+    """
+    blocks: list[list[str]] = []
+    last: bytes | None = None  # the version the previous change left: this one's base
+    for at, change in enumerate(reversed(changes)):
+        block = format_change(change, stamps=stamps, only=relpath)
+        for file in change.files:
+            if file.relpath == relpath:
+                known = at > 0 and file.old_relpath is None
+                block += _file_diff(
+                    history, change, file.relpath, file.old_relpath, last, known
+                )
+                last = history.file_at(change.memory_dir, relpath, change.rev)
+        blocks.append(block)
+    return [line for block in reversed(blocks) for line in block]
+
+
+def _file_diff(
+    history: History,
+    change: Change,
+    relpath: str,
+    old_relpath: str | None,
+    base: bytes | None = None,
+    known: bool = False,
+) -> list[str]:
+    """One file's unified diff within `change` (from its old name, if renamed);
+    `known`: `base` is its version before (so it is not read again)."""
+    import difflib
+
+    before_name = old_relpath or relpath
+    before = (
+        base
+        if known
+        else history.file_at(change.memory_dir, before_name, change.rev - 1)
+    )
+    after = history.file_at(change.memory_dir, relpath, change.rev)
+    return [
+        line.rstrip("\n")
+        for line in difflib.unified_diff(
+            _lines(before),
+            _lines(after),
+            fromfile="/dev/null" if before is None else f"a/{before_name}",
+            tofile="/dev/null" if after is None else f"b/{relpath}",
+        )
+    ]
+
+
+def format_change(
+    change: Change,
+    *,
+    with_dir: bool = False,
+    stamps: dict[int, str] | None = None,
+    only: str | None = None,
+) -> list[str]:
+    """A change as text: a heading line, then one line per file (`only`: that one).
 
     `stamps` caches each minute's local "YYYY-MM-DD HH:MM" (zone offsets
     change on whole minutes), so 10,000 changes cost few `localtime` calls.
@@ -220,29 +341,36 @@ def format_change(
     lines = [head]
     if change.loss:
         lines.append(f"    LOSS: {change.loss}")
-    for file in change.files[:_FILES_SHOWN]:
-        # relpaths are what memd.relpath accepts (no lone surrogate): printable
+    files = change.files
+    if only is not None:
+        files = tuple(f for f in files if only in (f.relpath, f.old_relpath))
+    others = len(change.files) - len(files)
+    for file in files[:_FILES_SHOWN]:
+        # relpaths are kept names (memd.history.scan.kept_name): printable
         name = file.relpath
         if file.old_relpath is not None:
             name = f"{file.old_relpath} -> {name}"
         lines.append(f"    {file.kind:<8} {name}")
-    if len(change.files) > _FILES_SHOWN:
-        lines.append(f"    ... and {len(change.files) - _FILES_SHOWN} more")
+    if len(files) > _FILES_SHOWN:
+        lines.append(f"    ... and {len(files) - _FILES_SHOWN} more")
+    if only is not None and others:
+        lines.append(f"    (and {others} other file(s) in this change)")
     return lines
 
 
 def _show(
     args: argparse.Namespace, words: list[str], config: Config, history: History
 ) -> int:
-    import difflib
-
     from memd.errors import UsageError
 
-    if not words or not words[0].isdigit() or len(words) > 2:
-        raise UsageError("usage: memd history show REV [PATH]")
-    change = history.change(int(words[0]))
+    if not words or len(words) > 2:
+        raise UsageError("usage: memd history show REV [FILE]")
+    if not words[0].isdigit():
+        raise UsageError(f"usage: memd history show REV [FILE] (REV: {words[0][:40]}?)")
+    rev = parse_rev(words[0], "show")
+    change = history.change(rev)
     if change is None:
-        raise UsageError(f"no change {words[0]} in the history")
+        raise UsageError(f"no change {rev} in the history")
     relpath = None
     if len(words) == 2:
         _, relpath = resolve_target(words[1], change.memory_dir, config, history)
@@ -250,18 +378,7 @@ def _show(
     for file in change.files:
         if relpath is not None and relpath not in (file.relpath, file.old_relpath):
             continue
-        before_name = file.old_relpath or file.relpath
-        before = history.file_at(change.memory_dir, before_name, change.rev - 1)
-        after = history.file_at(change.memory_dir, file.relpath, change.rev)
-        out += [
-            line.rstrip("\n")
-            for line in difflib.unified_diff(
-                _lines(before),
-                _lines(after),
-                fromfile="/dev/null" if before is None else f"a/{before_name}",
-                tofile="/dev/null" if after is None else f"b/{file.relpath}",
-            )
-        ]
+        out += _file_diff(history, change, file.relpath, file.old_relpath)
     sys.stdout.write("\n".join(out) + "\n")
     return 0
 
@@ -273,12 +390,13 @@ def _lines(data: bytes | None) -> list[str]:
 def _purge(
     args: argparse.Namespace, words: list[str], config: Config, history: History
 ) -> int:
+    """Purge the history, then every other copy memd keeps (memd.history.copies)."""
     from memd.errors import UsageError
     from memd.history.lock import write_lock
 
     if args.secret is not None:
         if words:
-            raise UsageError("purge takes PATH or --secret FINGERPRINT, not both")
+            raise UsageError("purge takes FILE or --secret FINGERPRINT, not both")
         fingerprint = args.secret.strip().lower()
         if len(fingerprint) != 16 or not all(
             c in "0123456789abcdef" for c in fingerprint
@@ -288,18 +406,176 @@ def _purge(
             )
         with write_lock(config.state_dir):
             hits = history.purge_secret(fingerprint)
-        for memory_dir, relpath, count in hits:
-            print(f"purged {count} version(s) of {relpath} in {memory_dir}")
-        if not hits:
-            print(f"no recorded version holds the secret {fingerprint}")
+            for memory_dir, relpath, count in hits:
+                print(f"purged {count} version(s) of {relpath} in {memory_dir}")
+            if not hits:
+                print(f"no recorded version holds the secret {fingerprint}")
+            _purge_copies(config, history, None, _holds_secret(fingerprint))
         return 0
     if len(words) != 1:
-        raise UsageError("usage: memd history purge PATH | --secret FINGERPRINT")
+        raise UsageError("usage: memd history purge FILE | --secret FINGERPRINT")
     memory_dir, named = resolve_target(words[0], args.project, config, history)
     if named is None:
         raise UsageError(f"{words[0]}: name a file to purge, not a directory")
     relpath = named
     with write_lock(config.state_dir):
+        doomed = _is_version_of(history, memory_dir, relpath)
+        names = sorted({rel for rel, _ in history.lineage(memory_dir, relpath)})
         count = history.purge_path(memory_dir, relpath)
-    print(f"purged {count} version(s) of {relpath} in {memory_dir}")
+        olds = [name for name in names if name != relpath]
+        also = f" (with its versions named {', '.join(olds)})" if olds else ""
+        print(f"purged {count} version(s) of {relpath} in {memory_dir}{also}")
+        for newer in history.renamed_to(memory_dir, relpath):
+            print(
+                f"memd: {relpath} was renamed to {newer}, whose versions are kept;"
+                f" `memd history purge {newer}` removes them too",
+                file=sys.stderr,
+            )
+        _purge_copies(config, history, memory_dir, doomed)
     return 0
+
+
+def _holds_secret(fingerprint: str) -> Callable[[str, bytes], bool]:
+    from memd.lint.secrets import find_secrets_in_bytes
+
+    def holds(_relpath: str, data: bytes) -> bool:
+        return any(f.fingerprint == fingerprint for f in find_secrets_in_bytes(data))
+
+    return holds
+
+
+def _is_version_of(
+    history: History, memory_dir: str, relpath: str
+) -> Callable[[str, bytes], bool]:
+    """Whether a copy is a version of `relpath` (its bytes, or its name, any name)."""
+    import hashlib
+
+    names: set[str] = set()
+    shas: set[bytes] = set()
+    for name, rev in history.lineage(memory_dir, relpath):
+        names.add(name)
+        data = history.file_at(memory_dir, name, rev)
+        if data:  # an empty file is no one's content
+            shas.add(hashlib.sha256(data).digest())
+
+    def doomed(copy_relpath: str, data: bytes) -> bool:
+        return hashlib.sha256(data).digest() in shas or any(
+            copy_relpath == name or copy_relpath.endswith("/" + name) for name in names
+        )
+
+    return doomed
+
+
+def _purge_copies(
+    config: Config,
+    history: History,
+    memory_dir: str | None,
+    doomed: Callable[[str, bytes], bool],
+) -> None:
+    """Every place but the history (docs/history.md): removed, or named."""
+    from memd.history.copies import purge_copies
+
+    for label, path in purge_copies(_places(config, memory_dir), doomed):
+        print(f"removed {label} {path}")
+    for line in _repositories_holding(config, history, memory_dir, doomed):
+        print(line, file=sys.stderr)
+
+
+def _places(config: Config, memory_dir: str | None) -> list[Place]:
+    """Where memd keeps memory bytes besides the history: `memory_dir`'s, or all."""
+    from memd.history.copies import Place
+    from memd.kairos.external import kept_root, staging_root
+    from memd.kairos.generations import generations_root
+    from memd.lint.fix_files import undo_dir
+    from memd.recall.store import index_path
+
+    state = config.state_dir
+    journal, generations = "the fix undo journal", "the dream generation"
+    kept, staging = "the dream's kept copy", "the dream's staging copy"
+    if memory_dir is None:
+        top = os.path.dirname
+        places = [
+            Place(journal, top(undo_dir(state, os.sep)), 1),
+            Place(generations, top(generations_root(state, os.sep)), 2),
+            Place(kept, top(kept_root(state, os.sep))),
+            Place(staging, top(staging_root(state, os.sep)), 1),
+        ]
+    else:
+        places = [
+            Place(journal, undo_dir(state, memory_dir), 0),
+            Place(generations, generations_root(state, memory_dir), 1),
+            Place(kept, kept_root(state, memory_dir)),
+            Place(staging, staging_root(state, memory_dir), 0),
+        ]
+    return [
+        *places,
+        Place(
+            "the recall index (rebuilt from disk)",
+            index_path(config.cache_dir),
+            cache=True,
+        ),
+        Place(
+            "the snapshots (rebuilt from disk)",
+            os.path.join(config.cache_dir, "snapshots"),
+            cache=True,
+        ),
+    ]
+
+
+def _repositories_holding(
+    config: Config,
+    history: History,
+    memory_dir: str | None,
+    doomed: Callable[[str, bytes], bool],
+) -> list[str]:
+    """The sync repositories whose git objects still hold it: named, not rewritten.
+
+    Their history is shared with a remote and every teammate, so a purge
+    there is a rewrite and a force-push, which memd never does.
+    """
+    from memd.errors import MemdError
+    from memd.gitsync.git import Git
+    from memd.sync.engine import repo_dir
+
+    trees = [repo_dir(config.state_dir)]
+    dirs = [memory_dir] if memory_dir is not None else history.memory_dirs()
+    trees += [os.path.join(directory, "team") for directory in dirs]
+    lines = []
+    for tree in trees:
+        if not os.path.isdir(os.path.join(tree, ".git")):
+            continue
+        try:
+            objects = (
+                Git(tree)
+                .run("cat-file", "--batch-all-objects", "--batch", check=False)
+                .stdout
+            )
+        except MemdError:
+            continue
+        if _any_object(objects, doomed):
+            lines.append(
+                f"memd: the sync repository {tree} still holds it in its git"
+                " history, shared with its remote, which memd does not rewrite;"
+                " rotate the secret, or rewrite that history (git filter-repo)"
+                " and force-push"
+            )
+    return lines
+
+
+def _any_object(batch: bytes, doomed: Callable[[str, bytes], bool]) -> bool:
+    """Whether an object of `git cat-file --batch` output is doomed."""
+    at = 0
+    while at < len(batch):
+        end = batch.find(b"\n", at)
+        if end < 0:
+            return False
+        header = batch[at:end].split()
+        try:
+            size = int(header[2])
+        except (IndexError, ValueError):
+            return False
+        body = batch[end + 1 : end + 1 + size]
+        if header[1] == b"blob" and doomed("", body):
+            return True
+        at = end + 1 + size + 1
+    return False

@@ -1,8 +1,11 @@
 """`memd restore`: bring back a memory file, or a whole memory directory, from history.
 
-    memd restore PATH --at WHEN | --rev REV [--dry-run]
+    memd restore FILE [--at WHEN | --rev REV] [--dry-run]
     memd restore --all [--project DIR] --at WHEN | --rev REV [--dry-run]
 
+FILE as the agent names it (`feedback_tests.md`, in the project's memory
+directory) or as a path. Without `--at` or `--rev`, FILE comes back as it was
+before its newest change (git's habit), and the command says which version.
 Byte for byte; a restore is itself recorded, so it can be undone the same way.
 """
 
@@ -17,13 +20,18 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
 
+    from memd.history.restore import RestorePlan
+    from memd.history.store import History
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "path",
         nargs="?",
-        metavar="PATH",
-        help="the memory file to bring back (it may be deleted now)",
+        metavar="FILE",
+        help="the memory file to bring back, as the agent names it "
+        "(feedback_tests.md) or a path; it may be deleted now. Alone: its "
+        "version before its newest change",
     )
     parser.add_argument(
         "--all",
@@ -38,9 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="as it was at WHEN: '10 minutes ago', 'yesterday 18:00', HH:MM, "
         "or an ISO time",
     )
-    when.add_argument(
-        "--rev", metavar="REV", type=int, help="as it was after change REV"
-    )
+    when.add_argument("--rev", metavar="REV", help="as it was after change REV")
     parser.add_argument(
         "--dry-run",
         action="store_true",
@@ -49,61 +55,109 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import time
-
-    from memd.cli.commands.history import parse_when_arg, resolve_target
+    from memd.cli.commands.history import (
+        history_errors,
+        parse_rev,
+        parse_when_arg,
+        resolve_target,
+    )
     from memd.config import load_config
     from memd.errors import UsageError
     from memd.history.restore import RestoreError, restore_all, restore_file
     from memd.history.store import History
 
     if args.all == (args.path is not None):
-        raise UsageError("give a PATH or --all (not both)")
-    if args.at is None and args.rev is None:
+        raise UsageError("give a FILE or --all (not both)")
+    if args.all and args.at is None and args.rev is None:
         raise UsageError("say which version: --at WHEN or --rev REV")
+    rev = None if args.rev is None else parse_rev(args.rev, "--rev")
     config = load_config()
     if not os.path.exists(os.path.join(config.state_dir, "history")):
         raise UsageError("no history recorded yet")
-    with History.open(config.state_dir) as history:
+    with history_errors(config.state_dir), History.open(config.state_dir) as history:
         memory_dir, relpath = resolve_target(args.path, args.project, config, history)
-        if args.rev is not None:
-            rev = args.rev
-        else:
-            when = parse_when_arg(args.at, "--at")
-            found = history.rev_at(memory_dir, when)
-            if found is None:
-                stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(when))
-                raise UsageError(f"no history of {memory_dir} at or before {stamp}")
-            rev = found
-    try:
-        if relpath is None:
-            plan = restore_all(
-                config.state_dir, memory_dir, rev=rev, dry_run=args.dry_run
-            )
-        else:
-            plan = restore_file(
-                config.state_dir, memory_dir, relpath, rev=rev, dry_run=args.dry_run
-            )
-    except RestoreError as error:
-        raise UsageError(str(error)) from None
-    if args.dry_run:
+        if args.at is not None:
+            rev = _rev_at(history, memory_dir, parse_when_arg(args.at, "--at"))
+    with history_errors(config.state_dir):
+        try:
+            if relpath is None:
+                plan = restore_all(
+                    config.state_dir,
+                    memory_dir,
+                    rev=rev,  # type: ignore[arg-type]  # --all has --at or --rev
+                    dry_run=args.dry_run,
+                )
+            else:
+                plan = restore_file(
+                    config.state_dir,
+                    memory_dir,
+                    relpath,
+                    rev=rev,
+                    dry_run=args.dry_run,
+                )
+        except RestoreError as error:
+            raise UsageError(str(error)) from None
+        if rev is None:  # say which version "before its newest change" is
+            with History.open(config.state_dir) as history:
+                print(_which(history, plan))
+    return _report(plan, args.dry_run)
+
+
+def _rev_at(history: History, memory_dir: str, when: float) -> int:
+    import time
+
+    from memd.errors import UsageError
+
+    found = history.rev_at(memory_dir, when)
+    if found is None:
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(when))
+        raise UsageError(f"no history of {memory_dir} at or before {stamp}")
+    return found
+
+
+def _which(history: History, plan: RestorePlan) -> str:
+    """ "a.md as of revision 41 (2026-12-07 00:14:03), before its newest change, 42"."""
+    import time
+
+    change = history.change(plan.rev)
+    stamp = (
+        ""
+        if change is None
+        else time.strftime(" (%Y-%m-%d %H:%M:%S)", time.localtime(change.at))
+    )
+    newest = history.changes(plan.memory_dir, relpath=plan.relpath, limit=3)
+    after = [c.rev for c in newest if plan.rev < c.rev <= plan.before_rev]
+    tail = f", before its newest change (revision {after[0]})" if after else ""
+    return f"{plan.relpath}: the version of revision {plan.rev}{stamp}{tail}"
+
+
+def _report(plan: RestorePlan, dry_run: bool) -> int:
+    import shlex
+
+    if dry_run:
         sys.stdout.write(plan.diff or "nothing to restore: it is already as it was\n")
         return 0
     if not plan.steps:
-        print(
-            f"nothing to restore: {memory_dir} is already as it was at revision {rev}"
-        )
+        what = plan.relpath or plan.memory_dir
+        print(f"nothing to restore: {what} is already as it was at revision {plan.rev}")
         return 0
-    for relpath_done, action in plan.steps:
+    done = plan.done
+    for relpath_done, action in done:
         print(f"{action:<7} {relpath_done}")
-    note = plan.change.note if plan.change is not None else None
-    if note and "; not restored: " in note:  # a folder swapped for a link meanwhile
-        print(f"memd: {note.split('; ', 1)[1]}", file=sys.stderr)
+    for relpath_left, why in plan.left:
+        print(f"memd: not restored: {relpath_left}: {why}", file=sys.stderr)
     undo = ""
-    if plan.change is not None:
-        undo = (
-            f"; undo with `memd restore --all --project {memory_dir}"
-            f" --rev {plan.before_rev}`"
-        )
-    print(f"restored {len(plan.steps)} file(s) to revision {rev}{undo}")
-    return 0
+    if plan.change is not None and done:
+        if plan.relpath is not None:  # that file alone
+            undo = (
+                f"; undo with `memd restore {shlex.quote(plan.relpath)} --project "
+                f"{shlex.quote(plan.memory_dir)} --rev {plan.before_rev}`"
+            )
+        else:
+            undo = (
+                f"; undo with `memd restore --all --project "
+                f"{shlex.quote(plan.memory_dir)} --rev {plan.before_rev}`"
+            )
+    count = f"{len(done)} of {len(plan.steps)}" if plan.left else str(len(done))
+    print(f"restored {count} file(s) to revision {plan.rev}{undo}")
+    return 1 if plan.left else 0

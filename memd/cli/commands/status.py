@@ -276,12 +276,18 @@ def run(args: argparse.Namespace) -> int:
     import json
 
     from memd.history.report import loss_lines, loss_report
+    from memd.history.store import HistoryUnusableError
 
     status = collect_status()
-    losses = loss_report(str(status["state_dir"]))
+    try:
+        losses = loss_report(str(status["state_dir"]))
+        trouble = []
+    except HistoryUnusableError as error:  # status still tells the rest
+        losses, trouble = [], [f"history: {error}"]
+        status["history_error"] = str(error)
     status["losses"] = losses
     if args.format == "json":
         print(json.dumps(status, indent=2, sort_keys=True))
     else:
-        print("\n".join([format_text(status), *loss_lines(losses)]))
+        print("\n".join([format_text(status), *loss_lines(losses), *trouble]))
     return 0 if status["responding"] else EXIT_NO_DAEMON
