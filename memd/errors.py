@@ -27,14 +27,19 @@ subclass in the package is drawn here; tests/test_errors.py checks the tree::
     ├── RecallUnavailableError  this Python's SQLite has no FTS5
     ├── WriteRefusedError       a memory_write would not lint clean (mcp_server)
     ├── NotFoundError           the viewer shows no such project or file (ui)
+    │   └── TooLargeError           the file is there but over the viewer's cap
     ├── Refused                 the viewer's gate turns a request away (ui, HTTP status)
     └── ToolFailedError         an MCP tool could not do what the model asked
 
-Two refusals are deliberately not MemdErrors: `memd.fsread.UnsafeFileError` is
+Four refusals are deliberately not MemdErrors: `memd.fsread.UnsafeFileError` is
 an `OSError`, so every caller that already survives a vanished or unreadable
 file survives a link or an oversized file the same way; `memd.config_keys.
 BadValue` is a `ValueError` that `memd.config` turns into a `ConfigError` with
-the file and key.
+the file and key; `memd.jsonedit.JsonEditError` is the `ValueError` of a
+settings file memd cannot parse, which setup turns into the line that leaves
+it alone; and `memd.kairos.confine.Unconfinable` is raised in the dream
+agent's supervisor, a standard-library-only script that imports nothing of
+memd's.
 """
 
 from __future__ import annotations

@@ -65,14 +65,17 @@ class TestTheDrawnTree:
         assert actual == drawn_tree()
 
     def test_other_exceptions_are_the_two_documented_refusals(self) -> None:
-        """An exception that is not a MemdError is an UnsafeFileError or BadValue."""
+        """An exception that is not a MemdError is one of the four documented."""
         from memd.config_keys import BadValue
         from memd.fsread import UnsafeFileError
+        from memd.jsonedit import JsonEditError
+        from memd.kairos.confine import Unconfinable
 
+        documented = UnsafeFileError | BadValue | JsonEditError | Unconfinable
         others = sorted(
             cls.__name__
             for cls in exceptions_defined_in_memd()
-            if not issubclass(cls, MemdError | UnsafeFileError | BadValue)
+            if not issubclass(cls, MemdError | documented)
         )
 
         assert [] == others
