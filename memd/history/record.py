@@ -22,7 +22,7 @@ import threading
 import time
 
 from memd.history.lock import write_lock
-from memd.history.notice import leave_notice
+from memd.history.notice import drop_notice, leave_notice
 from memd.history.store import Change, History, normalize_dir
 
 TYPE_CHECKING = False
@@ -283,25 +283,23 @@ def _record(
     except (OSError, sqlite3.Error, ValueError) as error:
         _warn(log, "history_record_failed", memory_dir=memory_dir, error=str(error))
         return None
+    if change is not None and change.restored:
+        settle_notice(state_dir, change.memory_dir, change.restored)
     if change is not None and change.is_loss:
-        note_loss(history, state_dir, change, log)
+        note_loss(state_dir, change, log)
     return change
 
 
-def note_loss(
-    history: History, state_dir: str, change: Change, log: object | None
-) -> None:
+def note_loss(state_dir: str, change: Change, log: object | None) -> None:
     """Log a loss and leave its notice for the next SessionStart."""
-    first_at, before_rev, before_at = history.burst_start(change.memory_dir, change)
+    from memd.history.wording import restore_command
+
     notice = {
         "memory_dir": change.memory_dir,
         "sentence": change.loss,
         "at": change.at,
         "cause": change.cause,
         "rev": change.rev,
-        "first_at": first_at,
-        "before_rev": before_rev,
-        "before_at": before_at,
     }
     _warn(
         log,
@@ -310,12 +308,18 @@ def note_loss(
         rev=change.rev,
         cause=change.cause,
         loss=change.loss,
-        restore_rev=before_rev,
+        restore=restore_command(change.rev),
     )
     try:
         leave_notice(state_dir, change.memory_dir, notice)
     except OSError as error:
         _warn(log, "history_notice_failed", error=str(error))
+
+
+def settle_notice(state_dir: str, memory_dir: str, revs: Iterable[int]) -> None:
+    """A loss restored or dismissed is no longer told: drop its pending notice."""
+    with contextlib.suppress(OSError):  # told once more at worst; status says settled
+        drop_notice(state_dir, normalize_dir(memory_dir), revs)
 
 
 def _warn(log: object | None, event: str, **fields: object) -> None:

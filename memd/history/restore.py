@@ -17,6 +17,7 @@ edited since is left alone. So a restore is all or nothing.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import hashlib
 import os
@@ -28,6 +29,7 @@ from memd.atomic import crash_point, remove_beneath, write_atomic, write_atomic_
 from memd.errors import MemdError
 from memd.fsread import open_dir, read_beneath, read_bytes
 from memd.history.lock import write_lock
+from memd.history.notice import drop_notice
 from memd.history.scan import MAX_FILE_BYTES
 from memd.history.store import (
     RESTORE_JOURNAL,
@@ -58,6 +60,7 @@ class RestorePlan:
     dry_run: bool
     change: Change | None = None  # the recorded "restore" change, when applied
     before_rev: int = 0  # the directory's revision just before: what undoes it
+    left_alone: tuple[str, ...] = ()  # a loss's files changed since it: not touched
 
 
 def restore_file(
@@ -74,8 +77,35 @@ def restore_all(
     return _restore(state_dir, memory_dir, rev, dry_run, only=None)
 
 
+def restore_loss(
+    state_dir: str, loss_rev: int, *, dry_run: bool = False
+) -> RestorePlan:
+    """Bring back exactly what loss `loss_rev` took: each file it deleted or emptied
+    (and the index, when it lost reach) as it was just before, byte for byte.
+
+    Nothing else is touched: no file written after the loss, none the loss
+    did not take. A file changed since the loss is left as it is
+    (`RestorePlan.left_alone`).
+    """
+    with History.open(state_dir) as history:
+        loss = history.loss(loss_rev)
+    if loss is None:
+        raise RestoreError(
+            f"no loss {loss_rev} in the history (`memd status` lists them)"
+        )
+    return _restore(
+        state_dir, loss.memory_dir, loss_rev, dry_run, only=None, picks=dict(loss.taken)
+    )
+
+
 def _restore(
-    state_dir: str, memory_dir: str, rev: int, dry_run: bool, *, only: str | None
+    state_dir: str,
+    memory_dir: str,
+    rev: int,
+    dry_run: bool,
+    *,
+    only: str | None,
+    picks: dict[str, int] | None = None,
 ) -> RestorePlan:
     path = normalize_dir(memory_dir)
     with write_lock(state_dir), History.open(state_dir) as history:
@@ -87,7 +117,10 @@ def _restore(
         before_rev = history.last_rev(path)
         target = history.tree_at(path, rev)
         current = history.recorded_tree(path)
-        if only is not None:
+        left_alone: tuple[str, ...] = ()
+        if picks is not None:
+            target, current, left_alone = _picked(history, path, rev, picks, current)
+        elif only is not None:
             if only not in target:
                 raise RestoreError(f"{only} did not exist at revision {rev}")
             target = {only: target[only]}
@@ -106,6 +139,7 @@ def _restore(
             diff=diff,
             dry_run=dry_run,
             before_rev=before_rev,
+            left_alone=left_alone,
         )
         if dry_run or not steps:
             return plan
@@ -129,7 +163,32 @@ def _restore(
             dry_run=False,
             change=change,
             before_rev=before_rev,
+            left_alone=left_alone,
         )
+
+
+def _picked(
+    history: History,
+    path: str,
+    loss_rev: int,
+    picks: dict[str, int],
+    current: dict[str, bytes],
+) -> tuple[dict[str, bytes], dict[str, bytes], tuple[str, ...]]:
+    """(target, current, left alone) for a loss: each file back to the version it
+    picks, if it is still as the loss left it; the others left alone."""
+    left = history.tree_at(path, loss_rev)  # the directory as the loss left it
+    target: dict[str, bytes] = {}
+    now: dict[str, bytes] = {}
+    alone: list[str] = []
+    for rel, at in sorted(picks.items()):
+        sha = history.sha_at(path, rel, at)
+        if sha is None or current.get(rel) != left.get(rel):
+            alone.append(rel)  # changed since the loss, or no longer kept
+            continue
+        target[rel] = sha
+        if rel in current:
+            now[rel] = current[rel]
+    return target, now, tuple(alone)
 
 
 def _refuse_unsafe(memory_dir: str, relpaths: list[str]) -> None:
@@ -242,6 +301,10 @@ def _apply(
     if failed:
         note += "; not restored: " + ", ".join(failed)
     change = history.record(path, cause="restore", note=note)
+    if change is not None and change.restored:  # a loss brought back: told no more
+        with contextlib.suppress(OSError):
+            state_dir = os.path.dirname(os.path.dirname(journal_path))
+            drop_notice(state_dir, path, change.restored)
     crash_point()
     os.unlink(journal_path)
     crash_point()

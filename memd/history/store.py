@@ -25,11 +25,10 @@ from dataclasses import dataclass
 from hashlib import sha256
 from typing import NamedTuple
 
-from memd.agent.terms import INDEX_NAME
 from memd.atomic import crash_point
 from memd.fsread import open_dir
 from memd.history import codec
-from memd.history.loss import Loss, is_memory_file, judge_loss
+from memd.history import loss as loss_rule
 from memd.history.scan import MAX_FILE_BYTES, StatKey, read_kept, scan_dir
 from memd.racy import is_racy
 
@@ -39,11 +38,11 @@ if TYPE_CHECKING:
 
 DB_NAME = "history.sqlite3"
 RESTORE_JOURNAL = "restore.json"  # memd.history.restore's journal, in history_dir
-BURST_SECONDS = 60.0  # changes this close together are judged as one loss
 CAUSES = (
     "edit",
     "stopped",
     "fix",
+    "fix-undo",
     "dream",
     "dream-undo",
     "mcp",
@@ -51,9 +50,6 @@ CAUSES = (
     "sync",
     "restore",
 )
-# A burst starts at the first change of the minute that removed something; one
-# that only added (the files the loss then deletes, a first record) is before it.
-_LOSSY = "(bytes_removed > 0 AND cause != 'restore')"
 _MOVED_AWAY = "renamed-away"  # the old name's row of a rename; not listed on its own
 
 SCHEMA = """
@@ -77,6 +73,10 @@ CREATE TABLE IF NOT EXISTS versions(
     PRIMARY KEY(dir, relpath, rev)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS versions_rev ON versions(rev);
 CREATE INDEX IF NOT EXISTS versions_blob ON versions(blob);
+CREATE TABLE IF NOT EXISTS losses(
+    rev INTEGER PRIMARY KEY, dir INTEGER NOT NULL, first_rev INTEGER NOT NULL,
+    sentence TEXT NOT NULL, taken TEXT NOT NULL, state TEXT NOT NULL,
+    settled_at REAL);
 CREATE TABLE IF NOT EXISTS tree(
     dir INTEGER NOT NULL, relpath TEXT NOT NULL, blob INTEGER, sha BLOB NOT NULL,
     size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, inode INTEGER NOT NULL,
@@ -111,6 +111,7 @@ class Change(NamedTuple):
     bytes_added: int
     bytes_removed: int
     loss: str | None = None  # the loss alarm's sentence, when this change was one
+    restored: tuple[int, ...] = ()  # the losses this change brought back (their revs)
 
     @property
     def is_loss(self) -> bool:
@@ -398,13 +399,17 @@ class History:
                 FileChange(relpath=rel, kind="deleted", size_before=entry.size)
             )
         files.sort(key=lambda f: f.relpath)
-        # A change that removed nothing cannot make a loss: only these are judged.
-        lossy = removed > 0 and cause != "restore"
-        loss = self._judge_burst(dir_id, rev, when, tree) if lossy else None
+        loss = None
+        if loss_rule.may_be_loss(cause, removed):
+            judged = self._judge(dir_id, rev, when, cause, tree)
+            if judged is not None:
+                loss, first = judged
+                self._keep_loss(dir_id, rev, first, loss)
         self._db.execute(
             "UPDATE changes SET bytes_added=?, bytes_removed=?, loss=? WHERE rev=?",
             (added, removed, loss.sentence if loss else None, rev),
         )
+        restored = self._settle_restored(dir_id, tree, when)
         self._db.execute("UPDATE dirs SET last_rev=? WHERE id=?", (rev, dir_id))
         self._trees[path] = (rev, tree)
         return Change(
@@ -418,6 +423,7 @@ class History:
             bytes_added=added,
             bytes_removed=removed,
             loss=loss.sentence if loss else None,
+            restored=restored,
         )
 
     def _compare(
@@ -561,60 +567,159 @@ class History:
             raise ValueError(f"history blob {blob} decodes to nothing")
         return data
 
-    def _judge_burst(
-        self, dir_id: int, rev: int, when: float, tree: dict[str, _Entry]
-    ) -> Loss | None:
-        """Judge the changes of the last minute together, this one included."""
-        first_row = self._db.execute(
-            "SELECT MIN(rev) FROM changes WHERE dir=?"  # noqa: S608 -- constants, ?
-            f" AND ((at>=? AND {_LOSSY}) OR rev=?)",
-            (dir_id, when - BURST_SECONDS, rev),
-        ).fetchone()
-        first = int(first_row[0]) if first_row and first_row[0] is not None else rev
-        # relpath -> [peak size, last size, last blank, last was a rename away]:
-        # a file that held bytes at any point of the burst and ends gone is lost.
-        spans: dict[str, list[int]] = {}
-        index_revs: list[int] = []
-        for rel, rev_, before, after, blank, kind in self._db.execute(
-            "SELECT relpath, rev, size_before, size_after, blank, kind FROM versions"
-            " WHERE dir=? AND rev>=? ORDER BY rev",
-            (dir_id, first),
+    def _judge(
+        self, dir_id: int, rev: int, when: float, cause: str, tree: dict[str, _Entry]
+    ) -> tuple[loss_rule.Loss, int] | None:
+        """Gather this change's burst for `memd.history.loss.judge`, which decides;
+        (the loss, the burst's first revision) or None."""
+        causes = loss_rule.burst_causes(cause)
+        revs = [rev]
+        if causes:
+            marks = ",".join("?" * len(causes))
+            found = self._db.execute(
+                "SELECT MIN(rev) FROM changes WHERE dir=? AND rev<? AND at>=?"  # noqa: S608 -- only ? placeholders
+                f" AND bytes_removed>0 AND cause IN ({marks})",
+                (dir_id, rev, when - loss_rule.BURST_SECONDS, *causes),
+            ).fetchone()
+            if found and found[0] is not None:
+                revs = [
+                    int(r[0])
+                    for r in self._db.execute(
+                        "SELECT rev FROM changes WHERE dir=? AND rev>=? AND rev<=?"  # noqa: S608 -- only ? placeholders
+                        f" AND (cause IN ({marks}) OR rev=?) ORDER BY rev",
+                        (dir_id, int(found[0]), rev, *causes, rev),
+                    )
+                ]
+        first = revs[0]
+        last_kind: dict[str, str] = {}
+        marks = ",".join("?" * len(revs))
+        for rel, kind in self._db.execute(
+            "SELECT relpath, kind FROM versions WHERE dir=?"  # noqa: S608 -- only ? placeholders
+            f" AND rev IN ({marks}) ORDER BY rev",
+            (dir_id, *revs),
         ):
-            span = spans.setdefault(rel, [before, after, blank, 0])
-            span[0] = max(span[0], before, after)
-            span[1], span[2], span[3] = after, blank, int(kind == _MOVED_AWAY)
-            if rel == INDEX_NAME:
-                index_revs.append(rev_)
-        lost = deleted = 0
-        shrunk = 0
-        for rel, (peak, after, blank, moved) in spans.items():
-            if not is_memory_file(rel) or moved:
-                continue
-            shrunk += max(peak, 0) - max(after, 0)
-            if rel == INDEX_NAME or peak <= 0:
-                continue
-            if after < 0:
-                lost += 1
-                deleted += 1
-            elif blank:
-                lost += 1
-        bytes_after = sum(e.size for rel, e in tree.items() if is_memory_file(rel))
-        entries: tuple[int, int] | None = None
-        if index_revs:
-            counts = [
-                _count_entries(self._file_at_id(dir_id, INDEX_NAME, r))
-                for r in [first - 1, *index_revs[-8:-1]]
-            ]
-            entries = (
-                max(counts),
-                _count_entries(self._tree_bytes(tree.get(INDEX_NAME))),
+            last_kind[rel] = kind
+        fates = []
+        for rel, kind in sorted(last_kind.items()):
+            if kind == _MOVED_AWAY or not loss_rule.is_memory_file(rel):
+                continue  # renamed away: its bytes live on under the new name
+            fate = self._fate(dir_id, rel, first, rev, tree)
+            if fate is not None:
+                fates.append(fate)
+        if not fates:
+            return None
+
+        def after(rel: str) -> bytes | None:
+            return self._tree_bytes(tree.get(rel))
+
+        def everything_after() -> Iterable[bytes]:
+            return (
+                data
+                for entry in list(tree.values())
+                if (data := self._tree_bytes(entry)) is not None
             )
-        return judge_loss(
-            files_lost=lost,
-            files_deleted=deleted,
-            entries=entries,
-            bytes_before=bytes_after + shrunk,
-            bytes_after=bytes_after,
+
+        verdict = loss_rule.judge(
+            loss_rule.Burst(
+                cause=cause,
+                files=tuple(fates),
+                read_before=lambda rel: self._file_at_id(dir_id, rel, first - 1),
+                read_after=after,
+                everything_after=everything_after,
+            )
+        )
+        return None if verdict is None else (verdict, first)
+
+    def _fate(
+        self, dir_id: int, rel: str, first: int, rev: int, tree: dict[str, _Entry]
+    ) -> loss_rule.FileFate | None:
+        """What `rel` held before the burst took it (at the burst's start, or its
+        last version with content inside the burst), and what it holds now."""
+        after = self._tree_bytes(tree.get(rel))
+        rows = self._db.execute(
+            "SELECT v.rev, v.blob, c.cause FROM versions v JOIN changes c"
+            " ON c.rev=v.rev WHERE v.dir=? AND v.relpath=? AND v.rev<=?"
+            " AND v.kind!=? ORDER BY v.rev DESC LIMIT 32",
+            (dir_id, rel, rev, _MOVED_AWAY),
+        ).fetchall()
+        start = [row for row in rows if row[0] < first][:1]
+        inside = [row for row in rows if first <= row[0] < rev]
+        for found_rev, blob, by in start + inside:
+            if blob is None:
+                continue
+            before = self._blob_bytes(int(blob))
+            if before.strip() and before != after:
+                return loss_rule.FileFate(
+                    relpath=rel,
+                    before=before,
+                    before_rev=int(found_rev),
+                    after=after,
+                    memd_wrote=by in loss_rule.OWN_CAUSES,
+                )
+        return None
+
+    def _keep_loss(
+        self, dir_id: int, rev: int, first: int, loss: loss_rule.Loss
+    ) -> None:
+        """Keep a loss with what it took; the earlier ones of its burst fold into it."""
+        from memd import fastjson
+        from memd.history.wording import MERGED, OPEN
+
+        self._db.execute(
+            "UPDATE losses SET state=? WHERE dir=? AND state=? AND rev>=? AND rev<?",
+            (MERGED, dir_id, OPEN, first, rev),
+        )
+        self._db.execute(
+            "INSERT OR REPLACE INTO losses(rev, dir, first_rev, sentence, taken, state)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                rev,
+                dir_id,
+                first,
+                loss.sentence,
+                fastjson.dumps([list(pair) for pair in loss.taken]),
+                OPEN,
+            ),
+        )
+
+    def _settle_restored(
+        self, dir_id: int, tree: dict[str, _Entry], when: float
+    ) -> tuple[int, ...]:
+        """Mark restored each open loss of the directory whose files are all back."""
+        from memd.history.wording import OPEN, RESTORED
+
+        back = []
+        for rev, taken in self._db.execute(
+            "SELECT rev, taken FROM losses WHERE dir=? AND state=?", (dir_id, OPEN)
+        ).fetchall():
+            pairs = _taken(taken)
+            if pairs and all(
+                (entry := tree.get(rel)) is not None
+                and entry.sha == self._sha_at(dir_id, rel, at)
+                for rel, at in pairs
+            ):
+                back.append(int(rev))
+        for rev in back:
+            self._settle(rev, RESTORED, when)
+        return tuple(back)
+
+    def sha_at(self, memory_dir: str, relpath: str, rev: int) -> bytes | None:
+        """The sha256 of `relpath`'s version recorded at exactly `rev`, or None."""
+        with self._lock:
+            dir_id = self._dir_id(normalize_dir(memory_dir))
+            return None if dir_id is None else self._sha_at(dir_id, relpath, rev)
+
+    def _sha_at(self, dir_id: int, relpath: str, rev: int) -> bytes | None:
+        row = self._db.execute(
+            "SELECT b.sha FROM versions v JOIN blobs b ON b.id=v.blob"
+            " WHERE v.dir=? AND v.relpath=? AND v.rev=?",
+            (dir_id, relpath, rev),
+        ).fetchone()
+        return None if row is None else bytes(row[0])
+
+    def _settle(self, rev: int, state: str, when: float) -> None:
+        self._db.execute(
+            "UPDATE losses SET state=?, settled_at=? WHERE rev=?", (state, when, rev)
         )
 
     def _tree_bytes(self, entry: _Entry | None) -> bytes | None:
@@ -826,35 +931,69 @@ class History:
             ).fetchone()
             return None if row is None else self._blob_bytes(int(row[0]))
 
-    def burst_start(
-        self, memory_dir: str, change: Change
-    ) -> tuple[float, int, float | None]:
-        """For a loss: when its burst began; the rev and time of the change before."""
-        with self._lock:
-            dir_id = self._dir_id(normalize_dir(memory_dir))
-            row = self._db.execute(
-                "SELECT MIN(rev), MIN(at) FROM changes WHERE dir=? AND at>=? AND rev<=?"  # noqa: S608 -- only constants and ? placeholders
-                f" AND {_LOSSY}",
-                (dir_id, change.at - BURST_SECONDS, change.rev),
-            ).fetchone()
-            first_rev, first_at = (
-                row if row and row[0] is not None else (change.rev, change.at)
-            )
-            before = self._db.execute(
-                "SELECT rev, at FROM changes WHERE dir=? AND rev<?"
-                " ORDER BY rev DESC LIMIT 1",
-                (dir_id, first_rev),
-            ).fetchone()
-        if before is None:
-            return float(first_at), 0, None
-        return float(first_at), int(before[0]), float(before[1])
-
     def last_rev(self, memory_dir: str) -> int:
         with self._lock:
             row = self._db.execute(
                 "SELECT last_rev FROM dirs WHERE path=?", (normalize_dir(memory_dir),)
             ).fetchone()
         return int(row[0]) if row else 0
+
+    # -- losses --------------------------------------------------------------
+
+    def losses(
+        self,
+        *,
+        since: float | None = None,
+        rev: int | None = None,
+        memory_dir: str | None = None,
+    ) -> list[LossRecord]:
+        """The kept losses, newest first (those folded into a later one left out)."""
+        from memd.history.wording import MERGED
+
+        where, params = ["l.state!=?"], [MERGED]
+        if since is not None:
+            where.append("c.at>=?")
+            params.append(since)
+        if rev is not None:
+            where, params = ["l.rev=?"], [rev]
+        if memory_dir is not None:
+            where.append("d.path=?")
+            params.append(normalize_dir(memory_dir))
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT l.rev, d.path, c.at, c.cause, l.sentence, l.taken, l.state,"  # noqa: S608 -- constants and ? only
+                " l.settled_at, l.first_rev FROM losses l JOIN changes c ON"
+                " c.rev=l.rev JOIN dirs d ON d.id=l.dir"
+                f" WHERE {' AND '.join(where)} ORDER BY l.rev DESC",
+                params,
+            ).fetchall()
+        return [
+            LossRecord(
+                rev=int(r[0]),
+                memory_dir=str(r[1]),
+                at=float(r[2]),
+                cause=str(r[3]),
+                sentence=str(r[4]),
+                taken=_taken(r[5]),
+                state=str(r[6]),
+                settled_at=None if r[7] is None else float(r[7]),
+                first_rev=int(r[8]),
+            )
+            for r in rows
+        ]
+
+    def loss(self, rev: int) -> LossRecord | None:
+        """The loss kept at revision `rev`, or None."""
+        found = self.losses(rev=rev)
+        return found[0] if found else None
+
+    def settle_loss(self, rev: int, state: str, *, at: float | None = None) -> bool:
+        """Mark loss `rev` restored or dismissed; False when there is no such loss."""
+        with self._lock:
+            if self.loss(rev) is None:
+                return False
+            self._settle(rev, state, time.time() if at is None else at)
+            return True
 
     # -- retention and purge -------------------------------------------------
 
@@ -1092,16 +1231,62 @@ class History:
             return [self._blob_bytes(blob) for blob in ids]
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LossRecord:
+    """A kept loss: when, by what, what it took, and whether it was settled."""
+
+    rev: int
+    memory_dir: str
+    at: float
+    cause: str
+    sentence: str
+    taken: tuple[tuple[str, int], ...]  # (relpath, revision of what it held)
+    state: str  # memd.history.wording: OPEN, RESTORED, DISMISSED
+    settled_at: float | None
+    first_rev: int  # the burst's first change
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "rev": self.rev,
+            "memory_dir": self.memory_dir,
+            "at": self.at,
+            "cause": self.cause,
+            "sentence": self.sentence,
+            "taken": [list(pair) for pair in self.taken],
+            "state": self.state,
+            "settled_at": self.settled_at,
+        }
+
+
+def _taken(raw: object) -> tuple[tuple[str, int], ...]:
+    """The `taken` column back: (relpath, revision) pairs; () when unreadable."""
+    from memd import fastjson
+
+    try:
+        value = fastjson.loads(str(raw), max_depth=3)
+    except ValueError:
+        return ()
+    if not isinstance(value, list):
+        return ()
+    return tuple(
+        (pair[0], pair[1])
+        for pair in value
+        if isinstance(pair, list)
+        and len(pair) == 2
+        and isinstance(pair[0], str)
+        and isinstance(pair[1], int)
+    )
+
+
 def _by_relpath(file: FileChange) -> str:
     return file.relpath
 
 
-def _count_entries(data: bytes | None) -> int:
-    if data is None:
-        return 0
-    from memd.memory.index import parse_index
-
-    return len(parse_index(data.decode("utf-8", "replace")))
-
-
-__all__ = ["MAX_FILE_BYTES", "Change", "FileChange", "History", "Retention"]
+__all__ = [
+    "MAX_FILE_BYTES",
+    "Change",
+    "FileChange",
+    "History",
+    "LossRecord",
+    "Retention",
+]

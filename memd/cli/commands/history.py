@@ -4,6 +4,10 @@
     memd history show REV [PATH]
     memd history purge PATH
     memd history purge --secret FINGERPRINT
+    memd history dismiss REV
+
+`dismiss REV` says the loss REV (as `memd status` names it) was meant: it is
+shown as dismissed and no longer told at SessionStart.
 
 The history is local (docs/history.md); WHEN is any form `memd.history.when` reads.
 """
@@ -29,9 +33,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "words",
         nargs="*",
-        metavar="[show REV | purge] [PATH]",
+        metavar="[show REV | purge | dismiss REV] [PATH]",
         help="PATH: a memory file (or one that was); `show REV [PATH]` prints change "
-        "REV as a unified diff; `purge PATH` removes every version of a file",
+        "REV as a unified diff; `purge PATH` removes every version of a file; "
+        "`dismiss REV` marks the loss REV as meant (no longer told)",
     )
     where = parser.add_mutually_exclusive_group()
     add_project_argument(where, "or memory directory whose history to show")
@@ -62,7 +67,8 @@ def run(args: argparse.Namespace) -> int:
 
     config = load_config()
     words = list(args.words)
-    action = words.pop(0) if words and words[0] in ("show", "purge") else "list"
+    actions = ("show", "purge", "dismiss")
+    action = words.pop(0) if words and words[0] in actions else "list"
     if action != "purge" and args.secret is not None:
         raise UsageError("--secret goes with `memd history purge`")
     if not os.path.exists(os.path.join(config.state_dir, "history")):
@@ -79,6 +85,8 @@ def run(args: argparse.Namespace) -> int:
             return _show(args, words, config, history)
         if action == "purge":
             return _purge(args, words, config, history)
+        if action == "dismiss":
+            return _dismiss(words, config.state_dir, history)
         if len(words) > 1:
             raise UsageError(f"one PATH at most, got {len(words)}")
         return _list(args, words[0] if words else None, config, history)
@@ -302,4 +310,29 @@ def _purge(
     with write_lock(config.state_dir):
         count = history.purge_path(memory_dir, relpath)
     print(f"purged {count} version(s) of {relpath} in {memory_dir}")
+    return 0
+
+
+def _dismiss(words: list[str], state_dir: str, history: History) -> int:
+    """Mark a loss as meant: shown as dismissed, no longer told at SessionStart."""
+    from memd.errors import UsageError
+    from memd.history.lock import write_lock
+    from memd.history.record import settle_notice
+    from memd.history.wording import DISMISSED, OPEN
+
+    if len(words) != 1 or not words[0].isdigit() or len(words[0]) > 18:
+        raise UsageError(
+            "usage: memd history dismiss REV (the loss `memd status` names)"
+        )
+    rev = int(words[0])
+    loss = history.loss(rev)
+    if loss is None:
+        raise UsageError(f"no loss {rev} in the history (`memd status` lists them)")
+    if loss.state != OPEN:
+        print(f"loss {rev} is already {loss.state}")
+        return 0
+    with write_lock(state_dir):
+        history.settle_loss(rev, DISMISSED)
+    settle_notice(state_dir, loss.memory_dir, [rev])
+    print(f"dismissed loss {rev}: {loss.sentence}")
     return 0

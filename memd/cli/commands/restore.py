@@ -2,6 +2,10 @@
 
     memd restore PATH --at WHEN | --rev REV [--dry-run]
     memd restore --all [--project DIR] --at WHEN | --rev REV [--dry-run]
+    memd restore --loss REV [--dry-run]
+
+`--loss REV` brings back exactly what the loss REV (as `memd status` names
+it) took, each file as it was just before, and nothing else.
 
 Byte for byte; a restore is itself recorded, so it can be undone the same way.
 """
@@ -41,11 +45,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     when.add_argument(
         "--rev", metavar="REV", type=int, help="as it was after change REV"
     )
+    when.add_argument(
+        "--loss",
+        metavar="REV",
+        type=_loss_revision,
+        help="exactly what the loss REV took (`memd status` names it), nothing else",
+    )
     parser.add_argument(
         "--dry-run",
         action="store_true",
         help="print the unified diff the restore would apply and write nothing",
     )
+
+
+def _loss_revision(text: str) -> int:
+    """A loss's revision: a decimal a SQLite integer holds, or a usage error."""
+    import argparse
+
+    if not (text.isascii() and text.isdigit()) or len(text) > 18:
+        raise argparse.ArgumentTypeError(f"not a loss revision: {text!r}")
+    return int(text)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -57,11 +76,17 @@ def run(args: argparse.Namespace) -> int:
     from memd.history.restore import RestoreError, restore_all, restore_file
     from memd.history.store import History
 
+    config = load_config()
+    if args.loss is not None:
+        if args.all or args.path is not None or args.project is not None:
+            raise UsageError("--loss REV restores what that loss took; give it alone")
+        return _restore_loss(config.state_dir, args.loss, dry_run=args.dry_run)
     if args.all == (args.path is not None):
         raise UsageError("give a PATH or --all (not both)")
     if args.at is None and args.rev is None:
-        raise UsageError("say which version: --at WHEN or --rev REV")
-    config = load_config()
+        raise UsageError(
+            "say which version: --at WHEN or --rev REV (--loss REV: what a loss took)"
+        )
     if not os.path.exists(os.path.join(config.state_dir, "history")):
         raise UsageError("no history recorded yet")
     with History.open(config.state_dir) as history:
@@ -106,4 +131,31 @@ def run(args: argparse.Namespace) -> int:
             f" --rev {plan.before_rev}`"
         )
     print(f"restored {len(plan.steps)} file(s) to revision {rev}{undo}")
+    return 0
+
+
+def _restore_loss(state_dir: str, rev: int, *, dry_run: bool) -> int:
+    from memd.errors import UsageError
+    from memd.history.restore import RestoreError, restore_loss
+
+    if not os.path.exists(os.path.join(state_dir, "history")):
+        raise UsageError("no history recorded yet")
+    try:
+        plan = restore_loss(state_dir, rev, dry_run=dry_run)
+    except RestoreError as error:
+        raise UsageError(str(error)) from None
+    for relpath in plan.left_alone:
+        print(
+            f"memd: {relpath} changed since loss {rev}: left as it is",
+            file=sys.stderr,
+        )
+    if dry_run:
+        sys.stdout.write(plan.diff or "nothing to restore: it is already back\n")
+        return 0
+    if not plan.steps:
+        print(f"nothing to restore: what loss {rev} took is already back")
+        return 0
+    for relpath_done, action in plan.steps:
+        print(f"{action:<7} {relpath_done}")
+    print(f"restored {len(plan.steps)} file(s) that loss {rev} took")
     return 0
