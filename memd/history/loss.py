@@ -174,7 +174,7 @@ def judge(burst: Burst) -> Loss | None:
     unreached: set[str] = set()
     reached: frozenset[str] = frozenset()
     index_files: list[FileFate] = []
-    if any(f.relpath == INDEX_NAME or _is_hub(f.before) for f in burst.files):
+    if _may_lose_reach(burst):
         reached = _reach(burst.read_before)
         unreached = set(reached - _reach(burst.read_after)) - excused
         index_files = [
@@ -221,6 +221,24 @@ def _excused(burst: Burst, removed: list[FileFate]) -> set[str]:
             if facts and facts <= found:
                 excused.add(f.relpath)
     return excused
+
+
+def _may_lose_reach(burst: Burst) -> bool:
+    """Whether the burst can have cost MEMORY.md reach: a hub touched, or a link
+    gone from MEMORY.md (an agent adding entries costs no hub reading)."""
+    if any(_is_hub(f.before) for f in burst.files):
+        return True
+    if not any(f.relpath == INDEX_NAME for f in burst.files):
+        return False
+    before, after = burst.read_before(INDEX_NAME), burst.read_after(INDEX_NAME)
+    if before is None:
+        return False
+    if after is None:
+        return True
+    gone = linked(before.decode("utf-8", "replace")) - linked(
+        after.decode("utf-8", "replace")
+    )
+    return bool(gone)
 
 
 def _reach(read: Callable[[str], bytes | None]) -> frozenset[str]:

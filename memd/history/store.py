@@ -4,8 +4,10 @@ Tables (`SCHEMA`): `dirs` (one row per memory directory), `blobs` (one row
 per distinct content, by sha256, zlib-compressed, maybe a delta against
 `base`), `changes` (one row per recorded change: time, cause, session,
 bytes, loss), `versions` (one row per file a change touched: its blob, or
-NULL for a deletion) and `tree` (the last recorded state of each directory,
-with each file's stat key, so a record reads only files whose key moved).
+NULL for a deletion), `tree` (the last recorded state of each directory,
+with each file's stat key, so a record reads only files whose key moved) and
+`losses` (each loss `memd.history.loss` judged, with the (relpath, revision)
+pairs it took and whether it was restored or dismissed).
 
 A record is one `BEGIN IMMEDIATE` transaction: a kill before its commit
 leaves the store as it was, after it the whole change. WAL with
@@ -950,7 +952,8 @@ class History:
         """The kept losses, newest first (those folded into a later one left out)."""
         from memd.history.wording import MERGED
 
-        where, params = ["l.state!=?"], [MERGED]
+        where: list[str] = ["l.state!=?"]
+        params: list[object] = [MERGED]
         if since is not None:
             where.append("c.at>=?")
             params.append(since)
