@@ -10,6 +10,9 @@ A loss is memory that became unreachable (SPEC §13):
   the file at most `EMPTY_SHARE` of its previous size.
 - MEMORY.md no longer reaching `MIN_REACH_DROP` (a fifth) of the files it
   reached, hubs included (`memd.lint.reach`), once it reached `REACH_FLOOR`.
+  Before, only links to files that existed count (a link to a file long gone
+  reached nothing); after, every link counts (a file deleted is the first
+  rule's to judge, not the index's).
 
 memd's own changes (`OWN_CAUSES`) are judged by what the agent can still
 reach: `memd fix` moving entries into hubs keeps every file reachable, so it
@@ -120,13 +123,15 @@ class Burst:
     """What the store gathered for one judgement.
 
     `read_before` / `read_after` give a file's bytes at the burst's start
-    and now (None: absent); `everything_after` yields every file now, for
-    finding where a fact went (called only for memd's own changes).
+    and now (None: absent); `existed_before` is the set of relpaths at the
+    burst's start; `everything_after` yields every file now, for finding where
+    a fact went (called only for memd's own changes).
     """
 
     cause: str
     files: tuple[FileFate, ...]
     read_before: Callable[[str], bytes | None]
+    existed_before: Callable[[], frozenset[str]]
     read_after: Callable[[str], bytes | None]
     everything_after: Callable[[], Iterable[bytes]]
 
@@ -175,7 +180,9 @@ def judge(burst: Burst) -> Loss | None:
     reached: frozenset[str] = frozenset()
     index_files: list[FileFate] = []
     if _may_lose_reach(burst):
-        reached = _reach(burst.read_before)
+        # What it reached was memory only where a file was there: a fix dropping
+        # links to files long gone takes nothing; what it reaches now, by link.
+        reached = _reach(burst.read_before) & burst.existed_before()
         unreached = set(reached - _reach(burst.read_after)) - excused
         index_files = [
             f for f in burst.files if f.relpath == INDEX_NAME or _is_hub(f.before)

@@ -626,6 +626,7 @@ class History:
                 cause=cause,
                 files=tuple(fates),
                 read_before=lambda rel: self._file_at_id(dir_id, rel, first - 1),
+                existed_before=lambda: self._relpaths_at(dir_id, first - 1),
                 read_after=after,
                 everything_after=everything_after,
             )
@@ -659,6 +660,18 @@ class History:
                     memd_wrote=by in loss_rule.OWN_CAUSES,
                 )
         return None
+
+    def _relpaths_at(self, dir_id: int, rev: int) -> frozenset[str]:
+        """The relpaths the directory held as of `rev`."""
+        return frozenset(
+            str(rel)
+            for rel, blob, _ in self._db.execute(
+                "SELECT relpath, blob, MAX(rev) FROM versions WHERE dir=? AND rev<=?"
+                " GROUP BY relpath",
+                (dir_id, rev),
+            )
+            if blob is not None
+        )
 
     def _keep_loss(
         self, dir_id: int, rev: int, first: int, loss: loss_rule.Loss
