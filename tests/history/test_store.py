@@ -129,6 +129,8 @@ def test_an_index_losing_a_fifth_of_its_reach_is_a_loss_a_shrunk_file_is_not(
     mem: Path, history: History
 ) -> None:
     links = "".join(f"- [T{i}](t{i}.md) — fact {i}\n" for i in range(10))
+    for i in range(10):
+        (mem / f"t{i}.md").write_text(f"fact {i} worth keeping\n")
     (mem / "MEMORY.md").write_text(links)
     (mem / "big.md").write_text("x" * 5000)
     history.record(str(mem), cause="edit", at=1000.0)
@@ -256,3 +258,42 @@ def test_emptied_files_are_a_loss_and_renames_are_not(
     assert history.file_at(str(mem), "t0.md", moved.rev - 1) == (
         b"a fact worth keeping\n" * 10
     )
+
+
+def test_dropping_links_to_files_long_gone_takes_nothing(
+    mem: Path, history: History
+) -> None:
+    """`memd fix` drops entries whose file is gone: the index reached nothing there."""
+    links = "".join(f"- [T{i}](t{i}.md) — fact {i}\n" for i in range(10))
+    for i in range(5):
+        (mem / f"t{i}.md").write_text(f"fact {i} worth keeping\n")
+    (mem / "MEMORY.md").write_text(links)
+    history.record(str(mem), cause="edit", at=1000.0)
+    (mem / "MEMORY.md").write_text("".join(links.splitlines(True)[:5]))
+    change = history.record(str(mem), cause="fix", at=5000.0)
+    assert change is not None
+    assert not change.is_loss
+
+
+def test_a_dream_moving_facts_is_no_loss_dropping_them_is(
+    mem: Path, history: History
+) -> None:
+    """memd's own change is judged by where each fact went."""
+    for i in range(4):
+        (mem / f"t{i}.md").write_text(f"---\nname: t{i}\n---\n- fact {i} kept here\n")
+    history.record(str(mem), cause="edit", at=1000.0)
+    merged = "".join(f"- fact {i} kept here\n" for i in range(3))
+    (mem / "merged.md").write_text(f"---\nname: merged\n---\n{merged}")
+    for i in range(3):
+        (mem / f"t{i}.md").unlink()
+    moved = history.record(str(mem), cause="dream", at=5000.0)
+    assert moved is not None
+    assert not moved.is_loss
+    for i in range(3):
+        (mem / f"n{i}.md").write_text(f"- note {i} only here\n")
+    history.record(str(mem), cause="edit", at=13000.0)
+    for i in range(3):
+        (mem / f"n{i}.md").unlink()
+    gone = history.record(str(mem), cause="dream", at=17000.0)
+    assert gone is not None
+    assert gone.loss == "3 memory files were deleted"
