@@ -38,6 +38,7 @@ from memd.history.store import (
     history_dir,
     normalize_dir,
 )
+from memd.history.wording import CHANGED_SINCE, NOT_KEPT
 from memd.relpath import relpath_refusal
 
 JOURNAL = RESTORE_JOURNAL
@@ -60,7 +61,8 @@ class RestorePlan:
     dry_run: bool
     change: Change | None = None  # the recorded "restore" change, when applied
     before_rev: int = 0  # the directory's revision just before: what undoes it
-    left_alone: tuple[str, ...] = ()  # a loss's files changed since it: not touched
+    # a loss's files not touched: (relpath, why), `memd.history.wording`'s words
+    left_alone: tuple[tuple[str, str], ...] = ()
 
 
 def restore_file(
@@ -117,7 +119,7 @@ def _restore(
         before_rev = history.last_rev(path)
         target = history.tree_at(path, rev)
         current = history.recorded_tree(path)
-        left_alone: tuple[str, ...] = ()
+        left_alone: tuple[tuple[str, str], ...] = ()
         if picks is not None:
             target, current, left_alone = _picked(history, path, rev, picks, current)
         elif only is not None:
@@ -173,21 +175,23 @@ def _picked(
     loss_rev: int,
     picks: dict[str, int],
     current: dict[str, bytes],
-) -> tuple[dict[str, bytes], dict[str, bytes], tuple[str, ...]]:
+) -> tuple[dict[str, bytes], dict[str, bytes], tuple[tuple[str, str], ...]]:
     """(target, current, left alone) for a loss: each file back to the version it
     picks, if it is still as the loss left it; the others left alone."""
     left = history.tree_at(path, loss_rev)  # the directory as the loss left it
     target: dict[str, bytes] = {}
     now: dict[str, bytes] = {}
-    alone: list[str] = []
+    alone: list[tuple[str, str]] = []
     for rel, at in sorted(picks.items()):
         sha = history.sha_at(path, rel, at)
-        if sha is None or current.get(rel) != left.get(rel):
-            alone.append(rel)  # changed since the loss, or no longer kept
-            continue
-        target[rel] = sha
-        if rel in current:
-            now[rel] = current[rel]
+        if current.get(rel) != left.get(rel):
+            alone.append((rel, CHANGED_SINCE))  # a newer save is never overwritten
+        elif sha is None:
+            alone.append((rel, NOT_KEPT))
+        else:
+            target[rel] = sha
+            if rel in current:
+                now[rel] = current[rel]
     return target, now, tuple(alone)
 
 

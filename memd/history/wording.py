@@ -15,6 +15,9 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 OPEN, RESTORED, DISMISSED, MERGED = "open", "restored", "dismissed", "merged"
+# Why `memd restore --loss` left one of the loss's files as it is.
+CHANGED_SINCE = "changed since the loss: left as it is"
+NOT_KEPT = "its version is no longer in the history (purged or pruned)"
 
 
 def loss_sentence(*, deleted: int, emptied: int, unreached: int, reached: int) -> str:

@@ -286,8 +286,10 @@ def test_the_command_it_names_restores_exactly_what_the_loss_took(
         f"{took} memory files were deleted"
     )
 
-    # After the loss: a new file, and today's log written on.
+    # After the loss: a new file, today's log written on, and one lost file
+    # written anew (a newer save the restore must never overwrite).
     (memory / "later.md").write_text("---\nname: Later\n---\nWritten after.\n")
+    (memory / "topic_015.md").write_text("---\nname: Again\n---\nWritten anew.\n")
     append_entry(str(memory), "[project] #later a fact after the loss", now=today)
     wait_for(lambda: _settled(isolated_home, memory), what="the later writes recorded")
     after_loss = _files(memory)
@@ -300,7 +302,20 @@ def test_the_command_it_names_restores_exactly_what_the_loss_took(
         context,
     )
     assert match is not None, context
-    _run(daemon, *shlex.split(match.group(1))[1:], cwd=git_repo)
+    restored = subprocess.run(
+        [*MEMD, *shlex.split(match.group(1))[1:]],
+        env=daemon.env,
+        cwd=git_repo,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert restored.returncode == 0, restored.stderr
+    assert restored.stderr == (
+        "memd: topic_015.md: changed since the loss: left as it is\n"
+    )
+    assert f"restored {took - 1} file(s)" in restored.stdout
 
     expected = dict(after_loss)
     expected.update(

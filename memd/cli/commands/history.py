@@ -157,6 +157,15 @@ def _project_memory_dir(project: str | None, config: Config, known: list[str]) -
     return memory_dir
 
 
+def loss_revision(text: str) -> int:
+    """A loss's revision as typed (`memd status` names it), or one usage line."""
+    from memd.errors import UsageError
+
+    if not (text.isascii() and text.isdigit()) or len(text) > 18:
+        raise UsageError(f"{text}: not a loss revision (`memd status` lists them)")
+    return int(text)
+
+
 def parse_when_arg(text: str, option: str) -> float:
     import time
 
@@ -320,11 +329,9 @@ def _dismiss(words: list[str], state_dir: str, history: History) -> int:
     from memd.history.record import settle_notice
     from memd.history.wording import DISMISSED, OPEN
 
-    if len(words) != 1 or not words[0].isdigit() or len(words[0]) > 18:
-        raise UsageError(
-            "usage: memd history dismiss REV (the loss `memd status` names)"
-        )
-    rev = int(words[0])
+    if len(words) != 1:
+        raise UsageError("usage: memd history dismiss REV (a loss `memd status` names)")
+    rev = loss_revision(words[0])
     loss = history.loss(rev)
     if loss is None:
         raise UsageError(f"no loss {rev} in the history (`memd status` lists them)")

@@ -48,7 +48,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     when.add_argument(
         "--loss",
         metavar="REV",
-        type=_loss_revision,
         help="exactly what the loss REV took (`memd status` names it), nothing else",
     )
     parser.add_argument(
@@ -58,19 +57,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _loss_revision(text: str) -> int:
-    """A loss's revision: a decimal a SQLite integer holds, or a usage error."""
-    import argparse
-
-    if not (text.isascii() and text.isdigit()) or len(text) > 18:
-        raise argparse.ArgumentTypeError(f"not a loss revision: {text!r}")
-    return int(text)
-
-
 def run(args: argparse.Namespace) -> int:
     import time
 
-    from memd.cli.commands.history import parse_when_arg, resolve_target
+    from memd.cli.commands.history import (
+        loss_revision,
+        parse_when_arg,
+        resolve_target,
+    )
     from memd.config import load_config
     from memd.errors import UsageError
     from memd.history.restore import RestoreError, restore_all, restore_file
@@ -80,7 +74,8 @@ def run(args: argparse.Namespace) -> int:
     if args.loss is not None:
         if args.all or args.path is not None or args.project is not None:
             raise UsageError("--loss REV restores what that loss took; give it alone")
-        return _restore_loss(config.state_dir, args.loss, dry_run=args.dry_run)
+        rev = loss_revision(args.loss)
+        return _restore_loss(config.state_dir, rev, dry_run=args.dry_run)
     if args.all == (args.path is not None):
         raise UsageError("give a PATH or --all (not both)")
     if args.at is None and args.rev is None:
@@ -144,11 +139,8 @@ def _restore_loss(state_dir: str, rev: int, *, dry_run: bool) -> int:
         plan = restore_loss(state_dir, rev, dry_run=dry_run)
     except RestoreError as error:
         raise UsageError(str(error)) from None
-    for relpath in plan.left_alone:
-        print(
-            f"memd: {relpath} changed since loss {rev}: left as it is",
-            file=sys.stderr,
-        )
+    for relpath, why in plan.left_alone:
+        print(f"memd: {relpath}: {why}", file=sys.stderr)
     if dry_run:
         sys.stdout.write(plan.diff or "nothing to restore: it is already back\n")
         return 0
