@@ -574,35 +574,27 @@ class History:
     ) -> tuple[loss_rule.Loss, int] | None:
         """Gather this change's burst for `memd.history.loss.judge`, which decides;
         (the loss, the burst's first revision) or None."""
-        causes = loss_rule.burst_causes(cause)
-        revs = [rev]
-        if causes:
-            marks = ",".join("?" * len(causes))
+        causes = loss_rule.burst_causes(cause) or (cause,)
+        marks = ",".join("?" * len(causes))
+        first = rev
+        if loss_rule.burst_causes(cause):
             found = self._db.execute(
                 "SELECT MIN(rev) FROM changes WHERE dir=? AND rev<? AND at>=?"  # noqa: S608 -- only ? placeholders
                 f" AND bytes_removed>0 AND cause IN ({marks})",
                 (dir_id, rev, when - loss_rule.BURST_SECONDS, *causes),
             ).fetchone()
             if found and found[0] is not None:
-                revs = [
-                    int(r[0])
-                    for r in self._db.execute(
-                        "SELECT rev FROM changes WHERE dir=? AND rev>=? AND rev<=?"  # noqa: S608 -- only ? placeholders
-                        f" AND (cause IN ({marks}) OR rev=?) ORDER BY rev",
-                        (dir_id, int(found[0]), rev, *causes, rev),
-                    )
-                ]
-        first = revs[0]
-        last_kind: dict[str, str] = {}
-        marks = ",".join("?" * len(revs))
-        for rel, kind in self._db.execute(
-            "SELECT relpath, kind FROM versions WHERE dir=?"  # noqa: S608 -- only ? placeholders
-            f" AND rev IN ({marks}) ORDER BY rev",
-            (dir_id, *revs),
-        ):
-            last_kind[rel] = kind
+                first = int(found[0])
+        # Each file the burst's changes touched, with the kind of its last touch
+        # (SQLite's bare column beside MAX(): the newest row's).
+        last_kind = self._db.execute(
+            "SELECT v.relpath, v.kind, MAX(v.rev) FROM versions v JOIN changes c"  # noqa: S608 -- only ? placeholders
+            " ON c.rev=v.rev WHERE v.dir=? AND v.rev>=? AND v.rev<=?"
+            f" AND (c.cause IN ({marks}) OR v.rev=?) GROUP BY v.relpath",
+            (dir_id, first, rev, *causes, rev),
+        ).fetchall()
         fates = []
-        for rel, kind in sorted(last_kind.items()):
+        for rel, kind, _ in sorted(last_kind):
             if kind == _MOVED_AWAY or not loss_rule.is_memory_file(rel):
                 continue  # renamed away: its bytes live on under the new name
             fate = self._fate(dir_id, rel, first, rev, tree)
@@ -639,14 +631,13 @@ class History:
         """What `rel` held before the burst took it (at the burst's start, or its
         last version with content inside the burst), and what it holds now."""
         after = self._tree_bytes(tree.get(rel))
-        rows = self._db.execute(
+        versions = (
             "SELECT v.rev, v.blob, c.cause FROM versions v JOIN changes c"
-            " ON c.rev=v.rev WHERE v.dir=? AND v.relpath=? AND v.rev<=?"
-            " AND v.kind!=? ORDER BY v.rev DESC LIMIT 32",
-            (dir_id, rel, rev, _MOVED_AWAY),
-        ).fetchall()
-        start = [row for row in rows if row[0] < first][:1]
-        inside = [row for row in rows if first <= row[0] < rev]
+            " ON c.rev=v.rev WHERE v.dir=? AND v.relpath=? AND v.rev>=? AND v.rev<?"
+            " ORDER BY v.rev DESC LIMIT ?"
+        )
+        start = self._db.execute(versions, (dir_id, rel, 0, first, 1)).fetchall()
+        inside = self._db.execute(versions, (dir_id, rel, first, rev, 8)).fetchall()
         for found_rev, blob, by in start + inside:
             if blob is None:
                 continue
