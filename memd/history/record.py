@@ -8,7 +8,9 @@ records, so a write memd makes is never recorded as someone else's. A block
 nested inside another in the same thread records nothing of its own.
 
 `record_edit` is the daemon's call after a settled batch; `note_loss` logs a
-loss and leaves the notice SessionStart tells once (`memd.history.notice`).
+loss and leaves the notice SessionStart tells once (`memd.history.notice`); a
+change that brings back everything a loss took settles it, and `settle_notice`
+drops its notice, so a loss restored (or dismissed) is never told.
 History never fails a write: a store that cannot be opened or written is
 reported through `log` (when given) and the write goes ahead.
 """
@@ -285,6 +287,13 @@ def _record(
         return None
     if change is not None and change.restored:
         settle_notice(state_dir, change.memory_dir, change.restored)
+        _info(
+            log,
+            "memory_loss_restored",
+            memory_dir=change.memory_dir,
+            rev=change.rev,
+            losses=list(change.restored),
+        )
     if change is not None and change.is_loss:
         note_loss(state_dir, change, log)
     return change
@@ -320,6 +329,12 @@ def settle_notice(state_dir: str, memory_dir: str, revs: Iterable[int]) -> None:
     """A loss restored or dismissed is no longer told: drop its pending notice."""
     with contextlib.suppress(OSError):  # told once more at worst; status says settled
         drop_notice(state_dir, normalize_dir(memory_dir), revs)
+
+
+def _info(log: object | None, event: str, **fields: object) -> None:
+    info = getattr(log, "info", None)
+    if callable(info):
+        info(event, **fields)
 
 
 def _warn(log: object | None, event: str, **fields: object) -> None:
