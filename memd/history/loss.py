@@ -34,11 +34,12 @@ The store (`memd.history.store`) gathers the burst's files and calls
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from memd.agent.terms import INDEX_NAME
 from memd.history.wording import loss_sentence
 from memd.lint.reach import file_body, linked, through_hubs
-from memd.memory.index import is_hub
+from memd.memory.index import is_hub, parse_index
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -123,8 +124,8 @@ class Burst:
     """What the store gathered for one judgement.
 
     `read_before` / `read_after` give a file's bytes at the burst's start
-    and now (None: absent); `existed_before` is the set of relpaths at the
-    burst's start; `everything_after` yields every file now, for finding where
+    and now (None: absent); `existed_before` / `exists_after` the relpaths
+    then and now; `everything_after` yields every file now, for finding where
     a fact went (called only for memd's own changes).
     """
 
@@ -133,6 +134,7 @@ class Burst:
     read_before: Callable[[str], bytes | None]
     existed_before: Callable[[], frozenset[str]]
     read_after: Callable[[str], bytes | None]
+    exists_after: Callable[[], frozenset[str]]
     everything_after: Callable[[], Iterable[bytes]]
 
 
@@ -182,8 +184,10 @@ def judge(burst: Burst) -> Loss | None:
     if _may_lose_reach(burst):
         # What it reached was memory only where a file was there: a fix dropping
         # links to files long gone takes nothing; what it reaches now, by link.
-        reached = _reach(burst.read_before) & burst.existed_before()
-        unreached = set(reached - _reach(burst.read_after)) - excused
+        existed = burst.existed_before()
+        reached = _reach(burst.read_before, existed) & existed
+        now = _reach(burst.read_after, burst.exists_after())
+        unreached = set(reached - now) - excused
         index_files = [
             f for f in burst.files if f.relpath == INDEX_NAME or _is_hub(f.before)
         ]
@@ -242,21 +246,35 @@ def _may_lose_reach(burst: Burst) -> bool:
         return False
     if after is None:
         return True
-    gone = linked(before.decode("utf-8", "replace")) - linked(
-        after.decode("utf-8", "replace")
-    )
+    gone = _targets(before) - _targets(after)
     return bool(gone)
 
 
-def _reach(read: Callable[[str], bytes | None]) -> frozenset[str]:
+def _targets(index: bytes) -> set[str]:
+    """An index's link targets as written (`[[name]]` links by their name)."""
+    return {entry.target for entry in parse_index(index.decode("utf-8", "replace"))}
+
+
+class _Named(NamedTuple):
+    """A file a `[[name]]` may reach, by its stem (`memd.lint.reach.Linkable`)."""
+
+    relpath: str
+    name: str | None = None
+
+
+def _reach(
+    read: Callable[[str], bytes | None], relpaths: frozenset[str]
+) -> frozenset[str]:
     """What MEMORY.md reaches, through its hubs: `memd.lint.reach`'s answer."""
     index = read(INDEX_NAME)
     if index is None:
         return frozenset()
-    direct = linked(index.decode("utf-8", "replace"))
+    text = index.decode("utf-8", "replace")
+    files = [_Named(rel) for rel in sorted(relpaths)]
+    direct = linked(text, files)
 
     def body(relpath: str) -> str | None:
         data = read(relpath) if relpath.endswith(".md") else None
         return None if data is None else file_body(data.decode("utf-8", "replace"))
 
-    return frozenset(direct | through_hubs(direct, body))
+    return frozenset(direct | through_hubs(direct, body, files))

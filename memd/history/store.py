@@ -620,6 +620,7 @@ class History:
                 read_before=lambda rel: self._file_at_id(dir_id, rel, first - 1),
                 existed_before=lambda: self._relpaths_at(dir_id, first - 1),
                 read_after=after,
+                exists_after=lambda: frozenset(tree),
                 everything_after=everything_after,
             )
         )

@@ -11,6 +11,8 @@ reachable) all ask `reachable` or `hub_targets`, so they agree.
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from memd.memory.index import (
     classify_target,
     is_hub,
@@ -26,8 +28,19 @@ if TYPE_CHECKING:
     from memd.memory.memfile import MemoryFile
 
 
+class Linkable(Protocol):
+    """What a `[[name]]` link resolves against: a file's relpath and `name:`
+    (a `MemoryFile`, or just a relpath with no name, resolved by its stem)."""
+
+    @property
+    def relpath(self) -> str: ...
+
+    @property
+    def name(self) -> str | None: ...
+
+
 def classify_links(
-    links: tuple[IndexEntry, ...], files: Sequence[MemoryFile]
+    links: tuple[IndexEntry, ...], files: Sequence[Linkable]
 ) -> tuple[tuple[str | None, str], ...]:
     """Return (relpath or None, why) per link; a wiki-link resolves by name, then stem.
 
@@ -46,7 +59,7 @@ def classify_links(
     return tuple(result)
 
 
-def linked(text: str, files: Sequence[MemoryFile] = ()) -> set[str]:
+def linked(text: str, files: Sequence[Linkable] = ()) -> set[str]:
     """The relpaths `text`, read as an index, links to (wiki links through `files`)."""
     links = parse_index(text)
     return {r for r, _ in classify_links(links, files) if r is not None}
@@ -55,7 +68,7 @@ def linked(text: str, files: Sequence[MemoryFile] = ()) -> set[str]:
 def through_hubs(
     direct: Iterable[str],
     body_of: Callable[[str], str | None],
-    files: Sequence[MemoryFile] = (),
+    files: Sequence[Linkable] = (),
 ) -> frozenset[str]:
     """The relpaths reached through the hubs among `direct`, one hop deep.
 

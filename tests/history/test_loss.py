@@ -38,6 +38,7 @@ def _burst(
         read_before=before.get,
         existed_before=lambda: frozenset(before),
         read_after=after.get,
+        exists_after=lambda: frozenset(after),
         everything_after=lambda: list(after.values()),
     )
 
@@ -178,3 +179,16 @@ def test_loss_mistakes_are_one_line(
     assert done.returncode == 2
     assert message in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_wiki_links_reach_their_files_by_stem() -> None:
+    links = "".join(f"- [[t{i}]] - fact {i}\n" for i in range(10)).encode()
+    files = {f"t{i}.md": TOPIC for i in range(10)}
+    before = {"MEMORY.md": links, **files}
+    after = {"MEMORY.md": links[: links.index(b"- [[t6]]")], **files}
+    index = FileFate(
+        relpath="MEMORY.md", before=links, before_rev=1, after=after["MEMORY.md"]
+    )
+    loss = judge(_burst("edit", [index], before, after))
+    assert loss is not None
+    assert loss.sentence == "MEMORY.md no longer reaches 4 of its 10 memory files"
