@@ -98,14 +98,34 @@ def is_emptied(before: bytes, after: bytes) -> bool:
 
 
 def facts_of(data: bytes) -> set[str]:
-    """A file's facts: its body's lines, whitespace and list marks trimmed."""
+    """A file's facts: its body's lines, as the words they say.
+
+    List marks, whitespace, memd's marks (`<!-- memd:fact ... -->`, which a
+    move may re-date) and a daily log's `HH:MM` stamp are not the fact.
+    """
     body = body_of(data).decode("utf-8", "replace")
     facts = set()
     for line in body.splitlines():
-        fact = " ".join(line.strip().lstrip("-*+>#").split())
+        words = _without_comments(line).strip().lstrip("-*+>#").split()
+        if words and len(words[0]) == 5 and words[0][2] == ":":
+            words = words[1:]  # "09:00 the wiki is at w.example"
+        fact = " ".join(words)
         if len(fact) >= _MIN_FACT_CHARS:
             facts.add(fact)
     return facts
+
+
+def _without_comments(line: str) -> str:
+    """`line` without its HTML comments (one linear scan)."""
+    kept, at = [], 0
+    while (start := line.find("<!--", at)) >= 0:
+        end = line.find("-->", start + 4)
+        if end < 0:
+            break
+        kept.append(line[at:start])
+        at = end + 3
+    kept.append(line[at:])
+    return "".join(kept)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

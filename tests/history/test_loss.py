@@ -192,3 +192,14 @@ def test_wiki_links_reach_their_files_by_stem() -> None:
     loss = judge(_burst("edit", [index], before, after))
     assert loss is not None
     assert loss.sentence == "MEMORY.md no longer reaches 4 of its 10 memory files"
+
+
+def test_a_fact_is_its_words_not_its_marks() -> None:
+    from memd.history.loss import facts_of
+
+    moved = b"- the wiki is at w.example <!-- memd:fact 2026-11-01 2026-11-03 3 -->\n"
+    logged = b"- 09:00 the wiki is at w.example\n"
+    assert facts_of(moved) == facts_of(logged) == {"the wiki is at w.example"}
+    assert facts_of(b"<!-- unclosed " + b"<!--" * 10_000) == {
+        "<!-- unclosed " + "<!--" * 10_000
+    }
