@@ -13,6 +13,8 @@ stream primed (`zdict`) with the file's previous version, a full copy every
 - `wording` (core): every sentence the loss alarm says.
 - `scan` (edge): the bounded, descriptor-relative listing of a memory directory.
 - `store` (edge): `History`, `Change`, `FileChange`; record, list, read, prune, purge.
+- `ledger` (edge): the losses the store keeps (`History`'s base): gathers a burst
+  for `loss.judge`, keeps each loss with what it took, settles it.
 - `record` (edge): `recording(...)`, the writers' wrapper; which session made a change.
 - `lock` (edge): the write lock every recorder holds.
 - `notice` (edge, `os` only): the loss notices SessionStart tells once.

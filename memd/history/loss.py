@@ -27,8 +27,8 @@ judged together with the lossy changes of the same kind in the last
 `BURST_SECONDS` (`burst_causes`); memd's own change is one write, judged
 alone, and never joins a person's burst. A restore is never a loss.
 
-The store (`memd.history.store`) gathers the burst's files and calls
-`judge`; everything that decides is here. Pure.
+The store (`memd.history.ledger`, `History`'s loss half) gathers the burst's
+files and calls `judge`; everything that decides is here. Pure.
 """
 
 from __future__ import annotations
