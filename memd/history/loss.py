@@ -186,12 +186,13 @@ class Loss:
 def judge(burst: Burst) -> Loss | None:
     """Return the loss `burst` makes, or None."""
     own = burst.cause in OWN_CAUSES
+    indexes = [f for f in burst.files if f.relpath == INDEX_NAME or _is_hub(f.before)]
+    judged_by_reach = {f.relpath for f in indexes}
     removed = [
         f
         for f in burst.files
         if is_memory_file(f.relpath)
-        and f.relpath != INDEX_NAME
-        and not _is_hub(f.before)
+        and f.relpath not in judged_by_reach
         and (f.after is None or is_emptied(f.before, f.after))
     ]
     excused: set[str] = set()
@@ -200,17 +201,13 @@ def judge(burst: Burst) -> Loss | None:
     lost = [f for f in removed if f.relpath not in excused]
     unreached: set[str] = set()
     reached: frozenset[str] = frozenset()
-    index_files: list[FileFate] = []
-    if _may_lose_reach(burst):
+    if _may_lose_reach(burst, indexes):
         # What it reached was memory only where a file was there: a fix dropping
         # links to files long gone takes nothing; what it reaches now, by link.
         existed = burst.existed_before()
         reached = _reach(burst.read_before, existed) & existed
         now = _reach(burst.read_after, burst.exists_after())
         unreached = set(reached - now) - excused
-        index_files = [
-            f for f in burst.files if f.relpath == INDEX_NAME or _is_hub(f.before)
-        ]
     by_reach = len(reached) >= REACH_FLOOR and len(unreached) >= MIN_REACH_DROP * len(
         reached
     )
@@ -218,7 +215,7 @@ def judge(burst: Burst) -> Loss | None:
         return None
     taken = {f.relpath: f.before_rev for f in lost}
     if by_reach:  # the index and hubs as they were, and every file it stopped reaching
-        taken.update((f.relpath, f.before_rev) for f in index_files)
+        taken.update((f.relpath, f.before_rev) for f in indexes)
         taken.update(
             (f.relpath, f.before_rev) for f in removed if f.relpath in unreached
         )
@@ -254,12 +251,12 @@ def _excused(burst: Burst, removed: list[FileFate]) -> set[str]:
     return excused
 
 
-def _may_lose_reach(burst: Burst) -> bool:
+def _may_lose_reach(burst: Burst, indexes: list[FileFate]) -> bool:
     """Whether the burst can have cost MEMORY.md reach: a hub touched, or a link
     gone from MEMORY.md (an agent adding entries costs no hub reading)."""
-    if any(_is_hub(f.before) for f in burst.files):
-        return True
-    if not any(f.relpath == INDEX_NAME for f in burst.files):
+    if any(f.relpath != INDEX_NAME for f in indexes):
+        return True  # a hub
+    if not indexes:
         return False
     before, after = burst.read_before(INDEX_NAME), burst.read_after(INDEX_NAME)
     if before is None:
