@@ -146,11 +146,11 @@ class LossLedger:
         def after(rel: str) -> bytes | None:
             return self._tree_bytes(tree.get(rel))
 
-        def everything_after() -> Iterable[bytes]:
+        def everything_after() -> Iterable[bytes]:  # facts live in Markdown
             return (
                 data
-                for entry in list(tree.values())
-                if (data := self._tree_bytes(entry)) is not None
+                for rel, entry in list(tree.items())
+                if rel.endswith(".md") and (data := self._tree_bytes(entry)) is not None
             )
 
         verdict = loss_rule.judge(

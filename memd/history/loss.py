@@ -239,15 +239,13 @@ def _excused(burst: Burst, removed: list[FileFate]) -> set[str]:
     excused = set()
     if burst.cause in UNDO_CAUSES:
         excused = {f.relpath for f in removed if f.memd_wrote}
-    rest = [f for f in removed if f.relpath not in excused]
-    if rest:
-        found: set[str] = set()
-        for data in burst.everything_after():
-            found |= facts_of(data)
-        for f in rest:
-            facts = facts_of(f.before)
-            if facts and facts <= found:
-                excused.add(f.relpath)
+    facts = {f.relpath: facts_of(f.before) for f in removed if f.relpath not in excused}
+    missing = set().union(*facts.values())
+    for data in burst.everything_after() if missing else ():
+        missing -= facts_of(data)
+        if not missing:
+            break  # every fact found: no need to read the rest
+    excused.update(rel for rel, said in facts.items() if said and not said & missing)
     return excused
 
 

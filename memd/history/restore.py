@@ -13,6 +13,10 @@ A kill in between leaves the journal: `recover` (run by the next `memd`
 command that records, and by the daemon at start) rolls it forward, file by
 file, wherever the file still holds its "before" bytes; a file someone
 edited since is left alone. So a restore is all or nothing.
+
+`restore_loss` is the same restore of just what one loss took (the files
+`memd.history.ledger` kept for it, each at its own revision), leaving alone
+any the loss did not take and any changed since.
 """
 
 from __future__ import annotations
@@ -149,6 +153,7 @@ def _restore(
         journal = {
             "memory_dir": path,
             "rev": rev,
+            "note": f"what loss {rev} took" if picks is not None else None,
             "steps": [
                 [rel, after.hex() if after else None, before.hex() if before else None]
                 for rel, _, after, before in steps
@@ -301,7 +306,7 @@ def _apply(
                 failed.append(f"{rel}: {error.strerror or error}")
     finally:
         os.close(root)
-    note = f"to revision {journal.get('rev')}"
+    note = str(journal.get("note") or f"to revision {journal.get('rev')}")
     if failed:
         note += "; not restored: " + ", ".join(failed)
     change = history.record(path, cause="restore", note=note)
