@@ -297,3 +297,35 @@ def test_a_dream_moving_facts_is_no_loss_dropping_them_is(
     gone = history.record(str(mem), cause="dream", at=17000.0)
     assert gone is not None
     assert gone.loss == "3 memory files were deleted"
+
+
+def test_a_loss_whose_files_come_back_by_hand_is_restored(
+    mem: Path, history: History
+) -> None:
+    originals = {
+        f"t{i}.md": f"a fact worth keeping, number {i}\n" * 5 for i in range(4)
+    }
+    for name, text in originals.items():
+        (mem / name).write_text(text)
+    history.record(str(mem), cause="edit", at=1000.0)
+    for name in originals:
+        (mem / name).unlink()
+    loss = history.record(str(mem), cause="edit", at=5000.0)
+    assert loss is not None
+    assert loss.loss == "4 memory files were deleted"
+    [kept] = history.losses()
+    assert (kept.rev, kept.state) == (loss.rev, "open")
+    for name, text in list(originals.items())[:3]:
+        (mem / name).write_text(text)
+    partly = history.record(str(mem), cause="edit", at=9000.0)
+    assert partly is not None
+    assert partly.restored == ()
+    (mem / "t3.md").write_text("not what it held\n")
+    history.record(str(mem), cause="edit", at=9001.0)
+    assert history.losses()[0].state == "open"
+    (mem / "t3.md").write_text(originals["t3.md"])
+    back = history.record(str(mem), cause="edit", at=9002.0)
+    assert back is not None
+    assert back.restored == (loss.rev,)
+    [settled] = history.losses()
+    assert (settled.state, settled.settled_at) == ("restored", 9002.0)
