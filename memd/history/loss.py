@@ -6,8 +6,9 @@ A loss is memory that became unreachable (SPEC §13):
   the `*.md` files outside `logs/` (the daily logs rotate on their own);
   MEMORY.md and the hubs memd wrote are indexes, judged by what they reach,
   never counted as lost files. Emptied is cut to almost nothing: a body
-  (frontmatter stripped, whitespace trimmed) under `EMPTY_BODY_BYTES`, and
-  the file at most `EMPTY_SHARE` of its previous size.
+  (frontmatter stripped, whitespace trimmed) under `EMPTY_BODY_BYTES` or under
+  `EMPTY_BODY_SHARE` of the body it had, and the file at most `EMPTY_SHARE`
+  of its previous size.
 - MEMORY.md no longer reaching `MIN_REACH_DROP` (a fifth) of the files it
   reached, hubs included (`memd.lint.reach`), once it reached `REACH_FLOOR`.
   Before, only links to files that existed count (a link to a file long gone
@@ -49,6 +50,7 @@ MIN_FILES_LOST = 3
 MIN_REACH_DROP = 0.20
 REACH_FLOOR = 5
 EMPTY_BODY_BYTES = 16
+EMPTY_BODY_SHARE = 0.02  # 50 KB of facts cut to 900 bytes is cut to almost nothing
 EMPTY_SHARE = 0.25
 BURST_SECONDS = 60.0
 OWN_CAUSES = frozenset({"fix", "fix-undo", "dream", "dream-undo"})
@@ -88,13 +90,13 @@ def body_of(data: bytes) -> bytes:
 
 
 def is_emptied(before: bytes, after: bytes) -> bool:
-    """Cut to almost nothing: a body under `EMPTY_BODY_BYTES`, the file at most
-    `EMPTY_SHARE` of what it was (a one-line topic file trimmed is not emptied)."""
-    if not before.strip():
-        return False  # it held nothing to lose
-    return len(body_of(after)) < EMPTY_BODY_BYTES and len(after) <= EMPTY_SHARE * len(
-        before
-    )
+    """Cut to almost nothing: a body under `EMPTY_BODY_BYTES` (or a fiftieth of
+    the body it had), the file at most `EMPTY_SHARE` of what it was (a one-line
+    topic file trimmed is not emptied)."""
+    if not before.strip() or len(after) > EMPTY_SHARE * len(before):
+        return False  # it held nothing to lose, or keeps a good part of it
+    left = len(body_of(after))
+    return left < EMPTY_BODY_BYTES or left < EMPTY_BODY_SHARE * len(body_of(before))
 
 
 def facts_of(data: bytes) -> set[str]:

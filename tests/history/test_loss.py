@@ -52,6 +52,8 @@ def _burst(
         (TOPIC, b"---\nname: t\n---\n", True),  # the body gone, frontmatter left
         (TOPIC, TOPIC.replace(b"A fact worth keeping.", b"A fact."), False),
         (b"x" * 5000, b"x" * 2000, False),  # much shorter is not emptied
+        (b"x" * 50_000, b"x" * 900, True),  # 98 % of it gone: almost nothing left
+        (b"x" * 50_000, b"x" * 1100, False),
         (b"hello world, a note\n", b"hello world", False),  # 11 bytes: not a quarter
         (b"  \n", b"", False),  # nothing to lose
     ],
