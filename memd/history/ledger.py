@@ -12,6 +12,7 @@ dismissed. The rule itself is all in `memd.history.loss`.
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass
 
@@ -158,7 +159,9 @@ class LossLedger:
                 cause=cause,
                 files=tuple(fates),
                 read_before=lambda rel: self._file_at_id(dir_id, rel, first - 1),
-                existed_before=lambda: self._relpaths_at(dir_id, first - 1),
+                existed_before=functools.cache(
+                    lambda: self._relpaths_at(dir_id, first - 1)
+                ),
                 read_after=after,
                 exists_after=lambda: frozenset(tree),
                 everything_after=everything_after,

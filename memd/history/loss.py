@@ -252,8 +252,10 @@ def _excused(burst: Burst, removed: list[FileFate]) -> set[str]:
 
 
 def _may_lose_reach(burst: Burst, indexes: list[FileFate]) -> bool:
-    """Whether the burst can have cost MEMORY.md reach: a hub touched, or a link
-    gone from MEMORY.md (an agent adding entries costs no hub reading)."""
+    """Whether the burst can have cost MEMORY.md a fifth of its reach, so that
+    every hub it links must be read to know: a hub touched, or enough links
+    gone. An agent adding entries, or dropping a few from a long index, costs
+    no reading of the files it links."""
     if any(f.relpath != INDEX_NAME for f in indexes):
         return True  # a hub
     if not indexes:
@@ -263,13 +265,25 @@ def _may_lose_reach(burst: Burst, indexes: list[FileFate]) -> bool:
         return False
     if after is None:
         return True
-    gone = _targets(before) - _targets(after)
-    return bool(gone)
+    old, new = parse_index(_text(before)), parse_index(_text(after))
+    gone = {e.target for e in old} - {e.target for e in new}
+    if not gone:
+        return False
+    if any(e.is_wiki for e in old):
+        return True  # resolved by name: not worth the shortcut
+    # With no hub touched, what MEMORY.md stops reaching is at most the files
+    # it stopped linking (and what the hubs among them reached); what it
+    # reached is at least the files it linked that were there.
+    dropped = linked(_text(before)) - linked(_text(after))
+    if any(_is_hub(data) for rel in dropped if (data := burst.read_before(rel))):
+        return True
+    existed = burst.existed_before()
+    at_least = len(linked(_text(before)) & existed)
+    return len(dropped & existed) >= MIN_REACH_DROP * at_least
 
 
-def _targets(index: bytes) -> set[str]:
-    """An index's link targets as written (`[[name]]` links by their name)."""
-    return {entry.target for entry in parse_index(index.decode("utf-8", "replace"))}
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", "replace")
 
 
 class _Named(NamedTuple):

@@ -205,3 +205,26 @@ def test_a_fact_is_its_words_not_its_marks() -> None:
     assert facts_of(b"<!-- unclosed " + b"<!--" * 10_000) == {
         "<!-- unclosed " + "<!--" * 10_000
     }
+
+
+def test_a_hub_unlinked_from_the_index_takes_what_it_reached() -> None:
+    hub_links = "".join(f"- [H{i}](h{i}.md) - fact {i}\n" for i in range(10))
+    hub = f"---\nname: hub\n---\n<!-- memd:hub -->\n{hub_links}".encode()
+    direct = b"".join(b"- [T%d](t%d.md) - fact\n" % (i, i) for i in range(3))
+    index = direct + b"- [More](index-more.md) - the rest\n"
+    files = {
+        **{f"h{i}.md": TOPIC for i in range(10)},
+        **{f"t{i}.md": TOPIC for i in range(3)},
+        "index-more.md": hub,
+    }
+    before = {"MEMORY.md": index, **files}
+    one_less = {"MEMORY.md": index.replace(b"- [T0](t0.md) - fact\n", b""), **files}
+    fate = FileFate(
+        relpath="MEMORY.md", before=index, before_rev=2, after=one_less["MEMORY.md"]
+    )
+    assert judge(_burst("edit", [fate], before, one_less)) is None
+    unhubbed = {"MEMORY.md": direct, **files}
+    fate = FileFate(relpath="MEMORY.md", before=index, before_rev=2, after=direct)
+    loss = judge(_burst("edit", [fate], before, unhubbed))
+    assert loss is not None
+    assert loss.sentence == "MEMORY.md no longer reaches 11 of its 14 memory files"
