@@ -39,7 +39,7 @@ from typing import NamedTuple
 
 from memd.agent.terms import INDEX_NAME
 from memd.history.wording import loss_sentence
-from memd.lint.reach import file_body, linked, through_hubs
+from memd.lint.reach import file_body, linked, targets, through_hubs
 from memd.memory.index import is_hub, parse_index
 
 TYPE_CHECKING = False
@@ -255,7 +255,7 @@ def _may_lose_reach(burst: Burst, indexes: list[FileFate]) -> bool:
     """Whether the burst can have cost MEMORY.md a fifth of its reach, so that
     every hub it links must be read to know: a hub touched, or enough links
     gone. An agent adding entries, or dropping a few from a long index, costs
-    no reading of the files it links."""
+    no reading of the files it links, and two parses."""
     if any(f.relpath != INDEX_NAME for f in indexes):
         return True  # a hub
     if not indexes:
@@ -266,20 +266,19 @@ def _may_lose_reach(burst: Burst, indexes: list[FileFate]) -> bool:
     if after is None:
         return True
     old, new = parse_index(_text(before)), parse_index(_text(after))
-    gone = {e.target for e in old} - {e.target for e in new}
-    if not gone:
-        return False
+    if {e.target for e in old} <= {e.target for e in new}:
+        return False  # no link went
     if any(e.is_wiki for e in old):
         return True  # resolved by name: not worth the shortcut
     # With no hub touched, what MEMORY.md stops reaching is at most the files
     # it stopped linking (and what the hubs among them reached); what it
     # reached is at least the files it linked that were there.
-    dropped = linked(_text(before)) - linked(_text(after))
+    was = targets(old)
+    dropped = was - targets(new)
     if any(_is_hub(data) for rel in dropped if (data := burst.read_before(rel))):
         return True
     existed = burst.existed_before()
-    at_least = len(linked(_text(before)) & existed)
-    return len(dropped & existed) >= MIN_REACH_DROP * at_least
+    return len(dropped & existed) >= MIN_REACH_DROP * len(was & existed)
 
 
 def _text(data: bytes) -> str:

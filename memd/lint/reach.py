@@ -61,7 +61,11 @@ def classify_links(
 
 def linked(text: str, files: Sequence[Linkable] = ()) -> set[str]:
     """The relpaths `text`, read as an index, links to (wiki links through `files`)."""
-    links = parse_index(text)
+    return targets(parse_index(text), files)
+
+
+def targets(links: tuple[IndexEntry, ...], files: Sequence[Linkable] = ()) -> set[str]:
+    """The relpaths parsed `links` reach (wiki links through `files`)."""
     return {r for r, _ in classify_links(links, files) if r is not None}
 
 
