@@ -18,22 +18,16 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from memd.agent.paths import resolve_memory_location
 from memd.history.store import History
 from memd.kairos.daily_log import append_entry
-from tests.daemon.conftest import MEMD, TIMEOUT, Daemon, Starter, backdate, wait_for
+from tests.daemon.conftest import MEMD, Daemon, Starter, backdate, wait_for
+from tests.daemon.test_history_daemon import _files, _memory_of, _session_start
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from tests.conftest import Home
 
 TYPES = ("user", "feedback", "project", "reference")
-
-
-def _memory_of(project: Path) -> Path:
-    memory = Path(resolve_memory_location(str(project)).memory_dir)
-    memory.mkdir(parents=True, exist_ok=True)
-    return memory
 
 
 def _corpus(memory: Path, count: int) -> None:
@@ -47,15 +41,6 @@ def _corpus(memory: Path, count: int) -> None:
         )
         lines.append(f"- [Topic {i}]({name}) — subject {i} and what it means\n")
     (memory / "MEMORY.md").write_text("".join(lines))
-
-
-def _files(memory: Path) -> dict[str, bytes]:
-    return {
-        str(p.relative_to(memory)): p.read_bytes()
-        for p in sorted(memory.rglob("*"))
-        if p.is_file()
-        and not any(part.startswith(".") for part in p.relative_to(memory).parts)
-    }
 
 
 def _history(home: Home) -> History:
@@ -95,22 +80,6 @@ def _run(daemon: Daemon, *args: str, cwd: Path | None = None) -> str:
     return done.stdout
 
 
-def _session_start(daemon: Daemon, project: Path, session: str) -> str:
-    payload = {"session_id": session, "cwd": str(project)}
-    done = subprocess.run(
-        [*MEMD, "hook", "session-start"],
-        input=json.dumps({**payload, "hook_event_name": "SessionStart"}),
-        env=daemon.env,
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
 def _no_alarm(daemon: Daemon, home: Home, memory: Path, project: Path) -> None:
     """Nothing anywhere says memory was lost: log, history, status, SessionStart."""
     wait_for(lambda: _settled(home, memory), what="every change recorded")
@@ -120,41 +89,55 @@ def _no_alarm(daemon: Daemon, home: Home, memory: Path, project: Path) -> None:
         assert history.changes(str(memory), losses_only=True) == []
         assert history.losses() == []
     assert daemon.status()["losses"] == []
-    assert "memd restore" not in _session_start(daemon, project, "s-no-alarm")
+    said = _session_start(daemon.env, project, "s-no-alarm")
+    assert "memd restore" not in said
+
+
+def _watched(
+    start: Starter, project: Path, home: Home, count: int, *, more: str = ""
+) -> tuple[Path, Daemon]:
+    """A memory of `count` topic files (and `more` index lines), `memd run` on it."""
+    memory = _memory_of(project)
+    _corpus(memory, count)
+    with open(memory / "MEMORY.md", "a") as index:
+        index.write(more)
+    backdate(memory)
+    daemon = start()
+    wait_for(lambda: _causes(home, memory), what="the first record")
+    return memory, daemon
+
+
+def _own_change(
+    daemon: Daemon, home: Home, memory: Path, project: Path, cause: str, *argv: str
+) -> str:
+    """Run memd's own change `argv`, recorded as `cause`; it must raise nothing."""
+    said = _run(daemon, *argv)
+    wait_for(lambda: _causes(home, memory)[:1] == [cause], what=f"the {cause} recorded")
+    _no_alarm(daemon, home, memory, project)
+    return said
 
 
 def test_fix_on_a_213_entry_index_and_its_undo_raise_no_alarm(
     start_daemon: Starter, git_repo: Path, isolated_home: Home
 ) -> None:
-    memory = _memory_of(git_repo)
-    _corpus(memory, 213)
-    backdate(memory)
-    daemon = start_daemon()
-    wait_for(lambda: _causes(isolated_home, memory), what="the first record")
+    memory, daemon = _watched(start_daemon, git_repo, isolated_home, 213)
+    own = (daemon, isolated_home, memory, git_repo)
 
-    said = _run(daemon, "fix", str(memory))
-    assert "moved into 4 hub file(s)" in said, said
+    said = _own_change(*own, "fix", "fix", str(memory))
+    assert "entries moved into 4 hub file(s)" in said, said
     assert len(list(memory.glob("index-*.md"))) == 4
-    wait_for(lambda: "fix" in _causes(isolated_home, memory), what="the fix recorded")
-    _no_alarm(daemon, isolated_home, memory, git_repo)
 
-    _run(daemon, "fix", "--undo", str(memory))
+    _own_change(*own, "fix-undo", "fix", "--undo", str(memory))
     assert not list(memory.glob("index-*.md"))
-    wait_for(
-        lambda: _causes(isolated_home, memory)[:1] == ["fix-undo"],
-        what="the undo recorded",
-    )
-    _no_alarm(daemon, isolated_home, memory, git_repo)
     daemon.assert_alive()
 
 
 def test_a_dream_and_its_undo_raise_no_alarm(
     start_daemon: Starter, git_repo: Path, isolated_home: Home
 ) -> None:
-    memory = _memory_of(git_repo)
-    _corpus(memory, 30)
     # A topic file an older memd filed: one fact repeated day after day, which
     # the dream merges into one (the file shrinks by 90 %; nothing is lost).
+    memory = _memory_of(git_repo)
     (memory / "ops.md").write_bytes(
         b"---\nname: Ops\ndescription: How the project is run\ntype: project\n"
         b"---\nIntro.\n"
@@ -164,11 +147,14 @@ def test_a_dream_and_its_undo_raise_no_alarm(
             for n in range(150)
         )
     )
-    with open(memory / "MEMORY.md", "a") as index:
-        index.write("- [Ops](ops.md) — how the project is run\n")
-    backdate(memory)
-    daemon = start_daemon()
-    wait_for(lambda: _causes(isolated_home, memory), what="the first record")
+    memory, daemon = _watched(
+        start_daemon,
+        git_repo,
+        isolated_home,
+        30,
+        more="- [Ops](ops.md) — how the project is run\n",
+    )
+    own = (daemon, isolated_home, memory, git_repo)
     day = datetime.now().replace(hour=9, minute=0, second=0, microsecond=0)
     append_entry(str(memory), "#ops the wiki is at w.example", now=day)
     for tag in ("feedback", "project", "reference", "user"):
@@ -181,33 +167,20 @@ def test_a_dream_and_its_undo_raise_no_alarm(
     wait_for(lambda: _settled(isolated_home, memory), what="the log recorded")
     before = _files(memory)
 
-    _run(daemon, "dream", "--now", "--project", str(git_repo))
+    _own_change(*own, "dream", "dream", "--now", "--project", str(git_repo))
     created = set(_files(memory)) - set(before)
     assert len(created) >= 3, created  # the undo deletes as many files
     assert len((memory / "ops.md").read_bytes()) * 5 < len(before["ops.md"])
-    wait_for(
-        lambda: "dream" in _causes(isolated_home, memory), what="the dream recorded"
-    )
-    _no_alarm(daemon, isolated_home, memory, git_repo)
 
-    _run(daemon, "dream", "undo", "--project", str(git_repo))
+    _own_change(*own, "dream-undo", "dream", "undo", "--project", str(git_repo))
     assert _files(memory) == before
-    wait_for(
-        lambda: _causes(isolated_home, memory)[:1] == ["dream-undo"],
-        what="the undo recorded",
-    )
-    _no_alarm(daemon, isolated_home, memory, git_repo)
     daemon.assert_alive()
 
 
 def test_five_of_twenty_files_cut_to_one_character_are_a_loss(
     start_daemon: Starter, git_repo: Path, isolated_home: Home
 ) -> None:
-    memory = _memory_of(git_repo)
-    _corpus(memory, 20)
-    backdate(memory)
-    daemon = start_daemon()
-    wait_for(lambda: _causes(isolated_home, memory), what="the first record")
+    memory, daemon = _watched(start_daemon, git_repo, isolated_home, 20)
 
     for i in range(5):
         (memory / f"topic_{i:03}.md").write_text("x")
@@ -231,11 +204,7 @@ for i in range(int(sys.argv[2]), int(sys.argv[3])):
 def test_the_count_is_the_files_this_loss_took_not_an_earlier_undos(
     start_daemon: Starter, git_repo: Path, isolated_home: Home
 ) -> None:
-    memory = _memory_of(git_repo)
-    _corpus(memory, 213)
-    backdate(memory)
-    daemon = start_daemon()
-    wait_for(lambda: _causes(isolated_home, memory), what="the first record")
+    memory, daemon = _watched(start_daemon, git_repo, isolated_home, 213)
     _run(daemon, "fix", str(memory))
     _run(daemon, "fix", "--undo", str(memory))  # deletes the 4 hubs: memd's own
     wait_for(lambda: _settled(isolated_home, memory), what="the undo recorded")
@@ -254,11 +223,7 @@ def test_the_count_is_the_files_this_loss_took_not_an_earlier_undos(
 def test_the_command_it_names_restores_exactly_what_the_loss_took(
     start_daemon: Starter, git_repo: Path, isolated_home: Home
 ) -> None:
-    memory = _memory_of(git_repo)
-    _corpus(memory, 25)
-    backdate(memory)
-    daemon = start_daemon()
-    wait_for(lambda: _causes(isolated_home, memory), what="the first record")
+    memory, daemon = _watched(start_daemon, git_repo, isolated_home, 25)
     today = datetime.now()
     for tag in ("feedback", "project", "reference"):
         append_entry(str(memory), f"[{tag}] #{tag}-notes a {tag} fact", now=today)
@@ -294,7 +259,7 @@ def test_the_command_it_names_restores_exactly_what_the_loss_took(
     wait_for(lambda: _settled(isolated_home, memory), what="the later writes recorded")
     after_loss = _files(memory)
 
-    said = _session_start(daemon, git_repo, "s-loss")
+    said = _session_start(daemon.env, git_repo, "s-loss")
     context = json.loads(said)["hookSpecificOutput"]["additionalContext"]
     match = re.search(
         rf"memd: {took} memory files were deleted at \S+ \(edit\);"
@@ -302,15 +267,7 @@ def test_the_command_it_names_restores_exactly_what_the_loss_took(
         context,
     )
     assert match is not None, context
-    restored = subprocess.run(
-        [*MEMD, *shlex.split(match.group(1))[1:]],
-        env=daemon.env,
-        cwd=git_repo,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
+    restored = daemon.memd(*shlex.split(match.group(1))[1:])
     assert restored.returncode == 0, restored.stderr
     assert restored.stderr == (
         "memd: topic_015.md: changed since the loss: left as it is\n"
@@ -329,11 +286,7 @@ def test_the_command_it_names_restores_exactly_what_the_loss_took(
 def test_a_restored_and_a_dismissed_loss_are_shown_as_such_and_not_told(
     start_daemon: Starter, git_repo: Path, isolated_home: Home
 ) -> None:
-    memory = _memory_of(git_repo)
-    _corpus(memory, 12)
-    backdate(memory)
-    daemon = start_daemon()
-    wait_for(lambda: _causes(isolated_home, memory), what="the first record")
+    memory, daemon = _watched(start_daemon, git_repo, isolated_home, 12)
 
     subprocess.run([sys.executable, "-c", DELETER, str(memory), "0", "4"], check=True)
     wait_for(lambda: daemon.events("memory_loss"), what="the first loss")
@@ -346,7 +299,7 @@ def test_a_restored_and_a_dismissed_loss_are_shown_as_such_and_not_told(
     text = daemon.memd("status").stdout
     assert "4 memory files were deleted at" in text
     assert "restored at" in text
-    assert "memd restore" not in _session_start(daemon, git_repo, "s-one")
+    assert "memd restore" not in _session_start(daemon.env, git_repo, "s-one")
 
     subprocess.run([sys.executable, "-c", DELETER, str(memory), "4", "8"], check=True)
     wait_for(lambda: len(daemon.events("memory_loss")) >= 2, what="the second loss")
@@ -358,6 +311,6 @@ def test_a_restored_and_a_dismissed_loss_are_shown_as_such_and_not_told(
         (second, "dismissed"),
         (first, "restored"),
     ]
-    assert "memd restore" not in _session_start(daemon, git_repo, "s-two")
+    assert "memd restore" not in _session_start(daemon.env, git_repo, "s-two")
     assert "dismissed at" in daemon.memd("status").stdout
     daemon.assert_alive()
