@@ -216,8 +216,14 @@ def judge(burst: Burst) -> Loss | None:
     if len(lost) < MIN_FILES_LOST and not by_reach:
         return None
     taken = {f.relpath: f.before_rev for f in lost}
-    if by_reach:  # the index and hubs as they were, and every file it stopped reaching
-        taken.update((f.relpath, f.before_rev) for f in indexes)
+    # An index the loss deleted or emptied went with it (counted by what it
+    # reached, never as a file); one that lost reach comes back as it was.
+    taken.update(
+        (f.relpath, f.before_rev)
+        for f in indexes
+        if by_reach or f.after is None or is_emptied(f.before, f.after)
+    )
+    if by_reach:  # and every file it stopped reaching that went too
         taken.update(
             (f.relpath, f.before_rev) for f in removed if f.relpath in unreached
         )

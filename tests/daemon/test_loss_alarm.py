@@ -314,3 +314,20 @@ def test_a_restored_and_a_dismissed_loss_are_shown_as_such_and_not_told(
     assert "memd restore" not in _session_start(daemon.env, git_repo, "s-two")
     assert "dismissed at" in daemon.memd("status").stdout
     daemon.assert_alive()
+
+
+def test_a_deleted_memory_directory_comes_back_whole_by_its_loss(
+    start_daemon: Starter, git_repo: Path, isolated_home: Home
+) -> None:
+    import shutil
+
+    memory, daemon = _watched(start_daemon, git_repo, isolated_home, 6)
+    before = _files(memory)
+    shutil.rmtree(memory)
+    wait_for(lambda: daemon.events("memory_loss"), what="the loss alarm")
+    [loss] = daemon.events("memory_loss")
+    assert loss["loss"] == "6 memory files were deleted"  # the index is not a fact
+    assert loss["restore"] == f"memd restore --loss {loss['rev']}"
+    _run(daemon, "restore", "--loss", str(loss["rev"]))
+    assert _files(memory) == before  # MEMORY.md too: it went with them
+    daemon.assert_alive()

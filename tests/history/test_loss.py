@@ -228,3 +228,16 @@ def test_a_hub_unlinked_from_the_index_takes_what_it_reached() -> None:
     loss = judge(_burst("edit", [fate], before, unhubbed))
     assert loss is not None
     assert loss.sentence == "MEMORY.md no longer reaches 11 of its 14 memory files"
+
+
+def test_an_index_deleted_with_the_files_is_taken_not_counted() -> None:
+    index = b"- [T0](t0.md) - the one entry\n"
+    fates = [
+        FileFate(relpath=f"t{i}.md", before=TOPIC, before_rev=4, after=None)
+        for i in range(5)
+    ] + [FileFate(relpath="MEMORY.md", before=index, before_rev=2, after=None)]
+    before = {"MEMORY.md": index, **{f"t{i}.md": TOPIC for i in range(5)}}
+    loss = judge(_burst("edit", fates, before, {}))
+    assert loss is not None
+    assert loss.sentence == "5 memory files were deleted"
+    assert dict(loss.taken) == {"MEMORY.md": 2, **{f"t{i}.md": 4 for i in range(5)}}
