@@ -90,6 +90,7 @@ LAYERS = {
     "memd.history.codec": CORE,  # a version against its base, zlib
     "memd.history.when": CORE,  # the one parser of --at / --since
     "memd.history.loss": CORE,  # the loss rule
+    "memd.history.wording": CORE,  # every sentence the loss alarm says
     "memd.history.retention": CORE,  # which versions retention removes
 }
 # folder -> the folders it may import (the shared top-level modules are open to all).

@@ -1,10 +1,13 @@
 """The loss notices SessionStart tells once, one small JSON file per memory directory.
 
 `<state_dir>/history/losses/<key>.json` holds the last loss of a directory not
-yet told: what was lost, when, by what cause, and the time to restore to.
-`take_notice` claims it by renaming it away first, so two sessions starting
-at once tell it once between them. Standard library `os` and memd's
-`fastjson` only: the warm SessionStart path imports this module.
+yet told: what was lost, when, by what cause, and its revision (the loss's
+id: `memd restore --loss REV` brings back what it took). `take_notice` claims
+it by renaming it away first, so two sessions starting at once tell it once
+between them; a loss restored or dismissed before then drops its notice
+(`drop_notice`), so it is never told. The words are `memd.history.wording`'s.
+Standard library `os` and memd's `fastjson` only: the warm SessionStart path
+imports this module.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from memd.fsread import list_dir, read_bytes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterable, Mapping
 
 NOTICE_DIR = "losses"
 MAX_NOTICE_BYTES = 64 * 1024
@@ -71,57 +74,19 @@ def _load(path: str) -> dict[str, object] | None:
     return value if isinstance(value, dict) else None
 
 
-def restore_hint(notice: Mapping[str, object], now: float) -> str:
-    """The `--at` (or `--rev`) that brings a loss back, worded for `now`."""
-    import time
-
-    before = notice.get("before_at")
-    first = notice.get("first_at")
-    rev = notice.get("before_rev")
-    if not isinstance(before, int | float) or not isinstance(first, int | float):
-        return f"--rev {rev}"
-    minute = int(first // 60) * 60
-    if minute >= first:
-        minute -= 60
-    if minute >= before:
-        at, form = float(minute), "%H:%M"
-    elif int(before) + 1 < first:
-        at, form = float(int(before) + 1), "%H:%M:%S"
-    else:
-        return f"--rev {rev}"
-    day = time.strftime("%Y-%m-%d", time.localtime(at))
-    if day != time.strftime("%Y-%m-%d", time.localtime(now)):
-        form = "%Y-%m-%d " + form
-        return "--at '" + time.strftime(form, time.localtime(at)) + "'"
-    return "--at " + time.strftime(form, time.localtime(at))
-
-
-def notice_sentence(
-    notice: Mapping[str, object], now: float, *, where: str = ""
-) -> str:
-    """The sentence SessionStart says, e.g. "memd: 23 memory files were deleted at
-    03:12 (edit); `memd restore --all --at 03:11` brings them back." """
-    import time
-
-    at = notice.get("at")
-    stamp = ""
-    if isinstance(at, int | float):
-        same_day = time.strftime("%Y-%m-%d", time.localtime(at)) == time.strftime(
-            "%Y-%m-%d", time.localtime(now)
-        )
-        stamp = time.strftime(
-            "%H:%M" if same_day else "%Y-%m-%d %H:%M", time.localtime(at)
-        )
-    command = f"memd restore --all{where} {restore_hint(notice, now)}"
-    return (
-        f"memd: {notice.get('sentence')} at {stamp} ({notice.get('cause')});"
-        f" `{command}` brings them back."
-    )
+def drop_notice(state_dir: str, memory_dir: str, revs: Iterable[int]) -> None:
+    """Remove the directory's pending notice if it tells one of the losses `revs`."""
+    path = notice_path(state_dir, memory_dir)
+    notice = _load(path)
+    if notice is not None and notice.get("rev") in set(revs):
+        os.unlink(path)
 
 
 def take_sentence(state_dir: str, memory_dir: str) -> str | None:
     """The loss notice of `memory_dir` not told yet, worded; told only once."""
     import time
+
+    from memd.history.wording import notice_sentence
 
     notice = take_notice(state_dir, memory_dir)
     return None if notice is None else notice_sentence(notice, time.time())

@@ -8,7 +8,9 @@ records, so a write memd makes is never recorded as someone else's. A block
 nested inside another in the same thread records nothing of its own.
 
 `record_edit` is the daemon's call after a settled batch; `note_loss` logs a
-loss and leaves the notice SessionStart tells once (`memd.history.notice`).
+loss and leaves the notice SessionStart tells once (`memd.history.notice`); a
+change that brings back everything a loss took settles it, and `settle_notice`
+drops its notice, so a loss restored (or dismissed) is never told.
 History never fails a write: a store that cannot be opened or written is
 reported through `log` (when given) and the write goes ahead.
 """
@@ -22,7 +24,7 @@ import threading
 import time
 
 from memd.history.lock import write_lock
-from memd.history.notice import leave_notice
+from memd.history.notice import drop_notice, leave_notice
 from memd.history.store import Change, History, HistoryUnusableError, normalize_dir
 
 TYPE_CHECKING = False
@@ -283,25 +285,30 @@ def _record(
     except (OSError, sqlite3.Error, ValueError) as error:
         _warn(log, "history_record_failed", memory_dir=memory_dir, error=str(error))
         return None
+    if change is not None and change.restored:
+        settle_notice(state_dir, change.memory_dir, change.restored)
+        _info(
+            log,
+            "memory_loss_restored",
+            memory_dir=change.memory_dir,
+            rev=change.rev,
+            losses=list(change.restored),
+        )
     if change is not None and change.is_loss:
-        note_loss(history, state_dir, change, log)
+        note_loss(state_dir, change, log)
     return change
 
 
-def note_loss(
-    history: History, state_dir: str, change: Change, log: object | None
-) -> None:
+def note_loss(state_dir: str, change: Change, log: object | None) -> None:
     """Log a loss and leave its notice for the next SessionStart."""
-    first_at, before_rev, before_at = history.burst_start(change.memory_dir, change)
+    from memd.history.wording import restore_command
+
     notice = {
         "memory_dir": change.memory_dir,
         "sentence": change.loss,
         "at": change.at,
         "cause": change.cause,
         "rev": change.rev,
-        "first_at": first_at,
-        "before_rev": before_rev,
-        "before_at": before_at,
     }
     _warn(
         log,
@@ -310,12 +317,24 @@ def note_loss(
         rev=change.rev,
         cause=change.cause,
         loss=change.loss,
-        restore_rev=before_rev,
+        restore=restore_command(change.rev),
     )
     try:
         leave_notice(state_dir, change.memory_dir, notice)
     except OSError as error:
         _warn(log, "history_notice_failed", error=str(error))
+
+
+def settle_notice(state_dir: str, memory_dir: str, revs: Iterable[int]) -> None:
+    """A loss restored or dismissed is no longer told: drop its pending notice."""
+    with contextlib.suppress(OSError):  # told once more at worst; status says settled
+        drop_notice(state_dir, normalize_dir(memory_dir), revs)
+
+
+def _info(log: object | None, event: str, **fields: object) -> None:
+    info = getattr(log, "info", None)
+    if callable(info):
+        info(event, **fields)
 
 
 def _warn(log: object | None, event: str, **fields: object) -> None:

@@ -1,8 +1,10 @@
-"""What `memd status` and SessionStart say about losses: recent ones, and the notice.
+"""What `memd status` and the viewer say about losses: recent ones, in their state.
 
 `loss_report` lists the losses of the last `days` days from the store, each
-with the `memd restore` command that undoes it; SessionStart's side, the
-notice told once, is `memd.history.notice.take_sentence`.
+open one with the `memd restore --loss REV` that brings back exactly what it
+took, each restored or dismissed one as such; the words are
+`memd.history.wording`'s. SessionStart's side, the notice told once, is
+`memd.history.notice.take_sentence`.
 """
 
 from __future__ import annotations
@@ -11,8 +13,8 @@ import os
 import sqlite3
 import time
 
-from memd.history.notice import notice_sentence
 from memd.history.store import DB_NAME, History, damaged, history_dir
+from memd.history.wording import status_line
 
 REPORT_DAYS = 7.0
 
@@ -20,7 +22,7 @@ REPORT_DAYS = 7.0
 def loss_report(
     state_dir: str, *, days: float = REPORT_DAYS
 ) -> list[dict[str, object]]:
-    """The losses of the last `days` days, newest first, each with its restore.
+    """The losses of the last `days` days, newest first, each with its state's line.
 
     Raises:
         HistoryUnusableError: the store is damaged or a link (one line).
@@ -36,33 +38,15 @@ def loss_report(
 
 def _losses(state_dir: str, days: float) -> list[dict[str, object]]:
     now = time.time()
-    found: list[dict[str, object]] = []
     with History.open(state_dir) as history:
-        for change in history.changes(since=now - days * 86400.0, losses_only=True):
-            first_at, before_rev, before_at = history.burst_start(
-                change.memory_dir, change
-            )
-            notice = {
-                "sentence": change.loss,
-                "at": change.at,
-                "cause": change.cause,
-                "first_at": first_at,
-                "before_rev": before_rev,
-                "before_at": before_at,
-            }
-            found.append(
-                {
-                    "memory_dir": change.memory_dir,
-                    "rev": change.rev,
-                    "at": change.at,
-                    "cause": change.cause,
-                    "loss": change.loss,
-                    "restore_rev": before_rev,
-                    "message": notice_sentence(
-                        notice, now, where=f" --project {change.memory_dir}"
-                    ),
-                }
-            )
+        losses = history.losses(since=now - days * 86400.0)
+    found = []
+    for loss in losses:
+        entry = loss.to_dict()
+        entry["loss"] = loss.sentence
+        entry["files"] = len(loss.taken)
+        entry["message"] = status_line(entry, now)
+        found.append(entry)
     return found
 
 
@@ -70,7 +54,8 @@ def loss_lines(report: list[dict[str, object]]) -> list[str]:
     """`memd status`'s section: one line per recent loss (none: no section)."""
     if not report:
         return []
-    return [
-        "memory losses (last 7 days):",
-        *(f"  {entry['message']}" for entry in report),
-    ]
+    lines = ["memory losses (last 7 days):"]
+    for entry in report:
+        lines.append(f"  {entry['memory_dir']}:")
+        lines.append(f"    {entry['message']}")
+    return lines

@@ -23,10 +23,15 @@ A kill in between leaves the journal: `recover` (run by the next `memd`
 command that records, and by the daemon at start) rolls it forward, file by
 file, wherever the file still holds its "before" bytes; a file someone
 edited since is left alone. So a restore is all or nothing.
+
+`restore_loss` is the same restore of just what one loss took (the files
+`memd.history.ledger` kept for it, each at its own revision), leaving alone
+any the loss did not take and any changed since.
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import hashlib
 import os
@@ -54,6 +59,7 @@ from memd.fsread import (
     split_beneath,
 )
 from memd.history.lock import write_lock
+from memd.history.notice import drop_notice
 from memd.history.scan import MAX_FILE_BYTES, disk_name, kept_refusal
 from memd.history.store import (
     RESTORE_JOURNAL,
@@ -63,6 +69,7 @@ from memd.history.store import (
     normalize_dir,
     valid_rev,
 )
+from memd.history.wording import CHANGED_SINCE, NOT_KEPT
 
 JOURNAL = RESTORE_JOURNAL
 MAX_JOURNAL_BYTES = 16 * 1024 * 1024
@@ -123,8 +130,35 @@ def restore_all(
     return _restore(state_dir, memory_dir, rev, dry_run, only=None)
 
 
+def restore_loss(
+    state_dir: str, loss_rev: int, *, dry_run: bool = False
+) -> RestorePlan:
+    """Bring back exactly what loss `loss_rev` took: each file it deleted or emptied
+    (and the index, when it lost reach) as it was just before, byte for byte.
+
+    Nothing else is touched: no file written after the loss, none the loss
+    did not take. A file changed since the loss is left as it is
+    (`RestorePlan.left`).
+    """
+    with History.open(state_dir) as history:
+        loss = history.loss(loss_rev) if valid_rev(loss_rev) else None
+    if loss is None:
+        raise RestoreError(
+            f"no loss {loss_rev} in the history (`memd status` lists them)"
+        )
+    return _restore(
+        state_dir, loss.memory_dir, loss_rev, dry_run, only=None, picks=dict(loss.taken)
+    )
+
+
 def _restore(
-    state_dir: str, memory_dir: str, rev: int | None, dry_run: bool, *, only: str | None
+    state_dir: str,
+    memory_dir: str,
+    rev: int | None,
+    dry_run: bool,
+    *,
+    only: str | None,
+    picks: dict[str, int] | None = None,
 ) -> RestorePlan:
     path = normalize_dir(memory_dir)
     with write_lock(state_dir), History.open(state_dir) as history:
@@ -146,7 +180,10 @@ def _restore(
             and not any(c.rev <= rev for c in history.changes(path, relpath=only))
         ):
             raise RestoreError(f"{only} did not exist at revision {rev}")
-        if only is not None:
+        left_alone: tuple[tuple[str, str], ...] = ()
+        if picks is not None:
+            target, current, left_alone = _picked(history, path, rev, picks, current)
+        elif only is not None:
             target = {only: target[only]} if only in target else {}
             current = {only: current[only]} if only in current else {}
         steps = [
@@ -163,6 +200,7 @@ def _restore(
             diff=diff,
             dry_run=dry_run,
             before_rev=before_rev,
+            left=left_alone,
             relpath=only,
         )
         if dry_run or not steps:
@@ -171,6 +209,7 @@ def _restore(
         journal = {
             "memory_dir": path,
             "rev": rev,
+            "note": f"what loss {rev} took" if picks is not None else None,
             "steps": [
                 [rel, after.hex() if after else None, before.hex() if before else None]
                 for rel, _, after, before in steps
@@ -187,9 +226,35 @@ def _restore(
             dry_run=False,
             change=change,
             before_rev=before_rev,
-            left=tuple(left),
+            left=left_alone + tuple(left),
             relpath=only,
         )
+
+
+def _picked(
+    history: History,
+    path: str,
+    loss_rev: int,
+    picks: dict[str, int],
+    current: dict[str, bytes],
+) -> tuple[dict[str, bytes], dict[str, bytes], tuple[tuple[str, str], ...]]:
+    """(target, current, left alone) for a loss: each file back to the version it
+    picks, if it is still as the loss left it; the others left alone."""
+    left = history.tree_at(path, loss_rev)  # the directory as the loss left it
+    target: dict[str, bytes] = {}
+    now: dict[str, bytes] = {}
+    alone: list[tuple[str, str]] = []
+    for rel, at in sorted(picks.items()):
+        sha = history.sha_at(path, rel, at)
+        if current.get(rel) != left.get(rel):
+            alone.append((rel, CHANGED_SINCE))  # a newer save is never overwritten
+        elif sha is None:
+            alone.append((rel, NOT_KEPT))
+        else:
+            target[rel] = sha
+            if rel in current:
+                now[rel] = current[rel]
+    return target, now, tuple(alone)
 
 
 def _before_newest(history: History, memory_dir: str, relpath: str | None) -> int:
@@ -336,7 +401,7 @@ def _apply(
                 left.append((rel, why))
     finally:
         os.close(root)
-    note = f"to revision {journal.get('rev')}"
+    note = str(journal.get("note") or f"to revision {journal.get('rev')}")
     if left:
         note += "; not restored: " + ", ".join(f"{rel} ({why})" for rel, why in left)
     # what else changed meanwhile is someone else's edit, recorded as such
@@ -344,6 +409,10 @@ def _apply(
     change = history.record(
         path, cause="restore", note=note, only=lambda rel: rel in restored
     )
+    if change is not None and change.restored:  # a loss brought back: told no more
+        with contextlib.suppress(OSError):
+            state_dir = os.path.dirname(os.path.dirname(journal_path))
+            drop_notice(state_dir, path, change.restored)
     crash_point()
     os.unlink(journal_path)
     crash_point()

@@ -4,8 +4,10 @@ Tables (`SCHEMA`): `dirs` (one row per memory directory), `blobs` (one row
 per distinct content, by sha256, zlib-compressed, maybe a delta against
 `base`), `changes` (one row per recorded change: time, cause, session,
 bytes, loss), `versions` (one row per file a change touched: its blob, or
-NULL for a deletion) and `tree` (the last recorded state of each directory,
-with each file's stat key, so a record reads only files whose key moved).
+NULL for a deletion), `tree` (the last recorded state of each directory,
+with each file's stat key, so a record reads only files whose key moved) and
+`losses` (each loss `memd.history.loss` judged, with the (relpath, revision)
+pairs it took and whether it was restored or dismissed).
 
 A record is one `BEGIN IMMEDIATE` transaction: a kill before its commit
 leaves the store as it was, after it the whole change. WAL with
@@ -26,12 +28,12 @@ from dataclasses import dataclass
 from hashlib import sha256
 from typing import NamedTuple
 
-from memd.agent.terms import INDEX_NAME
 from memd.atomic import crash_point
 from memd.errors import MemdError
 from memd.fsread import open_dir
 from memd.history import codec
-from memd.history.loss import Loss, is_memory_file, judge_loss
+from memd.history.ledger import RENAMED_AWAY as _MOVED_AWAY  # not listed on its own
+from memd.history.ledger import LossLedger, LossRecord
 from memd.history.scan import MAX_FILE_BYTES, StatKey, read_kept, scan_dir
 from memd.racy import is_racy
 
@@ -41,11 +43,11 @@ if TYPE_CHECKING:
 
 DB_NAME = "history.sqlite3"
 RESTORE_JOURNAL = "restore.json"  # memd.history.restore's journal, in history_dir
-BURST_SECONDS = 60.0  # changes this close together are judged as one loss
 CAUSES = (
     "edit",
     "stopped",
     "fix",
+    "fix-undo",
     "dream",
     "dream-undo",
     "mcp",
@@ -53,10 +55,6 @@ CAUSES = (
     "sync",
     "restore",
 )
-# A burst starts at the first change of the minute that removed something; one
-# that only added (the files the loss then deletes, a first record) is before it.
-_LOSSY = "(bytes_removed > 0 AND cause != 'restore')"
-_MOVED_AWAY = "renamed-away"  # the old name's row of a rename; not listed on its own
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS dirs(
@@ -79,6 +77,10 @@ CREATE TABLE IF NOT EXISTS versions(
     PRIMARY KEY(dir, relpath, rev)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS versions_rev ON versions(rev);
 CREATE INDEX IF NOT EXISTS versions_blob ON versions(blob);
+CREATE TABLE IF NOT EXISTS losses(
+    rev INTEGER PRIMARY KEY, dir INTEGER NOT NULL, first_rev INTEGER NOT NULL,
+    sentence TEXT NOT NULL, taken TEXT NOT NULL, state TEXT NOT NULL,
+    settled_at REAL);
 CREATE TABLE IF NOT EXISTS tree(
     dir INTEGER NOT NULL, relpath TEXT NOT NULL, blob INTEGER, sha BLOB NOT NULL,
     size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, inode INTEGER NOT NULL,
@@ -113,6 +115,7 @@ class Change(NamedTuple):
     bytes_added: int
     bytes_removed: int
     loss: str | None = None  # the loss alarm's sentence, when this change was one
+    restored: tuple[int, ...] = ()  # the losses this change brought back (their revs)
 
     @property
     def is_loss(self) -> bool:
@@ -220,7 +223,7 @@ def _changed_span(old: bytes, new: bytes) -> tuple[int, int]:
     return len(old) - start - end, len(new) - start - end
 
 
-class History:
+class History(LossLedger):
     """The history database; thread-safe within a process, shared across processes."""
 
     def __init__(self, connection: sqlite3.Connection, path: str) -> None:
@@ -445,13 +448,12 @@ class History:
                 FileChange(relpath=rel, kind="deleted", size_before=entry.size)
             )
         files.sort(key=lambda f: f.relpath)
-        # A change that removed nothing cannot make a loss: only these are judged.
-        lossy = removed > 0 and cause != "restore"
-        loss = self._judge_burst(dir_id, rev, when, tree) if lossy else None
+        loss = self._judge_change(dir_id, rev, when, cause, removed, tree)
         self._db.execute(
             "UPDATE changes SET bytes_added=?, bytes_removed=?, loss=? WHERE rev=?",
             (added, removed, loss.sentence if loss else None, rev),
         )
+        restored = self._settle_restored(dir_id, tree, when)
         self._db.execute("UPDATE dirs SET last_rev=? WHERE id=?", (rev, dir_id))
         self._trees[path] = (rev, tree)
         return Change(
@@ -465,6 +467,7 @@ class History:
             bytes_added=added,
             bytes_removed=removed,
             loss=loss.sentence if loss else None,
+            restored=restored,
         )
 
     def _compare(
@@ -611,62 +614,6 @@ class History:
         if data is None:
             raise codec.DamagedBlobError(f"history blob {blob} decodes to nothing")
         return data
-
-    def _judge_burst(
-        self, dir_id: int, rev: int, when: float, tree: dict[str, _Entry]
-    ) -> Loss | None:
-        """Judge the changes of the last minute together, this one included."""
-        first_row = self._db.execute(
-            "SELECT MIN(rev) FROM changes WHERE dir=?"  # noqa: S608 -- constants, ?
-            f" AND ((at>=? AND {_LOSSY}) OR rev=?)",
-            (dir_id, when - BURST_SECONDS, rev),
-        ).fetchone()
-        first = int(first_row[0]) if first_row and first_row[0] is not None else rev
-        # relpath -> [peak size, last size, last blank, last was a rename away]:
-        # a file that held bytes at any point of the burst and ends gone is lost.
-        spans: dict[str, list[int]] = {}
-        index_revs: list[int] = []
-        for rel, rev_, before, after, blank, kind in self._db.execute(
-            "SELECT relpath, rev, size_before, size_after, blank, kind FROM versions"
-            " WHERE dir=? AND rev>=? ORDER BY rev",
-            (dir_id, first),
-        ):
-            span = spans.setdefault(rel, [before, after, blank, 0])
-            span[0] = max(span[0], before, after)
-            span[1], span[2], span[3] = after, blank, int(kind == _MOVED_AWAY)
-            if rel == INDEX_NAME:
-                index_revs.append(rev_)
-        lost = deleted = 0
-        shrunk = 0
-        for rel, (peak, after, blank, moved) in spans.items():
-            if not is_memory_file(rel) or moved:
-                continue
-            shrunk += max(peak, 0) - max(after, 0)
-            if rel == INDEX_NAME or peak <= 0:
-                continue
-            if after < 0:
-                lost += 1
-                deleted += 1
-            elif blank:
-                lost += 1
-        bytes_after = sum(e.size for rel, e in tree.items() if is_memory_file(rel))
-        entries: tuple[int, int] | None = None
-        if index_revs:
-            counts = [
-                _count_entries(self._file_at_id(dir_id, INDEX_NAME, r))
-                for r in [first - 1, *index_revs[-8:-1]]
-            ]
-            entries = (
-                max(counts),
-                _count_entries(self._tree_bytes(tree.get(INDEX_NAME))),
-            )
-        return judge_loss(
-            files_lost=lost,
-            files_deleted=deleted,
-            entries=entries,
-            bytes_before=bytes_after + shrunk,
-            bytes_after=bytes_after,
-        )
 
     def _tree_bytes(self, entry: _Entry | None) -> bytes | None:
         if entry is None or entry.blob is None:
@@ -880,29 +827,6 @@ class History:
                 "SELECT id FROM blobs WHERE sha=?", (sha,)
             ).fetchone()
             return None if row is None else self._blob_bytes(int(row[0]))
-
-    def burst_start(
-        self, memory_dir: str, change: Change
-    ) -> tuple[float, int, float | None]:
-        """For a loss: when its burst began; the rev and time of the change before."""
-        with self._lock:
-            dir_id = self._dir_id(normalize_dir(memory_dir))
-            row = self._db.execute(
-                "SELECT MIN(rev), MIN(at) FROM changes WHERE dir=? AND at>=? AND rev<=?"  # noqa: S608 -- only constants and ? placeholders
-                f" AND {_LOSSY}",
-                (dir_id, change.at - BURST_SECONDS, change.rev),
-            ).fetchone()
-            first_rev, first_at = (
-                row if row and row[0] is not None else (change.rev, change.at)
-            )
-            before = self._db.execute(
-                "SELECT rev, at FROM changes WHERE dir=? AND rev<?"
-                " ORDER BY rev DESC LIMIT 1",
-                (dir_id, first_rev),
-            ).fetchone()
-        if before is None:
-            return float(first_at), 0, None
-        return float(first_at), int(before[0]), float(before[1])
 
     def rev_before(self, memory_dir: str, rev: int) -> int | None:
         """The directory's last revision before `rev`; None if `rev` was its first."""
@@ -1264,19 +1188,12 @@ def _by_relpath(file: FileChange) -> str:
     return file.relpath
 
 
-def _count_entries(data: bytes | None) -> int:
-    if data is None:
-        return 0
-    from memd.memory.index import parse_index
-
-    return len(parse_index(data.decode("utf-8", "replace")))
-
-
 __all__ = [
     "MAX_FILE_BYTES",
     "Change",
     "FileChange",
     "History",
     "HistoryUnusableError",
+    "LossRecord",
     "Retention",
 ]

@@ -30,10 +30,9 @@ from memd.agent.truncation import (
     WARNING_PREFIX,
     EntrypointTruncation,
 )
+from memd.lint.reach import classify_links, hub_targets
 from memd.memory.index import (
-    classify_target,
     entry_line_numbers,
-    is_hub,
     parse_index,
     resolve_wiki_link,
     wiki_names,
@@ -234,26 +233,6 @@ def check_line_too_long(rule: RuleSpec, ctx: LintContext) -> Iterator[Diagnostic
             )
 
 
-def classify_links(
-    links: tuple[IndexEntry, ...], files: tuple[MemoryFile, ...]
-) -> tuple[tuple[str | None, str], ...]:
-    """Return (relpath or None, why) per link; a wiki-link resolves by name, then stem.
-
-    `why` is as `classify_target` says, or "wiki-dangling" for a `[[name]]`
-    that names no topic file.
-    """
-    names = {f.relpath: f.name for f in files if f.name}
-    relpaths = [f.relpath for f in files]
-    result: list[tuple[str | None, str]] = []
-    for link in links:
-        if link.is_wiki:
-            relpath = resolve_wiki_link(link.target, names, relpaths)
-            result.append((relpath, "ok" if relpath else "wiki-dangling"))
-        else:
-            result.append(classify_target(link.target))
-    return tuple(result)
-
-
 def is_team_file(relpath: str) -> bool:
     """Whether `relpath` is under `team/`: the team index's, not the private one's."""
     return relpath.startswith(TEAM_DIR + "/")
@@ -269,22 +248,6 @@ def topic_wiki_targets(files: tuple[MemoryFile, ...]) -> frozenset[str]:
             relpath = resolve_wiki_link(name, names, relpaths)
             if relpath is not None and relpath != f.relpath:
                 reached.add(relpath)
-    return frozenset(reached)
-
-
-def hub_targets(
-    linked: frozenset[str] | set[str], files: tuple[MemoryFile, ...]
-) -> frozenset[str]:
-    """Return the relpaths reached through the hubs among `linked`, one hop deep.
-
-    A hub (`memd.memory.index.is_hub`) is a file `memd fix` wrote when it
-    compacted MEMORY.md: the entries it holds are reachable through it.
-    """
-    hubs = [f for f in files if f.relpath in linked and is_hub(f.body)]
-    reached: set[str] = set()
-    for hub in hubs:
-        links = parse_index(hub.body)
-        reached.update(r for r, _ in classify_links(links, files) if r is not None)
     return frozenset(reached)
 
 

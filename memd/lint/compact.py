@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from memd.agent.prompt import view_index
 from memd.agent.terms import MEMORY_TYPES
 from memd.agent.truncation import MAX_ENTRYPOINT_LINES, MAX_ENTRYPOINT_UNITS
-from memd.lint.checks_index import classify_links
+from memd.lint.reach import classify_links, file_body, reachable
 from memd.memory.index import (
     DEFINITION,
     HEADING,
@@ -841,41 +841,6 @@ def _notes_texts(
     return notes
 
 
-def reachable(
-    index_text: str, texts: Mapping[str, str], files: tuple[MemoryFile, ...] = ()
-) -> set[str]:
-    """Return the relpaths `index_text` links, and those the hubs it links link.
-
-    `texts` maps relpaths to file texts (at least the hubs'); `files` resolves
-    `[[name]]` links.
-    """
-    links = parse_index(index_text)
-    direct = {r for r, _ in classify_links(links, files) if r is not None}
-    reached = set(direct)
-    for relpath in direct:
-        text = texts.get(relpath)
-        if text is not None and is_hub(_body(text)):
-            hub_links = parse_index(_body(text))
-            reached.update(
-                r for r, _ in classify_links(hub_links, files) if r is not None
-            )
-    return reached
-
-
-def _body(text: str) -> str:
-    """Return a file's body: after its frontmatter's closing `---` line.
-
-    Hubs memd wrote split at once; anything else goes through the parser.
-    """
-    if text.startswith("---\n"):
-        end = text.find("\n---\n", 3)
-        if end >= 0 and "\r" not in text[:end]:
-            return text[end + 5 :]
-    from memd.memory.memfile import parse_memory_file
-
-    return parse_memory_file("hub.md", text.encode("utf-8")).body
-
-
 def compact_index(text: str, topics: Topics) -> Compaction | None:
     """Return the compaction of `text` into hubs, or None when it cannot be done.
 
@@ -905,7 +870,7 @@ def compact_index(text: str, topics: Topics) -> Compaction | None:
         if relpath not in direct:
             continue  # a hub MEMORY.md no longer links: the user's file now
         pooled.add(relpath)
-        hub_body = _body(hub_texts[relpath])
+        hub_body = file_body(hub_texts[relpath])
         if _is_notes(hub_body):
             old_notes.append((relpath, hub_texts[relpath]))
             continue

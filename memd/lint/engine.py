@@ -13,9 +13,10 @@ import os
 from memd.agent.profile import ProfileSpec, get_profile
 from memd.agent.terms import INDEX_NAME
 from memd.diagnostics import Diagnostic, Severity
-from memd.lint import checks_files, checks_index, checks_profile
+from memd.lint import checks_files, checks_profile
 from memd.lint import checks_frontmatter as fm
 from memd.lint.context import LintContext
+from memd.lint.reach import classify_links
 from memd.lint.rules import RULES, RULES_BY_KEY
 from memd.memory.index import classify_target, parse_index
 
@@ -63,7 +64,7 @@ def lint_memdir(
         known.add(INDEX_NAME)
     entries, targets = (cache or LintCache()).parse_index(index_text)
     if any(e.is_wiki for e in entries):
-        targets = checks_index.classify_links(entries, memdir.files)
+        targets = classify_links(entries, memdir.files)
     ctx = LintContext(
         files=memdir.files,
         index_text=index_text,

@@ -12,13 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memd.agent.terms import INDEX_NAME
-from memd.lint.checks_index import (
-    classify_links,
-    hub_targets,
-    is_team_file,
-    topic_wiki_targets,
-)
+from memd.lint.checks_index import is_team_file, topic_wiki_targets
 from memd.lint.compact import Topics, place_entries
+from memd.lint.reach import classify_links, hub_targets
 from memd.memory.index import (
     escape_inline,
     linked_relpaths,

@@ -366,8 +366,8 @@ def lint_dir(
     """
     import dataclasses
 
-    from memd.lint.checks_index import classify_links
     from memd.lint.engine import lint_memdir, sort_key
+    from memd.lint.reach import classify_links
     from memd.memory.index import parse_index
     from memd.memory.reader import load_memdir
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import datetime
 import importlib.util
 import os
-import time
+import sqlite3
 from dataclasses import dataclass, field
 
 from memd.agent.profile import NEWEST, AgentProfile
@@ -146,7 +146,7 @@ def overview(source: Source) -> list[views.ProjectRow]:
                 ),
                 team=views.sync_line(teams.get(team_dir)),
                 personal=personal,
-                alarm=alarms.get(path, ""),
+                alarm=alarms.get(path, ("", False)),
                 max_lines=profile.entrypoint_max_lines,
                 max_units=profile.entrypoint_max_units,
             )
@@ -154,24 +154,23 @@ def overview(source: Source) -> list[views.ProjectRow]:
     return rows
 
 
-def loss_alarms(state_dir: str) -> dict[str, str]:
-    """Return memory dir -> a line about its latest loss in the past week (history)."""
+def loss_alarms(state_dir: str) -> dict[str, tuple[str, bool]]:
+    """Return memory dir -> (a line about its latest loss of the past week, whether
+    it is open); a restored or dismissed loss is shown as such (memd.history)."""
     if not history_available():
         return {}
-    from memd.history.store import History
+    from memd.history.report import loss_report
+    from memd.history.wording import OPEN
 
-    found: dict[str, str] = {}
+    found: dict[str, tuple[str, bool]] = {}
     try:
-        with History.open(state_dir) as history:
-            since = time.time() - LOSS_ALARM_SECONDS
-            for change in history.changes(since=since):
-                if change.is_loss and change.memory_dir not in found:
-                    found[change.memory_dir] = views.mask_secrets(
-                        f"rev {change.rev}, {views.clock(change.at)} UTC: "
-                        f"{change.loss or f'{change.bytes_removed} bytes removed'}"
-                    )
-    except (OSError, ValueError, RuntimeError):
+        report = loss_report(state_dir, days=LOSS_ALARM_SECONDS / 86400)
+    except (OSError, ValueError, RuntimeError, sqlite3.Error):
         return {}
+    for entry in report:  # newest first; an open loss outranks a settled one
+        path, is_open = str(entry["memory_dir"]), entry.get("state") == OPEN
+        if path not in found or (is_open and not found[path][1]):
+            found[path] = (views.mask_secrets(str(entry["message"])), is_open)
     return found
 
 

@@ -211,7 +211,8 @@ class ProjectRow:
     last_dream: str  # one line; "" when none
     team: str  # one line; "" without team memory
     personal: str  # one line; "" without personal sync
-    alarm: str  # a loss alarm; "" when none
+    alarm: str  # an open loss's alarm; "" when none
+    settled: str  # the latest loss restored or dismissed, when none is open
     built: bool  # a snapshot exists
 
     @property
@@ -227,7 +228,7 @@ def project_row(
     last_dream: str = "",
     team: str = "",
     personal: str = "",
-    alarm: str = "",
+    alarm: tuple[str, bool] = ("", False),
     max_lines: int,
     max_units: int,
 ) -> ProjectRow:
@@ -264,7 +265,8 @@ def project_row(
         last_dream=last_dream,
         team=team,
         personal=personal,
-        alarm=alarm,
+        alarm=alarm[0] if alarm[1] else "",
+        settled="" if alarm[1] else alarm[0],
         built=meta is not None,
     )
 

@@ -17,7 +17,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memd.cli.main import main
-from memd.lint.checks_index import classify_links, hub_targets
 from memd.lint.compact import (
     TARGET,
     Topics,
@@ -28,6 +27,7 @@ from memd.lint.compact import (
 )
 from memd.lint.engine import lint_memdir
 from memd.lint.fix_files import FixUndoError, apply_edits, plan_directory, undo_fix
+from memd.lint.reach import classify_links, hub_targets
 from memd.memory.index import is_hub, parse_index
 from memd.memory.reader import load_memdir
 

@@ -8,7 +8,8 @@ each member loads whole with every file reachable.
 
 from __future__ import annotations
 
-from memd.lint.compact import loads_whole, reachable
+from memd.lint.compact import loads_whole
+from memd.lint.reach import reachable
 from memd.memory.index import is_hub
 from memd.memory.memfile import parse_memory_file
 from tests.team.conftest import Member, Team, topic_text

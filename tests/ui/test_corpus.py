@@ -112,3 +112,15 @@ def test_the_overview_shows_a_loss_alarm(
 
     assert 200 == status
     assert '<div class="alarm">loss:' in row.split("</tr>", 1)[0]
+
+    # Dismissed (or restored), the loss is shown as such, no longer as an alarm.
+    with History.open(state) as history:
+        [loss] = history.losses()
+    done = viewer.daemon.memd("history", "dismiss", str(loss.rev))
+    assert done.returncode == 0, done.stderr
+    _, _, body = viewer.request("GET", "/", headers={"Cookie": viewer.cookie()})
+    row = body.decode().split(f'data-id="{project_id(str(memory))}"', 1)[1]
+    cell = row.split("</tr>", 1)[0]
+    assert '<div class="alarm">' not in cell
+    assert "5 memory files were deleted at" in cell
+    assert ": dismissed at " in cell

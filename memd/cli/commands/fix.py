@@ -77,8 +77,7 @@ def run(args: argparse.Namespace) -> int:
             with recording(
                 config.state_dir,
                 memory_dir_holding(root),
-                cause="fix",
-                note="memd fix --undo",
+                cause="fix-undo",
                 config=config,
             ):
                 failed = _undo(root, config.state_dir)

@@ -5,6 +5,10 @@
     memd history show REV [FILE]
     memd history purge FILE
     memd history purge --secret FINGERPRINT
+    memd history dismiss REV
+
+`dismiss REV` says the loss REV (as `memd status` names it) was meant: it is
+shown as dismissed and no longer told at SessionStart.
 
 FILE as the agent names it (`feedback_tests.md`, in the project's memory
 directory) or as a path. `memd history FILE` shows that file's versions with
@@ -36,9 +40,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "words",
         nargs="*",
-        metavar="[show REV | purge] [PATH]",
+        metavar="[show REV | purge | dismiss REV] [PATH]",
         help="PATH: a memory file (or one that was); `show REV [PATH]` prints change "
-        "REV as a unified diff; `purge PATH` removes every version of a file",
+        "REV as a unified diff; `purge PATH` removes every version of a file; "
+        "`dismiss REV` marks the loss REV as meant (no longer told)",
     )
     where = parser.add_mutually_exclusive_group()
     add_project_argument(where, "or memory directory whose history to show")
@@ -75,7 +80,8 @@ def run(args: argparse.Namespace) -> int:
 
     config = load_config()
     words = list(args.words)
-    action = words.pop(0) if words and words[0] in ("show", "purge") else "list"
+    actions = ("show", "purge", "dismiss")
+    action = words.pop(0) if words and words[0] in actions else "list"
     if action != "purge" and args.secret is not None:
         raise UsageError("--secret goes with `memd history purge`")
     if not os.path.exists(os.path.join(config.state_dir, "history")):
@@ -92,6 +98,8 @@ def run(args: argparse.Namespace) -> int:
             return _show(args, words, config, history)
         if action == "purge":
             return _purge(args, words, config, history)
+        if action == "dismiss":
+            return _dismiss(words, config.state_dir, history)
         if len(words) > 1:
             raise UsageError(f"one FILE at most, got {len(words)}")
         return _list(args, words[0] if words else None, config, history)
@@ -205,6 +213,18 @@ def _project_memory_dir(project: str | None, config: Config, known: list[str]) -
     if memory_dir not in known:
         raise UsageError(f"no history of {memory_dir} (is `memd run` watching it?)")
     return memory_dir
+
+
+def loss_revision(text: str) -> int:
+    """A loss's revision as typed (`memd status` names it), or one usage line."""
+    from memd.errors import UsageError
+
+    try:
+        return parse_rev(text, "--loss")
+    except UsageError:
+        raise UsageError(
+            f"{text[:40]}: not a loss revision (`memd status` lists them)"
+        ) from None
 
 
 def parse_when_arg(text: str, option: str) -> float:
@@ -579,3 +599,26 @@ def _any_object(batch: bytes, doomed: Callable[[str, bytes], bool]) -> bool:
             return True
         at = end + 1 + size + 1
     return False
+
+
+def _dismiss(words: list[str], state_dir: str, history: History) -> int:
+    """Mark a loss as meant: shown as dismissed, no longer told at SessionStart."""
+    from memd.errors import UsageError
+    from memd.history.lock import write_lock
+    from memd.history.record import settle_notice
+    from memd.history.wording import DISMISSED, OPEN
+
+    if len(words) != 1:
+        raise UsageError("usage: memd history dismiss REV (a loss `memd status` names)")
+    rev = loss_revision(words[0])
+    loss = history.loss(rev)
+    if loss is None:
+        raise UsageError(f"no loss {rev} in the history (`memd status` lists them)")
+    if loss.state != OPEN:
+        print(f"loss {rev} is already {loss.state}")
+        return 0
+    with write_lock(state_dir):
+        history.settle_loss(rev, DISMISSED)
+    settle_notice(state_dir, loss.memory_dir, [rev])
+    print(f"dismissed loss {rev}: {loss.sentence}")
+    return 0

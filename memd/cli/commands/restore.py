@@ -2,6 +2,10 @@
 
     memd restore FILE [--at WHEN | --rev REV] [--dry-run]
     memd restore --all [--project DIR] --at WHEN | --rev REV [--dry-run]
+    memd restore --loss REV [--dry-run]
+
+`--loss REV` brings back exactly what the loss REV (as `memd status` names
+it) took, each file as it was just before, and nothing else.
 
 FILE as the agent names it (`feedback_tests.md`, in the project's memory
 directory) or as a path. Without `--at` or `--rev`, FILE comes back as it was
@@ -47,6 +51,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "or an ISO time",
     )
     when.add_argument("--rev", metavar="REV", help="as it was after change REV")
+    when.add_argument(
+        "--loss",
+        metavar="REV",
+        help="exactly what the loss REV took (`memd status` names it), nothing else",
+    )
     parser.add_argument(
         "--dry-run",
         action="store_true",
@@ -57,6 +66,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from memd.cli.commands.history import (
         history_errors,
+        loss_revision,
         parse_rev,
         parse_when_arg,
         resolve_target,
@@ -66,12 +76,19 @@ def run(args: argparse.Namespace) -> int:
     from memd.history.restore import RestoreError, restore_all, restore_file
     from memd.history.store import History
 
+    config = load_config()
+    if args.loss is not None:
+        if args.all or args.path is not None or args.project is not None:
+            raise UsageError("--loss REV restores what that loss took; give it alone")
+        rev = loss_revision(args.loss)
+        return _restore_loss(config.state_dir, rev, dry_run=args.dry_run)
     if args.all == (args.path is not None):
         raise UsageError("give a FILE or --all (not both)")
     if args.all and args.at is None and args.rev is None:
-        raise UsageError("say which version: --at WHEN or --rev REV")
+        raise UsageError(
+            "say which version: --at WHEN or --rev REV (--loss REV: what a loss took)"
+        )
     rev = None if args.rev is None else parse_rev(args.rev, "--rev")
-    config = load_config()
     if not os.path.exists(os.path.join(config.state_dir, "history")):
         raise UsageError("no history recorded yet")
     with history_errors(config.state_dir), History.open(config.state_dir) as history:
@@ -161,3 +178,29 @@ def _report(plan: RestorePlan, dry_run: bool) -> int:
     count = f"{len(done)} of {len(plan.steps)}" if plan.left else str(len(done))
     print(f"restored {count} file(s) to revision {plan.rev}{undo}")
     return 1 if plan.left else 0
+
+
+def _restore_loss(state_dir: str, rev: int, *, dry_run: bool) -> int:
+    from memd.cli.commands.history import history_errors
+    from memd.errors import UsageError
+    from memd.history.restore import RestoreError, restore_loss
+
+    if not os.path.exists(os.path.join(state_dir, "history")):
+        raise UsageError("no history recorded yet")
+    with history_errors(state_dir):
+        try:
+            plan = restore_loss(state_dir, rev, dry_run=dry_run)
+        except RestoreError as error:
+            raise UsageError(str(error)) from None
+    for relpath, why in plan.left:
+        print(f"memd: {relpath}: {why}", file=sys.stderr)
+    if dry_run:
+        sys.stdout.write(plan.diff or "nothing to restore: it is already back\n")
+        return 0
+    if not plan.steps:
+        print(f"nothing to restore: what loss {rev} took is already back")
+        return 0
+    for relpath_done, action in plan.done:
+        print(f"{action:<7} {relpath_done}")
+    print(f"restored {len(plan.done)} file(s) that loss {rev} took")
+    return 0

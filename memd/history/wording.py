@@ -1,0 +1,90 @@
+"""Every sentence the loss alarm says, in one place (pure, `time` only).
+
+What a loss was (`loss_sentence`), the command that brings back exactly
+what it took (`restore_command`) and the one that dismisses it
+(`dismiss_command`), what SessionStart tells once (`notice_sentence`),
+and the line `memd status` and the viewer show for each loss, open,
+restored or dismissed (`status_line`). The warm SessionStart imports this
+module through `memd.history.notice`: nothing heavy here.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+OPEN, RESTORED, DISMISSED, MERGED = "open", "restored", "dismissed", "merged"
+# Why `memd restore --loss` left one of the loss's files as it is.
+CHANGED_SINCE = "changed since the loss: left as it is"
+NOT_KEPT = "its version is no longer in the history (purged or pruned)"
+
+
+def loss_sentence(*, deleted: int, emptied: int, unreached: int, reached: int) -> str:
+    """What a loss took: "23 memory files were deleted", "MEMORY.md no longer
+    reaches 60 of its 213 memory files"; files first when both."""
+    if deleted and emptied:
+        return f"{_files(deleted)} were deleted and {emptied} emptied"
+    if deleted:
+        return f"{_files(deleted)} {'was' if deleted == 1 else 'were'} deleted"
+    if emptied:
+        return f"{_files(emptied)} {'was' if emptied == 1 else 'were'} emptied"
+    return f"MEMORY.md no longer reaches {unreached} of its {reached} memory files"
+
+
+def _files(count: int) -> str:
+    return f"{count} memory file" + ("" if count == 1 else "s")
+
+
+def restore_command(rev: object) -> str:
+    """The command that restores exactly what loss `rev` took, nothing after it."""
+    return f"memd restore --loss {rev}"
+
+
+def dismiss_command(rev: object) -> str:
+    """The command that says a loss was meant: it is no longer shown or told."""
+    return f"memd history dismiss {rev}"
+
+
+def when(at: object, now: float) -> str:
+    """A loss's time, local and short: "03:12" today, "2026-12-06 03:12" before."""
+    import time
+
+    if not isinstance(at, int | float):
+        return "?"
+    same_day = time.strftime("%Y-%m-%d", time.localtime(at)) == time.strftime(
+        "%Y-%m-%d", time.localtime(now)
+    )
+    return time.strftime("%H:%M" if same_day else "%Y-%m-%d %H:%M", time.localtime(at))
+
+
+def notice_sentence(notice: Mapping[str, object], now: float) -> str:
+    """What SessionStart says once, e.g. "memd: 23 memory files were deleted at
+    03:12 (edit); `memd restore --loss 57` brings them back." """
+    return (
+        f"memd: {notice.get('sentence')} at {when(notice.get('at'), now)}"
+        f" ({notice.get('cause')}); `{restore_command(notice.get('rev'))}`"
+        " brings them back."
+    )
+
+
+def status_line(loss: Mapping[str, object], now: float) -> str:
+    """One loss as `memd status` and the viewer show it, in its state."""
+    head = (
+        f"{loss.get('sentence')} at {when(loss.get('at'), now)} ({loss.get('cause')})"
+    )
+    state = loss.get("state")
+    if state == RESTORED:
+        return f"{head}: restored at {when(loss.get('settled_at'), now)}"
+    if state == DISMISSED:
+        return f"{head}: dismissed at {when(loss.get('settled_at'), now)}"
+    rev = loss.get("rev")
+    return (
+        f"{head}; `{restore_command(rev)}` brings them back"
+        f" (`{dismiss_command(rev)}` if it was meant)"
+    )
+
+
+def state_word(state: object) -> str:
+    """A loss's state as one word for a person: "open", "restored", "dismissed"."""
+    return str(state) if state in (OPEN, RESTORED, DISMISSED) else OPEN
