@@ -241,7 +241,7 @@ class TestActions:
         page = f"/file?id={project_id(str(memory))}&file=note_0.md"
         if not history_available():
             open_viewer(browser, viewer, page)
-            assert [] == browser.find_elements(By.CSS_SELECTOR, "button.restore")
+            assert [] == browser.find_elements(By.CSS_SELECTOR, ".restore")
             assert "File history is not available" in text_of(browser)
             return
         from memd.history.store import History
@@ -260,8 +260,9 @@ class TestActions:
         open_viewer(browser, viewer, page)
         screenshot(browser, "file-history")
         browser.find_element(
-            By.CSS_SELECTOR, f'button.restore[data-rev="{older[0]}"]'
+            By.CSS_SELECTOR, f'a.restore[data-rev="{older[0]}"]'
         ).click()
+        browser.find_element(By.ID, "confirm").click()  # Restore asks once
         wait_for(lambda: browser.find_elements(By.ID, "result"), what="the result")
         result = browser.find_element(By.ID, "result").text
 
