@@ -159,7 +159,7 @@ class TestOverviewOrder:
         assert "~/code/webshop" == views.project_label(
             "/h/.claude/projects/-h-code-webshop/memory", ("/h/code/webshop",), "/h"
         )
-        assert "/srv/a and ~/b" == views.project_label("/m", ("/srv/a", "/h/b"), "/h/")
+        assert "~/b and /srv/a" == views.project_label("/m", ("/srv/a", "/h/b"), "/h/")
         assert "" == views.project_label("/m", (), "/h")
 
 
