@@ -551,12 +551,22 @@ def undo_dream(
         roll_back_lock(lock)
         raise
     marks = target.watermark
+    files = len(target.writes) + len(target.deletes)
 
     def rewind(record: dict[str, object]) -> None:
+        # What the undone dream did, counted: its entries go back to the logs.
+        entries = _entries_of(record, target.number)
         record["last_result"] = {
             "status": "undone",
-            "entries": 0,
-            "message": f"dream {target.number} of {target.created} undone",
+            **({"entries": entries} if entries is not None else {}),
+            "files": files,
+            "message": f"dream {target.number} of {target.created} undone"
+            + (
+                f": its {entries} entr{'y' if entries == 1 else 'ies'} wait for the "
+                "next dream"
+                if entries
+                else ""
+            ),
             "undone_at": now.isoformat(),  # status shows this, not the dream's time
         }
         record["generation"] = own.number
@@ -566,8 +576,23 @@ def undo_dream(
     update_dream_record(config.state_dir, directory, rewind)
     roll_back_lock(lock)
     _lint_and_render(directory, config, log)
-    files = len(target.writes) + len(target.deletes)
     return True, f"undid dream {target.number} of {target.created} ({files} file(s))"
+
+
+def _entries_of(record: dict[str, object], generation: int) -> int | None:
+    """The entries the dream that applied `generation` filed, from its record.
+
+    None when the record is of another dream (the count is not known then).
+    """
+    result = record.get("last_result")
+    if not isinstance(result, dict) or result.get("status") == "undone":
+        return None
+    summary = result.get("summary")
+    applied = summary.get("generation") if isinstance(summary, dict) else None
+    entries = result.get("entries")
+    if applied == generation and isinstance(entries, int):
+        return entries
+    return None
 
 
 def _watermark(config: Config, directory: str) -> dict[str, object]:
