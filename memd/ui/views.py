@@ -339,11 +339,16 @@ def dream_line(record: object) -> str:
         return ""
     result = record.get("last_result")
     result = result if isinstance(result, dict) else {}
-    when = record.get("last_run") or result.get("finished") or result.get("time")
+    stamp = (
+        result.get("undone_at")  # an undo: when it was undone, not the dream's time
+        or record.get("last_run")
+        or result.get("finished")
+        or result.get("time")
+    )
     status = result.get("status")
-    if not when and not status:
+    if not stamp and not status:
         return ""
-    parts = [str(part) for part in (when, status) if part]
+    parts = [str(part) for part in (stamp and when(stamp), status) if part]
     entries = result.get("entries")
     if isinstance(entries, int):
         parts.append(f"{entries} entries")

@@ -29,12 +29,13 @@ from tests.ui.test_browser import open_viewer, snapshot_files, text_of
 pytestmark = [pytest.mark.daemon, pytest.mark.slow]
 
 DOCS = Path(__file__).resolve().parent.parent.parent / "docs"
+DOC_SHOTS = os.environ.get("MEMD_DOC_SHOTS") == "1"  # read before a test's own env
 
 
 def shot(browser: Any, name: str) -> None:
     """The test artifact; with MEMD_DOC_SHOTS=1 also docs/viewer-NAME.png."""
     screenshot(browser, name)
-    if os.environ.get("MEMD_DOC_SHOTS") == "1":
+    if DOC_SHOTS:
         browser.save_screenshot(str(DOCS / f"viewer-{name}.png"))
 
 
@@ -409,3 +410,61 @@ def test_hostile_paths_never_reach_the_new_pages(
             body=f"id={ident}&rev=1".encode(),
         )
         assert 403 == status, path  # no CSRF value
+
+
+class TestDreams:
+    def test_a_dream_reads_as_the_facts_it_added_and_updated_with_undo(
+        self,
+        isolated_home: Home,
+        git_repo: Path,
+        start_viewer: Any,
+        browser: Any,
+    ) -> None:
+        """Per file: the fact added, the fact updated with its old value; Undo
+        puts every file back to the byte; the names are the agent's."""
+        import datetime
+
+        from selenium.webdriver.common.by import By
+
+        from memd.agent.paths import resolve_memory_location
+        from memd.kairos.daily_log import append_entry
+        from tests.ui.conftest import dream_now
+
+        memory = Path(resolve_memory_location(str(git_repo)).memory_dir)
+        memory.mkdir(parents=True)
+        (memory / "MEMORY.md").write_text("- [Role](role.md) — who the user is\n")
+        (memory / "role.md").write_text(topic("role"))
+        now = datetime.datetime.now().astimezone()
+        append_entry(str(memory), "#deploy the deploy timeout is 30 s", now=now)
+        backdate(memory)
+        viewer = start_viewer()
+        dream_now(viewer.daemon, git_repo)
+        append_entry(str(memory), "#deploy the deploy timeout is 60 s", now=now)
+        append_entry(str(memory), "[feedback] #testing use a real database", now=now)
+        first = snapshot_files(memory)  # the first dream's files, the new entries
+        dream_now(viewer.daemon, git_repo)
+
+        open_viewer(browser, viewer, "/dreams")
+        newest = browser.find_elements(By.CSS_SELECTOR, "article.generation")[0]
+        facts = {
+            f.get_attribute("data-file"): [
+                li.text for li in f.find_elements(By.CSS_SELECTOR, "li.fact")
+            ]
+            for f in newest.find_elements(By.CSS_SELECTOR, ".dream-file")
+        }
+        heading = newest.find_element(By.TAG_NAME, "h3").text
+        shot(browser, "dreams")
+        click(browser, "button.undo")
+        message = result_of(browser)
+        browser.get(viewer.url + "dreams")
+        last = text_of(browser)
+
+        assert [
+            "UPDATED the deploy timeout is 60 s (was: the deploy timeout is 30 s)"
+        ] == facts["project_deploy.md"]
+        assert ["ADDED use a real database"] == facts["feedback_testing.md"]
+        assert heading.startswith("Dream of ")
+        assert "#" not in heading and "+00:00" not in heading
+        assert "undid dream" in message
+        assert first == snapshot_files(memory)
+        assert "undone, 2 entries" in last
