@@ -281,7 +281,9 @@ class Router:
         self._files = legacy | {
             stem
             for stem in self._names
-            if "/" not in stem and _SUBJECT_FILE.fullmatch(stem) and not is_journal(stem)
+            if "/" not in stem
+            and _SUBJECT_FILE.fullmatch(stem)
+            and not is_journal(stem)
         }
 
     def existing_or(self, legacy: str, new: str) -> str:

@@ -224,9 +224,7 @@ def build_app(
             live="",
         )
 
-    async def act(
-        action: Callable[..., gather.Outcome], *args: object
-    ) -> HTMLResponse:
+    async def act(action: Callable[..., gather.Outcome], *args: object) -> HTMLResponse:
         """Run an action on a worker thread; a refusal is a clear 4xx page."""
         try:
             return result(await run_in_threadpool(action, source, *args))

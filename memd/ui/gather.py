@@ -485,7 +485,8 @@ class Outcome:
 
     ok: bool
     message: str
-    changed: tuple[tuple[str, str], ...] = ()  # (relpath, what: "modified, +3 −1 lines")
+    # (relpath, what changed: "changed, +3 -1 lines")
+    changed: tuple[tuple[str, str], ...] = ()
     undo: str = ""  # the form action that takes it back ("" none)
     undo_fields: tuple[tuple[str, str], ...] = ()
     back: str = "/"
@@ -502,15 +503,14 @@ def restore_file(source: Source, project: str, relpath: str, rev: int) -> Outcom
         return Outcome(
             ok=True, message=f"{relpath} already holds its version of {when}", back=back
         )
-    plan = restore(
-        source.config().state_dir, preview.memory_dir, relpath, rev=rev
-    )
+    plan = restore(source.config().state_dir, preview.memory_dir, relpath, rev=rev)
     change = plan.change
     return Outcome(
         ok=True,
         message=f"restored {relpath} to its version of {when}",
         changed=tuple(
-            (rel, f"{_done(action)}, {preview.diff.counts}") for rel, action in plan.steps
+            (rel, f"{_done(action)}, {preview.diff.counts}")
+            for rel, action in plan.steps
         ),
         undo="/restore/undo" if change is not None else "",
         undo_fields=(("id", project), ("rev", str(change.rev)))
@@ -585,9 +585,7 @@ def write_versions(
     ) as recorder:
         for relpath, (expected, _) in sorted(wanted.items()):
             if _current_bytes(memory_dir, relpath) != expected:
-                raise ConflictError(
-                    f"{relpath} changed since; nothing was written"
-                )
+                raise ConflictError(f"{relpath} changed since; nothing was written")
         os.makedirs(memory_dir, mode=0o700, exist_ok=True)
         root = open_dir(memory_dir, follow=True)
         try:
@@ -726,7 +724,9 @@ def restore_loss(source: Source, project: str, rev: int) -> Outcome:
     page = loss_page(source, project, rev)
     wanted = {f.relpath: (f.now, f.data) for f in page.to_restore}
     if not wanted:
-        raise ConflictError("nothing to bring back: every file is back or changed since")
+        raise ConflictError(
+            "nothing to bring back: every file is back or changed since"
+        )
     changed = write_versions(
         source, page.memory_dir, wanted, note=f"what the loss at revision {rev} took"
     )
@@ -786,11 +786,7 @@ def compact_page(source: Source, project: str) -> CompactPage:
         PlannedEdit(
             relpath=edit.relpath,
             reason=views.mask_secrets(edit.reason),
-            what="removed"
-            if edit.is_removal
-            else "created"
-            if edit.old is None
-            else "changed",
+            what=_what(edit),
             diff=views.diff(
                 edit.old, None if edit.is_removal else edit.new, name=edit.relpath
             ),
@@ -805,6 +801,12 @@ def compact_page(source: Source, project: str) -> CompactPage:
         digest=_plan_digest(edits),
         summary=_plan_summary(edits),
         can_undo=os.path.isdir(undo_dir(source.config().state_dir, memory_dir)),
+    )
+
+
+def _what(edit: FileEdit) -> str:
+    return (
+        "removed" if edit.is_removal else "created" if edit.old is None else "changed"
     )
 
 
@@ -882,11 +884,7 @@ def apply_compact(source: Source, project: str, digest: str) -> Outcome:
         ok=True,
         message=f"applied memd fix: {_plan_summary(edits)}",
         changed=tuple(
-            (
-                edit.relpath,
-                f"{'removed' if edit.is_removal else 'created' if edit.old is None else 'changed'}"
-                f": {views.mask_secrets(edit.reason)}",
-            )
+            (edit.relpath, f"{_what(edit)}: {views.mask_secrets(edit.reason)}")
             for edit in edits
         ),
         undo="/compact/undo",

@@ -421,7 +421,7 @@ class Diff:
 
     @property
     def counts(self) -> str:
-        """"+3 −1 lines", or the note."""
+        """ "+3 -1 lines" (a minus sign), or the note."""
         if not self.lines:
             return self.note
         return f"+{self.added} \u2212{self.removed} lines"

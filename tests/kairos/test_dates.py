@@ -92,7 +92,9 @@ class TestPlan:
             [_entry("#release the release is tomorrow", "9999-12-31")], {}, None
         )
 
-        text = next(e for e in plan.edits if e.relpath == "project_release.md").new.decode()
+        text = next(
+            e for e in plan.edits if e.relpath == "project_release.md"
+        ).new.decode()
         assert "- the release is tomorrow <!-- memd:fact 9999-12-31" in text
         assert any("tomorrow" in p and "9999-12-31" in p for p in plan.problems)
 

@@ -81,7 +81,9 @@ class TestRunDream:
         index = (setup.memory / "MEMORY.md").read_text()
         assert "(feedback_testing.md)" in index
         assert "(project_thought.md)" in index
-        assert "use a real database" in (setup.memory / "feedback_testing.md").read_text()
+        assert (
+            "use a real database" in (setup.memory / "feedback_testing.md").read_text()
+        )
 
     def test_full_index_is_compacted_not_left_out(self, setup: Setup) -> None:
         """MEMORY.md at 200 lines: the dream compacts it, and its new file loads."""
@@ -148,7 +150,9 @@ class TestRunDream:
         store = SnapshotStore(setup.config.cache_dir)
         found = [store.read(str(setup.memory), m) for m in ("standard", "kairos")]
 
-        assert [True, True] == [f is not None and b"(project_a.md)" in f[1] for f in found]
+        assert [True, True] == [
+            f is not None and b"(project_a.md)" in f[1] for f in found
+        ]
 
     def test_dry_run_writes_nothing(self, setup: Setup) -> None:
         """--dry-run returns the diff and leaves files, lock and state alone."""

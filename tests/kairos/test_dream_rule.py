@@ -162,7 +162,9 @@ class TestNothingLost:
         ]
 
         plan = plan_consolidation(entries, {}, None)
-        text = next(e for e in plan.edits if e.relpath == "project_quality.md").new.decode()
+        text = next(
+            e for e in plan.edits if e.relpath == "project_quality.md"
+        ).new.decode()
 
         assert all(f"- entry p{n} n{n} of the suite" in text for n in range(10))
         assert "previously" not in text
@@ -213,7 +215,9 @@ class TestArchiveOutOfTheWay:
         assert ["project_ops.md"] == manifest
         assert all(
             # once as a fact (the description may name it too)
-            everything.count(f"the service-{night}-{n} logs to the central graylog <!--")
+            everything.count(
+                f"the service-{night}-{n} logs to the central graylog <!--"
+            )
             == 1
             for night in range(3)
             for n in range(60)

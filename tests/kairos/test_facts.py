@@ -198,7 +198,9 @@ class TestRelativeDates:
         ]
 
         plan = plan_consolidation(entries, {}, None)
-        text = next(e for e in plan.edits if e.relpath == "project_release.md").new.decode()
+        text = next(
+            e for e in plan.edits if e.relpath == "project_release.md"
+        ).new.decode()
 
         assert "- the release is 2026-11-04 <!--" in text
         assert "previously: the release is 2026-11-03, until 2026-11-03" in text
@@ -237,7 +239,9 @@ class TestBounds:
         files = _replan({}, _month(20, 120))
         topic = files["project_ops.md"]
         pages = {
-            rel: data for rel, data in files.items() if rel.startswith(".archive/project_ops/")
+            rel: data
+            for rel, data in files.items()
+            if rel.startswith(".archive/project_ops/")
         }
         every = b"".join([topic, *pages.values()]).decode()
 
