@@ -23,7 +23,7 @@ from memd.state import remember_project
 from memd.ui.views import project_id
 from tests.conftest import Home
 from tests.daemon.conftest import backdate, topic, wait_for
-from tests.ui.conftest import screenshot
+from tests.ui.conftest import click, screenshot
 from tests.ui.test_browser import open_viewer, snapshot_files, text_of
 
 pytestmark = [pytest.mark.daemon, pytest.mark.slow]
@@ -74,24 +74,6 @@ def recorded(home: Home, memory: Path, relpath: str, data: bytes) -> bool:
     with History.open(state_dir(home)) as history:
         last = history.last_rev(str(memory))
         return last > 0 and history.file_at(str(memory), relpath, last) == data
-
-
-def click(browser: Any, selector: str) -> None:
-    """Click what leads to another page, and wait until that page is there."""
-    from selenium.common.exceptions import StaleElementReferenceException
-    from selenium.webdriver.common.by import By
-
-    page = browser.find_element(By.TAG_NAME, "html")
-    browser.find_element(By.CSS_SELECTOR, selector).click()
-
-    def gone() -> bool:
-        try:
-            page.is_enabled()
-        except StaleElementReferenceException:
-            return True
-        return False
-
-    wait_for(gone, what=f"the page after clicking {selector}")
 
 
 def result_of(browser: Any) -> str:
@@ -452,14 +434,26 @@ class TestDreams:
         dream_now(viewer.daemon, git_repo)
 
         open_viewer(browser, viewer, "/dreams")
-        newest = browser.find_elements(By.CSS_SELECTOR, "article.generation")[0]
-        facts = {
-            f.get_attribute("data-file"): [
-                li.text for li in f.find_elements(By.CSS_SELECTOR, "li.fact")
-            ]
-            for f in newest.find_elements(By.CSS_SELECTOR, ".dream-file")
-        }
-        heading = newest.find_element(By.TAG_NAME, "h3").text
+
+        def newest_dream() -> tuple[dict[str, list[str]], str] | None:
+            """The newest dream's facts per file and its heading; None while a
+            live update swaps the page."""
+            from selenium.common.exceptions import StaleElementReferenceException
+
+            try:
+                newest = browser.find_elements(By.CSS_SELECTOR, "article.generation")[0]
+                return {
+                    f.get_attribute("data-file"): [
+                        li.text for li in f.find_elements(By.CSS_SELECTOR, "li.fact")
+                    ]
+                    for f in newest.find_elements(By.CSS_SELECTOR, ".dream-file")
+                }, newest.find_element(By.TAG_NAME, "h3").text
+            except (StaleElementReferenceException, IndexError):
+                return None
+
+        found = wait_for(newest_dream, what="the newest dream")
+        assert isinstance(found, tuple)
+        facts, heading = found
         shot(browser, "dreams")
         click(browser, "button.undo")
         message = result_of(browser)

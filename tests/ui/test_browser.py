@@ -14,7 +14,7 @@ from memd.kairos.daily_log import append_entry
 from memd.ui.views import project_id
 from tests.conftest import Home
 from tests.daemon.conftest import backdate, wait_for
-from tests.ui.conftest import dream_now, make_project, screenshot
+from tests.ui.conftest import click, dream_now, make_project, screenshot
 
 pytestmark = [pytest.mark.daemon, pytest.mark.slow]
 
@@ -214,7 +214,7 @@ class TestActions:
 
         open_viewer(browser, viewer, "/dreams")
         screenshot(browser, "dreams")
-        browser.find_element(By.CSS_SELECTOR, "button.undo").click()
+        click(browser, "button.undo")  # the page may be swapped by a live update
         wait_for(lambda: browser.find_elements(By.ID, "result"), what="the result")
         result = browser.find_element(By.ID, "result").text
         screenshot(browser, "undo")
