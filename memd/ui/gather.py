@@ -193,7 +193,7 @@ def loss_alarms(state_dir: str) -> dict[str, tuple[str, int]]:
         with History.open(state_dir) as history:
             since = time.time() - LOSS_ALARM_SECONDS
             for change in history.changes(since=since, losses_only=True):
-                if change.memory_dir in found or _is_restored(history, change):
+                if change.memory_dir in found or _is_settled(history, change):
                     continue
                 found[change.memory_dir] = (
                     views.mask_secrets(
@@ -662,7 +662,7 @@ def loss_page(source: Source, project: str, rev: int) -> LossPage:
         ):
             raise NotFoundError(f"this project has no loss at revision {rev}")
         files = []
-        for relpath, before in _lost(history, change).items():
+        for relpath, before in _taken(history, change).items():
             left = history.file_at(memory_dir, relpath, rev)
             now = _current_bytes(memory_dir, relpath)
             files.append(
@@ -683,6 +683,57 @@ def loss_page(source: Source, project: str, rev: int) -> LossPage:
         at=change.at,
         sentence=views.mask_secrets(change.loss or ""),
         files=tuple(files),
+    )
+
+
+# The boundary to memd.history's loss ledger (issue 41, class 3: what a loss
+# took, and whether it was restored or dismissed). Where the ledger is there
+# (`History.loss`, `memd.history.restore.restore_loss`) the viewer asks it;
+# until then it reads the same from the recorded changes. Three functions:
+# `_taken`, `_is_settled`, `_bring_back`.
+
+
+def _taken(history: History, change: Change) -> dict[str, bytes]:
+    """relpath -> the bytes the loss `change` took, for each file it took."""
+    ledger = getattr(history, "loss", None)
+    record = ledger(change.rev) if callable(ledger) else None
+    if record is None:
+        return _lost(history, change)
+    taken: dict[str, bytes] = {}
+    for relpath, at in getattr(record, "taken", ()):
+        data = history.file_at(change.memory_dir, relpath, at)
+        if data is not None and relpath_refusal(relpath) is None:
+            taken[relpath] = data
+    return dict(sorted(taken.items()))
+
+
+def _is_settled(history: History, change: Change) -> bool:
+    """Whether the loss was restored (or dismissed): no alarm then."""
+    ledger = getattr(history, "loss", None)
+    record = ledger(change.rev) if callable(ledger) else None
+    if record is not None:
+        return getattr(record, "state", "open") != "open"
+    return _is_restored(history, change)
+
+
+def _bring_back(source: Source, page: LossPage) -> tuple[tuple[str, str], ...]:
+    """Write back what the loss took; (relpath, what was done) per file."""
+    from memd.history import restore
+
+    ledger_restore = getattr(restore, "restore_loss", None)
+    if callable(ledger_restore):
+        plan = ledger_restore(source.config().state_dir, page.rev)
+        sizes = {f.relpath: f.size for f in page.files}
+        return tuple(
+            (rel, f"{_done(action)}, {sizes.get(rel, 0):,} bytes")
+            for rel, action in plan.steps
+        )
+    wanted = {f.relpath: (f.now, f.data) for f in page.to_restore}
+    return write_versions(
+        source,
+        page.memory_dir,
+        wanted,
+        note=f"what the loss at revision {page.rev} took",
     )
 
 
@@ -722,14 +773,11 @@ def _is_restored(history: History, change: Change) -> bool:
 def restore_loss(source: Source, project: str, rev: int) -> Outcome:
     """Bring back exactly what the loss `rev` took (the files `loss_page` lists)."""
     page = loss_page(source, project, rev)
-    wanted = {f.relpath: (f.now, f.data) for f in page.to_restore}
-    if not wanted:
+    if not page.to_restore:
         raise ConflictError(
             "nothing to bring back: every file is back or changed since"
         )
-    changed = write_versions(
-        source, page.memory_dir, wanted, note=f"what the loss at revision {rev} took"
-    )
+    changed = _bring_back(source, page)
     undo, fields = _undo_of_last_restore(source, project, page.memory_dir)
     return Outcome(
         ok=True,
