@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime
 import importlib.util
 import os
+import sqlite3
 import time
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
@@ -133,7 +134,7 @@ def overview(source: Source, name_filter: str = "") -> list[views.ProjectRow]:
     rows = []
     for path, reason in sorted(source.memory_dirs().items()):
         team_dir = os.path.join(path, "team")
-        alarm, loss_rev = alarms.get(path, ("", None))
+        loss = alarms.get(path, LossLine())
         rows.append(
             views.project_row(
                 path,
@@ -144,8 +145,9 @@ def overview(source: Source, name_filter: str = "") -> list[views.ProjectRow]:
                 ),
                 team=views.sync_line(teams.get(team_dir)),
                 personal=personal,
-                alarm=alarm,
-                loss_rev=loss_rev,
+                alarm=loss.alarm,
+                loss_rev=loss.rev,
+                settled=loss.settled,
                 name=names.get(path, ""),
                 max_lines=profile.entrypoint_max_lines,
                 max_units=profile.entrypoint_max_units,
@@ -179,31 +181,65 @@ def project_names(source: Source) -> dict[str, str]:
     }
 
 
-def loss_alarms(state_dir: str) -> dict[str, tuple[str, int]]:
-    """Memory dir -> (a line about its latest open loss in the past week, its rev).
+@dataclass(frozen=True, slots=True)
+class LossLine:
+    """A project's loss on the overview: an open one's alarm, or the last settled."""
 
-    A loss whose files are all back as they were (restored) raises no alarm.
+    alarm: str = ""  # an open loss: what it took ("" none open)
+    rev: int | None = None  # the open loss, for "Restore what was lost"
+    settled: str = ""  # else the newest loss restored or dismissed, said so
+
+
+def loss_alarms(state_dir: str) -> dict[str, LossLine]:
+    """Memory dir -> its newest loss of the past week: open, or restored/dismissed.
+
+    memd.history's loss report where it is there (the loss ledger); until
+    then from the recorded changes, a loss whose files are all back as they
+    were counting as restored.
     """
     if not history_available():
         return {}
+    from memd.history import report
+
+    ledger_report = getattr(report, "loss_report", None)
+    try:
+        if callable(ledger_report):
+            entries = ledger_report(state_dir, days=LOSS_ALARM_SECONDS / 86400)
+        else:
+            entries = _recorded_losses(state_dir)
+    except (OSError, ValueError, RuntimeError, MemdError, sqlite3.Error):
+        return {}
+    found: dict[str, LossLine] = {}
+    for entry in entries:  # newest first; an open loss outranks a settled one
+        path, line = str(entry["memory_dir"]), views.mask_secrets(str(entry["message"]))
+        rev = entry.get("rev")
+        if entry.get("state") == "open" and isinstance(rev, int):
+            if not found.get(path, LossLine()).alarm:
+                found[path] = LossLine(alarm=line, rev=rev)
+        elif path not in found:
+            found[path] = LossLine(settled=line)
+    return found
+
+
+def _recorded_losses(state_dir: str) -> list[dict[str, object]]:
+    """The past week's losses from the recorded changes, as the ledger reports them."""
     from memd.history.store import History
 
-    found: dict[str, tuple[str, int]] = {}
-    try:
-        with History.open(state_dir) as history:
-            since = time.time() - LOSS_ALARM_SECONDS
-            for change in history.changes(since=since, losses_only=True):
-                if change.memory_dir in found or _is_settled(history, change):
-                    continue
-                found[change.memory_dir] = (
-                    views.mask_secrets(
-                        f"{views.clock(change.at)} UTC: "
-                        f"{change.loss or f'{change.bytes_removed} bytes removed'}"
-                    ),
-                    change.rev,
-                )
-    except (OSError, ValueError, RuntimeError, MemdError):
-        return {}
+    found: list[dict[str, object]] = []
+    with History.open(state_dir) as history:
+        since = time.time() - LOSS_ALARM_SECONDS
+        for change in history.changes(since=since, losses_only=True):
+            restored = _is_settled(history, change)
+            found.append(
+                {
+                    "memory_dir": change.memory_dir,
+                    "rev": change.rev,
+                    "state": "restored" if restored else "open",
+                    "message": f"{views.clock(change.at)} UTC: "
+                    f"{change.loss or f'{change.bytes_removed} bytes removed'}"
+                    + (": restored" if restored else ""),
+                }
+            )
     return found
 
 

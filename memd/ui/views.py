@@ -213,8 +213,9 @@ class ProjectRow:
     last_dream: str  # one line; "" when none
     team: str  # one line; "" without team memory
     personal: str  # one line; "" without personal sync
-    alarm: str  # a loss alarm; "" when none
+    alarm: str  # an open loss's alarm; "" when none
     built: bool  # a snapshot exists
+    settled: str = ""  # the latest loss restored or dismissed, when none is open
     name: str = ""  # the project's folder (`~/code/webshop`); "" when unknown
     loss_rev: int | None = None  # the open loss, for "Restore what was lost"
 
@@ -285,6 +286,7 @@ def project_row(
     personal: str = "",
     alarm: str = "",
     loss_rev: int | None = None,
+    settled: str = "",
     name: str = "",
     max_lines: int,
     max_units: int,
@@ -326,6 +328,7 @@ def project_row(
         built=meta is not None,
         name=name,
         loss_rev=loss_rev,
+        settled=settled,
     )
 
 

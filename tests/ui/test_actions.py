@@ -369,6 +369,8 @@ class TestLoss:
         assert "brought back what was lost: 4 file(s)" in message
         assert {**original, "fresh.md": fresh} == restored
         assert [] == lossy_rows  # marked restored: no alarm
+        settled = overview.decode().split('class="muted small settled">', 1)[1]
+        assert "restored" in settled.split("</div>", 1)[0]
         assert {"MEMORY.md", "note_0.md", "fresh.md"} == set(snapshot_files(memory))
 
 
