@@ -199,12 +199,13 @@ def loss_alarms(state_dir: str) -> dict[str, LossLine]:
     """
     if not history_available():
         return {}
-    from memd.history import report
+    from memd.history.report import loss_report
+    from memd.history.store import History
 
-    ledger_report = getattr(report, "loss_report", None)
+    has_ledger = callable(getattr(History, "loss", None))  # losses kept with a state
     try:
-        if callable(ledger_report):
-            entries = ledger_report(state_dir, days=LOSS_ALARM_SECONDS / 86400)
+        if has_ledger:
+            entries = loss_report(state_dir, days=LOSS_ALARM_SECONDS / 86400)
         else:
             entries = _recorded_losses(state_dir)
     except (OSError, ValueError, RuntimeError, MemdError, sqlite3.Error):

@@ -236,13 +236,34 @@ class TestOverview:
 
         shown = wait_for(lambda: (found := names()) == expected and found)
         shot(browser, "overview")
-        box = browser.find_element(By.NAME, "q")
-        box.send_keys("CUT")
-        box.submit()
-        wait_for(lambda: "matching" in text_of(browser), what="the filtered page")
-        filtered = [
-            e.text for e in browser.find_elements(By.CSS_SELECTOR, "tr.project a.name")
-        ]
+
+        def type_filter() -> bool:
+            from selenium.common.exceptions import (
+                NoSuchElementException,
+                StaleElementReferenceException,
+            )
+
+            try:  # a live update may swap the page under the box
+                box = browser.find_element(By.NAME, "q")
+                box.clear()
+                box.send_keys("CUT")
+                box.submit()
+            except (NoSuchElementException, StaleElementReferenceException):
+                return False
+            return True
+
+        wait_for(type_filter, what="the filter typed")
+        wait_for(lambda: "q=CUT" in browser.current_url, what="the filtered page")
+        filtered = wait_for(
+            lambda: (
+                "matching" in text_of(browser)
+                and [
+                    e.text
+                    for e in browser.find_elements(By.CSS_SELECTOR, "tr.project a.name")
+                ]
+            ),
+            what="the filtered rows",
+        )
 
         assert expected == shown
         assert ["~/code/dcut"] == filtered
