@@ -236,7 +236,7 @@ def _recorded_losses(state_dir: str) -> list[dict[str, object]]:
                     "memory_dir": change.memory_dir,
                     "rev": change.rev,
                     "state": "restored" if restored else "open",
-                    "message": f"{views.clock(change.at)} UTC: "
+                    "message": f"{views.clock(change.at)}: "
                     f"{change.loss or f'{change.bytes_removed} bytes removed'}"
                     + (": restored" if restored else ""),
                 }
@@ -535,7 +535,7 @@ def restore_file(source: Source, project: str, relpath: str, rev: int) -> Outcom
 
     preview = restore_preview(source, project, relpath, rev)
     back = "/file?" + urlencode({"id": project, "file": relpath})
-    when = views.clock(preview.at) + " UTC"
+    when = views.clock(preview.at)
     if not preview.action:
         return Outcome(
             ok=True, message=f"{relpath} already holds its version of {when}", back=back

@@ -342,16 +342,11 @@ def dream_line(record: object) -> str:
         return ""
     result = record.get("last_result")
     result = result if isinstance(result, dict) else {}
-    stamp = (
-        result.get("undone_at")  # an undo: when it was undone, not the dream's time
-        or record.get("last_run")
-        or result.get("finished")
-        or result.get("time")
-    )
+    when = record.get("last_run") or result.get("finished") or result.get("time")
     status = result.get("status")
-    if not stamp and not status:
+    if not when and not status:
         return ""
-    parts = [str(part) for part in (stamp and when(stamp), status) if part]
+    parts = [str(part) for part in (when, status) if part]
     entries = result.get("entries")
     if isinstance(entries, int):
         parts.append(f"{entries} entries")
@@ -386,17 +381,6 @@ def ago(epoch: float | None, *, now: float | None = None) -> str:
         if seconds >= size:
             return f"{int(seconds // size)} {unit} ago"
     return f"{int(seconds)} s ago"
-
-
-def when(stamp: object) -> str:
-    """An ISO 8601 stamp as local time to the second (`2026-12-06 23:03:51`)."""
-    import datetime
-
-    try:
-        moment = datetime.datetime.fromisoformat(str(stamp))
-    except ValueError:
-        return str(stamp)
-    return moment.astimezone().strftime("%Y-%m-%d %H:%M:%S")
 
 
 def clock(epoch: float | None) -> str:
@@ -561,3 +545,14 @@ def fact_changes(
         seen_again=seen_again,
         is_archive_page=relpath.startswith(".archive/"),
     )
+
+
+def when(stamp: object) -> str:
+    """An ISO 8601 stamp as local time to the second (`2026-12-06 23:03:51`)."""
+    import datetime
+
+    try:
+        moment = datetime.datetime.fromisoformat(str(stamp))
+    except ValueError:
+        return str(stamp)
+    return moment.astimezone().strftime("%Y-%m-%d %H:%M:%S")
