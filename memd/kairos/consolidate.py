@@ -227,8 +227,7 @@ def route(entry: LogEntry, router: Router | None = None) -> Route:
     cleaned = _strip_edge_tags(first)
     text = cleaned + ("\n" + rest if rest else "")
     if topic_match:
-        tag = topic_match.group(1)
-        topic = router.existing_or(_slug(tag), topic_stem(kind or "project", tag))
+        topic = router.tag_topic(kind, topic_match.group(1))
     elif kind:
         topic = router.existing_or(f"{kind}-notes", topic_stem(kind, "notes"))
     else:
@@ -271,6 +270,12 @@ class Router:
 
     def __init__(self, existing: Iterable[str] = ()) -> None:
         self._names = {rel[:-3] for rel in existing if rel.endswith(".md")}
+        # a tag's subject -> its file, `<type>_<subject>` of any type
+        self._tags: dict[str, str] = {}
+        for stem in sorted(self._names):
+            kind, _, subject = stem.partition("_")
+            if kind in MEMORY_TYPES and subject and "/" not in stem:
+                self._tags.setdefault(subject, stem)
         legacy = {
             stem
             for stem in self._names
@@ -285,6 +290,22 @@ class Router:
             and _SUBJECT_FILE.fullmatch(stem)
             and not is_journal(stem)
         }
+
+    def tag_topic(self, kind: str | None, tag: str) -> str:
+        """The file of a `#tag`: `<kind>_<tag>`; with no type tag, the file of
+        that tag already there or chosen tonight, whatever its type (so
+        `[feedback] #testing` and `#testing` land in one file), else
+        `project_<tag>`. A file of the older naming (`tag.md`) keeps it all."""
+        legacy = _slug(tag)
+        if legacy in self._names:
+            return legacy
+        subject = topic_stem("project", tag).removeprefix("project_")
+        if kind is None:
+            stem = self._tags.get(subject) or topic_stem("project", tag)
+        else:
+            stem = topic_stem(kind, tag)
+        self._tags.setdefault(subject, stem)
+        return stem
 
     def existing_or(self, legacy: str, new: str) -> str:
         """`legacy` when a file of that (older) name is there, else `new`."""

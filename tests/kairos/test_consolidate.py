@@ -339,3 +339,17 @@ class TestDescriptions:
         assert "alpha beta gamma" == cut_at_word("alpha beta gamma", 16)
         assert "abcd…" == cut_at_word("abcdefghij", 5)
         assert "漢字…" == cut_at_word("漢字 漢字漢字", 6)  # wide: two columns each
+
+
+def test_a_tag_with_and_without_its_type_lands_in_one_file() -> None:
+    """`[feedback] #testing` then `#testing`: one file, feedback_testing.md."""
+    router = Router()
+    typed = route(_entry("[feedback] #testing use a real database"), router)
+    plain = route(_entry("#testing second rule"), router)
+    later = route(_entry("#testing third rule"), Router(["feedback_testing.md"]))
+
+    assert ["feedback_testing.md"] * 3 == [
+        typed.relpath,
+        plain.relpath,
+        later.relpath,
+    ]
