@@ -469,6 +469,8 @@ def restore_preview(
     memory_dir = memory_dir_of(source, project)
     target, at = _version_at(source, memory_dir, relpath, rev)
     now = _current_bytes(memory_dir, relpath)
+    if now is None and os.path.lexists(os.path.join(memory_dir, relpath)):
+        raise ConflictError(_NOT_REGULAR.format(relpath=relpath))
     action = "" if now == target else "create" if now is None else "modify"
     return RestorePreview(
         id=project,
@@ -508,6 +510,12 @@ def _version_at(
     return data, change.at
 
 
+_NOT_REGULAR = (
+    "{relpath} is not a regular file here (a link, or a folder): memd never "
+    "writes through it; move it away first"
+)
+
+
 def _current_bytes(memory_dir: str, relpath: str) -> bytes | None:
     """The file's bytes now, None when it is not there (or cannot be read safely)."""
     try:
@@ -542,6 +550,14 @@ def restore_file(source: Source, project: str, relpath: str, rev: int) -> Outcom
         )
     plan = restore(source.config().state_dir, preview.memory_dir, relpath, rev=rev)
     change = plan.change
+    target, _ = _version_at(source, preview.memory_dir, relpath, rev)
+    if _current_bytes(preview.memory_dir, relpath) != target:  # say what happened
+        return Outcome(
+            ok=False,
+            message=f"{relpath} was not restored: it changed meanwhile or is not "
+            "a regular file now; look at it and try again",
+            back=back,
+        )
     return Outcome(
         ok=True,
         message=f"restored {relpath} to its version of {when}",

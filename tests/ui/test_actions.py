@@ -493,3 +493,43 @@ class TestDreams:
         assert "undid dream" in message
         assert first == snapshot_files(memory)
         assert "undone, 2 entries" in last
+
+
+def test_restore_never_writes_through_a_link_and_says_so(
+    isolated_home: Home, start_viewer: Any
+) -> None:
+    """A memory file swapped for a link to outside: 409 at the confirm and the
+    POST, the link and its target as they were."""
+    memory = rooted_project(isolated_home, "linked")
+    backdate(memory)
+    viewer = start_viewer()
+    first = wait_for(lambda: revisions(isolated_home, memory, "note_0.md"))
+    assert isinstance(first, list)
+    outside = isolated_home.root / "outside.md"
+    outside.write_bytes(b"not memd's\n")
+    (memory / "note_0.md").unlink()
+    (memory / "note_0.md").symlink_to(outside)
+    cookie = viewer.cookie()
+    ident = project_id(str(memory))
+    from memd.ui.security import csrf_value
+
+    got, _, body = viewer.request(
+        "GET",
+        f"/restore?id={ident}&file=note_0.md&rev={first[-1].rev}",
+        headers={"Cookie": cookie},
+    )
+    posted, _, answer = viewer.request(
+        "POST",
+        "/restore",
+        headers={"Cookie": cookie, "Origin": f"http://{viewer.host}"},
+        body=(
+            f"csrf={csrf_value(viewer.token)}&id={ident}&file=note_0.md"
+            f"&rev={first[-1].rev}"
+        ).encode(),
+    )
+
+    assert (409, 409) == (got, posted)
+    assert "note_0.md is not a regular file here" in body.decode()
+    assert "note_0.md is not a regular file here" in answer.decode()
+    assert (memory / "note_0.md").is_symlink()
+    assert b"not memd's\n" == outside.read_bytes()
