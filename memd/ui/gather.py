@@ -875,6 +875,7 @@ class CompactPage:
     digest: str  # of the plan: what Apply applies is what was shown
     summary: str
     can_undo: bool  # a memd fix of this directory can be taken back
+    notes: tuple[str, ...] = ()  # what fix leaves alone, and why (its warnings)
 
 
 def compact_page(source: Source, project: str) -> CompactPage:
@@ -882,7 +883,8 @@ def compact_page(source: Source, project: str) -> CompactPage:
     from memd.lint.fix_files import undo_dir
 
     memory_dir = memory_dir_of(source, project)
-    edits = _fix_plan(source, memory_dir)
+    notes: list[str] = []
+    edits = _fix_plan(source, memory_dir, notes.append)
     planned = tuple(
         PlannedEdit(
             relpath=edit.relpath,
@@ -901,6 +903,7 @@ def compact_page(source: Source, project: str) -> CompactPage:
         edits=planned,
         digest=_plan_digest(edits),
         summary=_plan_summary(edits),
+        notes=tuple(views.mask_secrets(note) for note in notes),
         can_undo=os.path.isdir(undo_dir(source.config().state_dir, memory_dir)),
     )
 
@@ -911,11 +914,13 @@ def _what(edit: FileEdit) -> str:
     )
 
 
-def _fix_plan(source: Source, memory_dir: str) -> tuple[FileEdit, ...]:
+def _fix_plan(
+    source: Source, memory_dir: str, warn: Callable[[str], None] | None = None
+) -> tuple[FileEdit, ...]:
     from memd.lint.fix_files import plan_directory
 
     return plan_directory(
-        memory_dir, max_file_bytes=source.config().max_topic_file_bytes
+        memory_dir, max_file_bytes=source.config().max_topic_file_bytes, warn=warn
     )
 
 

@@ -414,6 +414,11 @@ def test_hostile_paths_never_reach_the_new_pages(
     ):
         status, _, _ = viewer.request("GET", path, headers={"Cookie": cookie})
         assert 400 == status, path
+    for path in ("/restore/undo", "/compact/undo"):  # a GET never acts
+        status, _, _ = viewer.request(
+            "GET", f"{path}?id={ident}", headers={"Cookie": cookie}
+        )
+        assert 405 == status, path
     for path in ("/restore/undo", "/loss", "/compact", "/compact/undo"):
         status, _, _ = viewer.request(
             "POST",
