@@ -556,6 +556,8 @@ def undo_dream(
     def rewind(record: dict[str, object]) -> None:
         # What the undone dream did, counted: its entries go back to the logs.
         entries = _entries_of(record, target.number)
+        if entries is None:
+            entries = _entries_between(directory, target.watermark, target.marks)
         record["last_result"] = {
             "status": "undone",
             **({"entries": entries} if entries is not None else {}),
@@ -577,6 +579,19 @@ def undo_dream(
     roll_back_lock(lock)
     _lint_and_render(directory, config, log)
     return True, f"undid dream {target.number} of {target.created} ({files} file(s))"
+
+
+def _entries_between(
+    directory: str, before: dict[str, int] | None, after: dict[str, int] | None
+) -> int | None:
+    """The log entries between two watermarks: what a dream filed (None: unknown)."""
+    if before is None or after is None:
+        return None
+    try:
+        entries, _ = collect_entries(directory, before)
+    except OSError:
+        return None
+    return sum(entry.offset < after.get(entry.log, -1) for entry in entries)
 
 
 def _entries_of(record: dict[str, object], generation: int) -> int | None:

@@ -395,3 +395,21 @@ class TestUndoStatus:
         assert ("undone", 3) == (result["status"], result["entries"])
         assert "its 3 entries wait for the next dream" in str(result["message"])
         assert result["files"] == 3  # two topic files and the index
+
+    def test_a_quiet_night_after_it_does_not_hide_the_count(self, setup: Setup) -> None:
+        """A dream of 2 entries, a night with nothing to do, then undo: 2 entries."""
+        from memd.kairos.dream import undo_dream
+
+        (setup.memory / "MEMORY.md").write_text("# Index\n")
+        setup.log("#deploy blue green")
+        setup.log("#deploy on Fridays")
+        assert 2 == setup.dream().entries
+        assert "nothing" == setup.dream().status
+
+        ok, _ = undo_dream(str(setup.memory), setup.config, now=NOW, log=LOG)
+        [record] = dream_status(setup.config.state_dir).values()
+        result = record["last_result"]
+
+        assert ok
+        assert isinstance(result, dict)
+        assert ("undone", 2) == (result["status"], result["entries"])
