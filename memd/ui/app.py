@@ -14,6 +14,7 @@ thread, so the event loop keeps serving the live updates.
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import threading
 from http.cookies import SimpleCookie
 from urllib.parse import parse_qsl, urlencode
@@ -230,9 +231,8 @@ def build_app(
             return result(await run_in_threadpool(action, source, *args))
         except gather.NotFoundError as error:
             return refused(404, str(error))
-        except (MemdError, OSError) as error:
-            why = getattr(error, "strerror", None) or str(error)
-            return refused(409, views.mask_secrets(why))
+        except (MemdError, OSError, sqlite3.Error) as error:
+            return refused(409, _why(error))
 
     async def undo(request: Request) -> Response:
         form = await _checked_form(request, hosts, csrf, ("id",))
@@ -242,12 +242,9 @@ def build_app(
     async def restore_confirm(request: Request) -> Response:
         chosen, relpath = param(request, "id"), param(request, "file")
         rev = int(param(request, "rev"))
-        try:
-            preview = await run_in_threadpool(
-                gather.restore_preview, source, chosen, relpath, rev
-            )
-        except gather.ConflictError as error:
-            return refused(409, str(error))
+        preview = await run_in_threadpool(
+            gather.restore_preview, source, chosen, relpath, rev
+        )
         return page("restore.html", v=preview, live="")
 
     async def restore(request: Request) -> Response:
@@ -317,10 +314,23 @@ def build_app(
             return refused(exc.status, exc.reason)
         return refused(400, "refused")
 
+    async def cannot(request: Request, exc: Exception) -> Response:
+        return refused(409, _why(exc))
+
     app.add_exception_handler(gather.NotFoundError, not_found)
+    app.add_exception_handler(gather.ConflictError, cannot)
+    app.add_exception_handler(sqlite3.Error, cannot)
     app.add_exception_handler(Refused, turned_away)
     app.add_exception_handler(404, not_found)
     return Gate(app, token=token, hosts=hosts, cookie=f"{security.COOKIE_NAME}_{port}")
+
+
+def _why(error: BaseException) -> str:
+    """One line for a page: what could not be done (a damaged history says so)."""
+    if isinstance(error, sqlite3.Error):
+        return f"the file history cannot be read: {error}"
+    why = getattr(error, "strerror", None) or str(error)
+    return views.mask_secrets(str(why))
 
 
 def _urlencode(value: object) -> str:
