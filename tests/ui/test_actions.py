@@ -538,3 +538,24 @@ def test_restore_never_writes_through_a_link_and_says_so(
     assert "note_0.md is not a regular file here" in answer.decode()
     assert (memory / "note_0.md").is_symlink()
     assert b"not memd's\n" == outside.read_bytes()
+
+
+def test_a_history_that_cannot_be_read_is_a_clear_page(
+    isolated_home: Home, start_viewer: Any
+) -> None:
+    """history.sqlite3 damaged: Restore's page says so (409), never a bare 500."""
+    memory = rooted_project(isolated_home, "damaged")
+    backdate(memory)
+    store = isolated_home.state / "memd" / "history"
+    store.mkdir(parents=True)
+    (store / "history.sqlite3").write_bytes(b"not a database" * 512)
+    viewer = start_viewer()
+    cookie = viewer.cookie()
+    ident = project_id(str(memory))
+
+    status, _, body = viewer.request(
+        "GET", f"/restore?id={ident}&file=note_0.md&rev=1", headers={"Cookie": cookie}
+    )
+
+    assert 409 == status
+    assert "the file history cannot be read" in body.decode()
