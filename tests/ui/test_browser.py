@@ -49,13 +49,25 @@ class TestPages:
         viewer = start_viewer()
 
         open_viewer(browser, viewer)
-        rows = browser.find_elements(By.CSS_SELECTOR, "tr.project")
-        shown = {row.get_attribute("data-id") for row in rows}
-        cut = {
-            row.get_attribute("data-id")
-            for row in rows
-            if "cut" in (row.get_attribute("class") or "").split()
-        }
+
+        def rows() -> tuple[set[str], set[str]] | None:
+            """(every row's id, the cut rows' ids); None while a live update
+            swaps the table."""
+            from selenium.common.exceptions import StaleElementReferenceException
+
+            try:
+                found = browser.find_elements(By.CSS_SELECTOR, "tr.project")
+                return {str(row.get_attribute("data-id")) for row in found}, {
+                    str(row.get_attribute("data-id"))
+                    for row in found
+                    if "cut" in (row.get_attribute("class") or "").split()
+                }
+            except StaleElementReferenceException:
+                return None
+
+        read = wait_for(rows, what="the overview's rows")
+        assert isinstance(read, tuple)
+        shown, cut = read
         screenshot(browser, "overview")
 
         assert {project_id(str(m)) for m in [*memories, long_one]} == shown
