@@ -1,10 +1,12 @@
 """The built-in consolidator: daily-log entries -> planned topic-file edits (pure).
 
 Routing: a `[user]`, `[feedback]`, `[project]` or `[reference]` tag chooses
-the memory type of a new topic file; a `#topic` tag chooses the file
-(`topic.md`); an entry with only a type goes to `<type>-notes.md`, and an
-untagged one to the file of its subject (`Router`: `<word>-notes.md`, a few
-at most, then `journal.md`).
+the memory type of a new topic file; a `#topic` tag chooses the file, named
+as the agent names its own (`<type>_<topic>.md`: `feedback_testing.md`,
+`project_orders.md`); an entry with only a type goes to `<type>_notes.md`,
+and an untagged one to the file of its subject (`Router`:
+`project_<word>.md`, a few at most, then `project_journal.md`). A file of
+the older naming that is already there keeps its topic.
 
 Consolidation: each topic file keeps one fact block (memd.kairos.factfile)
 holding every distinct fact once, with when it was first and last seen and
@@ -210,46 +212,107 @@ def _make_entry(
 
 
 def route(entry: LogEntry, router: Router | None = None) -> Route:
-    """Return the topic file an entry belongs to, by its tags or its subject."""
+    """Return the topic file an entry belongs to, by its tags or its subject.
+
+    New files follow the agent's naming, `<type>_<subject>.md`
+    (`feedback_testing.md`, `project_orders.md`, `user_notes.md`); a file of
+    memd's older naming that is already there (`orders.md`, `user-notes.md`,
+    `build-notes.md`, `journal.md`) keeps its facts coming.
+    """
+    router = router or Router()
     first, _, rest = entry.text.partition("\n")
     type_match = _TYPE_TAG.search(first)
     topic_match = _TOPIC_TAG.search(first)
     kind = type_match.group(1).lower() if type_match else None
-    topic = _slug(topic_match.group(1)) if topic_match else ""
     cleaned = _strip_edge_tags(first)
     text = cleaned + ("\n" + rest if rest else "")
-    if topic:
-        relpath = f"{topic}.md"
+    if topic_match:
+        topic = router.tag_topic(kind, topic_match.group(1))
     elif kind:
-        topic, relpath = f"{kind}-notes", f"{kind}-notes.md"
+        topic = router.existing_or(f"{kind}-notes", topic_stem(kind, "notes"))
     else:
-        topic = (router or Router()).subject_topic(text or entry.text)
-        relpath = f"{topic}.md"
-    return Route(relpath, kind or "project", topic, text or entry.text)
+        topic = router.subject_topic(text or entry.text)
+    return Route(f"{topic}.md", kind or "project", topic, text or entry.text)
 
 
+def topic_stem(kind: str, subject: str) -> str:
+    """A new topic file's name without `.md`, as the agent names them:
+    `<type>_<subject>`, the subject in lower case with `_` between words
+    (`feedback_testing`, `project_build_cache`). A subject that already
+    starts with a type (`#feedback_testing`) is taken as it is."""
+    words = re.sub(r"[^a-z0-9]+", "_", subject.lower()).strip("_")[:64] or "notes"
+    if any(words.startswith(f"{known}_") for known in MEMORY_TYPES):
+        return words
+    return f"{kind}_{words}"
+
+
+JOURNAL = "project_journal"  # untagged facts with no subject, past the subject files
+_LEGACY_JOURNAL = "journal"
 _PRONOUN_WORDS = "i we you they he she it our my your their there here"
 _PRONOUNS = frozenset(_PRONOUN_WORDS.split())
 MAX_SUBJECT_FILES = 12  # untagged facts: at most this many subject files
 
 
+def is_journal(topic: str) -> bool:
+    return topic in (JOURNAL, _LEGACY_JOURNAL)
+
+
 class Router:
-    """Files untagged entries by subject: `<word>-notes.md`, a few files at most.
+    """Files untagged entries by subject: `project_<word>.md`, a few files at most.
 
     The word is the first word of the fact's subject (memd.kairos.facts), so
     every restatement of a fact lands where the fact is. Past
-    `MAX_SUBJECT_FILES` subject files, new subjects go to `journal.md`; the
-    count only grows, so a subject's file never changes.
+    `MAX_SUBJECT_FILES` subject files, new subjects go to the journal; the
+    count only grows, so a subject's file never changes. A file of the older
+    naming (`<word>-notes.md`, `journal.md`, a tag's bare `<tag>.md`) that is
+    there already keeps its subject.
     """
 
     def __init__(self, existing: Iterable[str] = ()) -> None:
-        self._files = {
-            rel[:-3]
-            for rel in existing
-            if rel.endswith("-notes.md")
-            and "/" not in rel
-            and rel[: -len("-notes.md")] not in MEMORY_TYPES
+        self._names = {rel[:-3] for rel in existing if rel.endswith(".md")}
+        # a tag's subject -> its file, `<type>_<subject>` of any type
+        self._tags: dict[str, str] = {}
+        for stem in sorted(self._names):
+            kind, _, subject = stem.partition("_")
+            if kind in MEMORY_TYPES and subject and "/" not in stem:
+                self._tags.setdefault(subject, stem)
+        legacy = {
+            stem
+            for stem in self._names
+            if stem.endswith("-notes")
+            and "/" not in stem
+            and stem[: -len("-notes")] not in MEMORY_TYPES
         }
+        self._files = legacy | {
+            stem
+            for stem in self._names
+            if "/" not in stem
+            and _SUBJECT_FILE.fullmatch(stem)
+            and not is_journal(stem)
+        }
+
+    def tag_topic(self, kind: str | None, tag: str) -> str:
+        """The file of a `#tag`: `<kind>_<tag>`; with no type tag, the file of
+        that tag already there or chosen tonight, whatever its type (so
+        `[feedback] #testing` and `#testing` land in one file), else
+        `project_<tag>`. A file of the older naming (`tag.md`) keeps it all."""
+        legacy = _slug(tag)
+        if legacy in self._names:
+            return legacy
+        subject = topic_stem("project", tag).removeprefix("project_")
+        if kind is None:
+            stem = self._tags.get(subject) or topic_stem("project", tag)
+        else:
+            stem = topic_stem(kind, tag)
+        self._tags.setdefault(subject, stem)
+        return stem
+
+    def existing_or(self, legacy: str, new: str) -> str:
+        """`legacy` when a file of that (older) name is there, else `new`."""
+        return legacy if legacy in self._names and legacy != new else new
+
+    def _subject_file(self, word: str) -> str:
+        return self.existing_or(_slug(f"{word}-notes"), topic_stem("project", word))
 
     def known_topic(self, text: str) -> str | None:
         """Return the subject file `text` would go to if it exists already, or None.
@@ -257,18 +320,21 @@ class Router:
         Unlike `subject_topic`, this never starts a new file.
         """
         word = _subject_word(text)
-        topic = _slug(f"{word}-notes") if word else None
+        topic = self._subject_file(word) if word else None
         return topic if topic in self._files else None
 
     def subject_topic(self, text: str) -> str:
         word = _subject_word(text)
         if word is None:
-            return "journal"
-        topic = _slug(f"{word}-notes")
+            return self.existing_or(_LEGACY_JOURNAL, JOURNAL)
+        topic = self._subject_file(word)
         if topic in self._files or len(self._files) < MAX_SUBJECT_FILES:
             self._files.add(topic)
             return topic
-        return "journal"
+        return self.existing_or(_LEGACY_JOURNAL, JOURNAL)
+
+
+_SUBJECT_FILE = re.compile(r"project_[a-z0-9]+")
 
 
 def _subject_word(text: str) -> str | None:
@@ -278,6 +344,7 @@ def _subject_word(text: str) -> str | None:
 
 
 def _slug(tag: str) -> str:
+    """The older naming of a tag's file (`build-cache`), to find one that is there."""
     slug = re.sub(r"[^a-z0-9_-]+", "-", tag.lower()).strip("-_")[:64]
     return f"{slug}-notes" if slug in _RESERVED else slug
 
@@ -297,6 +364,10 @@ def _strip_edge_tags(line: str) -> str:
 
 
 def _title(topic: str) -> str:
+    """A file's name for people: `project_build_cache` -> "Build cache"."""
+    kind, _, subject = topic.partition("_")
+    if kind in MEMORY_TYPES and subject and subject != "notes":
+        topic = subject
     words = re.sub(r"[-_]+", " ", topic).strip()
     return words[:1].upper() + words[1:] if words else "Notes"
 
@@ -307,38 +378,62 @@ MAX_INDEX_LINE = 150  # the reference's prompt asks for index lines under ~150
 
 
 def _fallback_description(route_: Route) -> str:
-    if route_.topic == "journal":
+    if is_journal(route_.topic):
         return f"{DESCRIPTION_LEAD}: untagged notes, filed nightly by memd"
-    if route_.topic.endswith("-notes") and route_.topic[:-6] in MEMORY_TYPES:
-        return f"{DESCRIPTION_LEAD} tagged [{route_.topic[:-6]}], filed by memd"
+    kind = route_.topic[:-6]
+    if route_.topic[-6:] in ("-notes", "_notes") and kind in MEMORY_TYPES:
+        return f"{DESCRIPTION_LEAD} tagged [{kind}], filed by memd"
     return f"{DESCRIPTION_LEAD} on {_title(route_.topic).lower()}, filed by memd"
 
 
 def describe(route_: Route, facts: Iterable[Fact]) -> str:
-    """Return a description naming the file's main subjects, longest known first.
+    """Return a description naming the file's facts, oldest first, as written.
 
-    "Daily-log facts: gateway timeout, staging, helm chart version", cut at
-    a subject's end to stay within `MAX_DESCRIPTION` columns.
+    "Daily-log facts: the gateway timeout is 60 s; staging runs on k3s; …":
+    each fact's first line, joined by "; ", cut at a word boundary with "…"
+    to stay within `MAX_DESCRIPTION` columns (well inside lint's limit).
     """
     ranked = sorted(facts, key=lambda f: (f.first, f.text))  # stable night to night
     entry = f"- [{_title(route_.topic)}]({route_.relpath}) — "
     room = min(MAX_DESCRIPTION, max(40, MAX_INDEX_LINE - len(entry)))
-    labels: list[str] = []
+    said: list[str] = []
     seen: set[str] = set()
     for fact in ranked:
-        label = " ".join(shape(fact.text).label.split())
-        if label and label.casefold() not in seen:
-            seen.add(label.casefold())
-            labels.append(label)
-    text = f"{DESCRIPTION_LEAD}: "
-    used = 0
-    for label in labels:
-        piece = label if not used else ", " + label
-        if len(text) + len(piece) > room:
+        text = " ".join(fact.text.split("\n", 1)[0].split()).rstrip(".;, ")
+        if text and text.casefold() not in seen:
+            seen.add(text.casefold())
+            said.append(text)
+    if not said:
+        return _fallback_description(route_)
+    return cut_at_word(f"{DESCRIPTION_LEAD}: " + "; ".join(said), room)
+
+
+ELLIPSIS = "\u2026"
+
+
+def cut_at_word(text: str, width: int) -> str:
+    """`text` within `width` display columns, cut after a whole word with "…".
+
+    Columns as lint counts them (a wide character is two). A first word
+    longer than the width is cut where it must be.
+    """
+    from memd.lint.checks_frontmatter import display_columns
+
+    if display_columns(text) <= width:
+        return text
+    room = width - display_columns(ELLIPSIS)
+    kept = ""
+    for word in text.split(" "):
+        candidate = f"{kept} {word}" if kept else word
+        if display_columns(candidate) > room:
             break
-        text += piece
-        used += 1
-    return text if used else _fallback_description(route_)
+        kept = candidate
+    if not kept:  # one word past the width: cut inside it, the only way
+        for char in text:
+            if display_columns(kept + char) > room:
+                break
+            kept += char
+    return kept.rstrip(" ;,:") + ELLIPSIS
 
 
 def new_topic_text(
@@ -683,7 +778,8 @@ def plan_consolidation(
     problems: list[str] = []
     new, old = _in_order(entries), _in_order(replay)
     ceiling = _ceiling(today, [*new, *old])
-    router = Router(existing)
+    # A file given with bytes is there: its (maybe older) name keeps its topic.
+    router = Router([*existing, *(rel for rel, data in files.items() if data)])
     topics: dict[str, _Topic] = {}
     filed: list[str] = []
     already: list[str] = []
@@ -712,12 +808,12 @@ def plan_consolidation(
         """The subject file a journal fact belongs in, if tonight reads it."""
         topic = router.known_topic(text)
         rel = f"{topic}.md" if topic else ""
-        if not topic or topic == "journal" or rel not in files:
+        if not topic or is_journal(topic) or rel not in files:
             return None
         return topic_for(Route(rel, "project", topic, ""))
 
     def settle(topic: _Topic) -> None:
-        moves = subject_file if topic.route.relpath == "journal.md" else None
+        moves = subject_file if is_journal(topic.route.topic) else None
         _keep_unexplained(topic, explained, moves)
 
     for entry, target in old_routes:  # filed before: only rebuilt files take them

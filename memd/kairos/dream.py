@@ -551,12 +551,24 @@ def undo_dream(
         roll_back_lock(lock)
         raise
     marks = target.watermark
+    files = len(target.writes) + len(target.deletes)
 
     def rewind(record: dict[str, object]) -> None:
+        # What the undone dream did, counted: its entries go back to the logs.
+        entries = _entries_of(record, target.number)
+        if entries is None:
+            entries = _entries_between(directory, target.watermark, target.marks)
         record["last_result"] = {
             "status": "undone",
-            "entries": 0,
-            "message": f"dream {target.number} of {target.created} undone",
+            **({"entries": entries} if entries is not None else {}),
+            "files": files,
+            "message": f"dream {target.number} of {target.created} undone"
+            + (
+                f": its {entries} entr{'y' if entries == 1 else 'ies'} wait for the "
+                "next dream"
+                if entries
+                else ""
+            ),
             "undone_at": now.isoformat(),  # status shows this, not the dream's time
         }
         record["generation"] = own.number
@@ -566,8 +578,36 @@ def undo_dream(
     update_dream_record(config.state_dir, directory, rewind)
     roll_back_lock(lock)
     _lint_and_render(directory, config, log)
-    files = len(target.writes) + len(target.deletes)
     return True, f"undid dream {target.number} of {target.created} ({files} file(s))"
+
+
+def _entries_between(
+    directory: str, before: dict[str, int] | None, after: dict[str, int] | None
+) -> int | None:
+    """The log entries between two watermarks: what a dream filed (None: unknown)."""
+    if before is None or after is None:
+        return None
+    try:
+        entries, _ = collect_entries(directory, before)
+    except OSError:
+        return None
+    return sum(entry.offset < after.get(entry.log, -1) for entry in entries)
+
+
+def _entries_of(record: dict[str, object], generation: int) -> int | None:
+    """The entries the dream that applied `generation` filed, from its record.
+
+    None when the record is of another dream (the count is not known then).
+    """
+    result = record.get("last_result")
+    if not isinstance(result, dict) or result.get("status") == "undone":
+        return None
+    summary = result.get("summary")
+    applied = summary.get("generation") if isinstance(summary, dict) else None
+    entries = result.get("entries")
+    if applied == generation and isinstance(entries, int):
+        return entries
+    return None
 
 
 def _watermark(config: Config, directory: str) -> dict[str, object]:

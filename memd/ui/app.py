@@ -14,6 +14,7 @@ thread, so the event loop keeps serving the live updates.
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import threading
 from http.cookies import SimpleCookie
 from urllib.parse import parse_qsl, urlencode
@@ -44,7 +45,19 @@ if TYPE_CHECKING:
     ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 MAX_FORM_BYTES = 8 * 1024
-PAGES = frozenset({"/", "/project", "/file", "/dreams", "/recall", "/telemetry"})
+PAGES = frozenset(
+    {
+        "/",
+        "/project",
+        "/file",
+        "/dreams",
+        "/recall",
+        "/telemetry",
+        "/restore",
+        "/loss",
+        "/compact",
+    }
+)
 MAX_QUERY_FIELDS = 8
 UNAUTHORIZED = (
     "<!doctype html><meta charset=utf-8><title>memd</title>"
@@ -127,6 +140,7 @@ def build_app(
     templates.filters["urlencode"] = _urlencode
     templates.filters["ago"] = views.ago
     templates.filters["clock"] = views.clock
+    templates.filters["when"] = views.when
     csrf = security.csrf_value(token)
     history = gather.history_available()
 
@@ -144,8 +158,9 @@ def build_app(
         return value
 
     async def overview(request: Request) -> Response:
-        rows = await run_in_threadpool(gather.overview, source)
-        return page("overview.html", rows=rows, live="*")
+        name_filter = request.query_params.get("q", "")
+        rows = await run_in_threadpool(gather.overview, source, name_filter)
+        return page("overview.html", rows=rows, q=name_filter, live="*")
 
     async def project(request: Request) -> Response:
         chosen = param(request, "id")
@@ -202,36 +217,67 @@ def build_app(
     async def events(request: Request) -> Response:
         return EventSourceResponse(notifier.stream(), ping=10)
 
-    async def undo(request: Request) -> Response:
-        form = await _checked_form(request, hosts, csrf, ("id",))
-        ok, message = await run_in_threadpool(gather.undo_dream, source, form["id"])
+    def result(outcome: gather.Outcome) -> HTMLResponse:
         return page(
             "result.html",
-            status=200 if ok else 409,
-            ok=ok,
-            message=message,
-            back="/dreams",
+            status=200 if outcome.ok else 409,
+            r=outcome,
             live="",
         )
 
+    async def act(action: Callable[..., gather.Outcome], *args: object) -> HTMLResponse:
+        """Run an action on a worker thread; a refusal is a clear 4xx page."""
+        try:
+            return result(await run_in_threadpool(action, source, *args))
+        except gather.NotFoundError as error:
+            return refused(404, str(error))
+        except (MemdError, OSError, sqlite3.Error) as error:
+            return refused(409, _why(error))
+
+    async def undo(request: Request) -> Response:
+        form = await _checked_form(request, hosts, csrf, ("id",))
+        ok, message = await run_in_threadpool(gather.undo_dream, source, form["id"])
+        return result(gather.Outcome(ok=ok, message=message, back="/dreams"))
+
+    async def restore_confirm(request: Request) -> Response:
+        chosen, relpath = param(request, "id"), param(request, "file")
+        rev = int(param(request, "rev"))
+        preview = await run_in_threadpool(
+            gather.restore_preview, source, chosen, relpath, rev
+        )
+        return page("restore.html", v=preview, live="")
+
     async def restore(request: Request) -> Response:
         form = await _checked_form(request, hosts, csrf, ("id", "file", "rev"))
-        back = "/file?" + urlencode({"id": form["id"], "file": form["file"]})
-        try:
-            message = await run_in_threadpool(
-                gather.restore_file, source, form["id"], form["file"], int(form["rev"])
-            )
-            ok = True
-        except (OSError, ValueError, RuntimeError) as error:
-            ok, message = False, views.mask_secrets(str(error))
-        return page(
-            "result.html",
-            status=200 if ok else 409,
-            ok=ok,
-            message=message,
-            back=back,
-            live="",
+        return await act(
+            gather.restore_file, form["id"], form["file"], int(form["rev"])
         )
+
+    async def restore_undo(request: Request) -> Response:
+        form = await _checked_form(request, hosts, csrf, ("id", "rev"))
+        return await act(gather.undo_restore, form["id"], int(form["rev"]))
+
+    async def loss(request: Request) -> Response:
+        chosen, rev = param(request, "id"), int(param(request, "rev"))
+        model = await run_in_threadpool(gather.loss_page, source, chosen, rev)
+        return page("loss.html", l=model, live="")
+
+    async def loss_restore(request: Request) -> Response:
+        form = await _checked_form(request, hosts, csrf, ("id", "rev"))
+        return await act(gather.restore_loss, form["id"], int(form["rev"]))
+
+    async def compact(request: Request) -> Response:
+        chosen = param(request, "id")
+        model = await run_in_threadpool(gather.compact_page, source, chosen)
+        return page("compact.html", c=model, live="")
+
+    async def compact_apply(request: Request) -> Response:
+        form = await _checked_form(request, hosts, csrf, ("id", "plan"))
+        return await act(gather.apply_compact, form["id"], form["plan"])
+
+    async def compact_undo(request: Request) -> Response:
+        form = await _checked_form(request, hosts, csrf, ("id",))
+        return await act(gather.undo_compact, form["id"])
 
     routes = [
         Route("/", overview),
@@ -242,7 +288,14 @@ def build_app(
         Route("/telemetry", telemetry),
         Route("/events", events),
         Route("/undo", undo, methods=["POST"]),
+        Route("/restore", restore_confirm, methods=["GET"]),
         Route("/restore", restore, methods=["POST"]),
+        Route("/restore/undo", restore_undo, methods=["POST"]),
+        Route("/loss", loss, methods=["GET"]),
+        Route("/loss", loss_restore, methods=["POST"]),
+        Route("/compact", compact, methods=["GET"]),
+        Route("/compact", compact_apply, methods=["POST"]),
+        Route("/compact/undo", compact_undo, methods=["POST"]),
         Mount("/static", StaticFiles(packages=[("memd.ui", "static")])),
     ]
 
@@ -252,8 +305,8 @@ def build_app(
     app = Starlette(routes=routes)
 
     async def not_found(request: Request, exc: Exception) -> Response:
-        if isinstance(exc, gather.TooLargeError):  # there, but past the cap
-            return refused(404, str(exc))
+        if isinstance(exc, gather.NotFoundError):
+            return refused(404, views.mask_secrets(str(exc)))
         return refused(404, "not found")
 
     async def turned_away(request: Request, exc: Exception) -> Response:
@@ -261,10 +314,23 @@ def build_app(
             return refused(exc.status, exc.reason)
         return refused(400, "refused")
 
+    async def cannot(request: Request, exc: Exception) -> Response:
+        return refused(409, _why(exc))
+
     app.add_exception_handler(gather.NotFoundError, not_found)
+    app.add_exception_handler(gather.ConflictError, cannot)
+    app.add_exception_handler(sqlite3.Error, cannot)
     app.add_exception_handler(Refused, turned_away)
     app.add_exception_handler(404, not_found)
     return Gate(app, token=token, hosts=hosts, cookie=f"{security.COOKIE_NAME}_{port}")
+
+
+def _why(error: BaseException) -> str:
+    """One line for a page: what could not be done (a damaged history says so)."""
+    if isinstance(error, sqlite3.Error):
+        return f"the file history cannot be read: {error}"
+    why = getattr(error, "strerror", None) or str(error)
+    return views.mask_secrets(str(why))
 
 
 def _urlencode(value: object) -> str:

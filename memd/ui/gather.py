@@ -18,7 +18,9 @@ import datetime
 import importlib.util
 import os
 import sqlite3
+import time
 from dataclasses import dataclass, field
+from urllib.parse import urlencode
 
 from memd.agent.profile import NEWEST, AgentProfile
 from memd.agent.prompt import view_index
@@ -35,7 +37,8 @@ if TYPE_CHECKING:
     from structlog.typing import FilteringBoundLogger
 
     from memd.config import Config
-    from memd.history.restore import RestorePlan
+    from memd.history.store import Change, History
+    from memd.lint.fixes import FileEdit
 
 MAX_SHOWN_FILE_BYTES = 1024 * 1024
 HISTORY_SHOWN = 50  # changes in a file's timeline
@@ -115,8 +118,8 @@ def read_memory_file(memory_dir: str, relpath: str) -> bytes:
 # -- the overview ------------------------------------------------------------
 
 
-def overview(source: Source) -> list[views.ProjectRow]:
-    """Return one row per watched directory, from snapshots and memd's states."""
+def overview(source: Source, name_filter: str = "") -> list[views.ProjectRow]:
+    """Every watched directory, what needs attention first (views.by_attention)."""
     from memd.kairos.dream import dream_status
     from memd.snapshot.store import SnapshotReader
     from memd.state import read_state
@@ -133,9 +136,11 @@ def overview(source: Source) -> list[views.ProjectRow]:
     if not is_enabled(config.state_dir):
         personal = ""
     alarms = loss_alarms(config.state_dir)
+    names = project_names(source)
     rows = []
     for path, reason in sorted(source.memory_dirs().items()):
         team_dir = os.path.join(path, "team")
+        loss = alarms.get(path, LossLine())
         rows.append(
             views.project_row(
                 path,
@@ -146,31 +151,102 @@ def overview(source: Source) -> list[views.ProjectRow]:
                 ),
                 team=views.sync_line(teams.get(team_dir)),
                 personal=personal,
-                alarm=alarms.get(path, ("", False)),
+                alarm=loss.alarm,
+                loss_rev=loss.rev,
+                settled=loss.settled,
+                name=names.get(path, ""),
                 max_lines=profile.entrypoint_max_lines,
                 max_units=profile.entrypoint_max_units,
             )
         )
-    return rows
+    return views.by_attention(rows, name_filter)
 
 
-def loss_alarms(state_dir: str) -> dict[str, tuple[str, bool]]:
-    """Return memory dir -> (a line about its latest loss of the past week, whether
-    it is open); a restored or dismissed loss is shown as such (memd.history)."""
+def project_names(source: Source) -> dict[str, str]:
+    """Memory dir -> the project's folder as a person names it (`~/code/webshop`).
+
+    The viewer's one call for a project's name: the roots memd has learned
+    (`memd prompt`, the hooks, `--project`) mapped to their memory dirs.
+    Issue 42's naming function (the `names` work) takes this over.
+    """
+    from memd.agent.paths import default_memory_dir, home_dir
+    from memd.state import known_projects
+
+    roots: dict[str, list[str]] = {}
+    for root in known_projects(source.config().state_dir):
+        try:
+            memory_dir = default_memory_dir(root).rstrip(os.sep)
+        except (OSError, ValueError):
+            continue
+        roots.setdefault(memory_dir, []).append(root)
+    home = home_dir(os.environ)
+    watched = source.memory_dirs()
+    return {
+        path: views.project_label(path, tuple(roots.get(path, ())), home)
+        for path in watched
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class LossLine:
+    """A project's loss on the overview: an open one's alarm, or the last settled."""
+
+    alarm: str = ""  # an open loss: what it took ("" none open)
+    rev: int | None = None  # the open loss, for "Restore what was lost"
+    settled: str = ""  # else the newest loss restored or dismissed, said so
+
+
+def loss_alarms(state_dir: str) -> dict[str, LossLine]:
+    """Memory dir -> its newest loss of the past week: open, or restored/dismissed.
+
+    memd.history's loss report where it is there (the loss ledger); until
+    then from the recorded changes, a loss whose files are all back as they
+    were counting as restored.
+    """
     if not history_available():
         return {}
     from memd.history.report import loss_report
-    from memd.history.wording import OPEN
+    from memd.history.store import History
 
-    found: dict[str, tuple[str, bool]] = {}
+    has_ledger = callable(getattr(History, "loss", None))  # losses kept with a state
     try:
-        report = loss_report(state_dir, days=LOSS_ALARM_SECONDS / 86400)
-    except (OSError, ValueError, RuntimeError, sqlite3.Error):
+        if has_ledger:
+            entries = loss_report(state_dir, days=LOSS_ALARM_SECONDS / 86400)
+        else:
+            entries = _recorded_losses(state_dir)
+    except (OSError, ValueError, RuntimeError, MemdError, sqlite3.Error):
         return {}
-    for entry in report:  # newest first; an open loss outranks a settled one
-        path, is_open = str(entry["memory_dir"]), entry.get("state") == OPEN
-        if path not in found or (is_open and not found[path][1]):
-            found[path] = (views.mask_secrets(str(entry["message"])), is_open)
+    found: dict[str, LossLine] = {}
+    for entry in entries:  # newest first; an open loss outranks a settled one
+        path, line = str(entry["memory_dir"]), views.mask_secrets(str(entry["message"]))
+        rev = entry.get("rev")
+        if entry.get("state") == "open" and isinstance(rev, int):
+            if not found.get(path, LossLine()).alarm:
+                found[path] = LossLine(alarm=line, rev=rev)
+        elif path not in found:
+            found[path] = LossLine(settled=line)
+    return found
+
+
+def _recorded_losses(state_dir: str) -> list[dict[str, object]]:
+    """The past week's losses from the recorded changes, as the ledger reports them."""
+    from memd.history.store import History
+
+    found: list[dict[str, object]] = []
+    with History.open(state_dir) as history:
+        since = time.time() - LOSS_ALARM_SECONDS
+        for change in history.changes(since=since, losses_only=True):
+            restored = _is_settled(history, change)
+            found.append(
+                {
+                    "memory_dir": change.memory_dir,
+                    "rev": change.rev,
+                    "state": "restored" if restored else "open",
+                    "message": f"{views.clock(change.at)}: "
+                    f"{change.loss or f'{change.bytes_removed} bytes removed'}"
+                    + (": restored" if restored else ""),
+                }
+            )
     return found
 
 
@@ -182,6 +258,7 @@ class ProjectPage:
     id: str
     memory_dir: str
     index: views.IndexModel
+    name: str = ""
     files: list[views.FileRow] = field(default_factory=list)
     other_findings: list[views.Finding] = field(default_factory=list)
     errors: int = 0
@@ -211,6 +288,7 @@ def project_page(source: Source, project: str) -> ProjectPage:
     page = ProjectPage(
         id=project,
         memory_dir=memory_dir,
+        name=project_names(source).get(memory_dir, ""),
         index=views.index_model(
             memdir.index_text,
             view.shown,
@@ -298,12 +376,25 @@ class FilePage:
     findings: tuple[views.Finding, ...]
     history: tuple[Revision, ...]
     has_history: bool  # memd.history is installed
+    name: str = ""
+    is_deleted: bool = False  # not on disk now; its history can bring it back
 
 
 def file_page(source: Source, project: str, relpath: str) -> FilePage:
-    """Return a file's text (masked), its findings and its history timeline."""
+    """Return a file's text (masked), its findings and its history timeline.
+
+    A file that is gone but has a history is shown as deleted, with Restore.
+    """
     memory_dir = memory_dir_of(source, project)
-    data = read_memory_file(memory_dir, relpath)
+    try:
+        data: bytes | None = read_memory_file(memory_dir, relpath)
+    except NotFoundError:
+        if os.path.lexists(os.path.join(memory_dir, relpath)):
+            raise  # there, but a link or not a regular file: never shown
+        data = None
+    history = _timeline(source.config().state_dir, memory_dir, relpath)
+    if data is None and not history:
+        raise NotFoundError("no such file")
     page = project_page(source, project)
     findings: tuple[views.Finding, ...] = ()
     for row in page.files:
@@ -314,10 +405,12 @@ def file_page(source: Source, project: str, relpath: str) -> FilePage:
         memory_dir=memory_dir,
         relpath=relpath,
         text=views.mask_secrets(views.text_of(data) or ""),
-        size=len(data),
+        size=len(data or b""),
         findings=findings,
-        history=_timeline(source.config().state_dir, memory_dir, relpath),
+        history=history,
         has_history=history_available(),
+        name=page.name,
+        is_deleted=data is None,
     )
 
 
@@ -353,25 +446,541 @@ def _timeline(state_dir: str, memory_dir: str, relpath: str) -> tuple[Revision, 
     return tuple(found)
 
 
-def restore_file(source: Source, project: str, relpath: str, rev: int) -> str:
-    """Put `relpath` back as it was at `rev` (memd.history); return one line."""
-    if not history_available():
-        raise NotFoundError("file history is not installed")
-    from memd.history.restore import (
-        restore_file as restore,
+class ConflictError(MemdError):
+    """An action that cannot go ahead as asked (a 409 page naming why)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RestorePreview:
+    """What Restore would do to one file: shown before it is done."""
+
+    id: str
+    memory_dir: str
+    name: str
+    relpath: str
+    rev: int
+    at: float  # when that version was recorded
+    diff: views.Diff  # the file now -> that version
+    action: str  # "modify" | "create" | "" (already that version)
+
+
+def restore_preview(
+    source: Source, project: str, relpath: str, rev: int
+) -> RestorePreview:
+    """Check that `rev` holds a version of `relpath`; return the diff Restore makes.
+
+    Raises NotFoundError (no such revision of this project: 404) or
+    ConflictError (the file did not exist at that revision: 409).
+    """
+    memory_dir = memory_dir_of(source, project)
+    target, at = _version_at(source, memory_dir, relpath, rev)
+    now = _current_bytes(memory_dir, relpath)
+    if now is None and os.path.lexists(os.path.join(memory_dir, relpath)):
+        raise ConflictError(_NOT_REGULAR.format(relpath=relpath))
+    action = "" if now == target else "create" if now is None else "modify"
+    return RestorePreview(
+        id=project,
+        memory_dir=memory_dir,
+        name=project_names(source).get(memory_dir, ""),
+        relpath=relpath,
+        rev=rev,
+        at=at,
+        diff=views.diff(now, target, name=relpath),
+        action=action,
     )
 
-    memory_dir = memory_dir_of(source, project)
+
+def _version_at(
+    source: Source, memory_dir: str, relpath: str, rev: int
+) -> tuple[bytes, float]:
+    """`relpath`'s bytes as of `rev` and that change's time; the errors above."""
+    if not history_available():
+        raise NotFoundError("file history is not installed")
+    from memd.history.store import History, normalize_dir
+
     if relpath_refusal(relpath) is not None:
         raise NotFoundError("refused path")
-    plan = restore(source.config().state_dir, memory_dir, relpath, rev=rev)
-    actions = ", ".join(f"{rel}: {action}" for rel, action in _plan_items(plan))
-    return f"restored {relpath} to rev {rev}" + (f" ({actions})" if actions else "")
+    with History.open(source.config().state_dir) as history:
+        change = history.change(rev) if rev > 0 else None
+        if change is None or change.memory_dir != normalize_dir(memory_dir):
+            raise NotFoundError(f"this project has no revision {rev}")
+        data = history.file_at(memory_dir, relpath, rev)
+        if data is None:
+            touched = {f.relpath: f.kind for f in change.files}
+            why = (
+                "was deleted in that change: restore a version before it"
+                if touched.get(relpath) == "deleted"
+                else "did not exist at that revision"
+            )
+            raise ConflictError(f"{relpath} {why}")
+    return data, change.at
 
 
-def _plan_items(plan: RestorePlan) -> list[tuple[str, str]]:
-    """The (relpath, action) steps of a memd.history RestorePlan."""
-    return [(str(relpath), str(action)) for relpath, action in plan.steps]
+_NOT_REGULAR = (
+    "{relpath} is not a regular file here (a link, or a folder): memd never "
+    "writes through it; move it away first"
+)
+
+
+def _current_bytes(memory_dir: str, relpath: str) -> bytes | None:
+    """The file's bytes now, None when it is not there (or cannot be read safely)."""
+    try:
+        return read_memory_file(memory_dir, relpath)
+    except NotFoundError:
+        return None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Outcome:
+    """What an action did, for its result page: one line, what changed, its undo."""
+
+    ok: bool
+    message: str
+    # (relpath, what changed: "changed, +3 -1 lines")
+    changed: tuple[tuple[str, str], ...] = ()
+    undo: str = ""  # the form action that takes it back ("" none)
+    undo_fields: tuple[tuple[str, str], ...] = ()
+    back: str = "/"
+
+
+def restore_file(source: Source, project: str, relpath: str, rev: int) -> Outcome:
+    """Put `relpath` back as it was at `rev` (memd.history's restore)."""
+    from memd.history.restore import restore_file as restore
+
+    preview = restore_preview(source, project, relpath, rev)
+    back = "/file?" + urlencode({"id": project, "file": relpath})
+    when = views.clock(preview.at)
+    if not preview.action:
+        return Outcome(
+            ok=True, message=f"{relpath} already holds its version of {when}", back=back
+        )
+    plan = restore(source.config().state_dir, preview.memory_dir, relpath, rev=rev)
+    change = plan.change
+    target, _ = _version_at(source, preview.memory_dir, relpath, rev)
+    if _current_bytes(preview.memory_dir, relpath) != target:  # say what happened
+        return Outcome(
+            ok=False,
+            message=f"{relpath} was not restored: it changed meanwhile or is not "
+            "a regular file now; look at it and try again",
+            back=back,
+        )
+    return Outcome(
+        ok=True,
+        message=f"restored {relpath} to its version of {when}",
+        changed=tuple(
+            (rel, f"{_done(action)}, {preview.diff.counts}")
+            for rel, action in plan.steps
+        ),
+        undo="/restore/undo" if change is not None else "",
+        undo_fields=(("id", project), ("rev", str(change.rev)))
+        if change is not None
+        else (),
+        back=back,
+    )
+
+
+def _done(action: str) -> str:
+    return {"create": "brought back", "modify": "changed", "delete": "removed"}.get(
+        action, action
+    )
+
+
+def undo_restore(source: Source, project: str, rev: int) -> Outcome:
+    """Take back the viewer's restore recorded as `rev`: each file it wrote gets
+    its bytes from just before, unless someone changed it since (then nothing)."""
+    if not history_available():
+        raise NotFoundError("file history is not installed")
+    from memd.history.store import History, normalize_dir
+
+    memory_dir = memory_dir_of(source, project)
+    with History.open(source.config().state_dir) as history:
+        change = history.change(rev)
+        if (
+            change is None
+            or change.memory_dir != normalize_dir(memory_dir)
+            or change.cause != "restore"
+        ):
+            raise NotFoundError(f"this project has no restore at revision {rev}")
+        wanted = {
+            f.relpath: (
+                history.file_at(memory_dir, f.relpath, rev),
+                history.file_at(memory_dir, f.relpath, rev - 1),
+            )
+            for f in change.files
+            if relpath_refusal(f.relpath) is None
+        }
+    changed = write_versions(
+        source, memory_dir, wanted, note=f"undo of the restore at revision {rev}"
+    )
+    return Outcome(
+        ok=True,
+        message=f"undid the restore: {len(changed)} file(s) as they were before it",
+        changed=changed,
+        back=f"/project?id={project}",
+    )
+
+
+def write_versions(
+    source: Source,
+    memory_dir: str,
+    wanted: Mapping[str, tuple[bytes | None, bytes | None]],
+    *,
+    note: str,
+) -> tuple[tuple[str, str], ...]:
+    """Write each relpath's new bytes (None: remove it) while it holds the expected.
+
+    relpath -> (bytes expected now, bytes wanted). Recorded as one "restore"
+    change; every file is checked first under the history's write lock, so a
+    file changed since means nothing is written (ConflictError). Below the
+    memory dir's descriptor, no link followed (memd.atomic's beneath writers).
+    """
+    from memd.atomic import remove_beneath, write_atomic_beneath
+    from memd.history.record import recording
+
+    config = source.config()
+    done: list[tuple[str, str]] = []
+    with recording(
+        config.state_dir, memory_dir, cause="restore", note=note, config=config
+    ) as recorder:
+        for relpath, (expected, _) in sorted(wanted.items()):
+            if _current_bytes(memory_dir, relpath) != expected:
+                raise ConflictError(f"{relpath} changed since; nothing was written")
+        os.makedirs(memory_dir, mode=0o700, exist_ok=True)
+        root = open_dir(memory_dir, follow=True)
+        try:
+            for relpath, (expected, new) in sorted(wanted.items()):
+                if expected == new:
+                    continue
+                recorder.wrote(relpath)
+                if new is None:
+                    remove_beneath(root, relpath, prune_empty=True)
+                    done.append((relpath, "removed"))
+                else:
+                    write_atomic_beneath(root, relpath, new, make_dirs=True)
+                    counts = views.diff(expected, new, name=relpath).counts
+                    verb = "brought back" if expected is None else "changed"
+                    done.append((relpath, f"{verb}, {len(new):,} bytes, {counts}"))
+        finally:
+            os.close(root)
+    return tuple(done)
+
+
+# -- a loss: what it took, and bringing exactly that back ---------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LostFile:
+    relpath: str
+    size: int  # bytes it had before the loss
+    data: bytes  # those bytes
+    left: bytes | None  # what the loss left (None: deleted)
+    now: bytes | None  # on disk now
+    diff: views.Diff  # now -> before the loss
+
+    @property
+    def is_changed_since(self) -> bool:
+        """Someone wrote it after the loss: it is left alone."""
+        return self.now != self.left and self.now != self.data
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LossPage:
+    id: str
+    memory_dir: str
+    name: str
+    rev: int
+    at: float
+    sentence: str
+    files: tuple[LostFile, ...]
+
+    @property
+    def to_restore(self) -> tuple[LostFile, ...]:
+        return tuple(
+            f for f in self.files if not f.is_changed_since and f.now != f.data
+        )
+
+
+def loss_page(source: Source, project: str, rev: int) -> LossPage:
+    """The loss recorded as `rev`: the files it took and their sizes before it.
+
+    The boundary to memd.history's own "what this loss took" (issue 41,
+    class 3): a file the loss (or its burst) deleted or cut is taken back to
+    its bytes just before the burst began; nothing else.
+    """
+    if not history_available():
+        raise NotFoundError("file history is not installed")
+    from memd.history.store import History, normalize_dir
+
+    memory_dir = memory_dir_of(source, project)
+    with History.open(source.config().state_dir) as history:
+        change = history.change(rev) if rev > 0 else None
+        if (
+            change is None
+            or change.memory_dir != normalize_dir(memory_dir)
+            or not change.is_loss
+        ):
+            raise NotFoundError(f"this project has no loss at revision {rev}")
+        files = []
+        for relpath, before in _taken(history, change).items():
+            left = history.file_at(memory_dir, relpath, rev)
+            now = _current_bytes(memory_dir, relpath)
+            files.append(
+                LostFile(
+                    relpath=relpath,
+                    size=len(before),
+                    data=before,
+                    left=left,
+                    now=now,
+                    diff=views.diff(now, before, name=relpath),
+                )
+            )
+    return LossPage(
+        id=project,
+        memory_dir=memory_dir,
+        name=project_names(source).get(memory_dir, ""),
+        rev=rev,
+        at=change.at,
+        sentence=views.mask_secrets(change.loss or ""),
+        files=tuple(files),
+    )
+
+
+# What a loss took, and whether it was restored or dismissed, is the history's
+# loss ledger's (`History.loss`); the viewer only asks it. A loss recorded
+# before the ledger existed has no record: nothing to bring back, no alarm.
+
+
+def _taken(history: History, change: Change) -> dict[str, bytes]:
+    """relpath -> the bytes the loss `change` took, for each file it took."""
+    record = history.loss(change.rev)
+    taken: dict[str, bytes] = {}
+    for relpath, at in record.taken if record is not None else ():
+        data = history.file_at(change.memory_dir, relpath, at)
+        if data is not None and relpath_refusal(relpath) is None:
+            taken[relpath] = data
+    return dict(sorted(taken.items()))
+
+
+def _is_settled(history: History, change: Change) -> bool:
+    """Whether the loss was restored or dismissed (or predates the ledger)."""
+    from memd.history.wording import OPEN
+
+    record = history.loss(change.rev)
+    return record is None or record.state != OPEN
+
+
+def _bring_back(source: Source, page: LossPage) -> tuple[tuple[str, str], ...]:
+    """Write back exactly what the loss took; (relpath, what was done) per file."""
+    from memd.history.restore import restore_loss
+
+    plan = restore_loss(source.config().state_dir, page.rev)
+    sizes = {f.relpath: f.size for f in page.files}
+    return tuple(
+        (rel, f"{_done(action)}, {sizes.get(rel, 0):,} bytes")
+        for rel, action in plan.done
+    )
+
+
+def restore_loss(source: Source, project: str, rev: int) -> Outcome:
+    """Bring back exactly what the loss `rev` took (the files `loss_page` lists)."""
+    page = loss_page(source, project, rev)
+    if not page.to_restore:
+        raise ConflictError(
+            "nothing to bring back: every file is back or changed since"
+        )
+    changed = _bring_back(source, page)
+    undo, fields = _undo_of_last_restore(source, project, page.memory_dir)
+    return Outcome(
+        ok=True,
+        message=f"brought back what was lost: {len(changed)} file(s); the loss is "
+        "marked restored",
+        changed=changed,
+        undo=undo,
+        undo_fields=fields,
+        back="/",
+    )
+
+
+def _undo_of_last_restore(
+    source: Source, project: str, memory_dir: str
+) -> tuple[str, tuple[tuple[str, str], ...]]:
+    from memd.history.store import History
+
+    with History.open(source.config().state_dir) as history:
+        last = history.changes(memory_dir, limit=1)
+    if not last or last[0].cause != "restore":
+        return "", ()
+    return "/restore/undo", (("id", project), ("rev", str(last[0].rev)))
+
+
+# -- Compact: `memd fix`'s plan, shown, then applied, with undo -------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlannedEdit:
+    relpath: str
+    reason: str
+    what: str  # "created" | "changed" | "removed"
+    diff: views.Diff
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompactPage:
+    id: str
+    memory_dir: str
+    name: str
+    edits: tuple[PlannedEdit, ...]
+    digest: str  # of the plan: what Apply applies is what was shown
+    summary: str
+    can_undo: bool  # a memd fix of this directory can be taken back
+    notes: tuple[str, ...] = ()  # what fix leaves alone, and why (its warnings)
+
+
+def compact_page(source: Source, project: str) -> CompactPage:
+    """`memd fix`'s plan for a project, as `memd fix --dry-run` makes it."""
+    from memd.lint.fix_files import undo_dir
+
+    memory_dir = memory_dir_of(source, project)
+    notes: list[str] = []
+    edits = _fix_plan(source, memory_dir, notes.append)
+    planned = tuple(
+        PlannedEdit(
+            relpath=edit.relpath,
+            reason=views.mask_secrets(edit.reason),
+            what=_what(edit),
+            diff=views.diff(
+                edit.old, None if edit.is_removal else edit.new, name=edit.relpath
+            ),
+        )
+        for edit in edits
+    )
+    return CompactPage(
+        id=project,
+        memory_dir=memory_dir,
+        name=project_names(source).get(memory_dir, ""),
+        edits=planned,
+        digest=_plan_digest(edits),
+        summary=_plan_summary(edits),
+        notes=tuple(views.mask_secrets(note) for note in notes),
+        can_undo=os.path.isdir(undo_dir(source.config().state_dir, memory_dir)),
+    )
+
+
+def _what(edit: FileEdit) -> str:
+    return (
+        "removed" if edit.is_removal else "created" if edit.old is None else "changed"
+    )
+
+
+def _fix_plan(
+    source: Source, memory_dir: str, warn: Callable[[str], None] | None = None
+) -> tuple[FileEdit, ...]:
+    from memd.lint.fix_files import plan_directory
+
+    return plan_directory(
+        memory_dir, max_file_bytes=source.config().max_topic_file_bytes, warn=warn
+    )
+
+
+def _plan_digest(edits: tuple[FileEdit, ...]) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    for edit in edits:
+        for part in (
+            edit.relpath.encode("utf-8", "surrogateescape"),
+            b"-" if edit.old is None else hashlib.sha256(edit.old).digest(),
+            b"x" if edit.is_removal else hashlib.sha256(edit.new).digest(),
+        ):
+            digest.update(len(part).to_bytes(8, "big") + part)
+    return digest.hexdigest()
+
+
+def _plan_summary(edits: tuple[FileEdit, ...]) -> str:
+    """One line: what the plan does to the index, and how many files it writes."""
+    from memd.agent.terms import INDEX_NAME
+
+    if not edits:
+        return "nothing to fix"
+    created = sum(e.old is None for e in edits)
+    removed = sum(e.is_removal for e in edits)
+    parts = [f"{len(edits)} file(s)"]
+    for edit in edits:
+        if edit.relpath == INDEX_NAME and edit.old is not None:
+            parts.append(
+                f"{INDEX_NAME} {_line_count(edit.old)} \u2192 "
+                f"{_line_count(edit.new)} lines"
+            )
+    if created:
+        parts.append(f"{created} new (hubs the index links)")
+    if removed:
+        parts.append(f"{removed} removed")
+    return ", ".join(parts)
+
+
+def _line_count(data: bytes) -> int:
+    return data.count(b"\n") + (not data.endswith(b"\n") and bool(data))
+
+
+def apply_compact(source: Source, project: str, digest: str) -> Outcome:
+    """Apply the plan the page showed (same digest), as `memd fix` does: one change."""
+    from memd.history.record import recording
+    from memd.lint.fix_files import apply_edits, recover_fix
+
+    memory_dir = memory_dir_of(source, project)
+    config = source.config()
+    recover_fix(memory_dir, config.state_dir)
+    edits = _fix_plan(source, memory_dir)
+    if not edits:
+        raise ConflictError("nothing to fix any more")
+    if _plan_digest(edits) != digest:
+        raise ConflictError(
+            "the memory changed since the plan was shown; nothing was written, "
+            "look at the new plan"
+        )
+    with recording(config.state_dir, memory_dir, cause="fix", config=config) as rec:
+        for edit in edits:
+            rec.wrote(edit.relpath)
+        wrote = apply_edits(memory_dir, edits, config.state_dir)
+    if not wrote:
+        raise ConflictError("a file changed while fixing; nothing was written")
+    return Outcome(
+        ok=True,
+        message=f"applied memd fix: {_plan_summary(edits)}",
+        changed=tuple(
+            (edit.relpath, f"{_what(edit)}: {views.mask_secrets(edit.reason)}")
+            for edit in edits
+        ),
+        undo="/compact/undo",
+        undo_fields=(("id", project),),
+        back=f"/project?id={project}",
+    )
+
+
+def undo_compact(source: Source, project: str) -> Outcome:
+    """Take back the last `memd fix` of the project, as `memd fix --undo`."""
+    from memd.history.record import recording
+    from memd.lint.fix_files import FixUndoError, undo_fix
+
+    memory_dir = memory_dir_of(source, project)
+    config = source.config()
+    try:
+        with recording(
+            config.state_dir,
+            memory_dir,
+            cause="fix",
+            note="memd fix --undo",
+            config=config,
+        ):
+            restored = undo_fix(memory_dir, config.state_dir)
+    except FixUndoError as error:
+        raise ConflictError(str(error)) from None
+    return Outcome(
+        ok=True,
+        message=f"undid memd fix: {len(restored)} file(s) as they were before it",
+        changed=tuple((rel, "as before the fix") for rel in restored),
+        back=f"/project?id={project}",
+    )
 
 
 # -- dreams ------------------------------------------------------------------
@@ -381,6 +990,7 @@ def _plan_items(plan: RestorePlan) -> list[tuple[str, str]]:
 class DreamFile:
     relpath: str
     diff: views.Diff
+    facts: views.FactChanges | None = None  # None: not a file of facts (the index)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -402,6 +1012,7 @@ class DreamProject:
     summary: str
     generations: tuple[DreamEntry, ...]  # newest first
     problem: str = ""  # the kept generations could not be read
+    name: str = ""
 
 
 def dreams_page(source: Source) -> list[DreamProject]:
@@ -412,6 +1023,7 @@ def dreams_page(source: Source) -> list[DreamProject]:
 
     config = source.config()
     status = dream_status(config.state_dir)
+    names = project_names(source)
     found = []
     for project, (path, _) in projects(source).items():
         problem = ""
@@ -433,9 +1045,7 @@ def dreams_page(source: Source) -> list[DreamProject]:
         try:
             for generation in reversed(kept):
                 files = tuple(
-                    DreamFile(
-                        relpath=rel, diff=_generation_diff(root, generation.number, rel)
-                    )
+                    _dream_file(root, generation.number, rel)
                     for rel in (*generation.writes, *generation.deletes)
                     if relpath_refusal(rel) is None
                 )
@@ -466,19 +1076,21 @@ def dreams_page(source: Source) -> list[DreamProject]:
                 ),
                 generations=tuple(entries),
                 problem=problem,
+                name=names.get(path, ""),
             )
         )
     return found
 
 
-def _generation_diff(root: int | None, number: int, relpath: str) -> views.Diff:
-    """The diff of one file of a generation, from its before/ and after/ copies.
+def _dream_file(root: int | None, number: int, relpath: str) -> DreamFile:
+    """One file of a generation: its facts added, updated, archived, and its diff.
 
-    Read below the generations folder's descriptor, no link followed, as
+    From the generation's before/ and after/ copies, read below the
+    generations folder's descriptor, no link followed, as
     memd.kairos.generations reads them.
     """
     if root is None:
-        return views.Diff(note="copy unreadable")
+        return DreamFile(relpath=relpath, diff=views.Diff(note="copy unreadable"))
     copies: list[bytes | None] = []
     for side in ("before", "after"):
         try:
@@ -490,8 +1102,13 @@ def _generation_diff(root: int | None, number: int, relpath: str) -> views.Diff:
         except FileNotFoundError:
             copies.append(None)
         except OSError:
-            return views.Diff(note="copy unreadable")
-    return views.diff(copies[0], copies[1], name=relpath)
+            return DreamFile(relpath=relpath, diff=views.Diff(note="copy unreadable"))
+    before, after = copies
+    return DreamFile(
+        relpath=relpath,
+        diff=views.diff(before, after, name=relpath),
+        facts=views.fact_changes(relpath, before, after),
+    )
 
 
 def undo_dream(source: Source, project: str) -> tuple[bool, str]:

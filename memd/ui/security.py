@@ -46,6 +46,7 @@ SECURITY_HEADERS = (
 MAX_QUERY_CHARS = 500
 _PROJECT_ID = re.compile(r"[0-9a-f]{16}")
 _NUMBER = re.compile(r"[0-9]{1,9}")
+_DIGEST = re.compile(r"[0-9a-f]{64}")
 
 
 def _derive(token: str, purpose: bytes) -> str:
@@ -105,7 +106,9 @@ def parameter_refusal(name: str, value: str) -> str | None:
 
     The only parameters the viewer reads: `id` (a project, memd's own id),
     `file` (a relpath inside that project's memory dir), `rev` and `gen`
-    (numbers), `q` (recall's free text), `csrf`, and `token` (the gate's).
+    (numbers), `q` (free text: recall's search, the overview's name filter),
+    `plan` (the digest of the fix plan a Compact page showed), `csrf`, and
+    `token` (the gate's).
     """
     if name == "id":
         return None if _PROJECT_ID.fullmatch(value) else "not a project id"
@@ -114,6 +117,8 @@ def parameter_refusal(name: str, value: str) -> str | None:
         return None if why is None else f"not a relpath inside the memory dir: {why}"
     if name in ("rev", "gen"):
         return None if _NUMBER.fullmatch(value) else "not a number"
+    if name == "plan":
+        return None if _DIGEST.fullmatch(value) else "not a plan digest"
     if name == "q":
         return None if len(value) <= MAX_QUERY_CHARS else "query too long"
     if name in ("csrf", TOKEN_PARAMETER):

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import itertools
+import os
 import time
 from dataclasses import dataclass, field
 
@@ -212,12 +214,66 @@ class ProjectRow:
     team: str  # one line; "" without team memory
     personal: str  # one line; "" without personal sync
     alarm: str  # an open loss's alarm; "" when none
-    settled: str  # the latest loss restored or dismissed, when none is open
     built: bool  # a snapshot exists
+    settled: str = ""  # the latest loss restored or dismissed, when none is open
+    name: str = ""  # the project's folder (`~/code/webshop`); "" when unknown
+    loss_rev: int | None = None  # the open loss, for "Restore what was lost"
 
     @property
     def is_cut(self) -> bool:
         return self.lines.is_over or self.units.is_over
+
+    @property
+    def shown(self) -> str:
+        """What a person calls the project: its folder, else the memory dir."""
+        return self.name or self.memory_dir
+
+    @property
+    def attention(self) -> tuple[int, str]:
+        """The overview's order: losses, errors, cut indexes, stale, then the rest."""
+        if self.alarm:
+            rank = 0
+        elif self.errors:
+            rank = 1
+        elif self.is_cut:
+            rank = 2
+        elif self.warnings:
+            rank = 3  # lint's warnings: what memory says that no longer holds
+        else:
+            rank = 4
+        return rank, self.shown.casefold()
+
+
+def by_attention(rows: list[ProjectRow], name_filter: str = "") -> list[ProjectRow]:
+    """The overview's rows, what needs attention first; `name_filter` keeps those
+    whose folder or memory dir holds it (case-insensitive)."""
+    wanted = name_filter.strip().casefold()
+    kept = [
+        row
+        for row in rows
+        if not wanted
+        or wanted in row.shown.casefold()
+        or wanted in row.memory_dir.casefold()
+    ]
+    return sorted(kept, key=lambda row: row.attention)
+
+
+def project_label(memory_dir: str, roots: tuple[str, ...], home: str) -> str:
+    """A project as a person names it: its folder with `~` for home.
+
+    Two roots sharing one memory dir are both named; no known root: "".
+    The one place the viewer names a project (issue 42's naming function
+    replaces its body).
+    """
+    return " and ".join(home_relative(root, home) for root in sorted(set(roots)))
+
+
+def home_relative(path: str, home: str) -> str:
+    """`path` with the home folder written `~` (`~/code/webshop`)."""
+    home = home.rstrip(os.sep)
+    if home and (path == home or path.startswith(home + os.sep)):
+        return "~" + path[len(home) :]
+    return path
 
 
 def project_row(
@@ -228,7 +284,10 @@ def project_row(
     last_dream: str = "",
     team: str = "",
     personal: str = "",
-    alarm: tuple[str, bool] = ("", False),
+    alarm: str = "",
+    loss_rev: int | None = None,
+    settled: str = "",
+    name: str = "",
     max_lines: int,
     max_units: int,
 ) -> ProjectRow:
@@ -265,9 +324,11 @@ def project_row(
         last_dream=last_dream,
         team=team,
         personal=personal,
-        alarm=alarm[0] if alarm[1] else "",
-        settled="" if alarm[1] else alarm[0],
+        alarm=alarm,
         built=meta is not None,
+        name=name,
+        loss_rev=loss_rev,
+        settled=settled,
     )
 
 
@@ -337,6 +398,21 @@ class Diff:
     lines: tuple[tuple[str, str], ...] = ()  # (kind: add|del|hunk|ctx, text)
     note: str = ""  # why there are no lines (too large, binary, unchanged)
 
+    @property
+    def added(self) -> int:
+        return sum(kind == "add" for kind, _ in self.lines)
+
+    @property
+    def removed(self) -> int:
+        return sum(kind == "del" for kind, _ in self.lines)
+
+    @property
+    def counts(self) -> str:
+        """ "+3 -1 lines" (a minus sign), or the note."""
+        if not self.lines:
+            return self.note
+        return f"+{self.added} \u2212{self.removed} lines"
+
 
 def text_of(data: bytes | None) -> str | None:
     """Decode a file's bytes for display (undecodable bytes as U+FFFD)."""
@@ -358,9 +434,10 @@ def diff(old: bytes | None, new: bytes | None, *, name: str = "") -> Diff:
     before = f"a/{name}" if old is not None else "/dev/null"
     after = f"b/{name}" if new is not None else "/dev/null"
     out: list[tuple[str, str]] = []
-    for line in difflib.unified_diff(a, b, before, after, lineterm="", n=2):
-        if line.startswith(("---", "+++")):
-            continue
+    lines = difflib.unified_diff(a, b, before, after, lineterm="", n=2)
+    # The `--- a/x` / `+++ b/x` header is the first two lines, and only those: a
+    # removed `---` (frontmatter) is `----`, an added one `+---`, and stay.
+    for line in itertools.islice(lines, 2, None):
         kind = {"+": "add", "-": "del", "@": "hunk"}.get(line[:1], "ctx")
         out.append((kind, mask_secrets(line)))
     return Diff(lines=tuple(out))
@@ -404,3 +481,78 @@ class FileRow:
             if level in severities:
                 return level
         return ""
+
+
+# -- what a dream did to the facts -------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FactChanges:
+    """One file of a dream, as facts: added, updated (old, new), archived."""
+
+    added: tuple[str, ...] = ()
+    updated: tuple[tuple[str, str], ...] = ()
+    archived: tuple[str, ...] = ()  # facts that left this file (to its archive)
+    seen_again: int = 0  # facts the dream saw once more, their text unchanged
+    is_archive_page: bool = False  # `.archive/...`: what arrives here was archived
+
+    @property
+    def is_empty(self) -> bool:
+        return not (self.added or self.updated or self.archived or self.seen_again)
+
+
+def fact_changes(
+    relpath: str, before: bytes | None, after: bytes | None
+) -> FactChanges | None:
+    """What a dream did to one file's facts; None for a file with no fact block
+    (MEMORY.md, a file of the user's): its diff says it."""
+    from memd.kairos.factfile import parse_fact_file
+    from memd.kairos.facts import normalise
+
+    old = parse_fact_file(text_of(before) or "")
+    new = parse_fact_file(text_of(after) or "")
+    if not (old.had_block or new.had_block or old.facts or new.facts):
+        return None
+    was = {normalise(fact.text): fact for fact in old.facts}
+    now = {normalise(fact.text) for fact in new.facts}
+    added: list[str] = []
+    updated: list[tuple[str, str]] = []
+    replaced: set[str] = set()
+    seen_again = 0
+    for fact in new.facts:
+        key = normalise(fact.text)
+        if key in was:
+            seen_again += fact.seen > was[key].seen
+            continue
+        older = next(
+            (normalise(p.text) for p in fact.history if normalise(p.text) in was),
+            None,
+        )
+        if older is not None and older not in now:
+            replaced.add(older)
+            updated.append((mask_secrets(was[older].text), mask_secrets(fact.text)))
+        else:
+            added.append(mask_secrets(fact.text))
+    archived = tuple(
+        mask_secrets(fact.text)
+        for key, fact in was.items()
+        if key not in now and key not in replaced
+    )
+    return FactChanges(
+        added=tuple(added),
+        updated=tuple(updated),
+        archived=archived,
+        seen_again=seen_again,
+        is_archive_page=relpath.startswith(".archive/"),
+    )
+
+
+def when(stamp: object) -> str:
+    """An ISO 8601 stamp as local time to the second (`2026-12-06 23:03:51`)."""
+    import datetime
+
+    try:
+        moment = datetime.datetime.fromisoformat(str(stamp))
+    except ValueError:
+        return str(stamp)
+    return moment.astimezone().strftime("%Y-%m-%d %H:%M:%S")

@@ -7,6 +7,8 @@ from hypothesis import strategies as st
 
 from memd.kairos.consolidate import (
     LogEntry,
+    Router,
+    cut_at_word,
     fits_index,
     parse_log_entries,
     plan_consolidation,
@@ -73,10 +75,11 @@ class TestParseLogEntries:
 
 class TestRoute:
     def test_topic_and_type(self) -> None:
-        """`#topic` picks the file, `[feedback]` the type; leading tags are dropped."""
+        """`#topic` and `[feedback]` name the file as the agent does (`<type>_<topic>`);
+        leading tags are dropped."""
         target = route(_entry("[feedback] #testing use a real database"))
 
-        assert ("testing.md", "feedback", "use a real database") == (
+        assert ("feedback_testing.md", "feedback", "use a real database") == (
             target.relpath,
             target.type,
             target.text,
@@ -87,38 +90,63 @@ class TestRoute:
         target = route(_entry("the build cache is stale"))
         again = route(_entry("The build cache was moved to S3"))
 
-        assert ("build-notes.md", "project") == (target.relpath, target.type)
+        assert ("project_build.md", "project") == (target.relpath, target.type)
         assert target.relpath == again.relpath
 
     def test_untagged_without_a_subject_goes_to_journal(self) -> None:
-        """Nothing to group by (no word of three letters): journal.md."""
-        assert "journal.md" == route(_entry("ok 42")).relpath
+        """Nothing to group by (no word of three letters): project_journal.md."""
+        assert "project_journal.md" == route(_entry("ok 42")).relpath
 
     def test_type_only(self) -> None:
         """A type tag without topic gets a per-type notes file."""
-        assert "user-notes.md" == route(_entry("[user] prefers tabs")).relpath
+        assert "user_notes.md" == route(_entry("[user] prefers tabs")).relpath
+
+    def test_a_file_of_the_older_naming_keeps_its_topic(self) -> None:
+        """`orders.md`, `user-notes.md`, `build-notes.md`, `journal.md` already
+        there: their facts keep coming, never split across two files."""
+        router = Router(["orders.md", "user-notes.md", "build-notes.md", "journal.md"])
+
+        assert [
+            "orders.md",
+            "user-notes.md",
+            "build-notes.md",
+            "journal.md",
+            "project_deploy.md",
+        ] == [
+            route(_entry(text), router).relpath
+            for text in (
+                "#orders ship on Friday",
+                "[user] prefers tabs",
+                "the build cache is stale",
+                "ok 42",
+                "the deploy is blue green",
+            )
+        ]
+
+    def test_a_tag_that_names_its_type_is_taken_as_is(self) -> None:
+        assert "feedback_testing.md" == route(_entry("#feedback_testing x")).relpath
 
     def test_mid_sentence_tag_stays(self) -> None:
         """A tag inside the sentence routes but is kept in the text."""
         target = route(_entry("the #build-cache is stale"))
 
-        assert ("build-cache.md", "the #build-cache is stale") == (
+        assert ("project_build_cache.md", "the #build-cache is stale") == (
             target.relpath,
             target.text,
         )
 
     def test_reserved_slug(self) -> None:
         """`#memory` can never become MEMORY.md's twin on a case-insensitive disk."""
-        assert "memory-notes.md" == route(_entry("#MEMORY trimmed")).relpath
+        assert "project_memory.md" == route(_entry("#MEMORY trimmed")).relpath
 
 
 class TestPlanConsolidation:
     def test_new_topic_file_is_valid_memory(self) -> None:
         """A new topic file has classic frontmatter with name, description and type."""
         plan = plan_consolidation([_entry("[reference] #docs see the wiki")], {}, None)
-        topic = next(e for e in plan.edits if e.relpath == "docs.md")
+        topic = next(e for e in plan.edits if e.relpath == "reference_docs.md")
 
-        parsed = parse_memory_file("docs.md", topic.new)
+        parsed = parse_memory_file("reference_docs.md", topic.new)
 
         assert ("reference", "classic", ()) == (
             parsed.type,
@@ -137,7 +165,7 @@ class TestPlanConsolidation:
         lines = index.new.decode().splitlines()
 
         assert "# My index" == lines[0]
-        assert lines[1].startswith("- [Docs](docs.md) — ")
+        assert lines[1].startswith("- [Docs](project_docs.md) — ")
 
     def test_appends_to_existing_bytes(self) -> None:
         """An existing topic file is appended to, its old bytes untouched."""
@@ -175,7 +203,7 @@ class TestPlanConsolidation:
         )
         text = second.edits[0].new.decode()
 
-        assert 1 == text.count("the wiki is at w.example")
+        assert 1 == text.count("- the wiki is at w.example <!-- memd:fact")
         assert "<!-- memd:fact 2026-11-29 2026-11-29 2 -->" in text
         assert (0, 1) == (second.summary.added, second.summary.merged)
 
@@ -185,8 +213,8 @@ class TestPlanConsolidation:
 
         plan = plan_consolidation([_entry("#docs one")], {}, index)
 
-        assert ("docs.md",) == plan.unindexed
-        assert ["docs.md"] == [e.relpath for e in plan.edits]
+        assert ("project_docs.md",) == plan.unindexed
+        assert ["project_docs.md"] == [e.relpath for e in plan.edits]
 
     def test_multiline_entry(self) -> None:
         """Continuation lines stay indented under their bullet."""
@@ -202,7 +230,7 @@ class TestPlanConsolidation:
 
         diff = render_diff(plan)
 
-        assert "--- /dev/null\n+++ b/docs.md\n" in diff
+        assert "--- /dev/null\n+++ b/project_docs.md\n" in diff
 
 
 class TestFitsIndex:
@@ -277,3 +305,51 @@ class TestIsLinkedAsTheIndexParserSays:
         edit = next(e for e in plan.edits if e.relpath == "MEMORY.md")
         assert edit.new.startswith(index)
         assert b"\n- [Docs](docs.md) " in edit.new[len(index) - 1 :]
+
+
+class TestDescriptions:
+    def test_a_description_says_the_fact_not_a_few_of_its_tokens(self) -> None:
+        """Issue 42: "user prefers pytest k" was four tokens of a fact."""
+        plan = plan_consolidation(
+            [_entry("[feedback] #testing user prefers pytest -k to pick tests")],
+            {},
+            None,
+        )
+        topic = next(e for e in plan.edits if e.relpath == "feedback_testing.md")
+
+        description = parse_memory_file("feedback_testing.md", topic.new).description
+
+        assert "Daily-log facts: user prefers pytest -k to pick tests" == description
+
+    def test_a_long_description_is_cut_at_a_word_with_an_ellipsis(self) -> None:
+        words = " ".join(f"fact{n} is value{n}" for n in range(40))
+        plan = plan_consolidation([_entry(f"#ops {words}")], {}, None)
+        topic = next(e for e in plan.edits if e.relpath == "project_ops.md")
+
+        description = parse_memory_file("project_ops.md", topic.new).description
+
+        assert isinstance(description, str)
+        assert description.endswith("…")
+        assert len(description) <= 110
+        kept = description[: -len("…")].split(" ")
+        assert kept == f"Daily-log facts: {words}".split(" ")[: len(kept)]
+
+    def test_cut_at_word(self) -> None:
+        assert "alpha beta…" == cut_at_word("alpha beta gamma", 12)
+        assert "alpha beta gamma" == cut_at_word("alpha beta gamma", 16)
+        assert "abcd…" == cut_at_word("abcdefghij", 5)
+        assert "漢字…" == cut_at_word("漢字 漢字漢字", 6)  # wide: two columns each
+
+
+def test_a_tag_with_and_without_its_type_lands_in_one_file() -> None:
+    """`[feedback] #testing` then `#testing`: one file, feedback_testing.md."""
+    router = Router()
+    typed = route(_entry("[feedback] #testing use a real database"), router)
+    plain = route(_entry("#testing second rule"), router)
+    later = route(_entry("#testing third rule"), Router(["feedback_testing.md"]))
+
+    assert ["feedback_testing.md"] * 3 == [
+        typed.relpath,
+        plain.relpath,
+        later.relpath,
+    ]

@@ -92,7 +92,9 @@ class TestPlan:
             [_entry("#release the release is tomorrow", "9999-12-31")], {}, None
         )
 
-        text = next(e for e in plan.edits if e.relpath == "release.md").new.decode()
+        text = next(
+            e for e in plan.edits if e.relpath == "project_release.md"
+        ).new.decode()
         assert "- the release is tomorrow <!-- memd:fact 9999-12-31" in text
         assert any("tomorrow" in p and "9999-12-31" in p for p in plan.problems)
 
@@ -134,7 +136,7 @@ def test_a_dream_over_a_log_dated_9999_12_31(tmp_path: Path) -> None:
     second = run_dream(str(memory), config, now=now, log=LOG)
 
     assert ("ok", "ok") == (first.status, second.status)
-    text = (memory / "release.md").read_text()
+    text = (memory / "project_release.md").read_text()
     assert "the release is tomorrow" in text
     assert "the freeze is next week" in text
     assert first.summary.get("problems")

@@ -79,9 +79,11 @@ class TestRunDream:
 
         assert ("ok", 2, 0) == (result.status, result.entries, result.lint_errors)
         index = (setup.memory / "MEMORY.md").read_text()
-        assert "(testing.md)" in index
-        assert "(thought-notes.md)" in index
-        assert "use a real database" in (setup.memory / "testing.md").read_text()
+        assert "(feedback_testing.md)" in index
+        assert "(project_thought.md)" in index
+        assert (
+            "use a real database" in (setup.memory / "feedback_testing.md").read_text()
+        )
 
     def test_full_index_is_compacted_not_left_out(self, setup: Setup) -> None:
         """MEMORY.md at 200 lines: the dream compacts it, and its new file loads."""
@@ -103,7 +105,7 @@ class TestRunDream:
 
         index = (setup.memory / "MEMORY.md").read_text()
         assert ("ok", ()) == (result.status, result.unindexed)
-        assert "(docs.md)" in index
+        assert "(reference_docs.md)" in index
         assert loads_whole(index)
         codes = {d.code for d in lint_memdir(load_memdir(str(setup.memory)))}
         assert not codes & {"I002", "I003", "I006"}
@@ -125,7 +127,7 @@ class TestRunDream:
         setup.log("#a two")
 
         setup.dream()
-        text = (setup.memory / "a.md").read_text()
+        text = (setup.memory / "project_a.md").read_text()
 
         assert (1, 1) == (text.count(" one <!--"), text.count(" two <!--"))
 
@@ -148,7 +150,9 @@ class TestRunDream:
         store = SnapshotStore(setup.config.cache_dir)
         found = [store.read(str(setup.memory), m) for m in ("standard", "kairos")]
 
-        assert [True, True] == [f is not None and b"(a.md)" in f[1] for f in found]
+        assert [True, True] == [
+            f is not None and b"(project_a.md)" in f[1] for f in found
+        ]
 
     def test_dry_run_writes_nothing(self, setup: Setup) -> None:
         """--dry-run returns the diff and leaves files, lock and state alone."""
@@ -157,7 +161,7 @@ class TestRunDream:
 
         result = setup.dream(dry_run=True)
 
-        assert "+++ b/a.md" in result.diff
+        assert "+++ b/project_a.md" in result.diff
         assert before == setup.files()
         assert not (setup.memory / CONSOLIDATE_LOCK_NAME).exists()
         assert {} == read_state(setup.config.state_dir, "dreams.json")
@@ -168,7 +172,7 @@ class TestRunDream:
         """A topic file that is a symlink fails the dream; the target is untouched."""
         outside = tmp_path / "outside.md"
         outside.write_text("mine\n")
-        (setup.memory / "a.md").symlink_to(outside)
+        (setup.memory / "project_a.md").symlink_to(outside)
         setup.log("#a one")
 
         result = setup.dream()
@@ -211,7 +215,7 @@ class TestConsolidateLock:
 
         assert "locked" == result.status
         assert f"{holder.pid}\n" == (setup.memory / CONSOLIDATE_LOCK_NAME).read_text()
-        assert not (setup.memory / "a.md").exists()
+        assert not (setup.memory / "project_a.md").exists()
 
     def test_dead_holder_broken(self, setup: Setup) -> None:
         """A lock whose pid is dead is broken and the dream runs."""
@@ -252,7 +256,7 @@ class TestConsolidateLock:
         lock = setup.memory / CONSOLIDATE_LOCK_NAME
         lock.write_text("1\n")
         os.utime(lock, ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))
-        (setup.memory / "a.md").symlink_to(tmp_path / "elsewhere.md")
+        (setup.memory / "project_a.md").symlink_to(tmp_path / "elsewhere.md")
         setup.log("#a one")
 
         setup.dream()
@@ -370,3 +374,42 @@ def _alive(pid: int) -> bool:
             return False
         time.sleep(0.05)
     return True
+
+
+class TestUndoStatus:
+    def test_the_status_counts_what_the_undone_dream_did(self, setup: Setup) -> None:
+        """Issue 42: a 3-entry dream, undone, read "undone, 0 entries"."""
+        from memd.kairos.dream import undo_dream
+
+        (setup.memory / "MEMORY.md").write_text("# Index\n")
+        for text in ("#deploy blue green", "#deploy on Fridays", "[user] likes tabs"):
+            setup.log(text)
+        assert 3 == setup.dream().entries
+
+        ok, _ = undo_dream(str(setup.memory), setup.config, now=NOW, log=LOG)
+        [record] = dream_status(setup.config.state_dir).values()
+        result = record["last_result"]
+
+        assert ok
+        assert isinstance(result, dict)
+        assert ("undone", 3) == (result["status"], result["entries"])
+        assert "its 3 entries wait for the next dream" in str(result["message"])
+        assert result["files"] == 3  # two topic files and the index
+
+    def test_a_quiet_night_after_it_does_not_hide_the_count(self, setup: Setup) -> None:
+        """A dream of 2 entries, a night with nothing to do, then undo: 2 entries."""
+        from memd.kairos.dream import undo_dream
+
+        (setup.memory / "MEMORY.md").write_text("# Index\n")
+        setup.log("#deploy blue green")
+        setup.log("#deploy on Fridays")
+        assert 2 == setup.dream().entries
+        assert "nothing" == setup.dream().status
+
+        ok, _ = undo_dream(str(setup.memory), setup.config, now=NOW, log=LOG)
+        [record] = dream_status(setup.config.state_dir).values()
+        result = record["last_result"]
+
+        assert ok
+        assert isinstance(result, dict)
+        assert ("undone", 2) == (result["status"], result["entries"])

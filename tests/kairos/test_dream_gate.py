@@ -87,7 +87,7 @@ class TestLintGate:
         assert "ok" == _last_status(isolated_home)
         index = (memory / "MEMORY.md").read_text()
         assert "(gone.md)" in index
-        assert "(beta.md)" in index
+        assert "(project_beta.md)" in index
 
     def test_an_introduced_error_blocks_beside_a_pre_existing_one(
         self, git_repo: Path, isolated_home: Home

@@ -28,7 +28,7 @@ class TestFilingOrder:
         result = _dream(git_repo)
 
         assert 0 == result.returncode, result.stdout + result.stderr
-        text = (memory / "order.md").read_text()
+        text = (memory / "project_order.md").read_text()
         day1_at = [text.index(f"entry {n}") for n in ("one", "two")]
         day2_at = [text.index(f"entry {n}") for n in ("three", "four")]
         assert max(day1_at) < min(day2_at)

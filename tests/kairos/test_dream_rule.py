@@ -162,7 +162,9 @@ class TestNothingLost:
         ]
 
         plan = plan_consolidation(entries, {}, None)
-        text = next(e for e in plan.edits if e.relpath == "quality.md").new.decode()
+        text = next(
+            e for e in plan.edits if e.relpath == "project_quality.md"
+        ).new.decode()
 
         assert all(f"- entry p{n} n{n} of the suite" in text for n in range(10))
         assert "previously" not in text
@@ -178,13 +180,13 @@ class TestNothingLost:
                 files.get("MEMORY.md"),
             )
             files.update({e.relpath: e.new for e in plan.edits})
-        topic = files["infra.md"].decode()
+        topic = files["project_infra.md"].decode()
         everything = _every_line(files)
 
         assert HISTORY_KEPT == topic.count("previously:")
         assert all(f"the proxy timeout is {10 + n} s" in everything for n in range(15))
         assert "- the proxy timeout is 24 s <!--" in topic
-        assert ".archive/infra/1.md" in files
+        assert ".archive/project_infra/1.md" in files
 
 
 class TestArchiveOutOfTheWay:
@@ -203,16 +205,20 @@ class TestArchiveOutOfTheWay:
                 )
             assert run_dream(str(memory), config, now=now, log=LOG).ok
 
-        pages = sorted(p.name for p in (memory / ".archive" / "ops").iterdir())
+        pages = sorted(p.name for p in (memory / ".archive" / "project_ops").iterdir())
         manifest = [e.relpath for e in build_manifest(load_memdir(str(memory)))]
         everything = "".join(
             p.read_text() for p in memory.rglob("*.md") if "logs" not in p.parts
         )
 
         assert pages
-        assert ["ops.md"] == manifest
+        assert ["project_ops.md"] == manifest
         assert all(
-            everything.count(f"the service-{night}-{n} logs") == 1
+            # once as a fact (the description may name it too)
+            everything.count(
+                f"the service-{night}-{n} logs to the central graylog <!--"
+            )
+            == 1
             for night in range(3)
             for n in range(60)
         )
@@ -238,12 +244,14 @@ class TestDescriptions:
 
         names = sorted(p.name for p in memory.glob("*.md"))
         index = (memory / "MEMORY.md").read_text()
-        assert "journal.md" not in names
-        assert {"ticket-notes.md", "ingest-notes.md", "tls-notes.md"} <= set(names)
-        line = next(x for x in index.splitlines() if "(ticket-notes.md)" in x)
+        assert "project_journal.md" not in names
+        assert {"project_ticket.md", "project_ingest.md", "project_tls.md"} <= set(
+            names
+        )
+        line = next(x for x in index.splitlines() if "(project_ticket.md)" in x)
         assert "Ticket 4411" in line
         assert "Ticket 4502" in line
-        topic = (memory / "ticket-notes.md").read_text()
+        topic = (memory / "project_ticket.md").read_text()
         assert re.search(r"description: .*Ticket 4411", topic)
 
     def test_a_description_follows_its_facts_but_not_a_users_edit(self) -> None:
@@ -296,7 +304,7 @@ class TestIndexBudget:
         assert () == result.unindexed
         assert fits_index(index)
         assert [] == [line for line in user if line not in index + hubs]
-        assert "(docs.md)" in index + hubs
+        assert "(project_docs.md)" in index + hubs
 
 
 class TestUpgradeInPlace:
@@ -439,13 +447,14 @@ class TestUpgradeInPlace:
         assert not (memory / "journal.md").exists()
         index = (memory / "MEMORY.md").read_text()
         assert "journal.md" not in index
-        tickets = (memory / "ticket-notes.md").read_text()
+        tickets = (memory / "project_ticket.md").read_text()
         assert "- Ticket 4411 is blocked by the auth bug" in tickets
         assert "- Ticket 4502 is blocked by the auth bug" in tickets
         assert (
-            "- the gateway timeout is 30 s" in (memory / "gateway-notes.md").read_text()
+            "- the gateway timeout is 30 s"
+            in (memory / "project_gateway.md").read_text()
         )
-        assert "(ticket-notes.md)" in index
+        assert "(project_ticket.md)" in index
 
 
 _TEMPLATES = [
@@ -530,14 +539,14 @@ def test_a_kept_wording_reads_back() -> None:
     ]
     first = plan_consolidation(entries, {}, None)
     files = {e.relpath: e.new for e in first.edits}
-    text = files["gw.md"].decode()
+    text = files["project_gw.md"].decode()
 
     again = plan_consolidation(
         [_entry("#gw the gateway timeout is 60 s", "2026-11-01", 80)],
         files,
         files["MEMORY.md"],
     )
-    later = next(e for e in again.edits if e.relpath == "gw.md").new.decode()
+    later = next(e for e in again.edits if e.relpath == "project_gw.md").new.decode()
 
     assert "  - also: gateway timeout: 60s <!-- memd:also -->\n" in text
     assert later == text.replace("2026-11-01 2 -->", "2026-11-01 3 -->")

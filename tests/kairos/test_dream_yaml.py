@@ -39,7 +39,8 @@ def _plan(text: str) -> dict[str, bytes]:
 def test_yaml_words_stay_strings(tag: str, name: str) -> None:
     """A tag YAML 1.1 reads as null or a boolean still names the file as written."""
     edits = _plan(f"{tag} note")
-    parsed = parse_memory_file(f"{tag[1:]}.md", edits[f"{tag[1:]}.md"])
+    rel = f"project_{tag[1:]}.md"
+    parsed = parse_memory_file(rel, edits[rel])
     assert name == parsed.name
     assert "Daily-log facts: note" == parsed.description
     assert "project" == parsed.type
@@ -48,9 +49,9 @@ def test_yaml_words_stay_strings(tag: str, name: str) -> None:
 def test_typed_entry_round_trips() -> None:
     """A `[feedback]` entry with no topic: the hand-written name and description."""
     edits = _plan("[feedback] say it: plainly # not a comment")
-    parsed = parse_memory_file("feedback-notes.md", edits["feedback-notes.md"])
+    parsed = parse_memory_file("feedback_notes.md", edits["feedback_notes.md"])
     assert ("Feedback notes", "feedback") == (parsed.name, parsed.type)
-    assert "Daily-log facts: say plainly not comment" == parsed.description
+    assert "Daily-log facts: say it: plainly # not a comment" == parsed.description
 
 
 _WORD = st.text(
@@ -93,7 +94,8 @@ def test_every_written_topic_reads_back_and_lints(
         if relpath == "MEMORY.md":
             continue
         parsed = parse_memory_file(relpath, data)
-        topic = relpath.removesuffix(".md")
+        kind, _, subject = relpath.removesuffix(".md").partition("_")
+        topic = subject if subject and subject != "notes" else f"{kind} {subject}"
         assert parsed.type in ("user", "feedback", "project", "reference")
         assert parsed.name
         assert parsed.name[0].isupper()

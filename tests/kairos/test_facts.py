@@ -198,7 +198,9 @@ class TestRelativeDates:
         ]
 
         plan = plan_consolidation(entries, {}, None)
-        text = next(e for e in plan.edits if e.relpath == "release.md").new.decode()
+        text = next(
+            e for e in plan.edits if e.relpath == "project_release.md"
+        ).new.decode()
 
         assert "- the release is 2026-11-04 <!--" in text
         assert "previously: the release is 2026-11-03, until 2026-11-03" in text
@@ -235,9 +237,11 @@ class TestBounds:
     def test_topic_stays_within_recall_and_nothing_is_lost(self) -> None:
         """Many facts: the topic fits 4096 bytes, the rest is archived and named."""
         files = _replan({}, _month(20, 120))
-        topic = files["ops.md"]
+        topic = files["project_ops.md"]
         pages = {
-            rel: data for rel, data in files.items() if rel.startswith(".archive/ops/")
+            rel: data
+            for rel, data in files.items()
+            if rel.startswith(".archive/project_ops/")
         }
         every = b"".join([topic, *pages.values()]).decode()
 
@@ -248,7 +252,7 @@ class TestBounds:
             every.count(f"the {_word(n)} service logs to graylog <!--") == 1
             for n in range(120)
         )
-        assert ".archive/ops/ (1 page, outside the agent's recall scan)" in (
+        assert ".archive/project_ops/ (1 page, outside the agent's recall scan)" in (
             topic.decode()
         )
 
@@ -260,12 +264,12 @@ class TestBounds:
         later = _replan(files, _month(28, 8, start=28))
 
         assert sum(len(v) for v in later.values()) <= size + 64  # dates may widen
-        assert 8 == later["ops.md"].decode().count("<!-- memd:fact ")
+        assert 8 == later["project_ops.md"].decode().count("<!-- memd:fact ")
 
     def test_fact_block_round_trips(self) -> None:
         """Reading a file back and writing it with the same facts gives its bytes."""
         files = _replan({}, _month(3, 5))
-        text = files["ops.md"].decode()
+        text = files["project_ops.md"].decode()
         parsed = parse_fact_file(text)
 
         again = render_fact_file(parsed, parsed.facts)
@@ -276,13 +280,13 @@ class TestBounds:
         """A line the user adds inside or around memd's block stays."""
         files = _replan({}, _month(1, 3))
         text = (
-            files["ops.md"]
+            files["project_ops.md"]
             .decode()
             .replace("<!-- memd:end -->", "my own note\n<!-- memd:end -->")
         )
-        files["ops.md"] = (text + "user tail\n").encode()
+        files["project_ops.md"] = (text + "user tail\n").encode()
 
-        later = _replan(files, _month(1, 3, start=1))["ops.md"].decode()
+        later = _replan(files, _month(1, 3, start=1))["project_ops.md"].decode()
 
         assert "my own note\n" in later
         assert "user tail\n" in later
@@ -322,4 +326,4 @@ class TestIndexGrouping:
 
         assert index.startswith(user)
         assert fits_index(index)
-        assert all(f"(t{n}.md)" in index for n in range(81))
+        assert all(f"(project_t{n}.md)" in index for n in range(81))

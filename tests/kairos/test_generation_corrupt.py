@@ -44,7 +44,7 @@ class History:
         self.outside = tmp_path / "outside"
         (self.outside / "before").mkdir(parents=True)
         (self.outside / "after").mkdir()
-        for rel in ("MEMORY.md", "notes.md"):
+        for rel in ("MEMORY.md", "project_notes.md"):
             (self.outside / "before" / rel).write_bytes(EVIL)
             (self.outside / "after" / rel).write_bytes((self.memory / rel).read_bytes())
         (self.outside / "plan.json").write_bytes(

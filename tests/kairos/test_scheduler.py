@@ -109,7 +109,7 @@ class TestCronJob:
 
         assert fired is True
         assert rig.record()["last_success"] is not None
-        assert 1 == (rig.memory / "sched.md").read_text().count(" one <!--")
+        assert 1 == (rig.memory / "project_sched.md").read_text().count(" one <!--")
 
     def test_status_reports_next_dream(
         self, tmp_path: Path, cleanup: list[Rig]
@@ -154,7 +154,7 @@ class TestCatchUp:
         assert yesterday != after_first
         assert after_first == rig.record()["last_run"]
         assert (1, 0) == (first.catch_up_runs, second.catch_up_runs)
-        assert 1 == (rig.memory / "sched.md").read_text().count(" one <!--")
+        assert 1 == (rig.memory / "project_sched.md").read_text().count(" one <!--")
 
     def test_beyond_grace_not_run(self, tmp_path: Path, cleanup: list[Rig]) -> None:
         """A slot older than the grace period is left for the next night."""
@@ -168,7 +168,7 @@ class TestCatchUp:
         scheduler.shutdown()
 
         assert rig.record().get("last_run") is None
-        assert not (rig.memory / "sched.md").exists()
+        assert not (rig.memory / "project_sched.md").exists()
 
     def test_clock_jump_triggers_catch_up(
         self, tmp_path: Path, cleanup: list[Rig]
@@ -184,7 +184,7 @@ class TestCatchUp:
         scheduler._clock_job()
 
         assert (1, 1) == (scheduler.clock_jumps, scheduler.catch_up_runs)
-        assert (rig.memory / "sched.md").is_file()
+        assert (rig.memory / "project_sched.md").is_file()
 
 
 class TestRotation:

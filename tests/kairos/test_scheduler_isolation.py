@@ -93,7 +93,7 @@ def test_startup_job(rig: tuple[Dirs, DreamScheduler]) -> None:
     assert scheduler.startup_finished.wait(30)
 
     assert dirs.today_log(dirs.good).is_file()
-    assert "first" in (dirs.good / "good.md").read_text()
+    assert "first" in (dirs.good / "project_good.md").read_text()
     failures = scheduler.status()["failures"]
     assert isinstance(failures, dict)
     assert {str(dirs.year_file), str(dirs.linked), str(dirs.fifo)} <= set(failures)
@@ -129,7 +129,7 @@ def test_dream_job(rig: tuple[Dirs, DreamScheduler], tmp_path: Path) -> None:
 
     _fire_now(scheduler, "dream")
 
-    assert _wait_for(lambda: "second" in (dirs.good / "good.md").read_text())
+    assert _wait_for(lambda: "second" in (dirs.good / "project_good.md").read_text())
     assert scheduler.dream_job_fires >= 1
     assert scheduler.failures[str(dirs.fifo)] > before
 
@@ -145,5 +145,5 @@ def test_clock_job(rig: tuple[Dirs, DreamScheduler], tmp_path: Path) -> None:
 
     _fire_now(scheduler, "clock")
 
-    assert _wait_for(lambda: "third" in (dirs.good / "good.md").read_text())
+    assert _wait_for(lambda: "third" in (dirs.good / "project_good.md").read_text())
     assert 1 <= scheduler.clock_jumps

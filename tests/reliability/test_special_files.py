@@ -86,9 +86,9 @@ class TestDreamWithFifo:
 
         no_traceback(result)
         assert 0 == result.returncode, result.stderr
-        assert "one entry" in (memory / "fifo.md").read_text()
+        assert "one entry" in (memory / "project_fifo.md").read_text()
 
-    @pytest.mark.parametrize("name", ["MEMORY.md", "fifo.md"])
+    @pytest.mark.parametrize("name", ["MEMORY.md", "project_fifo.md"])
     def test_fifo_dream_target_fails_clearly(
         self, git_repo: Path, memory: Path, name: str
     ) -> None:

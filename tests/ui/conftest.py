@@ -18,6 +18,7 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -198,3 +199,38 @@ def ui_record(daemon: Daemon) -> dict[str, object]:
     record = json.loads(path.read_text())
     assert isinstance(record, dict)
     return record
+
+
+def click(browser: Any, selector: str) -> None:
+    """Click what leads to another page, and wait until that page is there.
+
+    A page swapped under us (a live update, a load still finishing) is
+    looked up again.
+    """
+    from selenium.common.exceptions import (
+        NoSuchElementException,
+        StaleElementReferenceException,
+    )
+    from selenium.webdriver.common.by import By
+
+    clicked: list[Any] = []
+
+    def press() -> bool:
+        try:
+            page = browser.find_element(By.TAG_NAME, "html")
+            browser.find_element(By.CSS_SELECTOR, selector).click()
+        except (NoSuchElementException, StaleElementReferenceException):
+            return False
+        clicked.append(page)
+        return True
+
+    wait_for(press, what=f"{selector} to click")
+
+    def gone() -> bool:
+        try:
+            clicked[0].is_enabled()
+        except StaleElementReferenceException:
+            return True
+        return False
+
+    wait_for(gone, what=f"the page after clicking {selector}")

@@ -14,7 +14,7 @@ from memd.kairos.daily_log import append_entry
 from memd.ui.views import project_id
 from tests.conftest import Home
 from tests.daemon.conftest import backdate, wait_for
-from tests.ui.conftest import dream_now, make_project, screenshot
+from tests.ui.conftest import click, dream_now, make_project, screenshot
 
 pytestmark = [pytest.mark.daemon, pytest.mark.slow]
 
@@ -49,13 +49,25 @@ class TestPages:
         viewer = start_viewer()
 
         open_viewer(browser, viewer)
-        rows = browser.find_elements(By.CSS_SELECTOR, "tr.project")
-        shown = {row.get_attribute("data-id") for row in rows}
-        cut = {
-            row.get_attribute("data-id")
-            for row in rows
-            if "cut" in (row.get_attribute("class") or "").split()
-        }
+
+        def rows() -> tuple[set[str], set[str]] | None:
+            """(every row's id, the cut rows' ids); None while a live update
+            swaps the table."""
+            from selenium.common.exceptions import StaleElementReferenceException
+
+            try:
+                found = browser.find_elements(By.CSS_SELECTOR, "tr.project")
+                return {str(row.get_attribute("data-id")) for row in found}, {
+                    str(row.get_attribute("data-id"))
+                    for row in found
+                    if "cut" in (row.get_attribute("class") or "").split()
+                }
+            except StaleElementReferenceException:
+                return None
+
+        read = wait_for(rows, what="the overview's rows")
+        assert isinstance(read, tuple)
+        shown, cut = read
         screenshot(browser, "overview")
 
         assert {project_id(str(m)) for m in [*memories, long_one]} == shown
@@ -214,7 +226,7 @@ class TestActions:
 
         open_viewer(browser, viewer, "/dreams")
         screenshot(browser, "dreams")
-        browser.find_element(By.CSS_SELECTOR, "button.undo").click()
+        click(browser, "button.undo")  # the page may be swapped by a live update
         wait_for(lambda: browser.find_elements(By.ID, "result"), what="the result")
         result = browser.find_element(By.ID, "result").text
         screenshot(browser, "undo")
@@ -241,7 +253,7 @@ class TestActions:
         page = f"/file?id={project_id(str(memory))}&file=note_0.md"
         if not history_available():
             open_viewer(browser, viewer, page)
-            assert [] == browser.find_elements(By.CSS_SELECTOR, "button.restore")
+            assert [] == browser.find_elements(By.CSS_SELECTOR, ".restore")
             assert "File history is not available" in text_of(browser)
             return
         from memd.history.store import History
@@ -260,8 +272,9 @@ class TestActions:
         open_viewer(browser, viewer, page)
         screenshot(browser, "file-history")
         browser.find_element(
-            By.CSS_SELECTOR, f'button.restore[data-rev="{older[0]}"]'
+            By.CSS_SELECTOR, f'a.restore[data-rev="{older[0]}"]'
         ).click()
+        browser.find_element(By.ID, "confirm").click()  # Restore asks once
         wait_for(lambda: browser.find_elements(By.ID, "result"), what="the result")
         result = browser.find_element(By.ID, "result").text
 

@@ -109,6 +109,100 @@ class TestDiff:
 
         assert "" != views.diff(big, big + b"y\n").note
 
+    def test_frontmatter_lines_are_kept(self) -> None:
+        """A removed `---` reads `----`, an added `++x` reads `+++x`: both stay."""
+        with_front = b"---\nname: a\n---\nbody\n"
+        removed = views.diff(with_front, b"body\n", name="a.md")
+        added = views.diff(b"body\n", b"++x\nbody\n", name="a.md")
+
+        assert ["----", "-name: a", "----"] == [
+            text for kind, text in removed.lines if kind == "del"
+        ]
+        assert ["+++x"] == [text for kind, text in added.lines if kind == "add"]
+        assert (0, 3, "+0 \u22123 lines") == (
+            removed.added,
+            removed.removed,
+            removed.counts,
+        )
+
+
+def row(name: str, **values: object) -> views.ProjectRow:
+    meta: dict[str, object] = {"lint_errors": 0, "lint_warnings": 0}
+    meta.update(values)
+    return views.project_row(
+        f"/m/{name}",
+        source="test",
+        meta=meta,
+        alarm=str(values.get("alarm", "")),
+        name=f"~/code/{name}",
+        max_lines=200,
+        max_units=25_000,
+    )
+
+
+class TestOverviewOrder:
+    def test_losses_errors_cuts_warnings_then_the_rest(self) -> None:
+        rows = [
+            row("a"),
+            row("b", lint_warnings=2),
+            row("c", truncation={"was_line_truncated": True, "line_count": 230}),
+            row("d", lint_errors=1),
+            row("e", alarm="4 memory files were deleted"),
+        ]
+
+        assert ["e", "d", "c", "b", "a"] == [
+            r.shown.rsplit("/", 1)[-1] for r in views.by_attention(rows)
+        ]
+        assert ["~/code/c"] == [r.shown for r in views.by_attention(rows, " DE/C ")]
+
+    def test_a_project_is_named_by_its_folder(self) -> None:
+        assert "~/code/webshop" == views.project_label(
+            "/h/.claude/projects/-h-code-webshop/memory", ("/h/code/webshop",), "/h"
+        )
+        assert "~/b and /srv/a" == views.project_label("/m", ("/srv/a", "/h/b"), "/h/")
+        assert "" == views.project_label("/m", (), "/h")
+
+
+FACTS_BEFORE = """---
+name: Deploy
+description: d
+type: project
+---
+<!-- memd:facts v2 -->
+- The timeout is 30 s <!-- memd:fact 2026-11-01 2026-11-01 1 -->
+- Staging runs on k3s <!-- memd:fact 2026-11-01 2026-11-01 1 -->
+- Old cache is redis <!-- memd:fact 2026-10-01 2026-10-01 1 -->
+<!-- memd:end -->
+"""
+FACTS_AFTER = """---
+name: Deploy
+description: d
+type: project
+---
+<!-- memd:facts v2 -->
+- The timeout is 60 s <!-- memd:fact 2026-11-02 2026-11-02 1 -->
+  - previously: The timeout is 30 s, until 2026-11-02 <!-- memd:was 2026-11-01 -->
+- Staging runs on k3s <!-- memd:fact 2026-11-01 2026-11-02 2 -->
+- Builds use uv <!-- memd:fact 2026-11-02 2026-11-02 1 -->
+<!-- memd:end -->
+"""
+
+
+class TestFactChanges:
+    def test_added_updated_archived_and_seen_again(self) -> None:
+        changes = views.fact_changes(
+            "project_deploy.md", FACTS_BEFORE.encode(), FACTS_AFTER.encode()
+        )
+
+        assert changes is not None
+        assert ("Builds use uv",) == changes.added
+        assert (("The timeout is 30 s", "The timeout is 60 s"),) == changes.updated
+        assert ("Old cache is redis",) == changes.archived
+        assert 1 == changes.seen_again
+
+    def test_a_file_without_facts_is_shown_by_its_diff(self) -> None:
+        assert None is views.fact_changes("MEMORY.md", b"- [A](a.md)\n", b"")
+
 
 class TestPlots:
     def test_labels_are_escaped(self) -> None:

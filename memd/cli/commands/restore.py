@@ -80,8 +80,9 @@ def run(args: argparse.Namespace) -> int:
     if args.loss is not None:
         if args.all or args.path is not None or args.project is not None:
             raise UsageError("--loss REV restores what that loss took; give it alone")
-        rev = loss_revision(args.loss)
-        return _restore_loss(config.state_dir, rev, dry_run=args.dry_run)
+        return _restore_loss(
+            config.state_dir, loss_revision(args.loss), dry_run=args.dry_run
+        )
     if args.all == (args.path is not None):
         raise UsageError("give a FILE or --all (not both)")
     if args.all and args.at is None and args.rev is None:

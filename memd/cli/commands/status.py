@@ -254,7 +254,9 @@ def _dream_result(result: object) -> str:
         return str(result)
     from memd.kairos.dream import describe_summary
 
-    text = f"{result.get('status', '?')}, {result.get('entries', 0)} entries"
+    entries = result.get("entries")  # an undone dream of unknown size has none
+    text = str(result.get("status", "?"))
+    text += f", {entries} entries" if isinstance(entries, int) else ""
     summary = describe_summary(result.get("summary"))
     text += f" ({summary})" if summary else ""
     return f"{text}: {result['message']}" if result.get("message") else text

@@ -49,9 +49,9 @@ class TestDream:
             "would write" in captured.err,
             "wrote" in captured.err.replace("would write", ""),
         )
-        assert "+++ b/cli.md" in out
+        assert "+++ b/project_cli.md" in out
         assert "+++ b/MEMORY.md" in out
-        assert not (memory / "cli.md").exists()
+        assert not (memory / "project_cli.md").exists()
 
     def test_disabled_memory(
         self,
@@ -72,7 +72,7 @@ class TestDream:
         code = run_dream("--project", str(git_repo), "--now")
 
         assert 0 == code
-        assert "- one <!-- memd:fact " in (memory / "cli.md").read_text()
+        assert "- one <!-- memd:fact " in (memory / "project_cli.md").read_text()
 
     def test_not_due_after_tonights_run(
         self, git_repo: Path, memory: Path, capsys: pytest.CaptureFixture[str]
@@ -86,7 +86,7 @@ class TestDream:
 
         assert 0 == code
         assert "`memd dream --now` runs it now" in capsys.readouterr().out
-        assert " two <!--" not in (memory / "cli.md").read_text()
+        assert " two <!--" not in (memory / "project_cli.md").read_text()
 
     def test_failed_dream_exits_1(
         self, git_repo: Path, memory: Path, monkeypatch: pytest.MonkeyPatch
@@ -118,7 +118,7 @@ class TestDreamAll:
         code = run_dream("--all", "--now")
 
         assert 0 == code
-        assert [True, True] == [(p / "all.md").is_file() for p in dirs]
+        assert [True, True] == [(p / "project_all.md").is_file() for p in dirs]
 
 
 class TestSummaryAndUndo:
