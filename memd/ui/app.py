@@ -320,6 +320,9 @@ def build_app(
     app.add_exception_handler(gather.NotFoundError, not_found)
     app.add_exception_handler(gather.ConflictError, cannot)
     app.add_exception_handler(sqlite3.Error, cannot)
+    # the rest of memd's refusals (a damaged or linked history store, a restore
+    # that cannot be made): a page naming why, never a bare 500
+    app.add_exception_handler(MemdError, cannot)
     app.add_exception_handler(Refused, turned_away)
     app.add_exception_handler(404, not_found)
     return Gate(app, token=token, hosts=hosts, cookie=f"{security.COOKIE_NAME}_{port}")
@@ -327,8 +330,11 @@ def build_app(
 
 def _why(error: BaseException) -> str:
     """One line for a page: what could not be done (a damaged history says so)."""
-    if isinstance(error, sqlite3.Error):
-        return f"the file history cannot be read: {error}"
+    from memd.history.codec import DamagedBlobError
+    from memd.history.store import HistoryUnusableError
+
+    if isinstance(error, sqlite3.Error | HistoryUnusableError | DamagedBlobError):
+        return views.mask_secrets(f"the file history cannot be read: {error}")
     why = getattr(error, "strerror", None) or str(error)
     return views.mask_secrets(str(why))
 
