@@ -90,6 +90,9 @@ LAYERS = {
     "memd.history.when": CORE,  # the one parser of --at / --since
     "memd.history.loss": CORE,  # the loss rule
     "memd.history.retention": CORE,  # which versions retention removes
+    "memd.agents.*": EDGE,  # each agent's config files, hooks and stores
+    "memd.agents.toml_text": CORE,  # TOML tables found and cut in text
+    "memd.agents.jsonc": CORE,  # JSON with comments, edited by span
 }
 # folder -> the folders it may import (the shared top-level modules are open to all).
 FOLDERS = {
@@ -111,6 +114,7 @@ FOLDERS = {
         "recall",
         "ui",
         "history",
+        "agents",
     },
     "service": set(),
     "gitsync": {"agent", "memory", "lint", "history"},
@@ -127,6 +131,7 @@ FOLDERS = {
         "history",
     },
     "history": {"agent", "memory", "lint"},
+    "agents": {"agent", "snapshot", "hooks", "mcp_server"},
     "ui": {
         "agent",
         "memory",
@@ -154,6 +159,7 @@ FOLDERS = {
         "mcp_server",
         "ui",
         "history",
+        "agents",
     },
 }
 RANK = {CORE: 0, EDGE: 1, WIRING: 2}

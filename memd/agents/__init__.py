@@ -1,4 +1,4 @@
-"""One module per coding agent memd serves: what each reads, where, and how memd wires it.
+"""One module per coding agent memd serves: what it reads and how memd wires it.
 
 `claude_code` (Claude Code), `codex` (Codex CLI) and `gemini` (Gemini CLI)
 each give one `Agent` (`base.py`): its config files and the edits `memd setup`
@@ -14,9 +14,9 @@ Claude Code's own rules (where its memory lives, how it loads the index) are
 `toml_text` and `jsonc` edit the agents' config files surgically: every byte
 memd does not own stays, comments included.
 
-May import: the standard library, `memd.errors`, `memd.fsread`, `memd.atomic`,
-`memd.agent`, `memd.hooks` (the Claude Code settings edit), `memd.mcp_server`
-(the server entry) and `memd.snapshot` (the index as Claude Code loads it).
+May import: `memd.agent`, `memd.hooks` (the Claude Code settings edit),
+`memd.mcp_server` (the server entry), `memd.snapshot` (the project's
+resolution record), the shared modules.
 """
 
 from __future__ import annotations

@@ -87,6 +87,14 @@ def home_of(env: Mapping[str, str]) -> str:
     return env.get("HOME") or os.path.expanduser("~")
 
 
+def tilde(path: str, home: str) -> str:
+    """`path` with the home directory written `~`, as a person reads it."""
+    home = home.rstrip(os.sep)
+    if home and (path == home or path.startswith(home + os.sep)):
+        return "~" + path[len(home) :]
+    return path
+
+
 def shell_word(word: str) -> str:
     """`word` quoted for a POSIX shell only when it needs it."""
     import shlex

@@ -1,4 +1,4 @@
-"""Codex CLI: `$CODEX_HOME/config.toml` (default `~/.codex`), its hooks and its memories.
+"""Codex CLI: `$CODEX_HOME/config.toml` (`~/.codex`), its hooks and its memories.
 
 What the release (0.171.0, docs/agents.md) reads:
 
@@ -27,7 +27,6 @@ import os
 from memd.agents.base import (
     FAIL,
     OK,
-
     Agent,
     ConfigEdit,
     Release,
@@ -50,7 +49,10 @@ MAX_CONFIG_BYTES = 4 * 1024 * 1024
 # Codex passes a hook's text on whole up to 2,500 of its tokens (a token is
 # counted as 4 bytes) and spills the rest to a file (hooks/src/output_spill.rs).
 CONTEXT_LIMIT_BYTES = 10_000
-BEGIN = "# memd setup: memd's MCP server and SessionStart hook (`memd setup --undo` takes them out)"
+BEGIN = (
+    "# memd setup: memd's MCP server and SessionStart hook"
+    " (`memd setup --undo` takes them out)"
+)
 END = "# memd setup: end"
 MEMORIES = "memories"
 
@@ -84,7 +86,9 @@ def hook_trust_hash(command: str, timeout: int = HOOK_TIMEOUT_SECONDS) -> str:
             {"async": False, "command": command, "timeout": timeout, "type": "command"}
         ],
     }
-    text = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    text = json.dumps(
+        identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -160,9 +164,7 @@ def _without_memd(text: str) -> str:
         if before.endswith("\n\n"):  # the blank line install put before it
             before = before[:-1]
         text = before + text[stop:]
-    return cut_tables(
-        text, lambda table, _: table.key[:2] == ("mcp_servers", SERVER)
-    )
+    return cut_tables(text, lambda table, _: table.key[:2] == ("mcp_servers", SERVER))
 
 
 def _line_at(text: str, line: str, start: int = 0) -> int:
@@ -251,7 +253,9 @@ def _others(config: Mapping[str, object]) -> dict[str, object]:
     return rest
 
 
-def edit_config(path: str, *, install: bool, dry_run: bool, memd_executable: str) -> str:
+def edit_config(
+    path: str, *, install: bool, dry_run: bool, memd_executable: str
+) -> str:
     """Add (or take out) memd's tables in `config.toml`; say what was done."""
     from memd.agents.files import apply_text_edit
 
@@ -267,7 +271,9 @@ def edit_config(path: str, *, install: bool, dry_run: bool, memd_executable: str
     )
 
 
-def config_edits(env: Mapping[str, str], memd_executable: str) -> tuple[ConfigEdit, ...]:
+def config_edits(
+    env: Mapping[str, str], memd_executable: str
+) -> tuple[ConfigEdit, ...]:
     path = config_path(env)
 
     def edit(target: str, *, install: bool, dry_run: bool) -> str:
@@ -291,7 +297,11 @@ def checks(env: Mapping[str, str], memd_executable: str) -> Iterator[Verdict]:
     except (OSError, ValueError) as error:
         yield Verdict("codex", FAIL, f"{path}: {error}", f"repair {path}")
         return
-    server = config.get("mcp_servers", {}).get(SERVER) if isinstance(config.get("mcp_servers"), dict) else None
+    server = (
+        config.get("mcp_servers", {}).get(SERVER)
+        if isinstance(config.get("mcp_servers"), dict)
+        else None
+    )
     command = session_start_command(memd_executable, NAME)
     problems = []
     if not isinstance(server, dict) or server.get("command") != memd_executable:
@@ -310,12 +320,18 @@ def checks(env: Mapping[str, str], memd_executable: str) -> Iterator[Verdict]:
         if trusted != hook_trust_hash(command):
             problems.append("memd's SessionStart hook is not trusted (Codex skips it)")
     if problems:
-        yield Verdict("codex", FAIL, f"{path}: {'; '.join(problems)}", "`memd setup --agent codex`")
+        yield Verdict(
+            "codex",
+            FAIL,
+            f"{path}: {'; '.join(problems)}",
+            "`memd setup --agent codex`",
+        )
         return
     yield Verdict(
         "codex",
         OK,
-        f"memd MCP server and trusted SessionStart hook in {path} run {memd_executable}",
+        f"memd MCP server and trusted SessionStart hook in {path}"
+        f" run {memd_executable}",
     )
     if not os.path.isdir(memories_dir(env)):
         yield Verdict(
@@ -349,4 +365,3 @@ AGENT = Agent(
     checks=checks,
     stores=stores,
 )
-

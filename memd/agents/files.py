@@ -45,7 +45,7 @@ def apply_text_edit(
     dry_run: bool,
     max_bytes: int,
 ) -> str:
-    """Edit the file at `path` as `plan(text)` says (None: no change); say what was done.
+    """Edit the file at `path` as `plan(text)` says (None: no change); say what.
 
     A file memd cannot read or that `plan` refuses (`ValueError`) is left
     untouched: `UsageError` with one line naming the file and why.
@@ -75,4 +75,3 @@ def apply_text_edit(
     os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
     write_atomic(target, new.encode("utf-8"))  # keeps the file's mode
     return f"{what} {'added to' if install else 'taken out of'} {path}\n"
-

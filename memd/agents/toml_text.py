@@ -125,7 +125,7 @@ def _header(line: str) -> tuple[tuple[str, ...], bool]:
 
 
 def _basic(line: str, position: int) -> tuple[str, int]:
-    """A basic string's value starting after its opening quote; and the offset after it."""
+    """A basic string's value (after its opening quote) and the offset past it."""
     out: list[str] = []
     while position < len(line):
         char = line[position]

@@ -1,0 +1,123 @@
+"""The session-start context memd gives another agent: Claude Code's memory, read-only.
+
+A Codex or Gemini session in a project gets what Claude Code learned there:
+MEMORY.md as Claude Code loads it (frontmatter and comment blocks stripped,
+cut at 200 lines or 25,000 units with Claude Code's own warning, by the
+profile in force: `memd.agent.prompt.view_index`), named as Claude Code's,
+with where its topic files are and that they are not this agent's to edit.
+Only the index: the whole memory in every agent would cost tokens and mix
+up their stores. The text is then kept within the agent's own limit, cut
+after a line with a pointer to the file.
+
+The warm path reads the project's resolution record (`memd prompt` and the
+Claude Code hooks write it) and the index: no config, no YAML. Without a
+fresh record it resolves the project the long way (`memd.snapshot.serve`).
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+MAX_INDEX_BYTES = 4 * 1024 * 1024  # far past what Claude Code loads; the rest is cut
+INDEX_NAME = "MEMORY.md"
+
+
+def session_start_output(
+    payload: Mapping[str, object], env: Mapping[str, str], *, limit_bytes: int
+) -> dict[str, object] | None:
+    """The SessionStart hook's JSON output for `payload`, or None (nothing to say)."""
+    cwd = payload.get("cwd")
+    if not isinstance(cwd, str) or not os.path.isabs(cwd) or not os.path.isdir(cwd):
+        return None
+    found = _locate(cwd, env)
+    if found is None:
+        return None
+    root, memory_dir, profile = found
+    context = memory_context(root, memory_dir, profile, env, limit_bytes=limit_bytes)
+    if context is None:
+        return None
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": "SessionStart",
+            "additionalContext": context,
+        }
+    }
+
+
+def memory_context(
+    root: str,
+    memory_dir: str,
+    profile: str | None,
+    env: Mapping[str, str],
+    *,
+    limit_bytes: int,
+) -> str | None:
+    """Claude Code's index of `memory_dir` with its heading, within `limit_bytes`."""
+    from memd.agent.prompt import view_index
+    from memd.fsread import read_bytes
+
+    index_path = os.path.join(memory_dir, INDEX_NAME)
+    try:
+        raw = read_bytes(index_path, MAX_INDEX_BYTES + 1)
+    except OSError:
+        return None
+    text = raw[:MAX_INDEX_BYTES].decode("utf-8", "replace")
+    has_bom = text.startswith("\ufeff")
+    view = view_index(text.removeprefix("\ufeff"), profile=profile, has_bom=has_bom)
+    if view.truncation is None:
+        return None
+    heading = _heading(root, memory_dir, env)
+    return _within(heading, view.truncation.content, index_path, limit_bytes)
+
+
+def _heading(root: str, memory_dir: str, env: Mapping[str, str]) -> str:
+    from memd.agents.base import tilde
+
+    shown = tilde(root, env.get("HOME") or os.path.expanduser("~"))
+    return (
+        f"# Claude Code's memory of {shown} (read-only)\n\n"
+        f"Claude Code keeps what it learned in this project in {memory_dir}/. "
+        "Below is its index, MEMORY.md, as Claude Code loads it at the start of "
+        "a session. Read a linked file there when it bears on the task, or call "
+        "memd's `memory_recall` tool. These files are Claude Code's: do not edit "
+        "them.\n\n"
+    )
+
+
+def _within(heading: str, index: str, index_path: str, limit_bytes: int) -> str:
+    """Heading and index, cut after a line (with a pointer) to fit `limit_bytes`."""
+    whole = heading + index
+    if len(whole.encode("utf-8")) <= limit_bytes:
+        return whole
+    pointer = (
+        f"\n\n[memd: the index is longer than fits here; this is its beginning. "
+        f"Read the whole index in {index_path}.]"
+    )
+    room = limit_bytes - len((heading + pointer).encode("utf-8"))
+    cut = index.encode("utf-8")[: max(room, 0)].decode("utf-8", "ignore")
+    newline = cut.rfind("\n")
+    return heading + (cut[:newline] if newline > 0 else cut) + pointer
+
+
+def _locate(cwd: str, env: Mapping[str, str]) -> tuple[str, str, str | None] | None:
+    """(project root, memory dir, profile) for `cwd`; None when memory is off."""
+    from memd.agent.paths import project_root_of
+    from memd.snapshot.serve import read_record
+
+    root = project_root_of(cwd)
+    record = read_record(root, env)
+    if record is not None:
+        memory_dir, _, _, profile = record
+        return root, memory_dir.rstrip(os.sep), profile
+    from memd.config import load_config
+    from memd.snapshot.serve import serve
+
+    served = serve(root, None, load_config(env), env, create=False)
+    if not served.enabled:
+        return None
+    location = served.location
+    return root, location.memory_dir.rstrip(os.sep), location.profile
