@@ -238,8 +238,14 @@ class _ScriptedServer:
         raise NotImplementedError
 
 
+WAIT_TOOL = "list_mcp_resources"  # Codex's own read-only tool: a turn that waits
+WAITS = 40  # 10 s at most
+
+
 class ResponsesModel(_ScriptedServer):
     """The OpenAI Responses API, as Codex CLI's custom provider speaks it."""
+
+    waits = 0
 
     def __enter__(self) -> ResponsesModel:
         super().__enter__()
@@ -277,6 +283,18 @@ class ResponsesModel(_ScriptedServer):
                 found.append(str(tool["name"]))
         return found
 
+    def next_turn(self, offers_memd: bool) -> Call:
+        """Codex may send its first request before memd's server is up (its MCP
+        start-up runs beside the session's): until memd's tools are offered,
+        call Codex's own `list_mcp_resources`, which keeps the turn going."""
+        import time
+
+        if not offers_memd and self._turns and self.waits < WAITS:
+            self.waits += 1
+            time.sleep(0.25)
+            return Call(WAIT_TOOL)
+        return super().next_turn(offers_memd)
+
     def answer(self, seen: Seen) -> tuple[int, str, bytes]:
         if not seen.path.startswith("/v1/responses") or not isinstance(seen.body, dict):
             return 200, "application/json", b'{"data": [], "models": []}'
@@ -287,11 +305,12 @@ class ResponsesModel(_ScriptedServer):
                 "type": "function_call",
                 "id": f"fc_e2e_{number}",
                 "call_id": f"call_e2e_{number}",
-                "namespace": "mcp__memd",
                 "name": turn.tool,
                 "arguments": json.dumps(dict(turn.args)),
                 "status": "completed",
             }
+            if turn.tool != WAIT_TOOL:
+                item["namespace"] = "mcp__memd"
         else:
             item = {
                 "type": "message",
