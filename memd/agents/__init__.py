@@ -14,7 +14,8 @@ Claude Code's own rules (where its memory lives, how it loads the index) are
 `toml_text` and `jsonc` edit the agents' config files surgically: every byte
 memd does not own stays, comments included.
 
-May import: `memd.agent`, `memd.hooks` (the Claude Code settings edit),
+May import: `memd.agent`, `memd.lint` (the secret scanner, for the stores),
+`memd.hooks` (the Claude Code settings edit),
 `memd.mcp_server` (the server entry), `memd.snapshot` (the project's
 resolution record), the shared modules.
 """

@@ -74,6 +74,8 @@ class Agent:
     config_edits: Callable[[Mapping[str, str], str], tuple[ConfigEdit, ...]]
     checks: Callable[[Mapping[str, str], str], Iterator[Verdict]]
     stores: Callable[[Mapping[str, str]], tuple[Store, ...]]
+    # Where a store will appear: the daemon looks again when one does.
+    awaited_stores: Callable[[Mapping[str, str]], tuple[str, ...]] = lambda env: ()
 
     def on_path(self, env: Mapping[str, str]) -> str | None:
         """The agent's launcher on `env`'s PATH, or None."""

@@ -350,6 +350,10 @@ def stores(env: Mapping[str, str]) -> tuple[Store, ...]:
     return (Store(NAME, "Codex CLI memories", directory),)
 
 
+def awaited_stores(env: Mapping[str, str]) -> tuple[str, ...]:
+    return (memories_dir(env),)
+
+
 AGENT = Agent(
     name=NAME,
     title="Codex CLI",
@@ -364,4 +368,5 @@ AGENT = Agent(
     config_edits=config_edits,
     checks=checks,
     stores=stores,
+    awaited_stores=awaited_stores,
 )

@@ -351,6 +351,19 @@ def _project_root(project_dir: str) -> str | None:
     return root if os.path.isabs(root) and "\n" not in root else None
 
 
+def awaited_stores(env: Mapping[str, str]) -> tuple[str, ...]:
+    """`~/.gemini` itself, and each registered project's `memory/` to come."""
+    from memd.fsread import list_names
+
+    base = gemini_dir(env)
+    tmp = os.path.join(base, "tmp")
+    try:
+        ids = sorted(list_names(tmp))[:1000]
+    except OSError:
+        ids = []
+    return (base, *(os.path.join(tmp, i, "memory") for i in ids))
+
+
 AGENT = Agent(
     name=NAME,
     title="Gemini CLI",
@@ -362,4 +375,5 @@ AGENT = Agent(
     config_edits=config_edits,
     checks=checks,
     stores=stores,
+    awaited_stores=awaited_stores,
 )

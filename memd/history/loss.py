@@ -22,6 +22,25 @@ ENTRY_FLOOR = 5
 BYTES_FLOOR = 1024
 
 
+def loads_whole(memory_dir: str, relpath: str) -> str | None:
+    """The agent that loads this file whole at every session start, or None.
+
+    Another agent's store (SPEC §17) may be one file the agent injects:
+    Codex CLI's `memories/memory_summary.md`, Gemini CLI's `~/.gemini/GEMINI.md`
+    and each project's `~/.gemini/tmp/<id>/memory/MEMORY.md`. Deleting or
+    emptying it takes what that agent remembers at once: a loss on its own.
+    """
+    parts = memory_dir.rstrip("/").split("/")
+    if relpath == "memory_summary.md" and parts[-1] == "memories":
+        return "Codex CLI"
+    if relpath == "GEMINI.md" and parts[-1] == ".gemini":
+        return "Gemini CLI"
+    gemini_project = len(parts) >= 4 and parts[-4] == ".gemini" and parts[-3] == "tmp"
+    if relpath == INDEX_NAME and gemini_project and parts[-1] == "memory":
+        return "Gemini CLI"
+    return None
+
+
 def is_memory_file(relpath: str) -> bool:
     """A `*.md` file outside `logs/` (MEMORY.md included)."""
     return relpath.endswith(".md") and not relpath.startswith("logs/")
@@ -41,8 +60,16 @@ def judge_loss(
     entries: tuple[int, int] | None,
     bytes_before: int,
     bytes_after: int,
+    whole_lost: tuple[tuple[str, str], ...] = (),
 ) -> Loss | None:
-    """Return the loss these figures make, or None."""
+    """Return the loss these figures make, or None.
+
+    `whole_lost`: (agent, relpath) of each file an agent loads whole that
+    was deleted or emptied (`loads_whole`).
+    """
+    if whole_lost:
+        agent, relpath = whole_lost[0]
+        return Loss(sentence=f"{relpath}, all {agent} loads, was deleted or emptied")
     if files_lost >= MIN_FILES_LOST:
         what = "deleted" if files_deleted == files_lost else "deleted or emptied"
         return Loss(sentence=f"{files_lost} memory files were {what}")

@@ -29,7 +29,7 @@ from memd.agent.terms import INDEX_NAME
 from memd.atomic import crash_point
 from memd.fsread import open_dir
 from memd.history import codec
-from memd.history.loss import Loss, is_memory_file, judge_loss
+from memd.history.loss import Loss, is_memory_file, judge_loss, loads_whole
 from memd.history.scan import MAX_FILE_BYTES, StatKey, read_kept, scan_dir
 from memd.racy import is_racy
 
@@ -400,7 +400,7 @@ class History:
         files.sort(key=lambda f: f.relpath)
         # A change that removed nothing cannot make a loss: only these are judged.
         lossy = removed > 0 and cause != "restore"
-        loss = self._judge_burst(dir_id, rev, when, tree) if lossy else None
+        loss = self._judge_burst(dir_id, rev, when, tree, path) if lossy else None
         self._db.execute(
             "UPDATE changes SET bytes_added=?, bytes_removed=?, loss=? WHERE rev=?",
             (added, removed, loss.sentence if loss else None, rev),
@@ -562,7 +562,7 @@ class History:
         return data
 
     def _judge_burst(
-        self, dir_id: int, rev: int, when: float, tree: dict[str, _Entry]
+        self, dir_id: int, rev: int, when: float, tree: dict[str, _Entry], path: str
     ) -> Loss | None:
         """Judge the changes of the last minute together, this one included."""
         first_row = self._db.execute(
@@ -587,7 +587,11 @@ class History:
                 index_revs.append(rev_)
         lost = deleted = 0
         shrunk = 0
+        whole_lost = []
         for rel, (peak, after, blank, moved) in spans.items():
+            agent = loads_whole(path, rel)
+            if agent and peak > 0 and (after < 0 or blank) and not moved:
+                whole_lost.append((agent, rel))
             if not is_memory_file(rel) or moved:
                 continue
             shrunk += max(peak, 0) - max(after, 0)
@@ -615,6 +619,7 @@ class History:
             entries=entries,
             bytes_before=bytes_after + shrunk,
             bytes_after=bytes_after,
+            whole_lost=tuple(sorted(whole_lost)),
         )
 
     def _tree_bytes(self, entry: _Entry | None) -> bytes | None:

@@ -40,9 +40,9 @@ from memd.mcp_server import tools
 from memd.mcp_server.catalog import (
     DESCRIPTIONS,
     INSTRUCTIONS,
-    READ_ONLY,
     PROMPT_RESOURCE,
     PROMPT_URI,
+    READ_ONLY,
     SERVER_NAME,
 )
 from memd.mcp_server.lobby import LISTEN_ACKNOWLEDGED, LOBBY_INITIALIZE_ID, HandOver
@@ -68,6 +68,7 @@ def build_server(project: Project) -> MCPServer:
     )
 
     read_only = ToolAnnotations.model_validate(READ_ONLY)
+
     # `type` below is the tools' argument on the wire, the frontmatter key the
     # model knows; the SDK builds the schema from these names. Past here it is
     # `memory_type`, which shadows no builtin.
