@@ -1,4 +1,4 @@
-"""What holds in another agent's store whatever its format: size, secrets, encoding, access.
+"""What holds in any agent store, whatever its format: size, secrets, encoding, access.
 
 A Codex or Gemini store is not Claude Code's memory: its files follow their
 agent's format, so memd's memory rules (frontmatter, the index's links) say
