@@ -1,4 +1,4 @@
-"""`memd hook session-start --agent codex|gemini`: Claude Code's index, read-only, in budget.
+"""`memd hook session-start --agent NAME`: Claude Code's index, read-only, in budget.
 
 The real `memd` runs the hook as the agents do (payload on stdin, JSON out);
 the project's Claude Code memory is real files. The agents' own reading of
