@@ -87,5 +87,5 @@ def test_a_file_memd_cannot_extend_is_refused(text: str, why: str | None) -> Non
 def test_deep_nesting_is_refused_not_recursed() -> None:
     text = '{"a": ' + "[" * 5000 + "]" * 5000 + "}"
 
-    with pytest.raises(ValueError, match="deeper than|not valid JSON"):
+    with pytest.raises(ValueError, match=r"deeper than|not valid JSON"):
         plan_settings(text, memd_executable=MEMD, install=True)
