@@ -18,7 +18,7 @@ import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Iterable
 
     from structlog.typing import FilteringBoundLogger
 
@@ -40,21 +40,9 @@ class HistoryFeed:
         self.not_yet_recorded: set[str] = set()  # of the first batch: "stopped"
         self.pending: set[str] = set()
         self.failed = False
-        self.only: dict[str, frozenset[str]] = {}
 
-    def record(
-        self,
-        dirs: Iterable[str],
-        config: Config,
-        only: Mapping[str, frozenset[str]] | None = None,
-    ) -> None:
-        """Record each of `dirs` and those still pending (the first call: "stopped").
-
-        `only`: for a directory in it, just those relpaths (another agent's
-        store that is one file, `Discovery.stores`).
-        """
-        if only:
-            self.only.update(only)
+    def record(self, dirs: Iterable[str], config: Config) -> None:
+        """Record each of `dirs` and those still pending (the first call: "stopped")."""
         if not config.history_enabled or self.failed:
             return
         wanted = sorted(set(dirs) | self.pending)
@@ -93,14 +81,8 @@ class HistoryFeed:
         from memd.history.record import record_edit
         from memd.history.store import Retention
 
-        names = self.only.get(memory_dir)
         change = record_edit(
-            store,
-            self.state_dir,
-            memory_dir,
-            cause=cause,
-            log=self.log,
-            only=None if names is None else names.__contains__,
+            store, self.state_dir, memory_dir, cause=cause, log=self.log
         )
         if change is False:
             return False

@@ -243,12 +243,7 @@ class _Daemon:
         dirs, changed = self._dirs_to_rebuild(batch)
         self._rebuild_all(dirs, changed)
         stores = self._stores_to_record(batch, stores_before)
-        only = self.discovery.stores if self.discovery else {}
-        self.history.record(
-            [*dirs, *stores],
-            self.config,
-            only={p: names for p, names in only.items() if names is not None},
-        )
+        self.history.record([*dirs, *stores], self.config)
         for path in dirs:  # a file page's timeline shows the change just recorded
             self.viewer.changed(path)
         self._follow_team_changes(batch)

@@ -235,21 +235,17 @@ def record_edit(
     cause: str = "edit",
     log: object | None = None,
     timeout: float = 2.0,
-    only: Callable[[str], bool] | None = None,
 ) -> Change | bool | None:
     """The daemon's record after a settled batch (or at start, cause "stopped").
 
     Returns the change (None: nothing changed), or False when a writer held
-    the lock past `timeout`: the caller tries again later. `only`: record
-    just these relpaths (a store that is one file of a larger directory).
+    the lock past `timeout`: the caller tries again later.
     """
     with write_lock(state_dir, timeout=timeout) as held:
         if not held:
             return False
         session = _session(state_dir, memory_dir) if cause == "edit" else None
-        return _record(
-            history, state_dir, memory_dir, cause, session, None, log, only=only
-        )
+        return _record(history, state_dir, memory_dir, cause, session, None, log)
 
 
 def _open(state_dir: str, log: object | None) -> History | None:
