@@ -239,6 +239,7 @@ class _ScriptedServer:
 
 
 WAIT_TOOL = "list_mcp_resources"  # Codex's own read-only tool: a turn that waits
+SEARCH_TOOL = "tool_search"  # current models find MCP tools through it
 WAITS = 40  # 10 s at most
 
 
@@ -246,16 +247,19 @@ class ResponsesModel(_ScriptedServer):
     """The OpenAI Responses API, as Codex CLI's custom provider speaks it."""
 
     waits = 0
+    searches_empty = 0  # tool_search answers without memd's tools (made again)
+    searching = False
+    last_search = Call(SEARCH_TOOL, {"query": "memd"})
 
     def __enter__(self) -> ResponsesModel:
         super().__enter__()
         return self
 
-    def codex_config(self) -> str:
+    def codex_config(self, model: str = "e2e-model") -> str:
         """The user's own part of config.toml: this model as a custom provider."""
         return (
             "# the e2e model, on loopback\n"
-            'model = "e2e-model"\n'
+            f'model = "{model}"\n'
             'model_provider = "e2e"\n\n'
             "[model_providers.e2e]\n"
             'name = "e2e"\n'
@@ -283,25 +287,60 @@ class ResponsesModel(_ScriptedServer):
                 found.append(str(tool["name"]))
         return found
 
-    def next_turn(self, offers_memd: bool) -> Call:
-        """Codex may send its first request before memd's server is up (its MCP
-        start-up runs beside the session's): until memd's tools are offered,
-        call Codex's own `list_mcp_resources`, which keeps the turn going."""
+    def turn_for(self, seen: Seen) -> Call:
+        """The script's next turn, once Codex can call memd's tools.
+
+        Codex may send its first request before memd's server is up (its MCP
+        start-up runs beside the session's). With the tools offered directly,
+        until they are: call Codex's own `list_mcp_resources`, which keeps the
+        turn going. Behind `tool_search` (current models), a search that came
+        back without memd's tools is made again: Codex adds memd's namespace
+        to what it searches once the server is up (and says so in a developer
+        message, "Added deferred tool namespaces").
+        """
         import time
 
-        if not offers_memd and self._turns and self.waits < WAITS:
+        inputs = seen.body.get("input") or []
+        searched = any(
+            isinstance(item, dict)
+            and item.get("type") == "tool_search_output"
+            and "mcp__memd" in json.dumps(item.get("tools"))
+            for item in inputs
+        )
+        with self._lock:
+            upcoming = self._turns[0] if self._turns else None
+        if upcoming is not None and upcoming.tool == SEARCH_TOOL:
+            self.searching = True
+            return self.next_turn(True)
+        if self.searching and not searched and self.waits < WAITS:
+            self.waits += 1
+            self.searches_empty += 1
+            time.sleep(0.25)
+            return self.last_search
+        found = bool(self.memd_tools(seen)) or searched
+        if not found and upcoming is not None and self.waits < WAITS:
             self.waits += 1
             time.sleep(0.25)
             return Call(WAIT_TOOL)
-        return super().next_turn(offers_memd)
+        return self.next_turn(True)
 
     def answer(self, seen: Seen) -> tuple[int, str, bytes]:
         if not seen.path.startswith("/v1/responses") or not isinstance(seen.body, dict):
             return 200, "application/json", b'{"data": [], "models": []}'
-        turn = self.next_turn(bool(self.memd_tools(seen)))
+        turn = self.turn_for(seen)
         number = next(self._ids)
-        if turn.tool:
+        if turn.tool == SEARCH_TOOL:
+            self.last_search = turn
             item: dict[str, Any] = {
+                "type": "tool_search_call",
+                "id": f"ts_e2e_{number}",
+                "call_id": f"call_e2e_{number}",
+                "status": "completed",
+                "execution": "client",
+                "arguments": dict(turn.args),
+            }
+        elif turn.tool:
+            item = {
                 "type": "function_call",
                 "id": f"fc_e2e_{number}",
                 "call_id": f"call_e2e_{number}",

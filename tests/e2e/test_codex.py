@@ -121,18 +121,29 @@ def _hooks_list(
     raise AssertionError("codex app-server ended without answering hooks/list")
 
 
+@pytest.mark.parametrize(
+    "slug",
+    [
+        "e2e-model",  # unknown to Codex: its MCP tools are offered directly
+        "gpt-5.5",  # a current model: MCP tools sit behind `tool_search`
+    ],
+)
 def test_codex_session(
     codex: AgentRelease,
     isolated_home: Home,
     git_repo: Path,
     monkeypatch: pytest.MonkeyPatch,
+    slug: str,
 ) -> None:
     """Setup wires Codex; a session gets Claude Code's index, recalls through memd."""
     monkeypatch.setenv("CODEX_HOME", str(isolated_home.home / ".codex"))
     env = dict(os.environ)
     memory = _claude_memory(git_repo)
+    searches = slug != "e2e-model"
+    search = [Call("tool_search", {"query": "memd"})] if searches else []
     with ResponsesModel(
         [
+            *search,
             Call("memory_recall", {"query": "deploy"}),
             Call("memory_write", WRITE),
             Call(text="deploy with make ship"),
@@ -140,7 +151,7 @@ def test_codex_session(
     ) as model:
         config = isolated_home.home / ".codex" / "config.toml"
         config.parent.mkdir()
-        config.write_text(model.codex_config() + "\n" + USER_PART)
+        config.write_text(model.codex_config(slug) + "\n" + USER_PART)
         before = config.read_text()
         said = _memd("setup", "--agent", "codex", "--no-service", cwd=git_repo)
         assert "Codex CLI" in said
@@ -166,10 +177,19 @@ def test_codex_session(
         )
     assert run.returncode == 0, run.stderr[-2000:]
     first = model.conversation[0]
-    offered = next(r for r in model.conversation if model.memd_tools(r))
-    assert {"mcp__memd.memory_recall", "mcp__memd.memory_write"} <= set(
-        model.memd_tools(offered)
-    )
+    if searches:  # Codex's tool_search found memd's tools (once its server was up)
+        found = [
+            item
+            for item in model.conversation[-1].body["input"]
+            if item.get("type") == "tool_search_output"
+        ]
+        assert "memory_recall" in json.dumps(found[-1]["tools"]), found
+        assert "memory_recall" not in json.dumps(model.conversation[0].body["tools"])
+    else:
+        offered = next(r for r in model.conversation if model.memd_tools(r))
+        assert {"mcp__memd.memory_recall", "mcp__memd.memory_write"} <= set(
+            model.memd_tools(offered)
+        )
     context = json.dumps(first.body["input"])
     assert "Claude Code's memory of" in context
     assert "deploys go through `make ship`" in context
