@@ -57,6 +57,39 @@ def write_atomic(
         os.close(dir_fd)
 
 
+def write_through(path: str, data: bytes, *, mode: int | None = None) -> str:
+    """Replace the file `path` names, atomically, through a link; return the target.
+
+    For files the user owns and points memd at (the agent's settings, which
+    may be a link into a dotfiles repository): a link is kept and its final
+    target replaced in the target's own directory, with the target's mode
+    (`mode` overrides). A dangling link or a loop raises `OSError` and writes
+    nothing: memd does not create a file somewhere a link merely names.
+    """
+    target = resolve_link(path)
+    write_atomic(target, data, mode=mode)
+    return target
+
+
+def resolve_link(path: str) -> str:
+    """`path`, or the file it finally names when it is a link; `OSError` if none."""
+    if not os.path.islink(path):
+        return path
+    return os.path.realpath(path, strict=True)
+
+
+def file_mode(path: str, default: int = 0o600) -> int:
+    """The permission bits of the file `path` names (through a link), else `default`.
+
+    A copy memd keeps of a user's file gets these, so a 0600 file holding
+    API keys is never copied readable by others.
+    """
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except OSError:
+        return default
+
+
 def write_atomic_beneath(
     root_fd: int,
     relpath: str,

@@ -62,11 +62,11 @@ def loads(
                 import json
 
                 encoding = json.detect_encoding(data)
-                _refuse_deeper(data.decode(encoding, "surrogatepass"), max_depth)
+                refuse_deeper(data.decode(encoding, "surrogatepass"), max_depth)
             return _json_module_loads(data)
     text = data if isinstance(data, str) else data.decode("utf-8", "surrogatepass")
     if max_depth is not None:
-        _refuse_deeper(text, max_depth)
+        refuse_deeper(text, max_depth)
     value = _loads_text(text)
     if strict_text:
         _refuse_lone_surrogates(value)
@@ -112,7 +112,7 @@ def dumps(value: object) -> str:
     return "".join(encode(value, 0))
 
 
-def _refuse_deeper(text: str, limit: int) -> None:
+def refuse_deeper(text: str, limit: int) -> None:
     """Raise ValueError if brackets outside strings nest deeper than `limit`.
 
     One pass, linear in the text: string contents are skipped by `find`, and

@@ -42,7 +42,36 @@ class UnsafeFileError(OSError):
 
 
 class FileTooLargeError(UnsafeFileError):
-    """A file is larger than the cap its reader allows."""
+    """A file is larger than the cap its reader allows: it was not read.
+
+    `size` is the file's size (at least: it may still be growing) and
+    `limit` the cap, so a message can name both (`refusal_reason`).
+    """
+
+    def __init__(self, path: str, size: int, limit: int) -> None:
+        super().__init__(errno.EFBIG, f"is larger than {limit} bytes", path)
+        self.size, self.limit = size, limit
+
+
+def refusal_reason(error: OSError) -> str:
+    """Why the bounded reader did not read a file, in words for a person.
+
+    The one wording of its refusals, so a cap is never reported as "not a
+    regular file": the size and the cap, a link, a FIFO or device, or the
+    system's own reason.
+    """
+    if isinstance(error, FileTooLargeError):
+        return (
+            f"{error.size:,} bytes, over memd's cap of {error.limit:,} bytes "
+            "for one file; not read"
+        )
+    if error.errno == errno.ELOOP:
+        return "a symlink, which memd never follows; not read"
+    if isinstance(error, UnsafeFileError) and error.errno == errno.ENOTDIR:
+        return "not a directory; not read"
+    if isinstance(error, UnsafeFileError):
+        return "not a regular file (a FIFO, socket, device or directory); not read"
+    return f"cannot be read ({error.strerror or error})"
 
 
 def _refusal(path: str, error: OSError) -> OSError:
@@ -148,9 +177,12 @@ def read_bytes(
 
 
 def _read_capped(fd: int, limit: int, path: str) -> bytes:
-    data = read_fd(fd, limit + 1, os.fstat(fd).st_size)
+    size = os.fstat(fd).st_size
+    if size > limit:  # past the cap already: not a byte of it is read
+        raise FileTooLargeError(path, size, limit)
+    data = read_fd(fd, limit + 1, size)
     if len(data) > limit:
-        raise FileTooLargeError(errno.EFBIG, f"is larger than {limit} bytes", path)
+        raise FileTooLargeError(path, max(size, len(data)), limit)
     return data
 
 

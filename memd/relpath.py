@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["relpath_refusal"]
+__all__ = ["names_git_dir", "relpath_refusal"]
 
 MAX_COMPONENT_BYTES = 255  # NAME_MAX
 MAX_RELPATH_BYTES = 4096  # PATH_MAX
@@ -123,6 +123,17 @@ def _component_refusal(part: str) -> str | None:
     if _is_dotgit(folded) or _is_dotgit(part):
         return "a component that names git's control directory (.git)"
     return None
+
+
+def names_git_dir(part: str) -> bool:
+    """Return True when the component `part` is `.git` to git or any filesystem.
+
+    The part of the rule git's own index applies (``verify_path``): a path
+    with such a component is one git will not index, whatever else it holds.
+    """
+    stripped = "".join(char for char in part if char not in _HFS_IGNORABLE)
+    folded = unicodedata.normalize("NFKC", stripped)
+    return _is_dotgit(part) or _is_dotgit(stripped) or _is_dotgit(folded)
 
 
 def _is_dotgit(part: str) -> bool:

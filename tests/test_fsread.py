@@ -281,3 +281,36 @@ class TestBeneath:
         assert "OUTSIDE" not in seen
         assert seen.get("inside", 0) > 0
         assert swaps[0] > 0
+
+
+class TestRefusalReason:
+    """One wording of the reader's refusals: a cap is never "not a regular file"."""
+
+    def test_a_cap_names_the_size_and_the_cap(self, tmp_path: Path) -> None:
+        from memd.fsread import FileTooLargeError, read_bytes, refusal_reason
+
+        big = tmp_path / "big.md"
+        big.write_bytes(b"x" * 5000)
+        with pytest.raises(FileTooLargeError) as caught:
+            read_bytes(str(big), 4096)
+
+        assert (5000, 4096) == (caught.value.size, caught.value.limit)
+        assert (
+            "5,000 bytes, over memd's cap of 4,096 bytes for one file; not read"
+            == refusal_reason(caught.value)
+        )
+
+    def test_a_fifo_a_link_and_a_missing_file(self, tmp_path: Path) -> None:
+        from memd.fsread import read_bytes, refusal_reason
+
+        os.mkfifo(tmp_path / "fifo")
+        (tmp_path / "link").symlink_to(tmp_path / "fifo")
+        reasons = {}
+        for name in ("fifo", "link", "missing"):
+            with pytest.raises(OSError) as caught:  # noqa: PT011 -- three kinds
+                read_bytes(str(tmp_path / name))
+            reasons[name] = refusal_reason(caught.value)
+
+        assert reasons["fifo"].startswith("not a regular file")
+        assert reasons["link"].startswith("a symlink")
+        assert reasons["missing"].startswith("cannot be read (")

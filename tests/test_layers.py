@@ -33,6 +33,7 @@ LAYERS = {
     "memd.racy": CORE,  # the racily-clean rule every stat comparison shares
     "memd.dirs": CORE,  # memd's own dirs from the environment, for the warm paths
     "memd.fastjson": CORE,  # JSON through `_json`, without `json`'s `re` import
+    "memd.jsonedit": CORE,  # edit a user's JSON text by splices, not re-serialising
     "memd.hook_lint": EDGE,  # the hooks ask the daemon to lint: socket, request
     "memd.config": EDGE,
     "memd.atomic": EDGE,
@@ -92,7 +93,6 @@ LAYERS = {
     "memd.history.retention": CORE,  # which versions retention removes
     "memd.agents.*": EDGE,  # each agent's config files, hooks and stores
     "memd.agents.toml_text": CORE,  # TOML tables found and cut in text
-    "memd.agents.jsonc": CORE,  # JSON with comments, edited by span
 }
 # folder -> the folders it may import (the shared top-level modules are open to all).
 FOLDERS = {

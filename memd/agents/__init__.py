@@ -11,8 +11,9 @@ Setup, doctor, the daemon and the e2e tests iterate over `all_agents()`.
 Claude Code's own rules (where its memory lives, how it loads the index) are
 `memd.agent`; `claude_code` here is only its wiring.
 
-`toml_text` and `jsonc` edit the agents' config files surgically: every byte
-memd does not own stays, comments included.
+Config files are edited surgically, every byte memd does not own kept,
+comments included: TOML by `toml_text`, JSON and JSONC by `memd.jsonedit`
+(through `memd.hooks.settings_file`, which reads and writes them all).
 
 May import: `memd.agent`, `memd.lint` (the secret scanner, for the stores),
 `memd.hooks` (the Claude Code settings edit),

@@ -97,6 +97,18 @@ def tilde(path: str, home: str) -> str:
     return path
 
 
+def same_memd(command: object, executable: str) -> bool:
+    """Whether `command` is this memd: the same path, or the same file by a link."""
+    if not isinstance(command, str):
+        return False
+    if command == executable:
+        return True
+    try:
+        return os.path.samefile(command, executable)
+    except (OSError, ValueError):
+        return False
+
+
 def shell_word(word: str) -> str:
     """`word` quoted for a POSIX shell only when it needs it."""
     import shlex

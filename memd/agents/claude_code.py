@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from memd.agents.base import FAIL, OK, Agent, ConfigEdit, Release, Verdict
+from memd.agents.base import FAIL, OK, Agent, ConfigEdit, Release, Verdict, same_memd
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -94,7 +94,7 @@ def config_edits(
 
 def checks(env: Mapping[str, str], memd_executable: str) -> Iterator[Verdict]:
     """memd's hooks in the user settings, its server in ~/.claude.json: this memd."""
-    from memd.hooks.settings import MEMD_HOOKS, hook_command
+    from memd.hooks.settings import MEMD_HOOKS
     from memd.mcp_server.install import SERVER_NAME, is_memd_server
 
     path = settings_path(env)
@@ -103,7 +103,10 @@ def checks(env: Mapping[str, str], memd_executable: str) -> Iterator[Verdict]:
     missing = [
         event
         for event, (_, subcommand, _) in MEMD_HOOKS.items()
-        if hook_command(memd_executable, subcommand) not in _commands(hooks, event)
+        if not any(
+            _runs(command, memd_executable, subcommand)
+            for command in _commands(hooks, event)
+        )
     ]
     if problem:
         yield Verdict(
@@ -136,7 +139,9 @@ def checks(env: Mapping[str, str], memd_executable: str) -> Iterator[Verdict]:
             f"no memd server in {claude_json}",
             "`memd setup` (or `memd mcp install`)",
         )
-    elif isinstance(entry, dict) and entry.get("command") != memd_executable:
+    elif isinstance(entry, dict) and not same_memd(
+        entry.get("command"), memd_executable
+    ):
         yield Verdict(
             "mcp",
             FAIL,
@@ -151,7 +156,7 @@ def checks(env: Mapping[str, str], memd_executable: str) -> Iterator[Verdict]:
 def _json_object(path: str) -> tuple[dict[str, object], str]:
     """The JSON object at `path` ({} when missing) and a problem, or ""."""
     from memd import fastjson
-    from memd.fsread import read_bytes
+    from memd.fsread import read_bytes, refusal_reason
 
     try:
         data = fastjson.loads(
@@ -160,12 +165,23 @@ def _json_object(path: str) -> tuple[dict[str, object], str]:
     except FileNotFoundError:
         return {}, ""
     except OSError as error:
-        return {}, f"cannot read ({error.strerror or error})"
+        return {}, refusal_reason(error)
     except ValueError as error:
         return {}, f"not valid JSON ({error})"
     if not isinstance(data, dict):
         return {}, "not a JSON object"
     return data, ""
+
+
+def _runs(command: str, executable: str, subcommand: str) -> bool:
+    """Whether a hook's `command` runs `memd hook <subcommand>` with this memd."""
+    import shlex
+
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    return words[1:] == ["hook", subcommand] and same_memd(words[0], executable)
 
 
 def _commands(hooks: object, event: str) -> list[str]:

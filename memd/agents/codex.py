@@ -34,6 +34,7 @@ from memd.agents.base import (
     Verdict,
     home_of,
     is_memd_session_start,
+    same_memd,
     session_start_command,
 )
 from memd.agents.toml_text import basic_string, cut_tables, quote_key
@@ -256,14 +257,26 @@ def _others(config: Mapping[str, object]) -> dict[str, object]:
 def edit_config(
     path: str, *, install: bool, dry_run: bool, memd_executable: str
 ) -> str:
-    """Add (or take out) memd's tables in `config.toml`; say what was done."""
-    from memd.agents.files import apply_text_edit
+    """Add (or take out) memd's tables in `config.toml`; say what was done.
 
-    return apply_text_edit(
+    The file side is the one Claude Code's settings use (bounded reads, a
+    linked file edited through its link, one line when it cannot be read).
+    """
+    from memd.hooks.settings import SettingsEdit
+    from memd.hooks.settings_file import apply_json_edit
+
+    def plan(current: str | None, backup: str | None) -> SettingsEdit:
+        del backup  # setup keeps the bytes it found; the text edit is exact
+        new = plan_config(
+            current, path=path, memd_executable=memd_executable, install=install
+        )
+        if new is None:
+            return SettingsEdit(is_change=False)
+        return SettingsEdit(is_change=True, text=new or None)  # None: memd made it
+
+    return apply_json_edit(
         path,
-        lambda text: plan_config(
-            text, path=path, memd_executable=memd_executable, install=install
-        ),
+        plan,
         what="memd MCP server and SessionStart hook",
         install=install,
         dry_run=dry_run,
@@ -288,14 +301,23 @@ def checks(env: Mapping[str, str], memd_executable: str) -> Iterator[Verdict]:
     """memd's server, its hook and the hook's trust in `config.toml`, this memd."""
     import tomllib
 
-    from memd.agents.files import read_text
+    from memd.fsread import read_bytes, refusal_reason
 
     path = config_path(env)
     try:
-        text = read_text(path, MAX_CONFIG_BYTES)
-        config = tomllib.loads(text or "")
-    except (OSError, ValueError) as error:
-        yield Verdict("codex", FAIL, f"{path}: {error}", f"repair {path}")
+        text = read_bytes(path, MAX_CONFIG_BYTES, follow=True).decode("utf-8")
+        config = tomllib.loads(text)
+    except FileNotFoundError:
+        config = {}
+    except OSError as error:
+        yield Verdict(
+            "codex", FAIL, f"{path}: {refusal_reason(error)}", f"repair {path}"
+        )
+        return
+    except ValueError as error:  # Codex itself will not start on it
+        yield Verdict(
+            "codex", FAIL, f"{path}: not valid TOML ({error})", f"repair {path}"
+        )
         return
     server = (
         config.get("mcp_servers", {}).get(SERVER)
@@ -304,7 +326,9 @@ def checks(env: Mapping[str, str], memd_executable: str) -> Iterator[Verdict]:
     )
     command = session_start_command(memd_executable, NAME)
     problems = []
-    if not isinstance(server, dict) or server.get("command") != memd_executable:
+    if not isinstance(server, dict) or not same_memd(
+        server.get("command"), memd_executable
+    ):
         problems.append("no memd MCP server running this memd")
     groups = _session_start_groups(config)
     index = next(

@@ -13,7 +13,7 @@ What the release (0.61.0, docs/agents.md) reads:
   `<hook_context>`, `<` and `>` written as `&lt;` and `&gt;`). Hook timeouts
   are in milliseconds.
 - The settings file may hold comments; Gemini strips them before
-  `JSON.parse`. memd edits it surgically (`memd.agents.jsonc`).
+  `JSON.parse`. memd edits it by splices (`memd.jsonedit`, comments kept).
 - Its memory: `~/.gemini/GEMINI.md` (global) and, per project,
   `~/.gemini/tmp/<id>/memory/` (`MEMORY.md` the index, loaded every
   session). `<id>` comes from `~/.gemini/projects.json` (the folder name,
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import os
 
-from memd.agents import jsonc
 from memd.agents.base import (
     FAIL,
     OK,
@@ -36,6 +35,7 @@ from memd.agents.base import (
     Verdict,
     home_of,
     is_memd_session_start,
+    same_memd,
     session_start_command,
     tilde,
 )
@@ -43,6 +43,8 @@ from memd.agents.base import (
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
+
+    from memd.hooks.settings import SettingsEdit
 
 NAME = "gemini"
 SERVER = "memd"
@@ -83,110 +85,122 @@ def server_entry(memd_executable: str) -> dict[str, object]:
     return {"command": memd_executable, "args": ["mcp"]}
 
 
+def with_memd(
+    settings: Mapping[str, object], memd_executable: str
+) -> dict[str, object]:
+    """`settings` with memd's server, its allowance, the write tools' confirmation
+    and memd's SessionStart hook, each once (idempotent).
+
+    Raises `ValueError` when a key memd extends is not shaped as Gemini reads it.
+    """
+    result = without_memd(settings)
+    servers = _object(result, "mcpServers")
+    servers[SERVER] = server_entry(memd_executable)
+    allowed = _array(_object(result, "mcp"), "allowed")
+    if SERVER not in allowed:
+        allowed.append(SERVER)
+    confirm = _array(_object(result, "tools"), "confirmationRequired")
+    confirm.extend(t for t in WRITE_TOOLS if t not in confirm)
+    command = session_start_command(memd_executable, NAME)
+    _array(_object(result, "hooks"), "SessionStart").append(hook_group(command))
+    return result
+
+
+def without_memd(settings: Mapping[str, object]) -> dict[str, object]:
+    """`settings` without what memd added; a container left empty goes too."""
+    import copy
+
+    result = copy.deepcopy(dict(settings))
+    for path, drop in (
+        (("mcpServers",), lambda k, v: k == SERVER and _is_memd_server(v)),
+        (("mcp", "allowed"), lambda _, v: v == SERVER),
+        (("tools", "confirmationRequired"), lambda _, v: v in WRITE_TOOLS),
+        (("hooks", "SessionStart"), lambda _, v: _is_memd_group(v)),
+    ):
+        parents: list[dict[str, object]] = [result]
+        for key in path[:-1]:
+            child = parents[-1].get(key)
+            if not isinstance(child, dict):
+                break
+            parents.append(child)
+        else:
+            _drop_from(parents, path, drop)
+    return result
+
+
+def _drop_from(
+    parents: list[dict[str, object]], path: tuple[str, ...], drop: object
+) -> None:
+    container = parents[-1].get(path[-1])
+    if isinstance(container, dict):
+        kept: object = {k: v for k, v in container.items() if not drop(k, v)}  # type: ignore[operator]
+    elif isinstance(container, list):
+        kept = [v for v in container if not drop(None, v)]  # type: ignore[operator]
+    else:
+        return
+    if kept == container:
+        return
+    if kept:
+        parents[-1][path[-1]] = kept
+        return
+    del parents[-1][path[-1]]  # memd's entries were all it held
+    for depth in range(len(parents) - 1, 0, -1):
+        if parents[depth]:
+            break
+        del parents[depth - 1][path[depth - 1]]
+
+
+def _object(parent: dict[str, object], key: str) -> dict[str, object]:
+    value = parent.setdefault(key, {})
+    if not isinstance(value, dict):
+        raise ValueError(f"'{key}' is not an object")
+    return value
+
+
+def _array(parent: dict[str, object], key: str) -> list[object]:
+    value = parent.setdefault(key, [])
+    if not isinstance(value, list):
+        raise ValueError(f"'{key}' is not an array")
+    return value
+
+
 def plan_settings(
     text: str | None, *, memd_executable: str, install: bool
 ) -> str | None:
     """settings.json's new text with memd's entries (install) or without them.
 
-    Every other byte stays, comments included. None: nothing changes.
-    Raises `ValueError` with the reason for a file Gemini cannot read either,
-    or whose shape leaves no room for memd's entries.
+    Every other byte stays, comments included (`memd.jsonedit`). None:
+    nothing changes ("" for a file memd created and now empties). Raises
+    `ValueError` with the reason for a file Gemini cannot read either, or
+    whose shape leaves no room for memd's entries.
     """
-    current = text if text is not None and text.strip() else None
-    before = _load(current) if current is not None else {}
-    stripped = _without_memd(current) if current is not None else None
-    if not install:
-        return None if stripped == current else stripped
-    new = stripped if stripped is not None else "{}\n"
-    new = jsonc.set_member(new, ("mcpServers", SERVER), server_entry(memd_executable))
-    if SERVER not in _strings(jsonc.loads(new), ("mcp", "allowed")):
-        new = jsonc.append_element(new, ("mcp", "allowed"), SERVER)
-    have = _strings(jsonc.loads(new), ("tools", "confirmationRequired"))
-    for tool in WRITE_TOOLS:
-        if tool not in have:
-            new = jsonc.append_element(new, ("tools", "confirmationRequired"), tool)
-    command = session_start_command(memd_executable, NAME)
-    new = jsonc.append_element(new, ("hooks", "SessionStart"), hook_group(command))
-    if _others(_load(new)) != _others(before):
-        raise ValueError("memd's entries would change other settings")
-    return None if new == current else new
+    edit = _plan(text, None, memd_executable=memd_executable, install=install)
+    if not edit.is_change:
+        return None
+    return edit.text or ""
 
 
-def _load(text: str) -> dict[str, object]:
-    try:
-        data = jsonc.loads(text)
-    except ValueError as error:
-        raise ValueError(f"not valid JSON with comments ({error})") from None
-    if not isinstance(data, dict):
-        raise ValueError("not a JSON object")
-    return data
+def _plan(
+    current: str | None, backup: str | None, *, memd_executable: str, install: bool
+) -> SettingsEdit:
+    from memd.hooks.settings import plan_json_edit
+
+    return plan_json_edit(
+        current,
+        backup,
+        install=install,
+        add=lambda settings: with_memd(settings, memd_executable),
+        remove=without_memd,
+        comments=True,
+    )
 
 
 def _strings(data: object, path: tuple[str, ...]) -> list[str]:
     for key in path:
         data = data.get(key) if isinstance(data, dict) else None
-    return (
-        [item for item in data if isinstance(item, str)]
-        if isinstance(data, list)
-        else []
-    )
-
-
-def _without_memd(text: str) -> str:
-    """`text` without memd's server, hook groups, allowance and write-tool entries."""
-    _load(text)
-    changed = True
-    while changed:  # one removal at a time: each shifts the offsets after it
-        changed = False
-        for path, matches in (
-            (
-                ("mcpServers",),
-                lambda key, value: key == SERVER and _is_memd_server(value),
-            ),
-            (("mcp", "allowed"), lambda _, value: value == SERVER),
-            (("tools", "confirmationRequired"), lambda _, value: value in WRITE_TOOLS),
-            (("hooks", "SessionStart"), lambda _, value: _is_memd_group(value)),
-        ):
-            node = jsonc.find(text, path)
-            index = _first(text, node, matches) if node is not None else None
-            if node is not None and index is not None:
-                text = _remove_emptying(text, path, node, index)
-                changed = True
-                break
-    return text
-
-
-def _remove_emptying(
-    text: str, path: tuple[str, ...], node: jsonc.Node, index: int
-) -> str:
-    """Remove one entry; a container it leaves empty goes too (memd made it)."""
-    while len(node.members) + len(node.items) == 1 and path:
-        path = path[:-1]
-        parent = jsonc.find(text, path)
-        if parent is None:
-            break
-        index = next(
-            i
-            for i, (_, _, value) in enumerate(parent.members)
-            if value is node or value.start == node.start
-        )
-        node = parent
-    return jsonc.remove(text, node, index)
-
-
-def _first(text: str, node: jsonc.Node, matches: object) -> int | None:
-    import json
-
-    entries = (
-        [(key, value) for key, _, value in node.members]
-        if node.kind == "object"
-        else [(None, item) for item in node.items]
-    )
-    clean = jsonc.blank_comments(text)
-    for index, (key, value) in enumerate(entries):
-        if matches(key, json.loads(clean[value.start : value.end])):  # type: ignore[operator]
-            return index
-    return None
+    if not isinstance(data, list):
+        return []
+    return [item for item in data if isinstance(item, str)]
 
 
 def _is_memd_server(entry: object) -> bool:
@@ -203,47 +217,16 @@ def _is_memd_group(group: object) -> bool:
     )
 
 
-def _others(settings: Mapping[str, object]) -> dict[str, object]:
-    """`settings` without what memd owns: what memd must leave as it was."""
-    import copy
-
-    rest = copy.deepcopy(dict(settings))
-    for path, drop in (
-        (("mcpServers",), lambda k, v: k == SERVER),
-        (("mcp", "allowed"), lambda _, v: v == SERVER),
-        (("tools", "confirmationRequired"), lambda _, v: v in WRITE_TOOLS),
-        (("hooks", "SessionStart"), lambda _, v: _is_memd_group(v)),
-    ):
-        parent: object = rest
-        for key in path[:-1]:
-            parent = parent.get(key) if isinstance(parent, dict) else None
-        if not isinstance(parent, dict) or path[-1] not in parent:
-            continue
-        value = parent[path[-1]]
-        if isinstance(value, dict):
-            value = {k: v for k, v in value.items() if not drop(k, v)}
-        elif isinstance(value, list):
-            value = [v for v in value if not drop(None, v)]
-        if value:
-            parent[path[-1]] = value
-        else:
-            del parent[path[-1]]
-    for key in ("mcp", "tools", "hooks"):
-        if rest.get(key) == {}:
-            del rest[key]
-    return rest
-
-
 def edit_settings(
     path: str, *, install: bool, dry_run: bool, memd_executable: str
 ) -> str:
     """Add (or take out) memd's entries in settings.json; say what was done."""
-    from memd.agents.files import apply_text_edit
+    from memd.hooks.settings_file import apply_json_edit
 
-    return apply_text_edit(
+    return apply_json_edit(
         path,
-        lambda text: plan_settings(
-            text, memd_executable=memd_executable, install=install
+        lambda current, backup: _plan(
+            current, backup, memd_executable=memd_executable, install=install
         ),
         what="memd MCP server and SessionStart hook",
         install=install,
@@ -267,19 +250,34 @@ def config_edits(
 
 def checks(env: Mapping[str, str], memd_executable: str) -> Iterator[Verdict]:
     """memd's server, its allowance and its hook in settings.json, this memd."""
-    from memd.agents.files import read_text
+    from memd import jsonedit
+    from memd.fsread import read_bytes, refusal_reason
 
     path = settings_path(env)
     try:
-        text = read_text(path, MAX_SETTINGS_BYTES)
-        settings = _load(text) if text is not None and text.strip() else {}
+        text = read_bytes(path, MAX_SETTINGS_BYTES, follow=True).decode("utf-8")
+        settings = jsonedit.load(text, comments=True) if text.strip() else {}
+    except FileNotFoundError:
+        settings = {}
+    except OSError as error:
+        yield Verdict(
+            "gemini", FAIL, f"{path}: {refusal_reason(error)}", f"repair {path}"
+        )
+        return
     except ValueError as error:
-        yield Verdict("gemini", FAIL, f"{path}: {error}", f"repair {path}")
+        yield Verdict(
+            "gemini", FAIL, f"{path}: not valid JSON ({error})", f"repair {path}"
+        )
+        return
+    if not isinstance(settings, dict):
+        yield Verdict("gemini", FAIL, f"{path}: not a JSON object", f"repair {path}")
         return
     servers = settings.get("mcpServers")
     server = servers.get(SERVER) if isinstance(servers, dict) else None
     problems = []
-    if not isinstance(server, dict) or server.get("command") != memd_executable:
+    if not isinstance(server, dict) or not same_memd(
+        server.get("command"), memd_executable
+    ):
         problems.append("no memd MCP server running this memd")
     elif SERVER not in _strings(settings, ("mcp", "allowed")) and not server.get(
         "trust"
@@ -287,11 +285,12 @@ def checks(env: Mapping[str, str], memd_executable: str) -> Iterator[Verdict]:
         problems.append(
             "memd's server is neither allowed nor trusted (gemini -p hides it)"
         )
-    command = session_start_command(memd_executable, NAME)
     hooks = settings.get("hooks")
     groups = hooks.get("SessionStart") if isinstance(hooks, dict) else None
     if not any(
-        isinstance(h, dict) and h.get("command") == command
+        isinstance(h, dict)
+        and is_memd_session_start(h.get("command"), NAME)
+        and same_memd(_first_word(h.get("command")), memd_executable)
         for g in (groups if isinstance(groups, list) else ())
         for h in (g.get("hooks") or () if isinstance(g, dict) else ())
     ):
@@ -310,6 +309,12 @@ def checks(env: Mapping[str, str], memd_executable: str) -> Iterator[Verdict]:
         f"memd MCP server (allowed) and SessionStart hook in {path}"
         f" run {memd_executable}",
     )
+
+
+def _first_word(command: object) -> str:
+    import shlex
+
+    return shlex.split(command)[0] if isinstance(command, str) else ""
 
 
 def stores(env: Mapping[str, str]) -> tuple[Store, ...]:

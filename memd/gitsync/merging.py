@@ -88,9 +88,10 @@ def indexable(git: Git, theirs: str, merged: Merged, layout: Layout) -> str:
     """Return `theirs`, or a commit on it without the entries git must never index.
 
     Each odd entry (`read_tree`) is skipped and reported; the rest of the
-    tree arrives. One whose path is safe (a link, a `.gitattributes`) travels
-    on in the tree untouched; one git would refuse or misread (``..``,
-    ``.git``, an undecodable name) is left out of the commit memd builds.
+    tree arrives. Every one git can index (a link, a `.gitattributes`, a
+    name that is not UTF-8) travels on in the tree untouched
+    (`carried_entries`), so the next push carries it back; only one git
+    itself will not index (``..``, ``.git``) is left out of the commit.
     """
     clean, odd = read_tree(git, theirs)
     if not odd:
@@ -161,7 +162,7 @@ def merge_commit(
         merged.conflicts.append(copy)
         notes.append(f"- both changed {relpath}: theirs is {copy}")
     _merge_the_indexes(git, base, mine, other, result, merged, layout)
-    # Odd entries with a safe path travel on untouched (theirs first), never
+    # Odd entries git can index travel on untouched (theirs first), never
     # onto the disk (`indexable` dropped the rest).
     carried = {
         p: entry

@@ -18,7 +18,7 @@ import os
 
 from memd.errors import MemdError
 from memd.gitsync.git import Git, GitError
-from memd.relpath import relpath_refusal
+from memd.relpath import names_git_dir, relpath_refusal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -123,12 +123,28 @@ _NOT_CARRIED = ("listed twice", "a file and a folder of one name")
 def carried_entries(
     odd: Mapping[str, tuple[str, str, str]],
 ) -> dict[str, tuple[str, str]]:
-    """Return the odd entries a tree may keep: safe paths git indexes as they are."""
+    """Return the odd entries a tree keeps: every one git's index can hold.
+
+    What a sync does not take, it carries through unchanged: a teammate's
+    link, `.gitattributes`, or file whose name this machine refuses (not
+    UTF-8, a control character, a backslash, too long) is never written
+    here, but stays in every commit memd builds, so a push never deletes it.
+    Only what git itself will not index goes: a path climbing with ``..``
+    or naming ``.git`` (git drops it), a second entry of one path, a file
+    where the tree also has a folder.
+    """
     return {
         p: (mode, oid)
         for p, (mode, oid, why) in odd.items()
-        if why not in _NOT_CARRIED and relpath_refusal(p) is None
+        if why not in _NOT_CARRIED and git_indexes(p)
     }
+
+
+def git_indexes(relpath: str) -> bool:
+    """Whether git's index holds `relpath` (its ``verify_path``), odd or not."""
+    return not relpath.startswith("/") and not any(
+        part in ("", ".", "..") or names_git_dir(part) for part in relpath.split("/")
+    )
 
 
 def index_info(entries: Mapping[str, tuple[str, str]]) -> bytes:

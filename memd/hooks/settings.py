@@ -179,6 +179,7 @@ def plan_json_edit(
     install: bool,
     add: Callable[[dict[str, object]], dict[str, object]],
     remove: Callable[[dict[str, object]], dict[str, object]],
+    comments: bool = False,
 ) -> SettingsEdit:
     """Return the edit that applies `add` (install) or `remove` to a JSON file's text.
 
@@ -186,11 +187,14 @@ def plan_json_edit(
     and key order; the first install's backup is never overwritten; uninstall
     gives back the backup's exact bytes when nothing but memd's part changed
     since, and removes a file memd created once memd's part was its only
-    content.
+    content. The text is edited, not re-written (`memd.jsonedit`): a key
+    memd did not touch keeps its bytes (`1e400` stays `1e400`).
+
+    `comments` reads and keeps `//` and `/* */` comments (JSONC settings).
 
     Raises `ValueError` (with the reason) for text that is not a JSON object.
     """
-    settings = _parse(current)
+    settings = _parse(current, comments=comments)
     if install:
         new = add(settings)
         if new == settings:
@@ -198,54 +202,49 @@ def plan_json_edit(
         keep_original = current is not None and backup is None
         return SettingsEdit(
             is_change=True,
-            text=render_like(new, current),
+            text=render_like(new, current, comments=comments),
             backup=current if keep_original else None,
         )
     new = remove(settings)
     if new == settings:
         return SettingsEdit(is_change=False)
-    if backup is not None and _parse_or_none(backup) == new:
+    if backup is not None and _parse_or_none(backup, comments=comments) == new:
         return SettingsEdit(is_change=True, text=backup, remove_backup=True)
     if backup is None and not new:
         return SettingsEdit(is_change=True, text=None)
-    return SettingsEdit(is_change=True, text=render_like(new, current))
+    return SettingsEdit(
+        is_change=True, text=render_like(new, current, comments=comments)
+    )
 
 
-def render_like(settings: Mapping[str, object], like: str | None) -> str:
-    """Return `settings` as JSON laid out like `like`: its indent, its final newline."""
-    import json
+def render_like(
+    settings: Mapping[str, object], like: str | None, *, comments: bool = False
+) -> str:
+    """Return `like` (the file's text) changed to hold `settings`, and nothing else.
 
-    newline = "\n" if like is None or like.endswith("\n") else ""
-    if like is not None and like.strip() and "\n" not in like.strip():
-        return json.dumps(settings, ensure_ascii=False) + newline
-    return json.dumps(settings, indent=_indent_of(like), ensure_ascii=False) + newline
+    Through `memd.jsonedit`: the keys memd did not touch keep their bytes.
+    """
+    from memd import jsonedit
 
-
-def _indent_of(text: str | None) -> str:
-    """The indentation of the first indented line of `text` (two spaces by default)."""
-    for line in (text or "").split("\n")[1:]:
-        stripped = line.lstrip(" \t")
-        if stripped and len(stripped) < len(line):
-            return line[: len(line) - len(stripped)]
-    return "  "
+    return jsonedit.rewrite(like, dict(settings), comments=comments)
 
 
-def _parse(text: str | None) -> dict[str, object]:
-    import json
+def _parse(text: str | None, *, comments: bool = False) -> dict[str, object]:
+    from memd import jsonedit
 
     if text is None or not text.strip():
         return {}
     try:
-        settings = json.loads(text)
-    except ValueError as error:
+        settings = jsonedit.load(text, comments=comments)
+    except jsonedit.JsonEditError as error:
         raise ValueError(f"not valid JSON ({error})") from None
     if not isinstance(settings, dict):
         raise ValueError("not a JSON object")
     return settings
 
 
-def _parse_or_none(text: str) -> dict[str, object] | None:
+def _parse_or_none(text: str, *, comments: bool = False) -> dict[str, object] | None:
     try:
-        return _parse(text)
+        return _parse(text, comments=comments)
     except ValueError:
         return None

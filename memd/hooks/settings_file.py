@@ -2,8 +2,10 @@
 
 `memd hook install/uninstall` (the hooks in settings.json) and `memd mcp
 install/uninstall` (the server in `~/.claude.json`) make the same edit:
-`settings.py` plans it (pure), this module reads the file and its backup,
-bounded, and writes both atomically.
+`settings.py` plans it (pure, through `memd.jsonedit`), this module reads the
+file and its backup, bounded, and writes both atomically. The backup keeps
+the file's mode (`~/.claude.json` is 0600: it holds API keys); a file that is
+a link (into a dotfiles repository) stays one and its target is edited.
 """
 
 from __future__ import annotations
@@ -37,10 +39,10 @@ def apply_json_edit(
     """
     import difflib
 
-    from memd.atomic import write_atomic
     from memd.errors import UsageError
 
     backup_path = path + BACKUP_SUFFIX
+    _refuse_dangling_link(path)
     current, backup = _read_text(path, max_bytes), _read_text(backup_path, max_bytes)
     try:
         edit = plan(current, backup)
@@ -57,19 +59,40 @@ def apply_json_edit(
             tofile=f"{path} ({'with' if install else 'without'} {what})",
         )
         return "".join(diff)
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    if edit.backup is not None:
-        write_atomic(backup_path, edit.backup.encode("utf-8"))
-    if edit.text is None:
-        os.unlink(path)
-    else:
-        write_atomic(path, edit.text.encode("utf-8"))
-    if edit.remove_backup:
-        os.unlink(backup_path)
+    try:
+        _write(path, backup_path, edit)
+    except OSError as error:
+        raise UsageError(f"{path}: cannot write ({error}); left untouched") from None
     summary = _edit_summary(
         path, what, install=install, edit=edit, had_backup=backup is not None
     )
     return summary + "\n"
+
+
+def _write(path: str, backup_path: str, edit: SettingsEdit) -> None:
+    """Write the backup (with the file's own mode), then the file, through a link."""
+    from memd.atomic import file_mode, write_atomic, write_through
+
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    if edit.backup is not None:
+        data = edit.backup.encode("utf-8")
+        write_atomic(backup_path, data, mode=file_mode(path))
+    if edit.text is None and not os.path.islink(path):
+        os.unlink(path)
+    else:  # a link into the user's dotfiles stays a link: its target is edited
+        write_through(path, (edit.text or "{}\n").encode("utf-8"))
+    if edit.remove_backup:
+        os.unlink(backup_path)
+
+
+def _refuse_dangling_link(path: str) -> None:
+    from memd.errors import UsageError
+
+    if os.path.islink(path) and not os.path.exists(path):
+        target = os.readlink(path)
+        raise UsageError(
+            f"{path}: a link to {target}, which does not exist; left untouched"
+        )
 
 
 def _edit_summary(
@@ -87,14 +110,14 @@ def _edit_summary(
 def _read_text(path: str, max_bytes: int) -> str | None:
     """A settings file's text, or None when it does not exist."""
     from memd.errors import UsageError
-    from memd.fsread import read_prefix
+    from memd.fsread import read_prefix, refusal_reason
 
     try:
         data = read_prefix(path, max_bytes + 1, follow=True)
     except FileNotFoundError:
         return None
     except OSError as error:
-        raise UsageError(f"{path}: cannot read ({error}); left untouched") from None
+        raise UsageError(f"{path}: {refusal_reason(error)}; left untouched") from None
     if len(data) > max_bytes:
         raise UsageError(f"{path}: larger than {max_bytes >> 20} MiB; left untouched")
     try:

@@ -34,15 +34,21 @@ def plan_directory(
     max_file_bytes: int = 256 * 1024,
     dialect: str | None = None,
     warn: Callable[[str], None] | None = None,
+    error: Callable[[str], None] | None = None,
 ) -> tuple[FileEdit, ...]:
     """Load `memory_dir`, read its index and topic files, and plan the safe fixes.
 
-    `warn` is told, in one line each, what is left alone and why.
+    `warn` is told, in one line each, what is left alone and why; `error`
+    (default: `warn`) what leaves the index past the agent's cut: an index
+    over memd's size cap (never read, so never compacted) or one that could
+    not be compacted. A refusal is worded by `memd.fsread.refusal_reason`.
     """
+    from memd.fsread import FileTooLargeError, read_bytes, refusal_reason
     from memd.lint.fixes import is_utf8_name, plan_fixes
     from memd.memory.reader import load_memdir
 
     warn = warn or _ignore
+    error = error or warn
     memdir = load_memdir(memory_dir, max_file_bytes=max_file_bytes)
     for relpath in memdir.unreadable_paths:  # FIFOs, directories, unreadable files
         warn(
@@ -59,14 +65,25 @@ def plan_directory(
     index_is_file = True
     for relpath in (INDEX_NAME, *(f.relpath for f in memdir.files)):
         path = os.path.join(memdir.path, relpath)
-        data = _read(path, max_file_bytes)
-        if data is not None:
-            raw[relpath] = data
-        elif relpath == INDEX_NAME and os.path.lexists(path):
-            warn(f"skipped {shown(path)}: not a regular file; the index is left alone")
+        try:
+            raw[relpath] = read_bytes(path, max_file_bytes)
+        except FileNotFoundError:
+            continue
+        except OSError as refused:
+            why = f"skipped {shown(path)}: {refusal_reason(refused)}"
+            if relpath != INDEX_NAME:
+                warn(f"{why}; left as it is")
+                continue
             index_is_file = False
+            if isinstance(refused, FileTooLargeError):  # surely past the agent's cut
+                error(
+                    f"{why}, so not compacted; the agent loads only its start "
+                    "(raise lint.max_topic_file_bytes and run memd fix again)"
+                )
+            else:
+                warn(f"{why}; the index is left alone")
     edits = plan_fixes(memdir, raw, dialect=dialect, index=index_is_file)
-    _warn_if_still_cut(memory_dir, edits, raw.get(INDEX_NAME), warn)
+    _warn_if_still_cut(memory_dir, edits, raw.get(INDEX_NAME), error)
     return edits
 
 
@@ -217,6 +234,17 @@ def _current(root_fd: int, relpath: str, limit: int) -> bytes | None:
         return b"\0" * (limit + 2)  # grown past anything planned: it changed
 
 
+def _file_mode(root_fd: int, relpath: str) -> int:
+    """The permission bits of the memory file `relpath` (0o600 if not a file)."""
+    import stat
+
+    try:
+        st = os.stat(relpath, dir_fd=root_fd, follow_symlinks=False)
+    except OSError:
+        return 0o600
+    return stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else 0o600
+
+
 def _put(root_fd: int, relpath: str, data: bytes | None) -> None:
     from memd.atomic import remove_beneath, write_atomic_beneath
 
@@ -340,7 +368,8 @@ def apply_edits(root: str, edits: tuple[FileEdit, ...], state_dir: str) -> bool:
             pre = None
             if edit.old is not None:
                 pre = f"{number}.pre"
-                write_atomic(os.path.join(journal, pre), edit.old)
+                mode = _file_mode(root_fd, edit.relpath)  # a 0600 file's copy too
+                write_atomic(os.path.join(journal, pre), edit.old, mode=mode)
             after = None if edit.is_removal else edit.new
             files.append({"relpath": edit.relpath, "pre": pre, "post": _digest(after)})
         manifest: dict[str, object] = {

@@ -262,16 +262,16 @@ def _link_target(memory_dir: str, root_fd: int, relpath: str, error: OSError) ->
 
 
 def _refused(relpath: str, error: OSError) -> ToolFailedError:
-    """Word an I/O refusal for the model: a link, not a regular file, or errno."""
-    from memd.fsread import UnsafeFileError
+    """Word an I/O refusal for the model: a link, a cap, not a regular file, errno."""
+    from memd.fsread import UnsafeFileError, refusal_reason
 
     if error.errno == errno.ELOOP:
         return ToolFailedError(
             f"{relpath}: a symlink is on the way; memd never reads or writes "
             "through one"
         )
-    if isinstance(error, UnsafeFileError):
-        return ToolFailedError(f"{relpath} is not a regular file")
+    if isinstance(error, UnsafeFileError):  # a cap, a FIFO: each says which
+        return ToolFailedError(f"{relpath}: {refusal_reason(error)}")
     return ToolFailedError(f"{relpath}: {error.strerror or error}")
 
 

@@ -114,8 +114,9 @@ def too_large_diagnostic(rel: str, size: int, max_file_bytes: int) -> Diagnostic
         "file-too-large",
         Severity.WARNING,
         rel,
-        f"{rel} is {format_file_size(size)}, over the "
-        f"{format_file_size(max_file_bytes)} limit; only its start was read",
+        f"{rel} is {format_file_size(size)}, over memd's cap of "
+        f"{format_file_size(max_file_bytes)} for one file "
+        "(lint.max_topic_file_bytes); only that much of its start was read",
         "split it into smaller topic files; keep each memory short",
     )
 

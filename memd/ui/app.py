@@ -252,6 +252,8 @@ def build_app(
     app = Starlette(routes=routes)
 
     async def not_found(request: Request, exc: Exception) -> Response:
+        if isinstance(exc, gather.TooLargeError):  # there, but past the cap
+            return refused(404, str(exc))
         return refused(404, "not found")
 
     async def turned_away(request: Request, exc: Exception) -> Response:
@@ -443,32 +445,41 @@ class Gate:
 
 
 def _is_own_user(scope: Scope) -> bool:
-    """Whether the peer of this loopback connection runs as the daemon's user.
+    """Whether the peer of this request's connection runs as the daemon's user.
 
-    Linux only (/proc/net/tcp); elsewhere, and for the peers of an address
-    set explicitly in `[ui] address`, the token alone guards. A loopback
-    peer that cannot be found is refused.
+    The server already refused other users' connections at accept
+    (`memd.ui.server`); this second look keeps the app safe on its own.
+    """
+    client, server = scope.get("client"), scope.get("server")
+    if not client or not server:
+        return False
+    return peer_is_owner(
+        (str(client[0]), int(client[1])), (str(server[0]), int(server[1]))
+    )
+
+
+def peer_is_owner(client: tuple[str, int], server: tuple[str, int]) -> bool:
+    """Whether the client end of a TCP connection belongs to the daemon's user.
+
+    TCP has no SO_PEERCRED, so the owner is the uid /proc/net/tcp{,6} gives
+    the client's socket (Linux only); elsewhere, and for the peers of an
+    address set explicitly in `[ui] address`, the token alone guards. A
+    loopback peer that cannot be found is refused.
     """
     import os
 
     from memd.fsread import read_bytes
 
-    client, server = scope.get("client"), scope.get("server")
-    if not client or not server:
-        return False
-    if not security.is_loopback(str(client[0])):
+    if not security.is_loopback(client[0]):
         return True  # an address set explicitly in [ui] address: the token guards
-    table = "/proc/net/tcp6" if ":" in str(client[0]) else "/proc/net/tcp"
+    table = "/proc/net/tcp6" if ":" in client[0] else "/proc/net/tcp"
     if not os.path.exists(table):
         return True
     try:
         text = read_bytes(table, 64 * 1024 * 1024).decode("ascii", "replace")
     except OSError:
         return False
-    uid = security.peer_uid(
-        text, (str(client[0]), int(client[1])), (str(server[0]), int(server[1]))
-    )
-    return uid == os.getuid()
+    return security.peer_uid(text, client, server) == os.getuid()
 
 
 async def _no_body() -> Message:

@@ -24,7 +24,7 @@ from memd.agent.profile import NEWEST, AgentProfile
 from memd.agent.prompt import view_index
 from memd.diagnostics import Diagnostic
 from memd.errors import MemdError
-from memd.fsread import open_dir, read_beneath
+from memd.fsread import FileTooLargeError, open_dir, read_beneath, refusal_reason
 from memd.relpath import relpath_refusal
 from memd.ui import views
 
@@ -45,6 +45,10 @@ LOSS_ALARM_SECONDS = 7 * 86400
 
 class NotFoundError(MemdError):
     """The project or file a request names is not one the viewer shows."""
+
+
+class TooLargeError(NotFoundError):
+    """The file is there but over the viewer's cap: its message says so, exactly."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -100,6 +104,8 @@ def read_memory_file(memory_dir: str, relpath: str) -> bytes:
         raise NotFoundError("memory dir unreadable") from None
     try:
         return read_beneath(root, relpath, MAX_SHOWN_FILE_BYTES)
+    except FileTooLargeError as error:  # a cap, never "no such file"
+        raise TooLargeError(f"{relpath}: {refusal_reason(error)}") from None
     except OSError:
         raise NotFoundError("no such file") from None
     finally:

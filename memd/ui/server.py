@@ -6,7 +6,11 @@ gives), makes a fresh random token and writes `ui.json` (URL and token,
 mode 0600) into the runtime dir for `memd ui`. Then one thread waits in
 `select` on the sockets, using no CPU and importing nothing: only when a
 browser connects does it load Starlette, uvicorn and Jinja2 (memd.ui.app)
-and serve. Once no connection has been open for `IDLE_SECONDS`, uvicorn
+and serve. Only the daemon's user's connections are accepted (the peer is
+checked at accept, `OwnerOnlySocket`), and a request's headers must arrive
+within `HEADER_SECONDS`, so no other user, and no stalled client, can hold
+the owner's connection slots. Once no connection has been open for
+`IDLE_SECONDS`, uvicorn
 stops (its tick would otherwise wake ten times a second) and the thread
 goes back to waiting; the sockets stay bound throughout, so the URL holds.
 uvicorn gets duplicates of the sockets, since it closes what it is given.
@@ -28,6 +32,7 @@ from memd.ui.urlfile import URL_FILE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import asyncio
     from collections.abc import Callable, Mapping
 
     from structlog.typing import FilteringBoundLogger
@@ -39,6 +44,8 @@ if TYPE_CHECKING:
 PORT_TRIES = 10  # the configured port and the next nine, then an ephemeral one
 IDLE_SECONDS = 30.0
 STOP_SECONDS = 5.0
+HEADER_SECONDS = 5.0  # a request's headers arrive by then, or the connection closes
+MAX_CONNECTIONS = 64  # the owner's; another user's never gets one (`OwnerOnlySocket`)
 
 
 class Viewer:
@@ -140,7 +147,7 @@ class Viewer:
         app = self._make_app(notifier)
         config = uvicorn.Config(
             app,  # type: ignore[arg-type]
-            http="h11",
+            http=_header_timed_protocol(),
             loop="asyncio",
             ws="none",
             lifespan="off",
@@ -152,14 +159,14 @@ class Viewer:
             proxy_headers=False,
             timeout_keep_alive=5,
             timeout_graceful_shutdown=1,
-            limit_concurrency=64,
+            limit_concurrency=MAX_CONNECTIONS,
         )
         server = _idle_server_class()(config, idle_seconds=IDLE_SECONDS)
         self._server = server
         self.sessions += 1
         if self._stopping.is_set():
             return
-        server.run(sockets=[sock.dup() for sock in self.sockets])
+        server.run(sockets=[OwnerOnlySocket.duplicate(sock) for sock in self.sockets])
         self._server = None
 
 
@@ -183,6 +190,82 @@ def _idle_server_class() -> type:
             return time.monotonic() - self.idle_since > self.idle_seconds
 
     return IdleServer
+
+
+class OwnerOnlySocket(socket.socket):
+    """A listening socket whose `accept` hands on only the daemon's user's connections.
+
+    Any local user can connect to a loopback port. Another user's connection
+    is closed here, at accept, before a byte of it is read: it never holds
+    one of the owner's `MAX_CONNECTIONS` slots nor waits on a header timeout.
+    asyncio's server calls `accept` on the socket it is given, so uvicorn
+    serves through this one unchanged.
+    """
+
+    @classmethod
+    def duplicate(cls, sock: socket.socket) -> OwnerOnlySocket:
+        """A duplicate of `sock` (uvicorn closes what it is given) that checks peers."""
+        return cls(sock.family, sock.type, sock.proto, fileno=os.dup(sock.fileno()))
+
+    def accept(self) -> tuple[socket.socket, object]:
+        from memd.ui.app import peer_is_owner
+
+        while True:  # BlockingIOError from super().accept(): none left waiting
+            conn, address = super().accept()
+            try:
+                local = conn.getsockname()
+                if peer_is_owner(
+                    (str(address[0]), int(address[1])), (str(local[0]), int(local[1]))
+                ):
+                    return conn, address
+            except OSError:
+                pass  # gone already: nothing to serve
+            conn.close()
+
+
+def _header_timed_protocol() -> type:
+    """uvicorn's h11 protocol, closing a connection whose headers do not arrive.
+
+    uvicorn times out only the wait between requests; a client that opens a
+    connection and trickles (or never sends) a request line would hold its
+    slot for ever. Each request's headers get `HEADER_SECONDS` from the
+    connection's start, or from the first byte after the previous response.
+    """
+    # h11 as uvicorn's own h11 protocol imports it (uvicorn's dependency, not ours)
+    from uvicorn.protocols.http.h11_impl import H11Protocol, h11  # type: ignore[attr-defined]
+
+    class HeaderTimedH11(H11Protocol):
+        header_timer: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._arm()
+
+        def data_received(self, data: bytes) -> None:
+            if self.conn.their_state is h11.IDLE and self.header_timer is None:
+                self._arm()  # the next request on a kept-alive connection
+            super().data_received(data)
+            if self.conn.their_state is not h11.IDLE:
+                self._disarm()  # its headers are in
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def _arm(self) -> None:
+            self.header_timer = self.loop.call_later(HEADER_SECONDS, self._too_slow)
+
+        def _disarm(self) -> None:
+            if self.header_timer is not None:
+                self.header_timer.cancel()
+                self.header_timer = None
+
+        def _too_slow(self) -> None:
+            self.header_timer = None
+            if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+                self.transport.close()
+
+    return HeaderTimedH11
 
 
 def bind_sockets(address: str, port: int) -> tuple[list[socket.socket], int]:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from memd.agents import jsonc
+from memd import jsonedit
 from tests.ci_skips import in_ci
 from tests.conftest import Home
 from tests.e2e.other_agents import (
@@ -70,7 +70,7 @@ def test_gemini_session(
     text = settings.read_text()
     assert "// my Gemini settings: setup keeps this comment" in text
     assert "/* and this one */" in text
-    wired = jsonc.loads(text)
+    wired = jsonedit.load(text, comments=True)
     assert isinstance(wired, dict)
     assert "memd" in wired["mcp"]["allowed"]
 

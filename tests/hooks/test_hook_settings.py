@@ -159,13 +159,13 @@ class TestIsMemdHook:
 
 class TestPlanEdit:
     def test_install_keeps_four_space_indent_and_order(self) -> None:
-        """The file's own indent and key order survive an install."""
+        """The file's own indent, key order and untouched text survive an install."""
         current = '{\n    "b": 1,\n    "a": [1]\n}\n'
 
         edit = plan_edit(current, None, install=True, memd_executable=MEMD)
 
         assert edit.text is not None
-        assert edit.text.startswith('{\n    "b": 1,\n    "a": [\n        1\n    ],')
+        assert edit.text.startswith('{\n    "b": 1,\n    "a": [1],\n    "hooks": {\n')
         assert edit.text.endswith("}\n")
         assert current == edit.backup
 
@@ -214,4 +214,28 @@ class TestPlanEdit:
 
     def test_compact_file_stays_on_one_line(self) -> None:
         """A one-line file is written back on one line."""
-        assert '{"a": {"b": 1}}' == render_like({"a": {"b": 1}}, '{"a":{}}')
+        assert '{"a":{"b": 1}}' == render_like({"a": {"b": 1}}, '{"a":{}}')
+
+
+def test_a_jsonc_file_keeps_its_comments_through_install_and_uninstall() -> None:
+    """`comments=True` (Gemini's settings): memd's part comes and goes, not comments."""
+    from memd.hooks.settings import plan_json_edit
+
+    original = '{\n  // my model\n  "model": "x" /* pinned */\n}\n'
+
+    def add(settings: dict[str, object]) -> dict[str, object]:
+        return {**settings, "mcpServers": {"memd": {"command": "memd"}}}
+
+    def remove(settings: dict[str, object]) -> dict[str, object]:
+        return {k: v for k, v in settings.items() if k != "mcpServers"}
+
+    installed = plan_json_edit(
+        original, None, install=True, add=add, remove=remove, comments=True
+    )
+    assert installed.text is not None
+    assert installed.text.startswith('{\n  // my model\n  "model": "x", /* pinned */\n')
+    edited = installed.text.replace('"x"', '"y"')
+    removed = plan_json_edit(
+        edited, original, install=False, add=add, remove=remove, comments=True
+    )
+    assert original.replace('"x"', '"y"') == removed.text

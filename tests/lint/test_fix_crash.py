@@ -88,3 +88,32 @@ def test_kill_at_every_write_point_leaves_old_or_new(tmp_path: Path) -> None:
         pytest.fail("still killed after 400 write points")
     assert new == _files(memory)
     assert killed >= 8, killed
+
+
+def test_a_fix_keeps_its_pre_images_in_the_files_own_mode(tmp_path: Path) -> None:
+    """A 0600 memory file's pre-image (for `fix --undo`) is 0600 too (#41 class 6)."""
+    import stat
+
+    from memd.lint.fix_files import apply_edits, undo_dir
+    from memd.lint.fixes import FileEdit
+
+    root, state = tmp_path / "memory", tmp_path / "state"
+    root.mkdir()
+    private = root / "private.md"
+    private.write_bytes(b"token: hunter2\n")
+    private.chmod(0o600)
+    shared = root / "shared.md"
+    shared.write_bytes(b"shared\n")
+    shared.chmod(0o644)
+    edits = (
+        FileEdit(relpath="private.md", old=b"token: hunter2\n", new=b"x\n", reason="t"),
+        FileEdit(relpath="shared.md", old=b"shared\n", new=b"y\n", reason="t"),
+    )
+
+    assert apply_edits(str(root), edits, str(state))
+
+    journal = Path(undo_dir(str(state), str(root)))
+    modes = {
+        p.read_bytes(): stat.S_IMODE(p.stat().st_mode) for p in journal.glob("*.pre")
+    }
+    assert {b"token: hunter2\n": 0o600, b"shared\n": 0o644} == modes

@@ -321,9 +321,12 @@ class TestOtherUsers:
         code = (
             "import http.client, sys\n"
             f"c = http.client.HTTPConnection('127.0.0.1', {viewer.port}, timeout=30)\n"
-            f"c.request('GET', '/', headers={{'Cookie': {cookie!r}}})\n"
-            "r = c.getresponse(); body = r.read()\n"
-            f"print(r.status, {memory!r}.encode() in body)\n"
+            "try:\n"
+            f"    c.request('GET', '/', headers={{'Cookie': {cookie!r}}})\n"
+            "    r = c.getresponse(); body = r.read()\n"
+            f"    print(r.status, {memory!r}.encode() in body)\n"
+            "except (http.client.RemoteDisconnected, ConnectionError):\n"
+            "    print('closed at accept')\n"
         )
         done = subprocess.run(
             [
@@ -344,5 +347,5 @@ class TestOtherUsers:
         )
         status, _, _ = viewer.request("GET", "/", headers={"Cookie": cookie})
 
-        assert "403 False" == done.stdout.strip(), done.stderr
+        assert "closed at accept" == done.stdout.strip(), done.stderr
         assert 200 == status  # the daemon's own user still gets in

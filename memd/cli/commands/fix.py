@@ -55,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
     config = load_config()
     max_file_bytes = config.max_topic_file_bytes
     changed = skipped = unreadable = 0
+    findings: list[str] = []  # what leaves an index past the agent's cut
     profile = in_force(config).profile
     if args.undo and args.dry_run:
         print("memd: --undo and --dry-run do not go together", file=sys.stderr)
@@ -93,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
                     max_file_bytes=max_file_bytes,
                     dialect=args.dialect,
                     warn=_warn,
+                    error=findings.append,
                 ),
             )
         else:
@@ -133,11 +135,15 @@ def run(args: argparse.Namespace) -> int:
             changed += 1
             verb = "removed" if edit.is_removal else "fixed"
             print(f"{verb} {shown(os.path.join(root, edit.relpath))}: {edit.reason}")
+    for message in findings:
+        print(f"memd: error: {message}", file=sys.stderr)
     if args.undo:
         return 1 if skipped else 0
     if not args.dry_run:
         print(f"{changed} file(s) fixed" + (f", {skipped} skipped" if skipped else ""))
-    return 2 if unreadable else 0  # an I/O error: what could not be read is unfixed
+    if unreadable:
+        return 2  # an I/O error: what could not be read is unfixed
+    return 1 if findings else 0  # an index left past the agent's cut
 
 
 def _undo(root: str, state_dir: str) -> int:

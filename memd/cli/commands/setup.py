@@ -18,6 +18,9 @@ there before; the copies are files of their own, not JSON that a size cap
 or a corrupt read could lose. `--undo` puts back the exact bytes of each file that
 still holds what setup wrote (deleting one setup created), takes only memd's
 entries out of a file edited since, and uninstalls a service setup installed.
+Every copy keeps the mode of the file it copies, and a file that is a link
+(into a dotfiles repository) stays a link: its target is written, by setup
+and by `--undo`.
 """
 
 from __future__ import annotations
@@ -120,6 +123,7 @@ def _targets(
 def _setup(
     state_dir: str, *, dry_run: bool, service: bool, names: list[str] | None = None
 ) -> int:
+    from memd.atomic import file_mode
     from memd.errors import UsageError
     from memd.hooks.settings_file import BACKUP_SUFFIX
     from memd.state import read_state, write_state
@@ -151,10 +155,11 @@ def _setup(
                 continue
             entry = files.get(changed)
             if isinstance(entry, dict):  # the first setup's copy is what it found
-                first = entry.get("before")
+                first, mode = entry.get("before"), entry.get("mode")
             else:
-                first = _keep_copy(state_dir, changed, before[changed])
-            files[changed] = {"before": first, "after": _digest(after)}
+                mode = file_mode(changed) if before[changed] is not None else None
+                first = _keep_copy(state_dir, changed, before[changed], mode)
+            files[changed] = {"before": first, "after": _digest(after), "mode": mode}
         record["files"] = files
         write_state(state_dir, RECORD, record)
     if not dry_run:
@@ -293,8 +298,8 @@ def _undo_file(
     *,
     dry_run: bool,
 ) -> str:
-    """Put `path` back as setup found it; say what was done."""
-    from memd.atomic import write_atomic
+    """Put `path` back as setup found it (through a link, in its mode); say what."""
+    from memd.atomic import write_through
 
     copy = entry.get("before")
     before = _read_copy(state_dir, copy) if isinstance(copy, str) else None
@@ -310,10 +315,16 @@ def _undo_file(
                 if before is not None
                 else ("would delete it (setup created it)")
             )
+        if before is None and os.path.islink(path):
+            return "a link now (setup created a file here); left as it is"
         if before is None:
             os.unlink(path)
             return "deleted (setup created it)"
-        write_atomic(path, before)
+        mode = entry.get("mode")
+        try:
+            write_through(path, before, mode=mode if isinstance(mode, int) else None)
+        except OSError as error:
+            return f"cannot write it ({error}); left as it is"
         return "restored byte for byte"
     if edit is None:  # a backup changed since: it is the user's now
         return "changed since setup; left as it is"
@@ -355,8 +366,14 @@ def _digest(data: bytes | None) -> str | None:
     return None if data is None else hashlib.sha256(data).hexdigest()
 
 
-def _keep_copy(state_dir: str, path: str, data: bytes | None) -> str | None:
-    """Save the bytes setup found at `path`; the copy's name (None: no file)."""
+def _keep_copy(
+    state_dir: str, path: str, data: bytes | None, mode: int | None
+) -> str | None:
+    """Save the bytes setup found at `path`; the copy's name (None: no file).
+
+    The copy keeps the file's mode (a 0600 `~/.claude.json` holds API keys),
+    in a directory only the user can enter.
+    """
     import hashlib
 
     from memd.atomic import write_atomic
@@ -366,7 +383,9 @@ def _keep_copy(state_dir: str, path: str, data: bytes | None) -> str | None:
     name = hashlib.sha256(path.encode("utf-8", "surrogateescape")).hexdigest()[:32]
     directory = os.path.join(state_dir, COPIES)
     os.makedirs(directory, mode=0o700, exist_ok=True)
-    write_atomic(os.path.join(directory, name), data, mode=0o600)
+    write_atomic(
+        os.path.join(directory, name), data, mode=0o600 if mode is None else mode
+    )
     return name
 
 

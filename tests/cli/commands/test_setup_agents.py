@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from memd.agents import jsonc
+from memd import jsonedit
 from tests.conftest import Home
 
 MEMD = str(Path(sys.executable).parent / "memd")
@@ -69,7 +69,7 @@ def test_setup_wires_every_agent_on_path_and_says_which(
     assert tomllib.loads(codex)["mcp_servers"]["memd"]["command"] == MEMD
     gemini = (isolated_home.home / ".gemini" / "settings.json").read_text()
     assert "// mine" in gemini
-    settings = jsonc.loads(gemini)
+    settings = jsonedit.load(gemini, comments=True)
     assert isinstance(settings, dict)
     assert "memd" in settings["mcp"]["allowed"]
     claude = json.loads((isolated_home.claude / "settings.json").read_text())
@@ -158,8 +158,8 @@ def test_a_config_setup_cannot_parse_is_left_alone_with_one_line(
     assert "left untouched" in lines[0]
     assert "Traceback" not in done.stderr
     # The other agents are wired all the same.
-    settings = jsonc.loads(
-        (isolated_home.home / ".gemini" / "settings.json").read_text()
+    settings = jsonedit.load(
+        (isolated_home.home / ".gemini" / "settings.json").read_text(), comments=True
     )
     assert isinstance(settings, dict)
     assert "memd" in settings["mcpServers"]
