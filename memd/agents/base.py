@@ -89,14 +89,6 @@ def home_of(env: Mapping[str, str]) -> str:
     return env.get("HOME") or os.path.expanduser("~")
 
 
-def tilde(path: str, home: str) -> str:
-    """`path` with the home directory written `~`, as a person reads it."""
-    home = home.rstrip(os.sep)
-    if home and (path == home or path.startswith(home + os.sep)):
-        return "~" + path[len(home) :]
-    return path
-
-
 def same_memd(command: object, executable: str) -> bool:
     """Whether `command` is this memd: the same path, or the same file by a link."""
     if not isinstance(command, str):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 
+from memd.agents import budgets
 from memd.agents.base import FAIL, OK, Agent, ConfigEdit, Release, Verdict, same_memd
 
 TYPE_CHECKING = False
@@ -17,8 +18,7 @@ if TYPE_CHECKING:
 
 NAME = "claude-code"
 MAX_CLAUDE_JSON_BYTES = 64 * 1024 * 1024  # ~/.claude.json holds the agent's history
-# Claude Code takes 10,000 characters of a hook's context (memd.hooks.wording).
-CONTEXT_LIMIT_BYTES = 10_000
+CONTEXT_LIMIT_BYTES = budgets.CONTEXT_LIMIT_BYTES[NAME]
 
 
 def settings_path(env: Mapping[str, str]) -> str:

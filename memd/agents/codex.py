@@ -24,6 +24,7 @@ import hashlib
 import json
 import os
 
+from memd.agents import budgets
 from memd.agents.base import (
     FAIL,
     OK,
@@ -47,9 +48,7 @@ NAME = "codex"
 SERVER = "memd"
 HOOK_TIMEOUT_SECONDS = 10
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
-# Codex passes a hook's text on whole up to 2,500 of its tokens (a token is
-# counted as 4 bytes) and spills the rest to a file (hooks/src/output_spill.rs).
-CONTEXT_LIMIT_BYTES = 10_000
+CONTEXT_LIMIT_BYTES = budgets.CONTEXT_LIMIT_BYTES[NAME]
 BEGIN = (
     "# memd setup: memd's MCP server and SessionStart hook"
     " (`memd setup --undo` takes them out)"

@@ -9,9 +9,11 @@ Only the index: the whole memory in every agent would cost tokens and mix
 up their stores. The text is then kept within the agent's own limit, cut
 after a line with a pointer to the file.
 
-The warm path reads the project's resolution record (`memd prompt` and the
-Claude Code hooks write it) and the index: no config, no YAML. Without a
-fresh record it resolves the project the long way (`memd.snapshot.serve`).
+The warm path reads the project's resolution record and its fresh snapshot
+(`memd prompt`, the daemon and the Claude Code hooks keep them), whose last
+section is the index as Claude Code loads it: no config, no YAML, no regular
+expressions. Otherwise the project is resolved and the index read the long
+way (`memd.snapshot.serve`, `memd.agent.prompt.view_index`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,11 @@ if TYPE_CHECKING:
 
 MAX_INDEX_BYTES = 4 * 1024 * 1024  # far past what Claude Code loads; the rest is cut
 INDEX_NAME = "MEMORY.md"
+# The rendered prompt's last section (memd.agent.prompt.render_index) and
+# what it says for an empty index (memd.agent.wording.INDEX_EMPTY; a test
+# keeps the two equal without the hook importing the wording).
+INDEX_HEADING = "\n\n## MEMORY.md\n\n"
+_INDEX_EMPTY = "Your MEMORY.md is empty for now. Memories you save will be listed here."
 
 
 def session_start_output(
@@ -33,11 +40,22 @@ def session_start_output(
     cwd = payload.get("cwd")
     if not isinstance(cwd, str) or not os.path.isabs(cwd) or not os.path.isdir(cwd):
         return None
-    found = _locate(cwd, env)
-    if found is None:
-        return None
-    root, memory_dir, profile = found
-    context = memory_context(root, memory_dir, profile, env, limit_bytes=limit_bytes)
+    warm = _warm(cwd, env)
+    if warm is not None:
+        root, memory_dir, index = warm
+        context = (
+            None
+            if index is None
+            else _with_heading(root, memory_dir, index, env, limit_bytes)
+        )
+    else:
+        found = _locate(cwd, env)
+        if found is None:
+            return None
+        root, memory_dir, profile = found
+        context = memory_context(
+            root, memory_dir, profile, env, limit_bytes=limit_bytes
+        )
     if context is None:
         return None
     return {
@@ -70,13 +88,51 @@ def memory_context(
     view = view_index(text.removeprefix("\ufeff"), profile=profile, has_bom=has_bom)
     if view.truncation is None:
         return None
-    heading = _heading(root, memory_dir, env)
-    return _within(heading, view.truncation.content, index_path, limit_bytes)
+    return _with_heading(root, memory_dir, view.truncation.content, env, limit_bytes)
+
+
+def _with_heading(
+    root: str, memory_dir: str, index: str, env: Mapping[str, str], limit_bytes: int
+) -> str:
+    index_path = os.path.join(memory_dir, INDEX_NAME)
+    return _within(_heading(root, memory_dir, env), index, index_path, limit_bytes)
+
+
+def _warm(cwd: str, env: Mapping[str, str]) -> tuple[str, str, str | None] | None:
+    """(root, memory dir, index or None when empty) from a fresh snapshot; else None."""
+    from memd.agent.paths import project_root_of
+    from memd.snapshot.serve import EXTRA_GUIDELINES_ENV, read_record
+    from memd.snapshot.store import SnapshotReader
+
+    if env.get(EXTRA_GUIDELINES_ENV):
+        return None  # text of the user's could hold the section's heading
+    root = project_root_of(cwd)
+    record = read_record(root, env)
+    if record is None:
+        return None
+    memory_dir, cache_dir, mode, profile = record
+    if "\n" in memory_dir:
+        return None  # the heading is found by its line; a path holding one is odd
+    data = SnapshotReader(cache_dir).read_fresh_bytes(memory_dir, mode, profile=profile)
+    if data is None:
+        return None
+    text = data.decode("utf-8", "replace")
+    at = text.find(INDEX_HEADING)  # the first: every section before is memd's text
+    if at < 0:
+        return None
+    index = text[at + len(INDEX_HEADING) :].removesuffix("\n")
+    return root, memory_dir.rstrip(os.sep), None if index == _INDEX_EMPTY else index
+
+
+def tilde(path: str, home: str) -> str:
+    """`path` with the home directory written `~`, as a person reads it."""
+    home = home.rstrip(os.sep)
+    if home and (path == home or path.startswith(home + os.sep)):
+        return "~" + path[len(home) :]
+    return path
 
 
 def _heading(root: str, memory_dir: str, env: Mapping[str, str]) -> str:
-    from memd.agents.base import tilde
-
     shown = tilde(root, env.get("HOME") or os.path.expanduser("~"))
     return (
         f"# Claude Code's memory of {shown} (read-only)\n\n"

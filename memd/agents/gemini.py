@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 
+from memd.agents import budgets
 from memd.agents.base import (
     FAIL,
     OK,
@@ -37,8 +38,8 @@ from memd.agents.base import (
     is_memd_session_start,
     same_memd,
     session_start_command,
-    tilde,
 )
+from memd.agents.context import tilde
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -51,9 +52,7 @@ SERVER = "memd"
 HOOK_TIMEOUT_MS = 10_000
 MAX_SETTINGS_BYTES = 4 * 1024 * 1024
 MAX_MARKER_BYTES = 4096
-# Gemini passes the hook's text on whole; memd keeps to Claude Code's hook
-# budget so one memory costs every agent the same.
-CONTEXT_LIMIT_BYTES = 10_000
+CONTEXT_LIMIT_BYTES = budgets.CONTEXT_LIMIT_BYTES[NAME]
 # memd's tools that write: Gemini asks before each call (headless: never runs them).
 WRITE_TOOLS = ("mcp_memd_memory_write", "mcp_memd_memory_log")
 GLOBAL_MEMORY = "GEMINI.md"

@@ -128,3 +128,31 @@ def test_bad_payloads_never_fail_the_session(git_repo: Path) -> None:
         )
         assert done.returncode == 0
         assert done.stdout == ""
+
+
+def test_the_warm_path_reads_the_index_from_the_snapshot(git_repo: Path) -> None:
+    """Served from `memd prompt`'s fresh snapshot, the context is the same text."""
+    memory = memory_of(git_repo)
+    (memory / "MEMORY.md").write_text(
+        "- [A](a.md) — first\n\n## MEMORY.md\n\n- [B](b.md) — a heading like memd's\n"
+    )
+    cold = context(hook("codex", git_repo))
+    done = subprocess.run(
+        [MEMD, "prompt"], cwd=git_repo, capture_output=True, check=True, timeout=60
+    )
+    assert b"## MEMORY.md" in done.stdout
+
+    warm = context(hook("codex", git_repo))
+
+    assert warm == cold
+    assert warm.endswith("- [B](b.md) — a heading like memd's")
+
+
+def test_the_hooks_own_copies_of_memds_wording_match() -> None:
+    from memd.agent.prompt import render_index
+    from memd.agent.wording import INDEX_EMPTY
+    from memd.agents.context import _INDEX_EMPTY, INDEX_HEADING
+
+    assert _INDEX_EMPTY == INDEX_EMPTY
+    lines, _ = render_index(None)
+    assert "\n\n" + "\n".join(lines[:2]) + "\n" == INDEX_HEADING

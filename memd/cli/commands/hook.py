@@ -182,11 +182,10 @@ def _answer_other(
     agent: str, payload: dict[str, object], env: Mapping[str, str]
 ) -> dict[str, object] | None:
     """SessionStart in another agent: Claude Code's index, within that agent's limit."""
-    from memd.agents import get_agent
+    from memd.agents.budgets import CONTEXT_LIMIT_BYTES
     from memd.agents.context import session_start_output
 
-    limit = get_agent(agent).context_limit_bytes
-    return session_start_output(payload, env, limit_bytes=limit)
+    return session_start_output(payload, env, limit_bytes=CONTEXT_LIMIT_BYTES[agent])
 
 
 def _log_failure(error: Exception) -> None:
