@@ -142,6 +142,7 @@ FOLDERS = {
         "team",
         "sync",
         "history",
+        "agents",
     },
     "cli": {
         "agent",

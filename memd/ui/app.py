@@ -145,7 +145,8 @@ def build_app(
 
     async def overview(request: Request) -> Response:
         rows = await run_in_threadpool(gather.overview, source)
-        return page("overview.html", rows=rows, live="*")
+        stores = await run_in_threadpool(gather.agent_stores, source)
+        return page("overview.html", rows=rows, stores=stores, live="*")
 
     async def project(request: Request) -> Response:
         chosen = param(request, "id")

@@ -154,6 +154,40 @@ def overview(source: Source) -> list[views.ProjectRow]:
     return rows
 
 
+@dataclass(frozen=True, slots=True)
+class StoreRow:
+    """Another agent's own memory store: named by agent and project (memd.agents)."""
+
+    label: str
+    path: str
+    alarm: str  # its latest loss in the past week, or ""
+    problems: tuple[str, ...]  # size, secrets, encoding, access (masked, no content)
+
+
+def agent_stores(source: Source) -> list[StoreRow]:
+    """Codex's and Gemini's own stores, which the daemon keeps in history."""
+    from memd.agents import all_agents
+    from memd.agents.store_check import check_store
+
+    alarms = loss_alarms(source.config().state_dir)
+    rows = []
+    for agent in all_agents():
+        for store in agent.stores(os.environ):
+            directory = os.path.dirname(store.path) if store.single_file else store.path
+            rows.append(
+                StoreRow(
+                    label=store.label,
+                    path=store.path,
+                    alarm=alarms.get(os.path.normpath(directory), ""),
+                    problems=tuple(
+                        f"{os.path.basename(f.path)}: {f.message}"
+                        for f in check_store(store)
+                    ),
+                )
+            )
+    return rows
+
+
 def loss_alarms(state_dir: str) -> dict[str, str]:
     """Return memory dir -> a line about its latest loss in the past week (history)."""
     if not history_available():
