@@ -404,9 +404,9 @@ class _Daemon:
         return set(self.discovery.stores) if self.discovery else set()
 
     def _stores_to_record(self, batch: Batch, before: set[str]) -> list[str]:
-        """The stores this batch touched, those gone since, and at start all."""
+        """The stores this batch touched, those new or gone since, and at start all."""
         now = self._stores()
-        wanted = (set(batch.memory_dirs) & (now | before)) | (before - now)
+        wanted = (set(batch.memory_dirs) & (now | before)) | (before ^ now)
         if not self.ready.is_set() or batch.rescan_all:
             wanted |= now
         return sorted(wanted)

@@ -92,3 +92,25 @@ def test_other_agents_stores_are_kept_lost_and_restored(
     assert (gemini / "GEMINI.md").read_bytes() == gemini_md
     assert (gemini / "settings.json").read_text() == "{}\n"  # not its to keep
     daemon.assert_alive()
+
+
+def test_a_store_made_after_start_is_kept_too(
+    start_daemon: Starter, isolated_home: Home
+) -> None:
+    """Codex turns memories on, Gemini registers a project: both are seen."""
+    (isolated_home.home / ".codex").mkdir()
+    registered = isolated_home.home / ".gemini" / "tmp" / "later"
+    registered.mkdir(parents=True)
+    daemon = start_daemon(CODEX_HOME=str(isolated_home.home / ".codex"))
+    codex = isolated_home.home / ".codex" / "memories"
+    codex.mkdir()
+    (codex / "memory_summary.md").write_text("- uses pnpm\n")
+    project = registered / "memory"
+    project.mkdir()
+    (project / "MEMORY.md").write_text("- [Build](build.md) — make\n")
+
+    wait_for(
+        lambda: {str(codex), str(project)} <= _recorded(isolated_home),
+        what="the new stores recorded",
+    )
+    daemon.assert_alive()
