@@ -131,7 +131,7 @@ FOLDERS = {
         "history",
     },
     "history": {"agent", "memory", "lint"},
-    "agents": {"agent", "lint", "snapshot", "hooks", "mcp_server"},
+    "agents": {"agent", "lint", "snapshot", "hooks", "mcp_server", "history"},
     "ui": {
         "agent",
         "memory",

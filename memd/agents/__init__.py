@@ -18,7 +18,8 @@ comments included: TOML by `toml_text`, JSON and JSONC by `memd.jsonedit`
 May import: `memd.agent`, `memd.lint` (the secret scanner, for the stores),
 `memd.hooks` (the Claude Code settings edit),
 `memd.mcp_server` (the server entry), `memd.snapshot` (the project's
-resolution record), the shared modules.
+resolution record), `memd.history` (a store's loss, told at its agent's
+SessionStart), the shared modules.
 """
 
 from __future__ import annotations

@@ -84,11 +84,6 @@ class Agent:
         return shutil.which(self.launcher, path=env.get("PATH", os.defpath))
 
 
-def home_of(env: Mapping[str, str]) -> str:
-    """The user's home as `env` gives it."""
-    return env.get("HOME") or os.path.expanduser("~")
-
-
 def same_memd(command: object, executable: str) -> bool:
     """Whether `command` is this memd: the same path, or the same file by a link."""
     if not isinstance(command, str):

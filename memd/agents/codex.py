@@ -33,11 +33,11 @@ from memd.agents.base import (
     Release,
     Store,
     Verdict,
-    home_of,
     is_memd_session_start,
     same_memd,
     session_start_command,
 )
+from memd.agents.homes import codex_home, codex_memories
 from memd.agents.toml_text import basic_string, cut_tables, quote_key
 
 TYPE_CHECKING = False
@@ -54,15 +54,6 @@ BEGIN = (
     " (`memd setup --undo` takes them out)"
 )
 END = "# memd setup: end"
-MEMORIES = "memories"
-
-
-def codex_home(env: Mapping[str, str]) -> str:
-    """`$CODEX_HOME` (resolved, as Codex resolves it) or `~/.codex`."""
-    configured = env.get("CODEX_HOME", "")
-    if configured:
-        return os.path.realpath(configured)
-    return os.path.join(home_of(env), ".codex")
 
 
 def config_path(env: Mapping[str, str]) -> str:
@@ -70,7 +61,7 @@ def config_path(env: Mapping[str, str]) -> str:
 
 
 def memories_dir(env: Mapping[str, str]) -> str:
-    return os.path.join(codex_home(env), MEMORIES)
+    return codex_memories(env)
 
 
 def hook_trust_hash(command: str, timeout: int = HOOK_TIMEOUT_SECONDS) -> str:

@@ -34,12 +34,74 @@ _INDEX_EMPTY = "Your MEMORY.md is empty for now. Memories you save will be liste
 
 
 def session_start_output(
-    payload: Mapping[str, object], env: Mapping[str, str], *, limit_bytes: int
+    payload: Mapping[str, object],
+    env: Mapping[str, str],
+    *,
+    limit_bytes: int,
+    agent: str = "",
 ) -> dict[str, object] | None:
-    """The SessionStart hook's JSON output for `payload`, or None (nothing to say)."""
+    """The SessionStart hook's JSON output for `payload`, or None (nothing to say).
+
+    A loss of `agent`'s own memory not told yet (memd's history) comes first.
+    """
     cwd = payload.get("cwd")
     if not isinstance(cwd, str) or not os.path.isabs(cwd) or not os.path.isdir(cwd):
         return None
+    losses = _loss_sentences(agent, cwd, env)
+    room = limit_bytes - (len(losses.encode()) + 2 if losses else 0)
+    context = _memory_context_for(cwd, env, room)
+    if losses:
+        context = losses if context is None else f"{losses}\n\n{context}"
+    if context is None:
+        return None
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": "SessionStart",
+            "additionalContext": context,
+        }
+    }
+
+
+def _loss_sentences(agent: str, cwd: str, env: Mapping[str, str]) -> str:
+    """The losses of `agent`'s own stores not told yet, one line each; told once."""
+    from memd.agent.paths import project_root_of
+    from memd.agents import homes
+    from memd.dirs import default_state_dir, expand_home
+
+    if agent == "codex":
+        stores = [homes.codex_memories(env)]
+    elif agent == "gemini":
+        project = homes.gemini_project_memory(env, project_root_of(cwd))
+        stores = [homes.gemini_dir(env), *([project] if project else [])]
+    else:
+        return ""
+    explicit = expand_home(env.get("MEMD_STATE_DIR", ""), env)
+    state_dir = explicit if os.path.isabs(explicit) else default_state_dir(env)
+    told = []
+    for store in stores:
+        sentence = _take_loss(state_dir, store)
+        if sentence:
+            told.append(sentence)
+    return "\n".join(told)
+
+
+def _take_loss(state_dir: str, store: str) -> str | None:
+    import time
+
+    from memd.history.notice import notice_path, notice_sentence, take_notice
+
+    if not os.path.exists(notice_path(state_dir, store)):
+        return None  # the common case, without opening anything
+    notice = take_notice(state_dir, store)
+    if notice is None:
+        return None
+    return notice_sentence(notice, time.time(), where=f" --project {store}")
+
+
+def _memory_context_for(
+    cwd: str, env: Mapping[str, str], limit_bytes: int
+) -> str | None:
+    """Claude Code's index for the project at `cwd`, within `limit_bytes`."""
     warm = _warm(cwd, env)
     if warm is not None:
         root, memory_dir, index = warm
@@ -56,14 +118,7 @@ def session_start_output(
         context = memory_context(
             root, memory_dir, profile, env, limit_bytes=limit_bytes
         )
-    if context is None:
-        return None
-    return {
-        "hookSpecificOutput": {
-            "hookEventName": "SessionStart",
-            "additionalContext": context,
-        }
-    }
+    return context
 
 
 def memory_context(

@@ -34,12 +34,12 @@ from memd.agents.base import (
     Release,
     Store,
     Verdict,
-    home_of,
     is_memd_session_start,
     same_memd,
     session_start_command,
 )
 from memd.agents.context import tilde
+from memd.agents.homes import gemini_dir, home_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -56,11 +56,6 @@ CONTEXT_LIMIT_BYTES = budgets.CONTEXT_LIMIT_BYTES[NAME]
 # memd's tools that write: Gemini asks before each call (headless: never runs them).
 WRITE_TOOLS = ("mcp_memd_memory_write", "mcp_memd_memory_log")
 GLOBAL_MEMORY = "GEMINI.md"
-
-
-def gemini_dir(env: Mapping[str, str]) -> str:
-    """`~/.gemini`, the home being `$GEMINI_CLI_HOME` when set."""
-    return os.path.join(env.get("GEMINI_CLI_HOME") or home_of(env), ".gemini")
 
 
 def settings_path(env: Mapping[str, str]) -> str:

@@ -9,11 +9,13 @@ back byte for byte; memd never wrote any of them meanwhile.
 
 from __future__ import annotations
 
+import json
 import shutil
+import subprocess
 from pathlib import Path
 
 from memd.history.store import History
-from tests.daemon.conftest import Starter, backdate, wait_for
+from tests.daemon.conftest import MEMD, Starter, backdate, wait_for
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -41,6 +43,21 @@ def _first_rev(home: Home, directory: Path) -> int:
         return min(c.rev for c in history.changes(str(directory)))
 
 
+def _session_start(env: dict[str, str], cwd: Path, agent: str) -> str:
+    payload = {"session_id": f"s-{agent}", "cwd": str(cwd), "hook_event_name": "x"}
+    done = subprocess.run(
+        [*MEMD, "hook", "session-start", "--agent", agent],
+        input=json.dumps(payload),
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return done.stdout
+
+
 def test_other_agents_stores_are_kept_lost_and_restored(
     start_daemon: Starter, isolated_home: Home, git_repo: Path
 ) -> None:
@@ -54,6 +71,9 @@ def test_other_agents_stores_are_kept_lost_and_restored(
     project = gemini / "tmp" / "repo" / "memory"
     project.mkdir(parents=True)
     (project.parent / ".project_root").write_text(str(git_repo))
+    (gemini / "projects.json").write_text(
+        json.dumps({"projects": {str(git_repo): "repo"}})
+    )
     (project / "MEMORY.md").write_text("- [Build](build.md) — make\n")
     (project / "build.md").write_text("Build with make.\n")
     (gemini / "GEMINI.md").write_text("## Gemini Added Memories\n- likes tabs\n")
@@ -81,6 +101,15 @@ def test_other_agents_stores_are_kept_lost_and_restored(
     assert "memory_summary.md" in losses[str(codex)]
     assert "MEMORY.md" in losses[str(project)]
     assert "GEMINI.md" in losses[str(gemini)]
+    # Each agent is told its own losses once, at its next session start.
+    said = _session_start(daemon.env, git_repo, "codex")
+    assert "memory_summary.md, all Codex CLI loads, was deleted or emptied" in said
+    assert f"--project {codex}" in said
+    assert "GEMINI.md" not in said
+    assert "memory_summary.md" not in _session_start(daemon.env, git_repo, "codex")
+    told = _session_start(daemon.env, git_repo, "gemini")
+    assert "GEMINI.md, all Gemini CLI loads" in told
+    assert f"--project {project}" in told
 
     for directory in (codex, project, gemini):
         first = _first_rev(isolated_home, directory)

@@ -185,7 +185,9 @@ def _answer_other(
     from memd.agents.budgets import CONTEXT_LIMIT_BYTES
     from memd.agents.context import session_start_output
 
-    return session_start_output(payload, env, limit_bytes=CONTEXT_LIMIT_BYTES[agent])
+    return session_start_output(
+        payload, env, limit_bytes=CONTEXT_LIMIT_BYTES[agent], agent=agent
+    )
 
 
 def _log_failure(error: Exception) -> None:
