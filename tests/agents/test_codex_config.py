@@ -8,6 +8,7 @@ tests/e2e/test_codex.py checks it against the running release.
 from __future__ import annotations
 
 import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -122,3 +123,23 @@ def test_headers_inside_strings_and_arrays_are_not_tables() -> None:
     assert cut_tables(text, lambda t, _: True).endswith("]\n")
     new = install(text)
     assert tomllib.loads(new)["s"] == "[mcp_servers.memd]\n"
+
+
+def test_the_key_names_config_toml_as_codex_resolves_codex_home(
+    tmp_path: Path,
+) -> None:
+    """0.171.0 resolves a linked `$CODEX_HOME`, not a linked default `~/.codex`
+    (checked with `codex app-server`'s `hooks/list`)."""
+    from memd.agents.codex import config_path
+
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real)
+    (tmp_path / ".codex").symlink_to(real)
+
+    assert config_path({"CODEX_HOME": str(tmp_path / "link")}) == str(
+        real / "config.toml"
+    )
+    assert config_path({"HOME": str(tmp_path)}) == str(
+        tmp_path / ".codex" / "config.toml"
+    )

@@ -192,7 +192,8 @@ def _say_tool_approval(agents: list[Agent]) -> None:
         print(
             "  Gemini CLI: memd's server is in mcp.allowed, so Gemini calls its"
             " read tools without asking; memory_write and memory_log are in"
-            " tools.confirmationRequired and ask first"
+            " tools.confirmationRequired and ask first; Gemini runs hooks and"
+            " MCP servers only in folders you trust"
         )
 
 
