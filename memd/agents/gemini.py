@@ -289,6 +289,9 @@ def checks(env: Mapping[str, str], memd_executable: str) -> Iterator[Verdict]:
         for h in (g.get("hooks") or () if isinstance(g, dict) else ())
     ):
         problems.append("no memd SessionStart hook running this memd")
+    switch = settings.get("hooksConfig")
+    if isinstance(switch, dict) and switch.get("enabled") is False:
+        problems.append("hooksConfig.enabled is false: Gemini runs no hook")
     if problems:
         yield Verdict(
             "gemini",

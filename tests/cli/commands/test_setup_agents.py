@@ -177,3 +177,20 @@ def test_doctor_fails_an_agent_whose_wiring_is_gone(
     assert checks["codex"]["verdict"] == "fail"
     assert "memd setup --agent codex" in checks["codex"]["fix"]
     assert checks["gemini"]["verdict"] == "ok"
+
+
+def test_doctor_says_when_gemini_runs_no_hook(
+    agents_env: dict[str, str], isolated_home: Home
+) -> None:
+    settings = isolated_home.home / ".gemini" / "settings.json"
+    settings.write_text('{\n  "hooksConfig": {"enabled": false}\n}\n')
+    assert (
+        memd("setup", "--agent", "gemini", "--no-service", env=agents_env).returncode
+        == 0
+    )
+
+    doctor = memd("doctor", "--format", "json", env=agents_env)
+
+    checks = {c["name"]: c for c in json.loads(doctor.stdout)["checks"]}
+    assert checks["gemini"]["verdict"] == "fail"
+    assert "hooksConfig.enabled is false" in checks["gemini"]["message"]
