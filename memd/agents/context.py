@@ -71,7 +71,11 @@ def _loss_sentences(agent: str, cwd: str, env: Mapping[str, str]) -> str:
     if agent == "codex":
         stores = [homes.codex_memories(env)]
     elif agent == "gemini":
-        project = homes.gemini_project_memory(env, project_root_of(cwd))
+        # Gemini keys a project by the folder it was started in (its target
+        # dir); memd's project is the git root above it. Either may be known.
+        project = homes.gemini_project_memory(env, cwd) or homes.gemini_project_memory(
+            env, project_root_of(cwd)
+        )
         stores = [homes.gemini_dir(env), *([project] if project else [])]
     else:
         return ""
