@@ -22,6 +22,7 @@ import pytest
 from memd import jsonedit
 from tests.ci_skips import in_ci
 from tests.conftest import Home
+from tests.e2e.harness import MEMD
 from tests.e2e.other_agents import (
     AgentRelease,
     Call,
@@ -107,3 +108,33 @@ def test_gemini_session(
     undone = _memd("setup", "--undo", cwd=git_repo)
     assert "restored byte for byte" in undone
     assert settings.read_text() == SETTINGS
+
+
+def test_gemini_hides_a_server_setup_did_not_allow(
+    gemini: AgentRelease, isolated_home: Home, git_repo: Path
+) -> None:
+    """Why setup allows memd: without `mcp.allowed` (or trust), `gemini -p` offers
+    none of a server's tools; in an untrusted folder `gemini mcp list` disables it."""
+    settings = isolated_home.home / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    memd_path = MEMD[0]
+    settings.write_text(
+        json.dumps(
+            {
+                "security": {"auth": {"selectedType": "gemini-api-key"}},
+                "mcpServers": {"memd": {"command": memd_path, "args": ["mcp"]}},
+            }
+        )
+    )
+    with GeminiModel([Call(text="no tools")]) as model:
+        env = model.env(os.environ)
+        untrusted = run_agent(gemini, ["mcp", "list"], env=env, cwd=git_repo)
+        (settings.parent / "trustedFolders.json").write_text(
+            json.dumps({str(git_repo): "TRUST_FOLDER"})
+        )
+        run = run_agent(gemini, ["-p", "hello"], env=env, cwd=git_repo)
+    shown = untrusted.stdout + untrusted.stderr
+    assert "disabled because this folder is untrusted" in shown, shown[-2000:]
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert model.conversation
+    assert model.memd_tools(model.conversation[0]) == []
