@@ -123,3 +123,37 @@ def is_memd_session_start(command: object, agent: str) -> bool:
         and os.path.basename(words[0]) == "memd"
         and words[1:] == ["hook", "session-start", "--agent", agent]
     )
+
+
+def release_verdict(agent: Agent, env: Mapping[str, str]) -> Verdict:
+    """The agent's release on PATH (`--version`, bounded) against the one memd
+    is proven against (tests/e2e runs it); a different one is a warning."""
+    import re
+
+    from memd.agent.choice import probe_version
+
+    name = f"{agent.name} release"
+    launcher = agent.on_path(env)
+    if launcher is None:
+        return Verdict(name, OK, f"no {agent.launcher} on PATH")
+    output = probe_version(os.path.realpath(launcher)) or ""
+    found = re.search(r"\b(\d+\.\d+\.\d+)\b", output)
+    proven = agent.release.version
+    if found is None:
+        return Verdict(
+            name,
+            WARN,
+            f"`{launcher} --version` gave no version within its timeout",
+            f"run `{launcher} --version` by hand",
+        )
+    if found.group(1) != proven:
+        return Verdict(
+            name,
+            WARN,
+            f"{agent.title} {found.group(1)} on PATH; memd is proven against {proven}",
+            f"from memd's checkout: python -m tests.e2e --agent {agent.name}"
+            f" --release {found.group(1)}",
+        )
+    return Verdict(
+        name, OK, f"{agent.title} {proven}, the release memd is proven against"
+    )

@@ -34,6 +34,7 @@ from memd.agents.base import (
     Store,
     Verdict,
     is_memd_session_start,
+    release_verdict,
     same_memd,
     session_start_command,
 )
@@ -347,6 +348,7 @@ def checks(env: Mapping[str, str], memd_executable: str) -> Iterator[Verdict]:
         f"memd MCP server and trusted SessionStart hook in {path}"
         f" run {memd_executable}",
     )
+    yield release_verdict(AGENT, env)
     if not os.path.isdir(memories_dir(env)):
         yield Verdict(
             "codex memories",

@@ -35,6 +35,7 @@ from memd.agents.base import (
     Store,
     Verdict,
     is_memd_session_start,
+    release_verdict,
     same_memd,
     session_start_command,
 )
@@ -306,6 +307,7 @@ def checks(env: Mapping[str, str], memd_executable: str) -> Iterator[Verdict]:
         f"memd MCP server (allowed) and SessionStart hook in {path}"
         f" run {memd_executable}",
     )
+    yield release_verdict(AGENT, env)
 
 
 def _first_word(command: object) -> str:

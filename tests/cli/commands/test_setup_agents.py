@@ -36,9 +36,11 @@ def _agents_env(isolated_home: Home, tmp_path: Path) -> dict[str, str]:
     """codex, gemini and claude on PATH; the user's Codex and Gemini configs."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    for name in ("codex", "gemini", "claude"):
+    # What each release's `--version` prints (Gemini one release behind).
+    versions = {"codex": "codex-cli 0.171.0", "gemini": "0.60.1", "claude": ""}
+    for name, version in versions.items():
         launcher = bin_dir / name
-        launcher.write_text("#!/bin/sh\nexit 0\n")
+        launcher.write_text(f"#!/bin/sh\necho '{version}'\n")
         launcher.chmod(0o755)
     (isolated_home.home / ".codex").mkdir()
     (isolated_home.home / ".codex" / "config.toml").write_text(CODEX)
@@ -194,3 +196,18 @@ def test_doctor_says_when_gemini_runs_no_hook(
     checks = {c["name"]: c for c in json.loads(doctor.stdout)["checks"]}
     assert checks["gemini"]["verdict"] == "fail"
     assert "hooksConfig.enabled is false" in checks["gemini"]["message"]
+
+
+def test_doctor_names_each_agents_release(
+    agents_env: dict[str, str], isolated_home: Home
+) -> None:
+    assert memd("setup", "--no-service", env=agents_env).returncode == 0
+
+    doctor = memd("doctor", "--format", "json", env=agents_env)
+
+    checks = {c["name"]: c for c in json.loads(doctor.stdout)["checks"]}
+    assert checks["codex release"]["verdict"] == "ok"
+    assert "Codex CLI 0.171.0" in checks["codex release"]["message"]
+    assert checks["gemini release"]["verdict"] == "warn"
+    assert "Gemini CLI 0.60.1 on PATH" in checks["gemini release"]["message"]
+    assert "--agent gemini --release 0.60.1" in checks["gemini release"]["fix"]
