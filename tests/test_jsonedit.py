@@ -250,3 +250,22 @@ def test_any_edit_reads_back_as_the_value_asked_for(
         if key in new and json.dumps(new[key]) == json.dumps(value) and indent is None:
             member = json.dumps({key: value}, ensure_ascii=False)[1:-1]
             assert member in written
+
+
+@settings(max_examples=200, deadline=None)
+@given(old=_DOCS, new=_DOCS)
+def test_any_edit_of_a_commented_document_reads_back(
+    old: dict[str, object], new: dict[str, object]
+) -> None:
+    """JSONC: comments after each line's comma and at the top never break an edit."""
+    lines = json.dumps(old, indent=2, ensure_ascii=False).split("\n")
+    text = "// settings\n" + "\n".join(
+        line + " // note" if line.endswith(",") else line for line in lines
+    )
+
+    written = jsonedit.rewrite(text, new, comments=True)
+
+    assert json.dumps(new, sort_keys=True) == json.dumps(
+        jsonedit.load(written, comments=True), sort_keys=True
+    )
+    assert written.startswith("// settings\n")
