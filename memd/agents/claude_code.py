@@ -155,18 +155,17 @@ def checks(env: Mapping[str, str], memd_executable: str) -> Iterator[Verdict]:
 
 def _json_object(path: str) -> tuple[dict[str, object], str]:
     """The JSON object at `path` ({} when missing) and a problem, or ""."""
-    from memd import fastjson
+    from memd import jsonedit
     from memd.fsread import read_bytes, refusal_reason
 
-    try:
-        data = fastjson.loads(
-            read_bytes(path, MAX_CLAUDE_JSON_BYTES, follow=True), max_depth=64
-        )
+    try:  # read as `memd setup` edits it: what one accepts, so does the other
+        raw = read_bytes(path, MAX_CLAUDE_JSON_BYTES, follow=True)
+        data = jsonedit.load(raw.decode("utf-8")) if raw.strip() else {}
     except FileNotFoundError:
         return {}, ""
     except OSError as error:
         return {}, refusal_reason(error)
-    except ValueError as error:
+    except ValueError as error:  # JsonEditError, UnicodeDecodeError
         return {}, f"not valid JSON ({error})"
     if not isinstance(data, dict):
         return {}, "not a JSON object"

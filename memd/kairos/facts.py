@@ -9,10 +9,12 @@ nuisance, a lost fact is a failure.
    dropped; relative dates already resolved from the log's own date
    (memd.kairos.dates), so "today" on two days is two dates.
 2. **Tokens**, each of one shape: a date, a time, a version (`1.4.2`, `v2`),
-   a quantity (a number with `%` or a unit: `60 s`, `60s`, `512 MB`), a
-   code (letters and digits: `db-7`, `us-east-1`, `p3`, `#4411`), a number,
-   or a word. Stop words and the verbs of an update ("raised", "changed")
-   carry no meaning here.
+   a quantity (a number with `%` or a unit: `60 s`, `60s`, `512 MB`, and
+   with a hyphen before a unit, `35-day`, `30-minute`, `64-bit`), a code
+   (letters and digits otherwise: `db-7`, `us-east-1`, `p3`, `#4411`,
+   `4411-hotfix`), a number, or a word. A quantity is a value wherever it
+   stands; a code names a thing, so it is always subject. Stop words and
+   the verbs of an update ("raised", "changed") carry no meaning here.
 3. **Value positions.** Only these hold values:
    - the predicate of `<subject> is|are|was|were|equals|runs|uses <...>`
      (copula within the first 8 words, a subject of 1-6 words), and what
@@ -80,7 +82,11 @@ _TOKEN = re.compile(
     re.UNICODE,
 )
 _DIGITS = re.compile(r"\d+")
+# A number and its unit run together: "60s", "512mb", and with a hyphen only
+# before a unit ("35-day", "30-minute"): "4411-hotfix" stays a code, as does
+# anything word first ("db-7", "us-east-1").
 _NUMBER_UNIT = re.compile(r"(\d+)([^\W\d_]+)")
+_NUMBER_DASH_UNIT = re.compile(r"(\d+)[-_]([^\W\d_]+)((?:[-_][^\W\d_]+)*)")
 # copula -> its class: "was raised to" restates "is", "uses" is another relation
 _COPULAS = {
     "is": "is",
@@ -113,7 +119,7 @@ _UNIT_WORDS = (
     "m min mins minute minutes h hr hrs hour hours d day days w wk week weeks "
     "month months y yr yrs year years "
     "b byte bytes k kb kib m mb mib g gb gib t tb tib pb "
-    "kbps mbps gbps rps qps rpm hz khz mhz ghz x percent pct "
+    "bit bits kbps mbps gbps rps qps rpm hz khz mhz ghz x percent pct "
     "c f deg degrees"
 )
 _UNITS = frozenset(_UNIT_WORDS.split())
@@ -171,6 +177,14 @@ def _chunk_tokens(raw: str) -> list[_Token]:
         return [
             _Token("num", unit.group(1), unit.group(1)),
             _Token("word", unit.group(2), unit.group(2)),
+        ]
+    dashed = _NUMBER_DASH_UNIT.fullmatch(folded)
+    if dashed is not None and dashed.group(2) in _UNITS:  # "35-day", "5-minute"
+        rest = [w for w in re.split(r"[-_]", dashed.group(3)) if w]
+        return [
+            _Token("num", dashed.group(1), dashed.group(1)),
+            _Token("word", dashed.group(2), dashed.group(2)),
+            *(_Token("stop" if w in _STOP else "word", w, w) for w in rest),
         ]
     if _DIGITS.fullmatch(folded.replace("-", "")) is not None:
         return [_Token("num", part, part) for part in folded.split("-") if part]

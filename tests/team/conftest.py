@@ -152,7 +152,13 @@ class Team:
         )
         if has_branch.returncode != 0:
             return {}
-        names = git("ls-tree", "-r", "--name-only", branch, cwd=self.remote).split("\n")
+        listed = subprocess.run(  # -z: a name git would quote arrives as it is
+            ["git", "ls-tree", "-r", "-z", "--name-only", branch],
+            cwd=self.remote,
+            capture_output=True,
+            check=True,
+        ).stdout
+        names = [n.decode("utf-8", "surrogateescape") for n in listed.split(b"\0")]
         return {
             name: git("show", f"{branch}:{name}", cwd=self.remote)
             for name in names
