@@ -327,7 +327,7 @@ class _Document:
             trail = self.text[children[-1].end : close]
             if index[id(final)] != len(children) - 1:
                 following = children[index[id(final)] + 1].start
-                closing = trail[trail.rfind("\n") :] if "\n" in trail else ""
+                closing = trail[len(trail.rstrip()) :]  # the space before the close
                 trail = (
                     self._line_note(final, following) + closing
                 )  # theirs go with them

@@ -98,7 +98,9 @@ def isolated_environ(paths: Home, base: dict[str, str]) -> dict[str, str]:
     env = {
         name: value
         for name, value in base.items()
-        if not name.startswith(("CLAUDE_", "MEMD_", "XDG_", "GIT_", "NOTIFY_SOCKET"))
+        if not name.startswith(
+            ("CLAUDE_", "MEMD_", "XDG_", "GIT_", "NOTIFY_SOCKET", "CODEX_", "GEMINI_")
+        )
     }
     env.update(
         HOME=str(paths.home),

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memd import jsonedit
 from memd.jsonedit import JsonEditError, Number
@@ -212,3 +214,58 @@ def test_dump_matches_json_for_plain_values() -> None:
 
     assert json.dumps(value, indent=2, ensure_ascii=False) == jsonedit.dump(value)
     assert json.dumps(value, ensure_ascii=False) == jsonedit.dump(value, indent=None)
+
+
+_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**6), 10**6),
+    st.text(max_size=6),
+)
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.dictionaries(st.text(max_size=4), inner, max_size=4),
+    ),
+    max_leaves=12,
+)
+_DOCS = st.dictionaries(st.sampled_from("abcdef"), _VALUES, max_size=5)
+
+
+@settings(max_examples=300, deadline=None)
+@given(old=_DOCS, new=_DOCS, indent=st.sampled_from([None, 2, 4, "\t"]))
+def test_any_edit_reads_back_as_the_value_asked_for(
+    old: dict[str, object], new: dict[str, object], indent: int | str | None
+) -> None:
+    """Whatever the two documents, the text written loads as the new one."""
+    text = json.dumps(old, indent=indent, ensure_ascii=False)
+
+    written = jsonedit.rewrite(text, new)
+
+    assert json.dumps(new, sort_keys=True) == json.dumps(
+        json.loads(written), sort_keys=True
+    )  # as text: `true` and `1` differ
+    for key, value in old.items():  # a member both share keeps its exact text
+        if key in new and json.dumps(new[key]) == json.dumps(value) and indent is None:
+            member = json.dumps({key: value}, ensure_ascii=False)[1:-1]
+            assert member in written
+
+
+@settings(max_examples=200, deadline=None)
+@given(old=_DOCS, new=_DOCS)
+def test_any_edit_of_a_commented_document_reads_back(
+    old: dict[str, object], new: dict[str, object]
+) -> None:
+    """JSONC: comments after each line's comma and at the top never break an edit."""
+    lines = json.dumps(old, indent=2, ensure_ascii=False).split("\n")
+    text = "// settings\n" + "\n".join(
+        line + " // note" if line.endswith(",") else line for line in lines
+    )
+
+    written = jsonedit.rewrite(text, new, comments=True)
+
+    assert json.dumps(new, sort_keys=True) == json.dumps(
+        jsonedit.load(written, comments=True), sort_keys=True
+    )
+    assert written.startswith("// settings\n")

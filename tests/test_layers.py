@@ -92,6 +92,8 @@ LAYERS = {
     "memd.history.loss": CORE,  # the loss rule
     "memd.history.wording": CORE,  # every sentence the loss alarm says
     "memd.history.retention": CORE,  # which versions retention removes
+    "memd.agents.*": EDGE,  # each agent's config files, hooks and stores
+    "memd.agents.toml_text": CORE,  # TOML tables found and cut in text
 }
 # folder -> the folders it may import (the shared top-level modules are open to all).
 FOLDERS = {
@@ -113,6 +115,7 @@ FOLDERS = {
         "recall",
         "ui",
         "history",
+        "agents",
     },
     "service": set(),
     "gitsync": {"agent", "memory", "lint", "history"},
@@ -129,6 +132,7 @@ FOLDERS = {
         "history",
     },
     "history": {"agent", "memory", "lint"},
+    "agents": {"agent", "lint", "snapshot", "hooks", "mcp_server", "history"},
     "ui": {
         "agent",
         "memory",
@@ -139,6 +143,7 @@ FOLDERS = {
         "team",
         "sync",
         "history",
+        "agents",
     },
     "cli": {
         "agent",
@@ -156,6 +161,7 @@ FOLDERS = {
         "mcp_server",
         "ui",
         "history",
+        "agents",
     },
 }
 RANK = {CORE: 0, EDGE: 1, WIRING: 2}

@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 COMMANDS = {
     "setup": (
         "memd.cli.commands.setup",
-        "wire memd into Claude Code: hooks, MCP server, user service (--undo)",
+        "wire memd into every agent on PATH (Claude Code, Codex CLI, Gemini CLI):"
+        " hooks, MCP server, user service (--undo)",
     ),
     "doctor": (
         "memd.cli.commands.doctor",

@@ -16,7 +16,7 @@ existing ancestor, so its creation is seen.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from memd.diagnostics import Diagnostic
 from memd.fsread import list_dir
@@ -53,6 +53,11 @@ class Discovery:
     files: frozenset[str]  # settings files and config.toml: a change re-runs discovery
     disabled: tuple[tuple[str, str], ...]  # (project root, deciding rule) left out
     diagnostics: tuple[Diagnostic, ...]
+    # Other agents' own memory stores (memd.agents): directory -> the relpaths
+    # kept (None: all), and -> the name a person reads. Kept in history only:
+    # never rendered, linted as memory, or written.
+    stores: Mapping[str, frozenset[str] | None] = field(default_factory=dict)
+    store_labels: Mapping[str, str] = field(default_factory=dict)
 
 
 def discover(
@@ -133,29 +138,74 @@ def discover(
     if config_file:
         files.add(config_file)
     memory_dirs = tuple(sorted(found))
+    stores, labels, awaited = agent_stores(environ, exclude=found)
+    files.update(awaited)
     return Discovery(
         base_dir=base,
         projects_root=projects_root,
         memory_dirs=memory_dirs,
         sources=dict(sorted(found.items())),
-        watch_roots=plan_watch_roots(memory_dirs, projects_root, files),
+        watch_roots=plan_watch_roots(
+            memory_dirs,
+            projects_root,
+            files,
+            flat_dirs=[p for p, only in stores.items() if only is not None],
+            tree_dirs=[p for p, only in stores.items() if only is None],
+        ),
         files=frozenset(files),
         disabled=tuple(disabled),
         diagnostics=tuple(diagnostics),
+        stores=stores,
+        store_labels=labels,
     )
 
 
+def agent_stores(
+    env: Mapping[str, str], *, exclude: Iterable[str] = ()
+) -> tuple[dict[str, frozenset[str] | None], dict[str, str], set[str]]:
+    """Other agents' stores: (dir -> relpaths kept or None, dir -> label, paths
+    whose appearance means look again: a store not made yet)."""
+    from memd.agents import all_agents
+
+    stores: dict[str, frozenset[str] | None] = {}
+    labels: dict[str, str] = {}
+    awaited: set[str] = set()
+    skip = set(exclude)
+    for agent in all_agents():
+        for store in agent.stores(env):
+            if store.single_file:
+                path = _clean(os.path.dirname(store.path))
+                names = stores.get(path) or frozenset()
+                stores[path] = names | {os.path.basename(store.path)}
+            else:
+                path = _clean(store.path)
+                stores[path] = None
+            labels.setdefault(path, store.label)
+        awaited.update(_clean(p) for p in agent.awaited_stores(env))
+    for path in skip:
+        stores.pop(path, None)
+    return stores, labels, awaited - set(stores)
+
+
 def plan_watch_roots(
-    memory_dirs: Iterable[str], projects_root: str, files: Iterable[str] = ()
+    memory_dirs: Iterable[str],
+    projects_root: str,
+    files: Iterable[str] = (),
+    *,
+    flat_dirs: Iterable[str] = (),
+    tree_dirs: Iterable[str] = (),
 ) -> tuple[WatchRoot, ...]:
     """Return the watches covering `memory_dirs` and `files`, fewest first.
 
     A directory under `projects_root` needs no watch of its own. A path that
     does not exist is covered by a non-recursive watch on its nearest existing
     ancestor until it appears; a file is covered by its directory, non-recursively.
+    `tree_dirs` are watched like memory dirs, `flat_dirs` without what lies
+    below (another agent's one-file store in a busy directory).
     """
     recursive: set[str] = set()
-    flat: set[str] = set()
+    flat: set[str] = {_nearest_existing(p) for p in flat_dirs}
+    memory_dirs = [*memory_dirs, *tree_dirs]
     if os.path.isdir(projects_root):
         recursive.add(projects_root)
     else:

@@ -239,9 +239,11 @@ class _Daemon:
     def _on_batch(self, batch: Batch) -> float | None:
         """Handle one settled batch; return how long the watcher may sleep."""
         self._maybe_reload_config(batch)
+        stores_before = self._stores()
         dirs, changed = self._dirs_to_rebuild(batch)
         self._rebuild_all(dirs, changed)
-        self.history.record(dirs, self.config)
+        stores = self._stores_to_record(batch, stores_before)
+        self.history.record([*dirs, *stores], self.config)
         for path in dirs:  # a file page's timeline shows the change just recorded
             self.viewer.changed(path)
         self._follow_team_changes(batch)
@@ -396,6 +398,18 @@ class _Daemon:
 
     def _known(self) -> set[str]:
         return set(self.discovery.memory_dirs) if self.discovery else set()
+
+    def _stores(self) -> set[str]:
+        """Other agents' stores: kept in history, never rebuilt (memd.agents)."""
+        return set(self.discovery.stores) if self.discovery else set()
+
+    def _stores_to_record(self, batch: Batch, before: set[str]) -> list[str]:
+        """The stores this batch touched, those new or gone since, and at start all."""
+        now = self._stores()
+        wanted = (set(batch.memory_dirs) & (now | before)) | (before ^ now)
+        if not self.ready.is_set() or batch.rescan_all:
+            wanted |= now
+        return sorted(wanted)
 
     def _report(self) -> None:
         """Tell systemd and daemon.json how things stand (READY=1 the first time)."""

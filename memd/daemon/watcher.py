@@ -314,12 +314,14 @@ class Watcher:
     def watch(self, discovery: Discovery) -> list[str]:
         """Make the watches match `discovery`; return the roots (re)added."""
         with self._lock:
-            self._dirs = frozenset(discovery.memory_dirs)
+            # Other agents' stores route their changes like memory dirs do.
+            self._dirs = frozenset(discovery.memory_dirs) | frozenset(discovery.stores)
             self._files = discovery.files
             self._projects_root = discovery.projects_root
             self._wanted = (
                 discovery.projects_root,
                 *discovery.memory_dirs,
+                *discovery.stores,
                 *discovery.files,
             )
             self._take_floods()

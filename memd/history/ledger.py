@@ -99,11 +99,12 @@ class LossLedger:
         cause: str,
         removed: int,
         tree: dict[str, _Entry],
+        memory_dir: str = "",
     ) -> loss_rule.Loss | None:
         """Judge the change `rev` just recorded (in its transaction); keep its loss."""
         if not loss_rule.may_be_loss(cause, removed):
             return None
-        judged = self._judge(dir_id, rev, when, cause, tree)
+        judged = self._judge(dir_id, rev, when, cause, tree, memory_dir)
         if judged is None:
             return None
         loss, first = judged
@@ -111,7 +112,13 @@ class LossLedger:
         return loss
 
     def _judge(
-        self, dir_id: int, rev: int, when: float, cause: str, tree: dict[str, _Entry]
+        self,
+        dir_id: int,
+        rev: int,
+        when: float,
+        cause: str,
+        tree: dict[str, _Entry],
+        memory_dir: str,
     ) -> tuple[loss_rule.Loss, int] | None:
         """Gather this change's burst for `memd.history.loss.judge`, which decides;
         (the loss, the burst's first revision) or None."""
@@ -158,6 +165,7 @@ class LossLedger:
             loss_rule.Burst(
                 cause=cause,
                 files=tuple(fates),
+                memory_dir=memory_dir,
                 read_before=lambda rel: self._file_at_id(dir_id, rel, first - 1),
                 existed_before=functools.cache(
                     lambda: self._relpaths_at(dir_id, first - 1)

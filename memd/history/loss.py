@@ -61,6 +61,25 @@ PEOPLE_CAUSES = ("edit", "stopped", "mcp", "sync", "team-sync")
 _MIN_FACT_CHARS = 8  # shorter lines (a heading mark, "---") say nothing alone
 
 
+def loads_whole(memory_dir: str, relpath: str) -> str | None:
+    """The agent that loads this file whole at every session start, or None.
+
+    Another agent's store (SPEC §17) may be one file the agent injects:
+    Codex CLI's `memories/memory_summary.md`, Gemini CLI's `~/.gemini/GEMINI.md`
+    and each project's `~/.gemini/tmp/<id>/memory/MEMORY.md`. Deleting or
+    emptying it takes what that agent remembers at once: a loss on its own.
+    """
+    parts = memory_dir.rstrip("/").split("/")
+    if relpath == "memory_summary.md" and parts[-1] == "memories":
+        return "Codex CLI"
+    if relpath == "GEMINI.md" and parts[-1] == ".gemini":
+        return "Gemini CLI"
+    gemini_project = len(parts) >= 4 and parts[-4] == ".gemini" and parts[-3] == "tmp"
+    if relpath == INDEX_NAME and gemini_project and parts[-1] == "memory":
+        return "Gemini CLI"
+    return None
+
+
 def is_memory_file(relpath: str) -> bool:
     """A `*.md` file outside `logs/` (MEMORY.md included)."""
     return relpath.endswith(".md") and not relpath.startswith("logs/")
@@ -153,6 +172,7 @@ class Burst:
 
     cause: str
     files: tuple[FileFate, ...]
+    memory_dir: str = ""  # where: another agent's store has files it loads whole
     read_before: Callable[[str], bytes | None]
     existed_before: Callable[[], frozenset[str]]
     read_after: Callable[[str], bytes | None]
@@ -169,15 +189,18 @@ class Loss:
     unreached: int
     reached: int
     taken: tuple[tuple[str, int], ...]  # (relpath, revision to bring back)
+    # (agent, relpath) of each file an agent loads whole that went (`loads_whole`)
+    whole: tuple[tuple[str, str], ...] = ()
 
     @property
     def count(self) -> int:
         """The files this loss took (the index's lost reach when no file went)."""
-        return self.deleted + self.emptied or self.unreached
+        return self.deleted + self.emptied or self.unreached or len(self.whole)
 
     @property
     def sentence(self) -> str:
         return loss_sentence(
+            whole=self.whole,
             deleted=self.deleted,
             emptied=self.emptied,
             unreached=self.unreached,
@@ -201,6 +224,13 @@ def judge(burst: Burst) -> Loss | None:
     if own and removed:
         excused = _excused(burst, removed)
     lost = [f for f in removed if f.relpath not in excused]
+    # A file another agent loads whole, deleted or emptied, is all it remembers.
+    whole = [
+        (agent, f)
+        for f in burst.files
+        if (agent := loads_whole(burst.memory_dir, f.relpath))
+        and (f.after is None or is_emptied(f.before, f.after))
+    ]
     unreached: set[str] = set()
     reached: frozenset[str] = frozenset()
     if _may_lose_reach(burst, indexes):
@@ -213,9 +243,10 @@ def judge(burst: Burst) -> Loss | None:
     by_reach = len(reached) >= REACH_FLOOR and len(unreached) >= MIN_REACH_DROP * len(
         reached
     )
-    if len(lost) < MIN_FILES_LOST and not by_reach:
+    if len(lost) < MIN_FILES_LOST and not by_reach and not whole:
         return None
     taken = {f.relpath: f.before_rev for f in lost}
+    taken.update((f.relpath, f.before_rev) for _, f in whole)
     # An index the loss deleted or emptied went with it (counted by what it
     # reached, never as a file); one that lost reach comes back as it was.
     taken.update(
@@ -234,6 +265,7 @@ def judge(burst: Burst) -> Loss | None:
         unreached=len(unreached),
         reached=len(reached),
         taken=tuple(sorted(taken.items())),
+        whole=tuple(sorted((agent, f.relpath) for agent, f in whole)),
     )
 
 

@@ -23,6 +23,10 @@ from memd.relpath import relpath_refusal
 from memd.statkey import key_of
 
 MAX_FILE_BYTES = 4 * 1024 * 1024  # far above a memory file; a bigger one is not kept
+# Another agent's store that is one file of a busy folder (SPEC §17): Gemini
+# CLI's `~/.gemini` also holds its settings, chats and project folders, so
+# history keeps only its GEMINI.md, whoever records it (the daemon, a restore).
+ONE_FILE_STORES = {".gemini": "GEMINI.md"}
 MAX_FILES = 20_000
 MAX_DEPTH = 8
 
@@ -33,6 +37,9 @@ StatKey = tuple[int, int, int, int]
 
 def scan_dir(memory_dir: str) -> dict[str, StatKey]:
     """Return relpath -> stat key of every file history keeps; `{}` if no directory."""
+    single = ONE_FILE_STORES.get(os.path.basename(memory_dir.rstrip(os.sep)))
+    if single is not None:
+        return _scan_one(memory_dir, single)
     try:
         root = open_dir(memory_dir, follow=True)
     except OSError:
@@ -66,6 +73,17 @@ def scan_dir(memory_dir: str) -> dict[str, StatKey]:
                 found[relpath] = (*key_of(st), st.st_ctime_ns)
         os.close(fd)
     return found
+
+
+def _scan_one(directory: str, name: str) -> dict[str, StatKey]:
+    """The one file kept of `directory`, when it is a regular file."""
+    try:
+        st = os.lstat(os.path.join(directory, name))
+    except OSError:
+        return {}
+    if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FILE_BYTES:
+        return {}
+    return {name: (*key_of(st), st.st_ctime_ns)}
 
 
 def read_kept(root_fd: int, relpath: str) -> bytes | None:

@@ -448,7 +448,7 @@ class History(LossLedger):
                 FileChange(relpath=rel, kind="deleted", size_before=entry.size)
             )
         files.sort(key=lambda f: f.relpath)
-        loss = self._judge_change(dir_id, rev, when, cause, removed, tree)
+        loss = self._judge_change(dir_id, rev, when, cause, removed, tree, path)
         self._db.execute(
             "UPDATE changes SET bytes_added=?, bytes_removed=?, loss=? WHERE rev=?",
             (added, removed, loss.sentence if loss else None, rev),

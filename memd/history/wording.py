@@ -20,9 +20,20 @@ CHANGED_SINCE = "changed since the loss: left as it is"
 NOT_KEPT = "its version is no longer in the history (purged or pruned)"
 
 
-def loss_sentence(*, deleted: int, emptied: int, unreached: int, reached: int) -> str:
+def loss_sentence(
+    *,
+    deleted: int,
+    emptied: int,
+    unreached: int,
+    reached: int,
+    whole: tuple[tuple[str, str], ...] = (),
+) -> str:
     """What a loss took: "23 memory files were deleted", "MEMORY.md no longer
-    reaches 60 of its 213 memory files"; files first when both."""
+    reaches 60 of its 213 memory files"; files first when both; a file another
+    agent loads whole first of all ("GEMINI.md, all Gemini CLI loads, ...")."""
+    if whole:
+        agent, relpath = whole[0]
+        return f"{relpath}, all {agent} loads, was deleted or emptied"
     if deleted and emptied:
         return f"{_files(deleted)} were deleted and {emptied} emptied"
     if deleted:

@@ -67,6 +67,12 @@ DESCRIPTIONS = {
     ),
 }
 
+# Tools that only read: marked so an agent may call them without asking
+# (Codex CLI's `codex exec` approves an MCP call only for a read-only tool).
+# The write tools carry no hint and stay behind the agent's own approval.
+READ_ONLY_TOOLS = ("memory_recall", "memory_read", "memory_lint")
+READ_ONLY = {"readOnlyHint": True}
+
 _OBJECT = {"additionalProperties": True, "type": "object"}
 _OBJECTS = {"items": _OBJECT, "type": "array"}
 _STRING = {"type": "string"}
@@ -99,12 +105,15 @@ def _tool(
             "title": f"{name}Output",
         }
     )
-    return {
+    tool: dict[str, object] = {
         "name": name,
         "description": DESCRIPTIONS[name],
         "inputSchema": arguments,
         "outputSchema": output,
     }
+    if name in READ_ONLY_TOOLS:
+        tool["annotations"] = dict(READ_ONLY)
+    return tool
 
 
 TOOLS = [

@@ -29,6 +29,7 @@ import mcp_types
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
+from mcp.types import ToolAnnotations
 from pydantic import ValidationError
 
 from memd import fastjson
@@ -41,6 +42,7 @@ from memd.mcp_server.catalog import (
     INSTRUCTIONS,
     PROMPT_RESOURCE,
     PROMPT_URI,
+    READ_ONLY,
     SERVER_NAME,
 )
 from memd.mcp_server.lobby import LISTEN_ACKNOWLEDGED, LOBBY_INITIALIZE_ID, HandOver
@@ -65,17 +67,19 @@ def build_server(project: Project) -> MCPServer:
         SERVER_NAME, version=__version__, instructions=INSTRUCTIONS
     )
 
+    read_only = ToolAnnotations.model_validate(READ_ONLY)
+
     # `type` below is the tools' argument on the wire, the frontmatter key the
     # model knows; the SDK builds the schema from these names. Past here it is
     # `memory_type`, which shadows no builtin.
-    @server.tool(description=DESCRIPTIONS["memory_recall"])
+    @server.tool(description=DESCRIPTIONS["memory_recall"], annotations=read_only)
     def memory_recall(
         query: str, limit: int = 5, type: str | None = None
     ) -> list[dict[str, object]]:
         with _as_tool_error():
             return _sendable(tools.recall_memories(project, query, limit, type))
 
-    @server.tool(description=DESCRIPTIONS["memory_read"])
+    @server.tool(description=DESCRIPTIONS["memory_read"], annotations=read_only)
     def memory_read(name_or_relpath: str) -> str:
         with _as_tool_error():
             return _sendable(tools.read_memory(project, name_or_relpath))
@@ -92,7 +96,7 @@ def build_server(project: Project) -> MCPServer:
         with _as_tool_error():
             return _sendable(tools.log_memory(project, text))
 
-    @server.tool(description=DESCRIPTIONS["memory_lint"])
+    @server.tool(description=DESCRIPTIONS["memory_lint"], annotations=read_only)
     def memory_lint() -> list[dict[str, object]]:
         with _as_tool_error():
             return _sendable(tools.lint_memories(project))

@@ -160,7 +160,8 @@ def build_app(
     async def overview(request: Request) -> Response:
         name_filter = request.query_params.get("q", "")
         rows = await run_in_threadpool(gather.overview, source, name_filter)
-        return page("overview.html", rows=rows, q=name_filter, live="*")
+        stores = await run_in_threadpool(gather.agent_stores, source)
+        return page("overview.html", rows=rows, stores=stores, q=name_filter, live="*")
 
     async def project(request: Request) -> Response:
         chosen = param(request, "id")

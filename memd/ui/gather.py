@@ -188,6 +188,40 @@ def project_names(source: Source) -> dict[str, str]:
 
 
 @dataclass(frozen=True, slots=True)
+class StoreRow:
+    """Another agent's own memory store: named by agent and project (memd.agents)."""
+
+    label: str
+    path: str
+    alarm: str  # its latest loss in the past week, or ""
+    problems: tuple[str, ...]  # size, secrets, encoding, access (masked, no content)
+
+
+def agent_stores(source: Source) -> list[StoreRow]:
+    """Codex's and Gemini's own stores, which the daemon keeps in history."""
+    from memd.agents import all_agents
+    from memd.agents.store_check import check_store
+
+    alarms = loss_alarms(source.config().state_dir)
+    rows = []
+    for agent in all_agents():
+        for store in agent.stores(os.environ):
+            directory = os.path.dirname(store.path) if store.single_file else store.path
+            rows.append(
+                StoreRow(
+                    label=store.label,
+                    path=store.path,
+                    alarm=alarms.get(os.path.normpath(directory), LossLine()).alarm,
+                    problems=tuple(
+                        f"{os.path.basename(f.path)}: {f.message}"
+                        for f in check_store(store)
+                    ),
+                )
+            )
+    return rows
+
+
+@dataclass(frozen=True, slots=True)
 class LossLine:
     """A project's loss on the overview: an open one's alarm, or the last settled."""
 

@@ -18,7 +18,7 @@ import structlog
 from memd.config import Config
 from memd.kairos.daily_log import append_entry
 from memd.kairos.dream import run_dream
-from memd.kairos.facts import Changes, FactBook
+from tests.kairos.test_dream_rule import _file
 
 LOG = structlog.get_logger()
 
@@ -59,13 +59,6 @@ DISTINCT = [
     ("PR 118-a fixes the upload test", "PR 131-a fixes the upload test"),
     ("host db-7 runs the 35-day backup", "host db-9 runs the 35-day backup"),
 ]
-
-
-def _file(*texts: str) -> FactBook:
-    book = FactBook()
-    for day, text in enumerate(texts, start=1):
-        book.file(text, f"2026-11-{day:02}", Changes())
-    return book
 
 
 @pytest.mark.parametrize(("old", "new"), UPDATES)

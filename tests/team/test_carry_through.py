@@ -99,3 +99,25 @@ def test_two_members_keep_a_skipped_entry_through_many_syncs(team: Team) -> None
 
     assert ("100644", oid) == _remote_tree(team.remote).get(_raw(name))
     assert _plumb(team.remote, "rev-parse", "main")
+
+
+def test_a_file_too_big_to_travel_from_here_stays_on_the_remote(
+    ana: tuple[Team, Member],
+) -> None:
+    """A teammate's file over this machine's cap is never deleted by its pushes."""
+    from memd.team.sync import MAX_TEAM_FILE_BYTES
+
+    team, member = ana
+    data = topic_text("huge").encode() + b"x" * (MAX_TEAM_FILE_BYTES + 1)
+    oid = _blob(team.remote, data)
+    _push_commit(
+        team.remote, [*_tip_entries(team.remote), ("100644", "huge.md", oid)], "big"
+    )
+    member.write("mine.md", topic_text("mine", body="Written here."))
+
+    for _ in range(2):
+        done = member.sync()
+        assert 0 == done.returncode, done.stdout + done.stderr
+
+    assert ("100644", oid) == _remote_tree(team.remote).get(b"huge.md")
+    assert "Written here." in _plumb(team.remote, "show", "main:mine.md")

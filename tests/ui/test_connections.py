@@ -26,6 +26,7 @@ from tests.ui.conftest import make_project
 pytestmark = [pytest.mark.daemon, pytest.mark.slow]
 
 HALF_OPEN = 100
+AS_NOBODY = ("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups")
 
 # Runs as another user: opens HALF_OPEN connections, sends half a request on
 # each, says "ready", then waits for the owner's request to be done
@@ -74,10 +75,7 @@ def test_another_users_half_open_connections_never_cost_the_owner(
     viewer, cookie = served
     with subprocess.Popen(
         [
-            "setpriv",
-            "--reuid=nobody",
-            "--regid=nogroup",
-            "--clear-groups",
+            *AS_NOBODY,
             sys.executable,
             "-I",
             "-c",

@@ -1,8 +1,9 @@
 """`memd doctor`: one verdict line per part memd needs, each failure with its fix.
 
 The checks, in order: the daemon answers a ping within its deadline (not a
-pid: memd.daemon.liveness); memd's hooks and MCP server are in the agent's
-settings and run this memd; the agent release on PATH (`claude --version`,
+pid: memd.daemon.liveness); memd's hooks and MCP server are in each agent's
+settings and run this memd (`memd.agents`: the agents setup wired and those
+on PATH, each named); the Claude Code release on PATH (`claude --version`,
 bounded) against the profile in use; a configured dream agent can be
 confined (memd.kairos.confine); each team and personal remote answers
 `git ls-remote` within `REMOTE_SECONDS`; every index is within the agent's
@@ -65,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
 def run_checks(config: Config) -> Iterator[Check]:
     """Every check, in the order `memd doctor` prints them."""
     yield _daemon(config)
-    yield from _settings()
+    yield from _settings(config)
     yield _agent(config)
     yield _dream_confinement(config)
     yield from _remotes(config)
@@ -97,133 +98,25 @@ def _daemon(config: Config) -> Check:
     )
 
 
-def _settings() -> Iterator[Check]:
-    """memd's hooks in the user settings, its server in ~/.claude.json: this memd."""
-    from memd.agent.settings import claude_config_home
+def _settings(config: Config) -> Iterator[Check]:
+    """memd's entries in each agent's config files run this memd.
+
+    The agents `memd setup` wired, and any other on PATH; with no setup on
+    record, Claude Code always (memd keeps its memory).
+    """
+    from memd.agents import all_agents
     from memd.cli.commands.hook import memd_executable
-    from memd.hooks.settings import MEMD_HOOKS
-    from memd.mcp_server.install import SERVER_NAME, claude_json_path, is_memd_server
+    from memd.cli.commands.setup import RECORD
+    from memd.state import read_state
 
     executable = memd_executable()
-    path = os.path.join(claude_config_home(), "settings.json")
-    settings, problem = _json_object(path)
-    hooks = settings.get("hooks")
-    missing = [
-        event
-        for event, (_, subcommand, _) in MEMD_HOOKS.items()
-        if not any(
-            _runs(command, executable, subcommand)
-            for command in _commands(hooks, event)
-        )
-    ]
-    if problem:
-        yield Check(
-            "hooks", FAIL, f"{path}: {problem}", f"repair {path}, then `memd setup`"
-        )
-    elif missing:
-        other = _memd_commands(hooks)
-        why = (
-            f"they run another memd ({other[0]}), not {executable}"
-            if other
-            else f"{', '.join(missing)} missing"
-        )
-        yield Check(
-            "hooks", FAIL, f"{path}: {why}", "`memd setup` (or `memd hook install`)"
-        )
-    else:
-        yield Check("hooks", OK, f"{', '.join(MEMD_HOOKS)} in {path} run {executable}")
-    claude_json = claude_json_path(os.environ)
-    config, problem = _json_object(claude_json)
-    servers = config.get("mcpServers")
-    entry = servers.get(SERVER_NAME) if isinstance(servers, dict) else None
-    if problem:
-        yield Check("mcp", FAIL, f"{claude_json}: {problem}", f"repair {claude_json}")
-    elif not is_memd_server(entry):
-        yield Check(
-            "mcp",
-            FAIL,
-            f"no memd server in {claude_json}",
-            "`memd setup` (or `memd mcp install`)",
-        )
-    elif isinstance(entry, dict) and not _same_memd(entry.get("command"), executable):
-        yield Check(
-            "mcp",
-            FAIL,
-            f"the memd server in {claude_json} runs {entry.get('command')},"
-            f" not {executable}",
-            "`memd mcp install` (it points the entry at this memd)",
-        )
-    else:
-        yield Check("mcp", OK, f"memd server in {claude_json} runs {executable}")
-
-
-def _json_object(path: str) -> tuple[dict[str, object], str]:
-    """The JSON object at `path` ({} when missing) and a problem, or ""."""
-    from memd import jsonedit
-    from memd.cli.commands.mcp import MAX_CLAUDE_JSON_BYTES
-    from memd.fsread import read_bytes, refusal_reason
-
-    try:  # read as `memd setup` edits it: what one accepts, so does the other
-        raw = read_bytes(path, MAX_CLAUDE_JSON_BYTES, follow=True)
-        data = jsonedit.load(raw.decode("utf-8")) if raw.strip() else {}
-    except FileNotFoundError:
-        return {}, ""
-    except OSError as error:
-        return {}, refusal_reason(error)
-    except ValueError as error:  # JsonEditError, UnicodeDecodeError
-        return {}, f"not valid JSON ({error})"
-    if not isinstance(data, dict):
-        return {}, "not a JSON object"
-    return data, ""
-
-
-def _runs(command: str, executable: str, subcommand: str) -> bool:
-    """Whether a hook's `command` runs `memd hook <subcommand>` with this memd."""
-    import shlex
-
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return False
-    return words[1:] == ["hook", subcommand] and _same_memd(words[0], executable)
-
-
-def _same_memd(command: object, executable: str) -> bool:
-    """Whether `command` is this memd: the same path, or the same file through a link.
-
-    The README links the venv's `memd` into `~/.local/bin`; the hooks may
-    name either path, and both run the same program.
-    """
-    if not isinstance(command, str):
-        return False
-    if command == executable:
-        return True
-    try:
-        return os.path.samefile(command, executable)
-    except (OSError, ValueError):
-        return False
-
-
-def _commands(hooks: object, event: str) -> list[str]:
-    groups = hooks.get(event) if isinstance(hooks, dict) else None
-    found: list[str] = []
-    for group in groups if isinstance(groups, list) else ():
-        inner = group.get("hooks") if isinstance(group, dict) else None
-        for entry in inner if isinstance(inner, list) else ():
-            if isinstance(entry, dict) and isinstance(entry.get("command"), str):
-                found.append(entry["command"])
-    return found
-
-
-def _memd_commands(hooks: object) -> list[str]:
-    from memd.hooks.settings import MEMD_HOOKS, is_memd_hook
-
-    return [
-        command
-        for event in MEMD_HOOKS
-        for command in _commands(hooks, event)
-        if is_memd_hook({"type": "command", "command": command})
-    ]
+    wired = read_state(config.state_dir, RECORD).get("agents")
+    wired = set(wired) if isinstance(wired, list) else {"claude-code"}
+    for agent in all_agents():
+        if agent.name not in wired and not agent.on_path(os.environ):
+            continue
+        for verdict in agent.checks(os.environ, executable):
+            yield Check(verdict.name, verdict.verdict, verdict.message, verdict.fix)
 
 
 def _agent(config: Config) -> Check:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 
 MAX_PAYLOAD_BYTES = 4 * 1024 * 1024  # a PostToolUse payload carries the file written
+OTHER_AGENTS = ("codex", "gemini")  # memd.agents' others, without importing it
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -27,6 +28,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "session-start",
         help="SessionStart hook: report memory problems to the model",
         description="Read a SessionStart payload on stdin; print additionalContext.",
+    )
+    start.add_argument(
+        "--agent",
+        choices=OTHER_AGENTS,
+        help="the hook runs in this agent: give it Claude Code's memory index, "
+        "read-only, within the agent's limit (memd setup installs it so)",
     )
     start.add_argument(
         "--inject-prompt",
@@ -62,7 +69,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.hook_command == "session-start":
-        return run_hook("session-start", inject_prompt=args.inject_prompt)
+        return run_hook(
+            "session-start", inject_prompt=args.inject_prompt, agent=args.agent
+        )
     if args.hook_command == "post-tool-use":
         return run_hook("post-tool-use")
     return _edit_settings(args, install=args.hook_command == "install")
@@ -77,6 +86,10 @@ def serve_fast(argv: list[str], *, leave: bool = False) -> int | None:
         code = run_hook("post-tool-use")
     elif argv[:1] == ["session-start"] and argv[1:] in ([], ["--inject-prompt"]):
         code = run_hook("session-start", inject_prompt=len(argv) == 2)
+    elif argv[:2] == ["session-start", "--agent"] and argv[2:] in (
+        [name] for name in OTHER_AGENTS
+    ):
+        code = run_hook("session-start", agent=argv[2])
     else:
         return None
     if leave:
@@ -98,7 +111,9 @@ def exit_now(code: int) -> NoReturn:
     os._exit(code)
 
 
-def run_hook(name: str, *, inject_prompt: bool = False) -> int:
+def run_hook(
+    name: str, *, inject_prompt: bool = False, agent: str | None = None
+) -> int:
     """Read the payload, answer fast when the session record allows, else the long way.
 
     On any failure print nothing, log why on stderr, and exit 0: a hook must
@@ -114,7 +129,10 @@ def run_hook(name: str, *, inject_prompt: bool = False) -> int:
         payload = fastjson.loads(raw)
         if not isinstance(payload, dict):
             raise ValueError("hook payload is not a JSON object")
-        output = _answer(name, payload, env, inject_prompt=inject_prompt)
+        if agent is not None:
+            output = _answer_other(agent, payload, env)
+        else:
+            output = _answer(name, payload, env, inject_prompt=inject_prompt)
     except Exception as error:  # noqa: BLE001 -- a hook must never fail the agent's session
         _log_failure(error)
         return 0
@@ -157,6 +175,18 @@ def _answer(
             payload, load_config(env), env, inject_prompt=inject_prompt
         ),
         note,
+    )
+
+
+def _answer_other(
+    agent: str, payload: dict[str, object], env: Mapping[str, str]
+) -> dict[str, object] | None:
+    """SessionStart in another agent: Claude Code's index, within that agent's limit."""
+    from memd.agents.budgets import CONTEXT_LIMIT_BYTES
+    from memd.agents.context import session_start_output
+
+    return session_start_output(
+        payload, env, limit_bytes=CONTEXT_LIMIT_BYTES[agent], agent=agent
     )
 
 
@@ -214,16 +244,8 @@ def edit_hooks(path: str, *, install: bool, dry_run: bool) -> str:
 
     `memd hook install|uninstall` and `memd setup` both make this edit.
     """
-    from memd.hooks.settings import plan_edit
-    from memd.hooks.settings_file import apply_json_edit
+    from memd.agents.claude_code import edit_hooks as edit
 
-    executable = memd_executable()
-    return apply_json_edit(
-        path,
-        lambda current, backup: plan_edit(
-            current, backup, install=install, memd_executable=executable
-        ),
-        what="memd hooks",
-        install=install,
-        dry_run=dry_run,
+    return edit(
+        path, install=install, dry_run=dry_run, memd_executable=memd_executable()
     )

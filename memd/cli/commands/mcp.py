@@ -21,9 +21,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
 
-# ~/.claude.json also holds every project's history and grows with it.
-MAX_CLAUDE_JSON_BYTES = 64 * 1024 * 1024
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_project_argument(parser, "whose memory to serve")
@@ -107,23 +104,9 @@ def edit_server(path: str, *, install: bool, dry_run: bool) -> str:
 
     `memd mcp install|uninstall` and `memd setup` both make this edit.
     """
+    from memd.agents.claude_code import edit_server as edit
     from memd.cli.commands.hook import memd_executable
-    from memd.hooks.settings import plan_json_edit
-    from memd.hooks.settings_file import apply_json_edit
-    from memd.mcp_server.install import with_memd_server, without_memd_server
 
-    executable = memd_executable()
-    return apply_json_edit(
-        path,
-        lambda current, backup: plan_json_edit(
-            current,
-            backup,
-            install=install,
-            add=lambda config: with_memd_server(config, executable),
-            remove=without_memd_server,
-        ),
-        what="memd MCP server",
-        install=install,
-        dry_run=dry_run,
-        max_bytes=MAX_CLAUDE_JSON_BYTES,
+    return edit(
+        path, install=install, dry_run=dry_run, memd_executable=memd_executable()
     )

@@ -1,8 +1,13 @@
-"""`memd setup`: wire memd into the agent in one command, and `--undo` it.
+"""`memd setup`: wire memd into every agent in one command, and `--undo` it.
 
-Runs, in order, the same code as `memd hook install` (the user settings),
-`memd mcp install` (`~/.claude.json`) and `memd service install`, then lints
-every project and says what it did and what to do next. `--dry-run` shows
+Wires each agent memd serves (`memd.agents`) that is on PATH, or those named
+with `--agent` (Claude Code when none is found): Claude Code's hooks (the
+same code as `memd hook install`) and server (`memd mcp install`), Codex
+CLI's and Gemini CLI's MCP server and SessionStart hook, each agent's way of
+letting memd's read tools run unasked; then `memd service install`, lints
+every project and says what it did and what to do next. A config file an
+agent's edit cannot parse is left alone with one line saying why, and the
+other agents are still wired. `--dry-run` shows
 each change first (the settings files' diffs, the service's files and
 commands) and writes nothing. Run again, it changes nothing.
 
@@ -28,9 +33,16 @@ if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable
 
+    from memd.agents.base import Agent
+
 RECORD = "setup.json"
 COPIES = "setup"  # the bytes setup found, one file per changed file
 MAX_FILE_BYTES = 64 * 1024 * 1024 + 1  # ~/.claude.json holds the agent's history
+AGENT_NAMES = (
+    "claude-code",
+    "codex",
+    "gemini",
+)  # memd.agents.NAMES, without importing it
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,6 +55,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--undo",
         action="store_true",
         help="remove what setup added; restore the settings files byte for byte",
+    )
+    parser.add_argument(
+        "--agent",
+        action="append",
+        choices=AGENT_NAMES,
+        metavar="NAME",
+        help="wire only this agent (repeatable): "
+        + ", ".join(AGENT_NAMES)
+        + "; default: every one on PATH",
     )
     parser.add_argument(
         "--no-service",
@@ -59,35 +80,70 @@ def run(args: argparse.Namespace) -> int:
     configure_command_logs(config, args)
     if args.undo:
         return _undo(config.state_dir, dry_run=args.dry_run)
-    return _setup(config.state_dir, dry_run=args.dry_run, service=not args.no_service)
-
-
-def _targets() -> tuple[tuple[str, str, Callable[..., str]], ...]:
-    """(what, settings file, its edit): the files setup changes, in order."""
-    from memd.agent.settings import claude_config_home
-    from memd.cli.commands.hook import edit_hooks
-    from memd.cli.commands.mcp import edit_server
-    from memd.mcp_server.install import claude_json_path
-
-    return (
-        ("hooks", os.path.join(claude_config_home(), "settings.json"), edit_hooks),
-        ("MCP server", claude_json_path(os.environ), edit_server),
+    return _setup(
+        config.state_dir,
+        dry_run=args.dry_run,
+        service=not args.no_service,
+        names=args.agent,
     )
 
 
-def _setup(state_dir: str, *, dry_run: bool, service: bool) -> int:
+def _chosen(names: list[str] | None) -> tuple[list[Agent], str]:
+    """The agents to wire, and how they were chosen (for the first line)."""
+    from memd.agents import all_agents, get_agent
+
+    if names:
+        chosen = [get_agent(name) for name in dict.fromkeys(names)]
+        return chosen, "as asked"
+    found = [agent for agent in all_agents() if agent.on_path(os.environ)]
+    if found:
+        return found, "found on PATH"
+    return [get_agent("claude-code")], "none found on PATH; Claude Code, memd's first"
+
+
+def _targets(
+    agents: list[Agent] | None = None,
+) -> tuple[tuple[str, str, Callable[..., str]], ...]:
+    """(what, config file, its edit): the files setup changes, in order.
+
+    Without `agents`, every agent's files: `--undo` takes memd out of each.
+    """
+    from memd.agents import all_agents
+    from memd.cli.commands.hook import memd_executable
+
+    executable = memd_executable()
+    several = agents is None or len(agents) > 1 or agents[0].name != "claude-code"
+    return tuple(
+        (f"{agent.title} {edit.what}" if several else edit.what, edit.path, edit.edit)
+        for agent in (all_agents() if agents is None else agents)
+        for edit in agent.config_edits(os.environ, executable)
+    )
+
+
+def _setup(
+    state_dir: str, *, dry_run: bool, service: bool, names: list[str] | None = None
+) -> int:
     from memd.atomic import file_mode
+    from memd.errors import UsageError
     from memd.hooks.settings_file import BACKUP_SUFFIX
     from memd.state import read_state, write_state
 
     record = read_state(state_dir, RECORD) if not dry_run else {}
     files = record.get("files")
     files = dict(files) if isinstance(files, dict) else {}
+    agents, how = _chosen(names)
     print("memd setup --dry-run: nothing is changed" if dry_run else "memd setup:")
-    for what, path, edit in _targets():
+    print(f"  agents ({how}): {', '.join(agent.title for agent in agents)}")
+    failed = False
+    for what, path, edit in _targets(agents):
         watched = (path, path + BACKUP_SUFFIX)
         before = {p: _read_or_none(p) for p in watched}
-        said = edit(path, install=True, dry_run=dry_run)
+        try:
+            said = edit(path, install=True, dry_run=dry_run)
+        except UsageError as error:  # this agent's file stays as it is
+            print(f"  {what}: {error}", file=sys.stderr)
+            failed = True
+            continue
         if dry_run:
             print(f"# {what}: {path}")
             sys.stdout.write(said if said.startswith("---") else f"  {said}")
@@ -106,6 +162,12 @@ def _setup(state_dir: str, *, dry_run: bool, service: bool) -> int:
             files[changed] = {"before": first, "after": _digest(after), "mode": mode}
         record["files"] = files
         write_state(state_dir, RECORD, record)
+    if not dry_run:
+        _say_tool_approval(agents)
+        known = record.get("agents")
+        known = set(known) if isinstance(known, list) else set()
+        record["agents"] = sorted(known | {agent.name for agent in agents})
+        write_state(state_dir, RECORD, record)
     code = 0
     if service:
         code = _install_service(state_dir, record, dry_run=dry_run)
@@ -114,8 +176,26 @@ def _setup(state_dir: str, *, dry_run: bool, service: bool) -> int:
     command = _put_on_path(state_dir, record, dry_run=dry_run)
     _lint_all(dry_run=dry_run)
     if not dry_run:
-        _next_steps(service, command)
-    return code
+        _next_steps(service, agents, command)
+    return code or (1 if failed else 0)
+
+
+def _say_tool_approval(agents: list[Agent]) -> None:
+    """Say how each agent may call memd's tools: reads unasked, writes asked."""
+    names = {agent.name for agent in agents}
+    if "codex" in names:
+        print(
+            "  Codex CLI: memd's read tools are marked read-only, so Codex calls"
+            " them without asking; memory_write and memory_log ask first;"
+            " the SessionStart hook is recorded as trusted"
+        )
+    if "gemini" in names:
+        print(
+            "  Gemini CLI: memd's server is in mcp.allowed, so Gemini calls its"
+            " read tools without asking; memory_write and memory_log are in"
+            " tools.confirmationRequired and ask first; Gemini runs hooks and"
+            " MCP servers only in folders you trust"
+        )
 
 
 def _install_service(
@@ -169,10 +249,11 @@ def _lint_all(*, dry_run: bool) -> None:
     print(f"  lint: {len(targets)} memory directories, {verdict}{more}")
 
 
-def _next_steps(service: bool, memd: str) -> None:
+def _next_steps(service: bool, agents: list[Agent], memd: str) -> None:
+    titles = " or ".join(agent.title for agent in agents)
     print("next:")
     print(f"  {memd} doctor          check that every part is in place and answers")
-    print("  start a new Claude Code session: its hooks and MCP server load at start")
+    print(f"  start a new {titles} session: its hooks and MCP server load at start")
     if not service:
         print(f"  {memd} run             watch memory (Ctrl-C stops it)")
     print(f"  {memd} sync init --remote URL   sync your memory between machines")

@@ -273,6 +273,49 @@ def _duration(seconds: object) -> str:
     return f"{total // 3600}h{total % 3600 // 60:02d}m"
 
 
+def agent_stores() -> list[dict[str, object]]:
+    """Each other agent's store (memd.agents): its name, files and problems."""
+    import os
+
+    from memd.agents import all_agents
+    from memd.agents.store_check import check_store
+
+    found: list[dict[str, object]] = []
+    for agent in all_agents():
+        for store in agent.stores(os.environ):
+            path = os.path.dirname(store.path) if store.single_file else store.path
+            found.append(
+                {
+                    "agent": agent.title,
+                    "label": store.label,
+                    "path": os.path.normpath(path),
+                    "store": store.path,
+                    "project": store.project,
+                    "findings": [
+                        {"path": f.path, "rule": f.rule, "message": f.message}
+                        for f in check_store(store)
+                    ],
+                }
+            )
+    return found
+
+
+def store_lines(stores: list[dict[str, object]]) -> list[str]:
+    """`memd status`'s section on other agents' stores (none: no section)."""
+    if not stores:
+        return []
+    lines = ["other agents' memory (kept in history; memd never writes it):"]
+    for entry in stores:
+        findings = entry["findings"]
+        assert isinstance(findings, list)  # noqa: S101 -- built above
+        lines.append(
+            f"  {entry['label']}: {entry['store']}"
+            + (f"  {len(findings)} problem(s)" if findings else "")
+        )
+        lines.extend(f"    {f['path']}: {f['message']}" for f in findings[:5])
+    return lines
+
+
 def run(args: argparse.Namespace) -> int:
     """Print the status; exit `EXIT_NO_DAEMON` unless the daemon runs and answers."""
     import json
@@ -287,9 +330,26 @@ def run(args: argparse.Namespace) -> int:
     except HistoryUnusableError as error:  # status still tells the rest
         losses, trouble = [], [f"history: {error}"]
         status["history_error"] = str(error)
+    stores = agent_stores()
+    labels = {entry["path"]: entry["label"] for entry in stores}
+    for loss in losses:  # another agent's store is named by agent and project
+        label = labels.get(str(loss.get("memory_dir")))
+        message = str(loss.get("message"))
+        if label and message.startswith("memd: "):
+            loss["message"] = f"{label}: {message.removeprefix('memd: ')}"
     status["losses"] = losses
+    status["agent_stores"] = stores
     if args.format == "json":
         print(json.dumps(status, indent=2, sort_keys=True))
     else:
-        print("\n".join([format_text(status), *loss_lines(losses), *trouble]))
+        print(
+            "\n".join(
+                [
+                    format_text(status),
+                    *store_lines(stores),
+                    *loss_lines(losses),
+                    *trouble,
+                ]
+            )
+        )
     return 0 if status["responding"] else EXIT_NO_DAEMON

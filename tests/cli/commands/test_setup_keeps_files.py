@@ -230,3 +230,29 @@ def test_doctor_knows_the_same_memd_through_a_link(
     assert ("ok", "ok") == (checks["hooks"]["verdict"], checks["mcp"]["verdict"]), (
         checks["hooks"]["message"] + checks["mcp"]["message"]
     )
+
+
+def test_uninstall_after_an_edit_takes_out_only_memds_bytes(
+    isolated_home: Home,
+) -> None:
+    """The user's own hook group, spacing and numbers survive install and uninstall."""
+    isolated_home.claude.mkdir()
+    settings = isolated_home.claude / "settings.json"
+    original = (
+        "{\n"
+        '  "hooks": {\n'
+        '    "PostToolUse": [ {"matcher": "Bash", "hooks": [{"type": "command",'
+        ' "command": "my-linter", "timeout": 3.0}]} ]\n'
+        "  },\n"
+        '  "cleanupPeriodDays": 1e400\n'
+        "}\n"
+    )
+    settings.write_text(original)
+    assert 0 == memd("hook", "install").returncode
+    edited = settings.read_text().replace("1e400", "2e400")
+    settings.write_text(edited)
+
+    done = memd("hook", "uninstall")
+
+    assert 0 == done.returncode, done.stderr
+    assert original.replace("1e400", "2e400") == settings.read_text()
