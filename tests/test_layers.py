@@ -90,17 +90,22 @@ LAYERS = {
     "memd.history.when": CORE,  # the one parser of --at / --since
     "memd.history.loss": CORE,  # the loss rule
     "memd.history.retention": CORE,  # which versions retention removes
+    "memd.projects.*": EDGE,  # which roots a memory dir serves: state, transcripts
+    "memd.projects.naming": CORE,  # what a person calls it, from roots
+    "memd.times": CORE,  # the times a person reads; history.when parses them back
 }
 # folder -> the folders it may import (the shared top-level modules are open to all).
 FOLDERS = {
     "agent": set(),
+    "projects": {"agent"},
     "memory": {"agent"},
     "lint": {"agent", "memory"},
     "snapshot": {"agent", "memory", "lint"},
-    "kairos": {"agent", "memory", "lint", "snapshot", "history"},
-    "hooks": {"agent", "memory", "lint", "snapshot", "history"},
+    "kairos": {"agent", "projects", "memory", "lint", "snapshot", "history"},
+    "hooks": {"agent", "projects", "memory", "lint", "snapshot", "history"},
     "daemon": {
         "agent",
+        "projects",
         "memory",
         "lint",
         "snapshot",
@@ -119,6 +124,7 @@ FOLDERS = {
     "recall": {"agent", "memory", "lint", "snapshot"},  # lint: secret masking
     "mcp_server": {
         "agent",
+        "projects",
         "memory",
         "lint",
         "snapshot",
@@ -126,9 +132,10 @@ FOLDERS = {
         "recall",
         "history",
     },
-    "history": {"agent", "memory", "lint"},
+    "history": {"agent", "projects", "memory", "lint"},
     "ui": {
         "agent",
+        "projects",
         "memory",
         "lint",
         "snapshot",
@@ -140,6 +147,7 @@ FOLDERS = {
     },
     "cli": {
         "agent",
+        "projects",
         "memory",
         "lint",
         "snapshot",

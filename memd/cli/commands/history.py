@@ -156,7 +156,9 @@ def parse_when_arg(text: str, option: str) -> float:
     from memd.history.when import parse_when
 
     try:
-        return parse_when(text, now=time.time())
+        # --at covers the whole second or minute it names: a pasted printed time
+        # selects the change printed with it (memd.history.when)
+        return parse_when(text, now=time.time(), through=option == "--at")
     except ValueError as error:
         raise UsageError(f"{option}: {error}") from None
 
