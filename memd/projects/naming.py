@@ -1,12 +1,12 @@
 """What a person calls a memory directory: its project's folder, `~` for home.
 
-Pure: roots in, words out. `roots.load_project_names` finds the roots.
+Pure: roots in, words out, `os.path` only (the hooks' warm path may import
+it). `roots.load_project_names` finds the roots.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -51,18 +51,45 @@ def project_label(memory_dir: str, roots: Iterable[str], home: str) -> str:
     return ", ".join(named[:-1]) + " and " + named[-1]
 
 
-@dataclass(frozen=True, slots=True)
+_SHELL_SAFE = frozenset(
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-~"
+)
+
+
+def project_arg(memory_dir: str, roots: Iterable[str], home: str) -> str:
+    """Return what to write after `--project` in a command a person copies.
+
+    The first root, `~` for home (a shell expands `~/code/x`); else the
+    memory dir. Quoted for a POSIX shell when it holds anything else.
+    """
+    first = next(iter(roots), None)
+    path = memory_dir_key(memory_dir) if first is None else first
+    short = tilde(path, home)
+    if all(ch in _SHELL_SAFE for ch in short) and not short.startswith("-"):
+        return short
+    return "'" + path.replace("'", "'\\''") + "'"
+
+
 class ProjectNames:
     """The roots of a set of memory dirs and the home they are named against.
 
     `label(dir)` is the name to print; `detail(dir)` the memory dir, `~` for
     home, to print beside it; `both(dir)` is "name (detail)" for one-line
     text where the detail matters. A directory it was not built for is named
-    by its path: never an error.
+    by its path: never an error. (A plain class: the hooks' warm path
+    imports this module, and `dataclasses` costs it `inspect`.)
     """
 
-    roots: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    home: str = ""
+    __slots__ = ("home", "roots")
+
+    def __init__(
+        self, roots: Mapping[str, tuple[str, ...]] | None = None, home: str = ""
+    ) -> None:
+        self.roots: Mapping[str, tuple[str, ...]] = roots or {}
+        self.home = home
+
+    def __repr__(self) -> str:
+        return f"ProjectNames({dict(self.roots)!r}, {self.home!r})"
 
     def roots_of(self, memory_dir: str) -> tuple[str, ...]:
         return self.roots.get(memory_dir_key(memory_dir), ())
@@ -80,3 +107,6 @@ class ProjectNames:
 
     def known(self, memory_dir: str) -> bool:
         return bool(self.roots_of(memory_dir))
+
+    def project_arg(self, memory_dir: str) -> str:
+        return project_arg(memory_dir, self.roots_of(memory_dir), self.home)

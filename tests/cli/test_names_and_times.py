@@ -1,0 +1,121 @@
+"""What a person reads names projects by their folder and times as they read them.
+
+Fresh HOME, projects under `~/code`, real `memd` subprocesses (the daemon on a
+real pty), output read as a person reads it: `~/code/...` names, local short
+times, no ISO stamp with microseconds, every printed time one `--at` accepts.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from memd.agent.paths import auto_mem_path
+from memd.history.store import History
+from tests.cli.test_terminal import Terminal
+from tests.conftest import Home, make_git_repo
+
+MEMD = str(Path(sys.executable).parent / "memd")
+TIMEOUT = 30.0
+MICROSECOND_STAMP = re.compile(r"\d{2}:\d{2}:\d{2}\.\d{4,}")
+
+
+def topic(name: str) -> str:
+    return (
+        f"---\nname: {name}\ndescription: A memory about {name} for this test\n"
+        f"type: feedback\n---\nAbout {name}, at length.\n" + "Detail.\n" * 20
+    )
+
+
+def project(home: Home, name: str, topics: int = 5) -> tuple[Path, Path]:
+    """A git project under ~/code with `topics` memories; (root, memory dir)."""
+    (home.home / "code").mkdir(exist_ok=True)
+    root = make_git_repo(home.home / "code" / name)
+    memory = Path(auto_mem_path(str(root)))
+    memory.mkdir(parents=True)
+    index = []
+    for i in range(topics):
+        (memory / f"feedback_t{i}.md").write_text(topic(f"t{i}"))
+        index.append(f"- [T{i}](feedback_t{i}.md) — about t{i}\n")
+    (memory / "MEMORY.md").write_text("".join(index))
+    then = time.time() - 60
+    for item in (memory, *memory.rglob("*")):
+        os.utime(item, (then, then))
+    return root, memory
+
+
+def changes(home: Home, memory: Path) -> list[object]:
+    state = home.state / "memd"
+    if not (state / "history").exists():
+        return []
+    with History.open(str(state)) as history:
+        return list(history.changes(str(memory)))
+
+
+def wait_for(predicate, what: str) -> object:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + TIMEOUT
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def on_path() -> dict[str, str]:
+    """The environment with this memd first on PATH, as after `memd setup`."""
+    return {
+        **os.environ,
+        "PATH": f"{Path(MEMD).parent}{os.pathsep}{os.environ['PATH']}",
+    }
+
+
+def assert_reads_as_a_person(text: str) -> None:
+    assert MICROSECOND_STAMP.search(text) is None, text
+    assert "+00:00" not in text and "T0" not in text.replace("T0]", ""), text
+
+
+class TestTheDaemonsTerminal:
+    def test_a_loss_names_the_project_and_the_command_that_brings_it_back(
+        self, isolated_home: Home
+    ) -> None:
+        root, memory = project(isolated_home, "webshop")
+        before = {p.name: p.read_bytes() for p in memory.iterdir() if p.is_file()}
+        daemon = Terminal("run")
+        try:
+            first = daemon.read_until("Ctrl-C stops it")
+            wait_for(lambda: changes(isolated_home, memory), "the first record")
+            time.sleep(1.1)  # the restore time falls between the two changes
+            for i in range(4):
+                (memory / f"feedback_t{i}.md").unlink()
+            seen = daemon.read_until("brings them back")
+        finally:
+            daemon.proc.send_signal(signal.SIGINT)
+            daemon.finish()
+
+        assert "(~/.claude/projects)" in first, first
+        assert "memory_loss" not in seen and "warning" not in seen, seen
+        assert "memd: in ~/code/webshop, 4 memory files were deleted at " in seen, seen
+        found = re.search(
+            r"`(memd restore --all --project ~/code/webshop [^`]+)`", seen
+        )
+        assert found is not None, seen
+        assert_reads_as_a_person(seen)
+        # the command works as printed, from anywhere
+        done = subprocess.run(
+            ["bash", "-c", found.group(1)],
+            env=on_path(),
+            cwd=isolated_home.root,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        after = {p.name: p.read_bytes() for p in memory.iterdir() if p.is_file()}
+        assert after == before
