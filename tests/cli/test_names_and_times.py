@@ -68,6 +68,20 @@ def wait_for(predicate, what: str) -> object:  # type: ignore[no-untyped-def]
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def memd(*argv: str, cwd: Path | None = None) -> str:
+    """Run the real `memd`; its stdout (it must not fail)."""
+    done = subprocess.run(
+        [MEMD, *argv],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert done.returncode in (0, 3), done.stderr
+    return done.stdout
+
+
 def on_path() -> dict[str, str]:
     """The environment with this memd first on PATH, as after `memd setup`."""
     return {
@@ -95,6 +109,7 @@ class TestTheDaemonsTerminal:
             for i in range(4):
                 (memory / f"feedback_t{i}.md").unlink()
             seen = daemon.read_until("brings them back")
+            status = memd("status")
         finally:
             daemon.proc.send_signal(signal.SIGINT)
             daemon.finish()
@@ -121,3 +136,10 @@ class TestTheDaemonsTerminal:
         assert done.returncode == 0, done.stderr
         after = {p.name: p.read_bytes() for p in memory.iterdir() if p.is_file()}
         assert after == before
+        # status names the project by its folder, the memory dir as detail
+        assert "\n  ~/code/webshop  errors 0" in status, status
+        assert "\n    memory: ~/.claude/projects/" in status, status
+        assert "in ~/code/webshop, 4 memory files were deleted" in status, status
+        assert "--project ~/code/webshop" in status, status
+        assert status.rstrip().endswith(")"), status  # "times are local (UTC)"
+        assert_reads_as_a_person(status)
