@@ -213,8 +213,8 @@ class TestTrueMessages:
 
         from memd.cli.commands.status import collect_status, format_text
         from memd.kairos.daily_log import memory_key
-        from memd.times import clock
         from memd.kairos.dream import dream_status
+        from memd.times import clock
 
         monkeypatch.chdir(git_repo)
         run_dream("--project", str(git_repo), "--now")
