@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
     from memd.agent.profile import ProfileSpec
+    from memd.config import Config
 
 TRANSCRIPT_SUFFIX = ".jsonl"
 TRANSCRIPT_HEAD_BYTES = 32 * 1024  # a session's first lines carry its cwd
@@ -87,15 +88,23 @@ def roots_by_memory_dir(
 def load_project_names(
     memory_dirs: Iterable[str],
     *,
+    config: Config | None = None,
     env: Mapping[str, str] | None = None,
     state_dir: str | None = None,
     extra_roots: Iterable[str] = (),
     transcripts: bool = True,
     profile: ProfileSpec = None,
 ) -> ProjectNames:
-    """Return the `ProjectNames` of `memory_dirs`: roots as above, home from `env`."""
+    """Return the `ProjectNames` of `memory_dirs`: roots as above, home from `env`.
+
+    `config` gives `state_dir` and `extra_roots` (its `watch_projects`) when
+    those are not passed.
+    """
     from memd.agent.paths import home_dir
 
+    if config is not None:
+        state_dir = config.state_dir if state_dir is None else state_dir
+        extra_roots = (*extra_roots, *config.watch_projects)
     environ = os.environ if env is None else env
     roots = roots_by_memory_dir(
         memory_dirs,

@@ -143,3 +143,42 @@ class TestTheDaemonsTerminal:
         assert "--project ~/code/webshop" in status, status
         assert status.rstrip().endswith(")"), status  # "times are local (UTC)"
         assert_reads_as_a_person(status)
+
+
+class TestHistory:
+    def test_a_listed_time_pasted_into_restore_brings_back_that_version(
+        self, isolated_home: Home
+    ) -> None:
+        root, memory = project(isolated_home, "webshop", topics=1)
+        state = str(isolated_home.state / "memd")
+        now = time.time()
+        with History.open(state) as history:
+            (memory / "feedback_t0.md").write_text(topic("first"))
+            history.record(str(memory), cause="edit", at=now - 120.7)
+            (memory / "feedback_t0.md").write_text(topic("second"))
+            history.record(str(memory), cause="edit", at=now - 60.3)
+        (memory / "feedback_t0.md").write_text(topic("third"))
+
+        listed = memd("history", cwd=root)
+        everything = memd("history", "--all", cwd=root)
+
+        assert listed.startswith("history of ~/code/webshop (~/.claude/projects/"), (
+            listed
+        )
+        assert "  ~/code/webshop\n" in everything, everything
+        assert_reads_as_a_person(listed + everything)
+        heads = re.findall(
+            r"^rev (\d+)  ((?:today|yesterday) \d\d:\d\d:\d\d)  ", listed, re.M
+        )
+        assert len(heads) == 2, listed
+        oldest = heads[-1][1]  # as a person copies it from the list
+        done = subprocess.run(
+            [MEMD, "restore", "feedback_t0.md", "--at", oldest],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        assert (memory / "feedback_t0.md").read_text() == topic("first")
