@@ -10,6 +10,8 @@ are both named; a directory with no known root keeps its path.
   projects.json; the config's `watch_projects`), the `cwd` the agent's
   transcripts record, and the folder a default directory's name spells; each
   counts only if it resolves back to the directory as the agent resolves it.
+- `sessions` (edge): `sessions_by_memory_dir`: how many agent sessions loaded
+  each directory (one transcript a session), for stats and the viewer.
 
 May import: `memd.agent`, the shared top-level modules.
 

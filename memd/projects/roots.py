@@ -195,7 +195,7 @@ def transcript_cwds(
             mtime = 0.0
         return (0 if close else 1, -mtime)
 
-    folders = [e for e in entries if _is_dir(e)]
+    folders = [e for e in entries if is_dir_entry(e)]
     folders.sort(key=rank)
     cwds: dict[str, None] = {}
     budget = MAX_TRANSCRIPTS
@@ -206,12 +206,12 @@ def transcript_cwds(
             : min(budget, TRANSCRIPTS_PER_FOLDER)
         ]:
             budget -= 1
-            for cwd in _cwds_in_head(path):
+            for cwd in cwds_in_head(path):
                 cwds.setdefault(cwd, None)
     return list(cwds)[:MAX_CWDS]
 
 
-def _is_dir(entry: os.DirEntry[str]) -> bool:
+def is_dir_entry(entry: os.DirEntry[str]) -> bool:
     try:
         return entry.is_dir(follow_symlinks=False)
     except OSError:
@@ -219,6 +219,11 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
 
 
 def _newest_transcripts(folder: str) -> list[str]:
+    return [path for _, path in dated_transcripts(folder)]
+
+
+def dated_transcripts(folder: str) -> list[tuple[float, str]]:
+    """(mtime, path) of a folder's transcripts, newest first, links left out."""
     try:
         entries = list_dir(folder)
     except OSError:
@@ -234,10 +239,10 @@ def _newest_transcripts(folder: str) -> list[str]:
         except OSError:
             continue
     dated.sort(reverse=True)
-    return [path for _, path in dated]
+    return dated
 
 
-def _cwds_in_head(path: str) -> list[str]:
+def cwds_in_head(path: str) -> list[str]:
     """Return the top-level `cwd` of each whole line in the file's bounded head."""
     from memd.fastjson import loads
 
@@ -291,7 +296,7 @@ def _spelled_roots(memory_dir: str, env: Mapping[str, str]) -> list[str]:
         except OSError:
             continue
         for entry in entries:
-            if len(entry.name) > MAX_SANITIZED_LENGTH or not _is_dir(entry):
+            if len(entry.name) > MAX_SANITIZED_LENGTH or not is_dir_entry(entry):
                 continue
             longer = spelled + "-" + sanitize_path(entry.name)
             path = os.path.join(folder, entry.name)

@@ -182,3 +182,33 @@ class TestHistory:
         )
         assert done.returncode == 0, done.stderr
         assert (memory / "feedback_t0.md").read_text() == topic("first")
+
+
+class TestStats:
+    def test_each_project_by_its_folder_against_the_agents_limits(
+        self, isolated_home: Home
+    ) -> None:
+        root, memory = project(isolated_home, "webshop", topics=3)
+        memd("prompt", cwd=root)  # memd builds the prompt: one telemetry event
+        transcripts = isolated_home.claude / "projects" / "-sessions-of-webshop"
+        transcripts.mkdir()
+        for session in ("one", "two"):
+            (transcripts / f"{session}.jsonl").write_text(
+                f'{{"type":"user","cwd":"{root}/src","sessionId":"{session}"}}\n'
+            )
+        (root / "src").mkdir()
+
+        out = memd("stats")
+
+        assert out.startswith(
+            "~/code/webshop\n  memory prompt (MEMORY.md): 3 of 200 lines, "
+        ), out
+        assert " of 25,000 characters (" in out, out
+        assert "  loaded by the agent's sessions: 2 times (2 in the last 7 days)" in out
+        assert (
+            f"  memory directory: ~/.claude/projects/{memory.parent.name}/memory\n"
+            in out
+        )
+        for internal in ("renders", "units", "access mode", "prompt variant"):
+            assert internal not in out, out
+        assert_reads_as_a_person(out)
