@@ -84,7 +84,8 @@ class TestStats:
         # the prompt against the agent's limits, with units (#42)
         assert (
             "/a\n  memory prompt (MEMORY.md): 201 of 200 lines,"
-            " 300 of 25,000 characters (over the agent's limit: `memd fix` compacts it)\n"
+            " 300 of 25,000 characters"
+            " (over the agent's limit: `memd fix` compacts it)\n"
         ) in out
         assert ": +200 characters, +198 lines (100 -> 300 characters)\n" in out
         assert "  cut at the agent's limit: once (the agent loaded only" in out
