@@ -44,7 +44,7 @@ MAX_CWDS = 200  # distinct cwds taken from transcripts per call
 MAX_CANDIDATES = 1000  # folders resolved per call, every source together
 MAX_LINE_DEPTH = 64  # a transcript line nested deeper is skipped, not parsed
 MAX_SPELL_LISTINGS = 64  # directories listed to spell one folder name back
-MAX_SPELL_ENTRIES = 4096  # entries read from one such listing
+MAX_LISTED_ENTRIES = 100_000  # entries looked at in one listing (/tmp holds thousands)
 
 
 def roots_by_memory_dir(
@@ -78,9 +78,10 @@ def roots_by_memory_dir(
     if transcripts:
         for cwd in transcript_cwds(environ, prefer=_folder_names(wanted, environ)):
             resolver.add(cwd)
+    listings: dict[str, list[tuple[str, str]]] = {}  # shared by every walk below
     for memory_dir, found in wanted.items():
         if not found:
-            for root in _spelled_roots(memory_dir, environ):
+            for root in _spelled_roots(memory_dir, environ, listings):
                 resolver.add(root)
     return {key: tuple(sorted(found)) for key, found in wanted.items()}
 
@@ -229,7 +230,7 @@ def dated_transcripts(folder: str) -> list[tuple[float, str]]:
     except OSError:
         return []
     dated = []
-    for entry in entries[:MAX_SPELL_ENTRIES]:
+    for entry in entries[:MAX_LISTED_ENTRIES]:
         if not entry.name.endswith(TRANSCRIPT_SUFFIX):
             continue
         try:
@@ -269,7 +270,11 @@ def cwds_in_head(path: str) -> list[str]:
     return found
 
 
-def _spelled_roots(memory_dir: str, env: Mapping[str, str]) -> list[str]:
+def _spelled_roots(
+    memory_dir: str,
+    env: Mapping[str, str],
+    listings: dict[str, list[tuple[str, str]]] | None = None,
+) -> list[str]:
     """Return the existing folders whose sanitized path is this dir's project name.
 
     Only for `<base>/projects/<name>/memory`: `<name>` is the sanitized root,
@@ -287,19 +292,17 @@ def _spelled_roots(memory_dir: str, env: Mapping[str, str]) -> list[str]:
     cut = name[:MAX_SANITIZED_LENGTH] if hashed else name
     found: list[str] = []
     stack = [(os.sep, "")]
-    listings = 0
-    while stack and listings < MAX_SPELL_LISTINGS:
+    cache = {} if listings is None else listings
+    listed = 0
+    while stack and listed < MAX_SPELL_LISTINGS:
         folder, spelled = stack.pop()
-        listings += 1
-        try:
-            entries = list_dir(folder)[:MAX_SPELL_ENTRIES]
-        except OSError:
-            continue
-        for entry in entries:
-            if len(entry.name) > MAX_SANITIZED_LENGTH or not is_dir_entry(entry):
-                continue
-            longer = spelled + "-" + sanitize_path(entry.name)
-            path = os.path.join(folder, entry.name)
+        listed += 1
+        entries = cache.get(folder)
+        if entries is None:
+            entries = cache[folder] = _sanitized_subdirs(folder)
+        for entry_name, sanitized in entries:
+            longer = spelled + "-" + sanitized
+            path = os.path.join(folder, entry_name)
             if len(longer) < len(cut):
                 if cut.startswith(longer + "-"):
                     stack.append((path, longer))
@@ -311,3 +314,18 @@ def _spelled_roots(memory_dir: str, env: Mapping[str, str]) -> list[str]:
                     found.append(path)
                 stack.append((path, longer))  # past the cut only the hash decides
     return found
+
+
+def _sanitized_subdirs(folder: str) -> list[tuple[str, str]]:
+    """(name, sanitized name) of a folder's subfolders; links left out."""
+    from memd.agent.paths import MAX_SANITIZED_LENGTH, sanitize_path
+
+    try:
+        entries = list_dir(folder)[:MAX_LISTED_ENTRIES]
+    except OSError:
+        return []
+    return [
+        (entry.name, sanitize_path(entry.name))
+        for entry in entries
+        if len(entry.name) <= MAX_SANITIZED_LENGTH and is_dir_entry(entry)
+    ]
