@@ -124,9 +124,29 @@ def notice_sentence(
     )
 
 
-def take_sentence(state_dir: str, memory_dir: str) -> str | None:
-    """The loss notice of `memory_dir` not told yet, worded; told only once."""
+def take_sentence(
+    state_dir: str,
+    memory_dir: str,
+    *,
+    project_root: str | None = None,
+    home: str = "",
+) -> str | None:
+    """The loss notice of `memory_dir` not told yet, worded; told only once.
+
+    With the session's `project_root`, the sentence names the project by its
+    folder (`~/code/webshop`, memd.projects); the git root is looked up only
+    when there is a notice to tell.
+    """
     import time
 
     notice = take_notice(state_dir, memory_dir)
-    return None if notice is None else notice_sentence(notice, time.time())
+    if notice is None:
+        return None
+    project = ""
+    if project_root is not None:
+        from memd.agent.gitroot import find_canonical_git_root
+        from memd.projects.naming import project_label
+
+        root = find_canonical_git_root(project_root) or project_root
+        project = project_label(memory_dir, [root], home)
+    return notice_sentence(notice, time.time(), project=project)

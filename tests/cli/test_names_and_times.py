@@ -7,6 +7,7 @@ times, no ISO stamp with microseconds, every printed time one `--at` accepts.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -82,6 +83,24 @@ def memd(*argv: str, cwd: Path | None = None) -> str:
     return done.stdout
 
 
+def session_start(root: Path) -> str:
+    """What the agent's SessionStart hook tells a session starting in `root`."""
+    payload = {"session_id": "s1", "cwd": str(root), "hook_event_name": "SessionStart"}
+    done = subprocess.run(
+        [MEMD, "hook", "session-start"],
+        input=json.dumps(payload),
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    said = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert isinstance(said, str)
+    return said
+
+
 def on_path() -> dict[str, str]:
     """The environment with this memd first on PATH, as after `memd setup`."""
     return {
@@ -99,7 +118,7 @@ class TestTheDaemonsTerminal:
     def test_a_loss_names_the_project_and_the_command_that_brings_it_back(
         self, isolated_home: Home
     ) -> None:
-        _, memory = project(isolated_home, "webshop")
+        root, memory = project(isolated_home, "webshop")
         before = {p.name: p.read_bytes() for p in memory.iterdir() if p.is_file()}
         daemon = Terminal("run")
         try:
@@ -110,6 +129,7 @@ class TestTheDaemonsTerminal:
                 (memory / f"feedback_t{i}.md").unlink()
             seen = daemon.read_until("brings them back")
             status = memd("status")
+            told = session_start(root)
         finally:
             daemon.proc.send_signal(signal.SIGINT)
             daemon.finish()
@@ -143,6 +163,9 @@ class TestTheDaemonsTerminal:
         assert "--project ~/code/webshop" in status, status
         assert status.rstrip().endswith(")"), status  # "times are local (UTC)"
         assert_reads_as_a_person(status)
+        # the next session in the project is told once, by the project's name
+        assert "memd: in ~/code/webshop, 4 memory files were deleted at " in told
+        assert_reads_as_a_person(told)
 
 
 class TestHistory:
