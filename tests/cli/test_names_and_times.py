@@ -235,3 +235,28 @@ class TestStats:
         for internal in ("renders", "units", "access mode", "prompt variant"):
             assert internal not in out, out
         assert_reads_as_a_person(out)
+
+
+class TestDoctor:
+    def test_an_over_budget_index_is_named_by_its_project(
+        self, isolated_home: Home
+    ) -> None:
+        root, memory = project(isolated_home, "webshop", topics=1)
+        (memory / "MEMORY.md").write_text(
+            "".join(f"- [T{i}](feedback_t0.md) — entry {i}\n" for i in range(250))
+        )
+
+        out = subprocess.run(
+            [MEMD, "doctor"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            check=False,
+        ).stdout
+
+        line = next(x for x in out.splitlines() if "index budgets" in x)
+        assert line.endswith(
+            "over budget: the agent drops the rest (~/code/webshop)"
+        ), out
+        assert_reads_as_a_person(out)
