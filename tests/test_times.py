@@ -95,3 +95,11 @@ def test_json_keeps_iso_8601_with_the_offset_and_no_microseconds() -> None:
     assert to_epoch(text) == int(NOW)
     assert to_epoch("2026-12-06T22:08:13.5Z") is not None
     assert to_epoch(True) is None
+
+
+def test_memd_dreams_words_read_back() -> None:
+    """`memd dream` says "the next dream runs tomorrow at 03:30": pasteable too."""
+    tomorrow = parse_when("tomorrow at 03:30", now=NOW)
+
+    assert clock(tomorrow, now=NOW, seconds=False) == "tomorrow 03:30"
+    assert parse_when("today at 23:08:13", now=NOW) == int(NOW)

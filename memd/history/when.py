@@ -5,7 +5,7 @@ Forms (local time unless the ISO form names a zone):
 - `N UNIT ago`, UNIT one of s, sec, second(s), m, min, minute(s), h, hour(s),
   d, day(s), w, week(s): `10 minutes ago`, `2 hours ago`, `3 days ago`
 - `HH:MM` or `HH:MM:SS`: today at that time
-- `today`, `yesterday`, `tomorrow` (midnight), each with ` HH:MM[:SS]`
+- `today`, `yesterday`, `tomorrow` (midnight), each with ` [at ]HH:MM[:SS]`
 - ISO 8601: `2026-12-04`, `2026-12-04T03:11`, `2026-12-04 03:11:30`,
   with `Z` or `+01:00` for another zone
 Every time memd prints (`memd.times`) is one of these, so a person can paste
@@ -45,6 +45,8 @@ def parse_when(text: str, *, now: float, through: bool = False) -> float:
     Raises `ValueError` saying which forms are understood.
     """
     words = text.strip().lower().split()
+    if len(words) == 3 and words[0] in _DAYS and words[1] == "at":
+        words = [words[0], words[2]]  # "today at 03:30", as `memd dream` says it
     if not words or len(text) > MAX_WHEN_CHARS:
         raise ValueError(f"cannot read the time {text!r}: expected {FORMS}")
     unit = 0.0  # how long the named time lasts: 1 s, 60 s, or 0 (an instant)
