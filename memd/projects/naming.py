@@ -51,6 +51,27 @@ def project_label(memory_dir: str, roots: Iterable[str], home: str) -> str:
     return ", ".join(named[:-1]) + " and " + named[-1]
 
 
+def root_in(memory_dir: str, start: str) -> str:
+    """The folder of `start` (or above) that a default memory dir is named after.
+
+    `<base>/projects/<name>/memory` is named for the sanitized git root (or
+    project root): the first of `start` and its parents that sanitizes to
+    `<name>` is the folder a person calls the project. Pure: strings only, no
+    git lookup (the warm recall path). `start` itself when none matches.
+    """
+    from memd.agent.paths import sanitize_path
+
+    name = os.path.basename(os.path.dirname(memory_dir_key(memory_dir)))
+    current = start
+    while True:
+        if sanitize_path(current) == name:
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return start
+        current = parent
+
+
 _SHELL_SAFE = frozenset(
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-~"
 )

@@ -193,3 +193,13 @@ class TestBoundedReads:
         )
 
         assert transcript_cwds() == [str(cwd)]
+
+
+class TestRootIn:
+    def test_a_subfolder_names_the_folder_the_directory_is_named_for(self) -> None:
+        from memd.projects.naming import root_in
+
+        memory_dir = "/h/.claude/projects/-h-code-web-shop/memory/"
+
+        assert root_in(memory_dir, "/h/code/web.shop/src/app") == "/h/code/web.shop"
+        assert root_in(memory_dir, "/elsewhere") == "/elsewhere"
