@@ -194,6 +194,12 @@ class TestHistory:
             r"^rev (\d+)  ((?:today|yesterday) \d\d:\d\d:\d\d)  ", listed, re.M
         )
         assert len(heads) == 2, listed
+        as_json = json.loads(memd("history", "--format", "json", cwd=root))
+        assert [c["project"] for c in as_json] == ["~/code/webshop"] * 2
+        assert all(
+            re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d", c["time"])
+            for c in as_json
+        ), as_json
         oldest = heads[-1][1]  # as a person copies it from the list
         done = subprocess.run(
             [MEMD, "restore", "feedback_t0.md", "--at", oldest],

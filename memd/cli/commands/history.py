@@ -179,21 +179,26 @@ def _list(
     else:
         memory_dir, relpath = resolve_target(path, args.project, config, history)
         changes = history.changes(memory_dir, relpath=relpath, since=since)
-    if args.format == "json":
-        from memd.fastjson import dumps
-
-        sys.stdout.write(dumps([c.to_dict() for c in changes]) + "\n")
-        return 0
     from memd.projects.roots import load_project_names
-    from memd.times import zone_note
+    from memd.times import iso, zone_note
 
-    stamps: dict[int, str] = {}
     if args.all:
         names = load_project_names({c.memory_dir for c in changes}, config=config)
         out = []
     else:
         names = load_project_names([memory_dir], config=config)
         out = [f"history of {names.both(memory_dir)}"]
+    if args.format == "json":
+        from memd.fastjson import dumps
+
+        shown = [
+            # `at` stays epoch seconds; `time` is ISO 8601 with the offset (#42)
+            {**c.to_dict(), "time": iso(c.at), "project": names.label(c.memory_dir)}
+            for c in changes
+        ]
+        sys.stdout.write(dumps(shown) + "\n")
+        return 0
+    stamps: dict[int, str] = {}
     out += [
         line
         for change in changes
