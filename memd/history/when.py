@@ -85,7 +85,10 @@ def parse_when(text: str, *, now: float, through: bool = False) -> float:
 
 
 _WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
-_MONTHS = tuple(["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"])
+_MONTHS = (
+    "jan", "feb", "mar", "apr", "may", "jun",
+    "jul", "aug", "sep", "oct", "nov", "dec",
+)  # fmt: skip
 
 
 def _dated(words: list[str], now: float) -> list[str]:
