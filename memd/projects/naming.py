@@ -72,6 +72,19 @@ def root_in(memory_dir: str, start: str) -> str:
         current = parent
 
 
+def placed(sentence: str, label: str) -> str:
+    """`sentence` said of the project `label`: "memd: in ~/code/webshop, 23 ...".
+
+    For the loss alarm's sentences (memd.history's words, which name no
+    project): the place goes after their "memd: ", else in front.
+    """
+    if not label:
+        return sentence
+    if sentence.startswith("memd: "):
+        return f"memd: in {label}, {sentence.removeprefix('memd: ')}"
+    return f"in {label}: {sentence}"
+
+
 _SHELL_SAFE = frozenset(
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-~"
 )
