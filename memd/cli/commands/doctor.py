@@ -238,15 +238,6 @@ def _agent(config: Config) -> Check:
     )
 
 
-def _projects_of(paths: list[str], config: Config) -> list[str]:
-    """Each memory file's project by its folder (`~/code/webshop`, memd.projects)."""
-    from memd.projects.roots import load_project_names
-
-    dirs = [os.path.dirname(path) for path in paths]
-    names = load_project_names(dirs, config=config)
-    return [names.label(directory) for directory in dirs]
-
-
 def _remotes(config: Config) -> Iterator[Check]:
     """`git ls-remote` each team and the personal remote, within `REMOTE_SECONDS`."""
     from memd.gitsync.git import Git, GitError
@@ -282,6 +273,15 @@ def _remotes(config: Config) -> Iterator[Check]:
             )
             continue
         yield Check(name, OK, f"{url} answered")
+
+
+def _projects_of(paths: list[str], config: Config) -> list[str]:
+    """Each memory file's project by its folder (`~/code/webshop`, memd.projects)."""
+    from memd.projects.roots import load_project_names
+
+    dirs = [os.path.dirname(path) for path in paths]
+    names = load_project_names(dirs, config=config)
+    return [names.label(directory) for directory in dirs]
 
 
 def _index_budgets(config: Config) -> Check:

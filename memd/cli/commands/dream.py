@@ -186,15 +186,6 @@ def _not_due_reason(config: Config, memory_dir: str, now: datetime.datetime) -> 
     )
 
 
-def _name(memory_dir: str, config: Config | None) -> str:
-    """What a person calls `memory_dir`: its project's folder (memd.projects)."""
-    if config is None:
-        return memory_dir
-    from memd.projects.roots import load_project_names
-
-    return load_project_names([memory_dir], config=config).label(memory_dir)
-
-
 def _summary(
     result: DreamResult, *, dry_run: bool = False, config: Config | None = None
 ) -> str:
@@ -212,3 +203,12 @@ def _summary(
     if result.message and result.message != summary:
         line += f" ({result.message})"
     return line
+
+
+def _name(memory_dir: str, config: Config | None) -> str:
+    """What a person calls `memory_dir`: its project's folder (memd.projects)."""
+    if config is None:
+        return memory_dir
+    from memd.projects.roots import load_project_names
+
+    return load_project_names([memory_dir], config=config).label(memory_dir)

@@ -152,6 +152,12 @@ def _project_memory_dir(project: str | None, config: Config, known: list[str]) -
     return memory_dir
 
 
+def _names(memory_dirs: Iterable[str], config: Config) -> ProjectNames:
+    from memd.projects.roots import load_project_names
+
+    return load_project_names(memory_dirs, config=config)
+
+
 def parse_when_arg(text: str, option: str) -> float:
     import time
 
@@ -332,9 +338,3 @@ def _purge(
     label = _names([memory_dir], config).both(memory_dir)
     print(f"purged {count} version(s) of {relpath} in {label}")
     return 0
-
-
-def _names(memory_dirs: Iterable[str], config: Config) -> ProjectNames:
-    from memd.projects.roots import load_project_names
-
-    return load_project_names(memory_dirs, config=config)
