@@ -16,8 +16,10 @@ Where roots come from, in order:
    directory's name first, since a cwd inside a root sanitizes to a longer
    name with the root's as its prefix);
 4. for a default directory still unnamed, the folder its name spells
-   (`-home-u-code-webshop` -> `/home/u/code/webshop`), found by listing at
-   most `MAX_SPELL_LISTINGS` directories, never following a symlink.
+   (`-home-u-code-webshop` -> `/home/u/code/webshop`): from `/`, each next
+   piece of the name looked up in an index of the folder's listing (each
+   listing read once per call, at most `MAX_SPELL_LISTINGS` a name), never
+   through a symlink.
 """
 
 from __future__ import annotations
@@ -150,7 +152,10 @@ class _Resolver:
         from memd.agent.gitroot import find_canonical_git_root
         from memd.agent.paths import resolve_memory_location
 
-        if not isinstance(folder, str) or not os.path.isabs(folder):
+        if not isinstance(folder, str):
+            return
+        folder = os.path.expanduser(folder)  # a config's watch_projects may say ~/
+        if not os.path.isabs(folder):
             return
         if folder in self.seen or len(self.seen) >= MAX_CANDIDATES:
             return
