@@ -511,6 +511,7 @@ class RecallHit:
     description: str
     snippet: str
     score: float
+    project: str = ""  # the project's folder (memd.projects), else the dir's path
 
 
 def recall_hits(source: Source, query: str) -> tuple[list[RecallHit], str]:
@@ -533,10 +534,14 @@ def recall_hits(source: Source, query: str) -> tuple[list[RecallHit], str]:
             note = index.unusable or ""
     except (MemdError, OSError) as error:
         return [], str(error)
+    from memd.projects.roots import load_project_names
+
+    names = load_project_names({hit.memory_dir for hit in hits}, config=config)
     found = [
         RecallHit(
             id=ids.get(hit.memory_dir.rstrip(os.sep), ""),
             memory_dir=hit.memory_dir,
+            project=names.label(hit.memory_dir),
             relpath=hit.relpath,
             name=views.mask_secrets(hit.name or hit.relpath),
             description=views.mask_secrets(hit.description or ""),

@@ -119,3 +119,21 @@ def test_the_last_dream_reads_as_a_local_time() -> None:
     assert line == f"{clock(epoch, now=time.time())}, ok, 3 entries"
     assert MICROSECONDS.search(line) is None
     assert RAW_ISO.search(line) is None
+
+
+def test_recall_names_each_hit_by_its_project(
+    isolated_home: Home, start_viewer: object
+) -> None:
+    memory = _project(isolated_home, "webshop")
+    (memory / "note.md").write_text(topic("note", body="The deploy uses blue green.\n"))
+    backdate(memory)
+    viewer = start_viewer()  # type: ignore[operator]
+
+    def hits() -> str | None:
+        found = _get(viewer, "/recall?q=deploy")
+        return found if 'class="hit"' in found else None
+
+    page = wait_for(hits, what="a recall hit")
+
+    assert "~/code/webshop: note.md" in html.unescape(str(page))
+    assert str(memory) not in str(page)
