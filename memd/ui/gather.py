@@ -438,7 +438,7 @@ def dreams_page(source: Source) -> list[DreamProject]:
                     DreamEntry(
                         number=generation.number,
                         kind=generation.kind,
-                        created=generation.created,
+                        created=views.local_time(generation.created),
                         undoes=generation.undoes,
                         files=files,
                         is_undone=generation.number in undone,

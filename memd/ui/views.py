@@ -273,6 +273,15 @@ def _int_or_none(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def local_time(stamp: object) -> str:
+    """A stored ISO stamp as a person reads it (`today 23:03:51`, memd.times);
+    anything else as it is."""
+    from memd import times
+
+    epoch = times.to_epoch(stamp)
+    return str(stamp) if epoch is None else times.clock(epoch, now=time.time())
+
+
 def dream_line(record: object) -> str:
     """One line for a dreams.json record: when, and how it went."""
     if not isinstance(record, dict):
@@ -283,11 +292,8 @@ def dream_line(record: object) -> str:
     status = result.get("status")
     if not when and not status:
         return ""
-    from memd import times
-
-    epoch = times.to_epoch(when)  # the record's ISO stamp, as a person reads it
-    if epoch is not None:
-        when = times.clock(epoch, now=time.time())
+    if when:
+        when = local_time(when)  # the record's ISO stamp, as a person reads it
     parts = [str(part) for part in (when, status) if part]
     entries = result.get("entries")
     if isinstance(entries, int):

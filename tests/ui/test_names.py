@@ -137,3 +137,26 @@ def test_recall_names_each_hit_by_its_project(
 
     assert "~/code/webshop: note.md" in html.unescape(str(page))
     assert str(memory) not in str(page)
+
+
+def test_the_dreams_page_names_a_dream_by_a_local_time(
+    isolated_home: Home, start_viewer: object
+) -> None:
+    """The dreams page showed "2026-12-06T23:03:51.696334+00:00" (#42)."""
+    import subprocess
+
+    from tests.daemon.conftest import MEMD
+
+    memory = _project(isolated_home, "webshop")
+    root = isolated_home.home / "code" / "webshop"
+    viewer = start_viewer()  # type: ignore[operator]
+    env = viewer.daemon.env
+    for argv in (["log", "#ops the pager rotates weekly"], ["dream", "--now"]):
+        subprocess.run([*MEMD, *argv], cwd=root, env=env, check=True, timeout=60)
+
+    page = html.unescape(_get(viewer, "/dreams"))
+
+    assert "today " in page, page
+    assert MICROSECONDS.search(page) is None
+    assert RAW_ISO.search(page) is None
+    assert memory.exists()
