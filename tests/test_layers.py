@@ -94,17 +94,22 @@ LAYERS = {
     "memd.history.retention": CORE,  # which versions retention removes
     "memd.agents.*": EDGE,  # each agent's config files, hooks and stores
     "memd.agents.toml_text": CORE,  # TOML tables found and cut in text
+    "memd.projects.*": EDGE,  # which roots a memory dir serves: state, transcripts
+    "memd.projects.naming": CORE,  # what a person calls it, from roots
+    "memd.times": CORE,  # the times a person reads; history.when parses them back
 }
 # folder -> the folders it may import (the shared top-level modules are open to all).
 FOLDERS = {
     "agent": set(),
+    "projects": {"agent"},
     "memory": {"agent"},
     "lint": {"agent", "memory"},
     "snapshot": {"agent", "memory", "lint"},
-    "kairos": {"agent", "memory", "lint", "snapshot", "history"},
-    "hooks": {"agent", "memory", "lint", "snapshot", "history"},
+    "kairos": {"agent", "projects", "memory", "lint", "snapshot", "history"},
+    "hooks": {"agent", "projects", "memory", "lint", "snapshot", "history"},
     "daemon": {
         "agent",
+        "projects",
         "memory",
         "lint",
         "snapshot",
@@ -120,10 +125,11 @@ FOLDERS = {
     "service": set(),
     "gitsync": {"agent", "memory", "lint", "history"},
     "team": {"agent", "memory", "lint", "gitsync"},
-    "sync": {"agent", "memory", "lint", "gitsync"},
+    "sync": {"agent", "projects", "memory", "lint", "gitsync"},
     "recall": {"agent", "memory", "lint", "snapshot"},  # lint: secret masking
     "mcp_server": {
         "agent",
+        "projects",
         "memory",
         "lint",
         "snapshot",
@@ -131,10 +137,11 @@ FOLDERS = {
         "recall",
         "history",
     },
-    "history": {"agent", "memory", "lint"},
+    "history": {"agent", "projects", "memory", "lint"},
     "agents": {"agent", "lint", "snapshot", "hooks", "mcp_server", "history"},
     "ui": {
         "agent",
+        "projects",
         "memory",
         "lint",
         "snapshot",
@@ -147,6 +154,7 @@ FOLDERS = {
     },
     "cli": {
         "agent",
+        "projects",
         "memory",
         "lint",
         "snapshot",

@@ -56,7 +56,12 @@ def session_start_warm(
     from memd.hooks.wording import is_error
 
     output = session_start_output(
-        memory_dir, findings, None, reader.prompt_path(memory_dir, mode), env=env
+        memory_dir,
+        findings,
+        None,
+        reader.prompt_path(memory_dir, mode),
+        env=env,
+        project_root=project_root_of(cwd),
     )
     record_session(
         env,
@@ -142,10 +147,12 @@ def session_start_output(
     prompt_path: str,
     *,
     env: Mapping[str, str] | None = None,
+    project_root: str | None = None,
 ) -> Output | None:
     """The SessionStart output for these findings (and the prompt, if injected).
 
-    With `env`, a memory loss not told yet (memd.history.notice) comes first.
+    With `env`, a memory loss not told yet (memd.history.notice) comes first,
+    naming the session's project (`project_root`) by its folder.
     """
     from memd.hooks.wording import (
         findings_context,
@@ -159,7 +166,23 @@ def session_start_output(
         from memd.history.notice import take_sentence
 
         loss = take_sentence(os.path.dirname(ss.state_dir(env)), memory_dir)
+        if loss is not None and project_root is not None:
+            loss = _named(loss, memory_dir, project_root, env)
         if loss is not None:
             text = loss if text is None else f"{loss}\n\n{text}"
     context = session_start_context(text, prompt, prompt_path)
     return hook_output("SessionStart", context=context)
+
+
+def _named(
+    sentence: str, memory_dir: str, project_root: str, env: Mapping[str, str]
+) -> str:
+    """A loss notice said of the session's project, by its folder (memd.projects).
+
+    The git root is looked up only here, when there is a notice to tell.
+    """
+    from memd.agent.gitroot import find_canonical_git_root
+    from memd.projects.naming import placed, project_label
+
+    root = find_canonical_git_root(project_root) or project_root
+    return placed(sentence, project_label(memory_dir, [root], env.get("HOME", "")))

@@ -562,7 +562,7 @@ def undo_dream(
             "status": "undone",
             **({"entries": entries} if entries is not None else {}),
             "files": files,
-            "message": f"dream {target.number} of {target.created} undone"
+            "message": f"dream {target.number} of {_shown(target.created)} undone"
             + (
                 f": its {entries} entr{'y' if entries == 1 else 'ies'} wait for the "
                 "next dream"
@@ -578,7 +578,20 @@ def undo_dream(
     update_dream_record(config.state_dir, directory, rewind)
     roll_back_lock(lock)
     _lint_and_render(directory, config, log)
-    return True, f"undid dream {target.number} of {target.created} ({files} file(s))"
+    return (
+        True,
+        f"undid dream {target.number} of {_shown(target.created)} ({files} file(s))",
+    )
+
+
+def _shown(stamp: str) -> str:
+    """A stored ISO time as a person reads it (`today 03:30:12`); memd.times."""
+    import time
+
+    from memd.times import clock, to_epoch
+
+    epoch = to_epoch(stamp)
+    return stamp if epoch is None else clock(epoch, now=time.time())
 
 
 def _entries_between(

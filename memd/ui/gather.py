@@ -18,7 +18,6 @@ import datetime
 import importlib.util
 import os
 import sqlite3
-import time
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
@@ -231,23 +230,14 @@ class LossLine:
 
 
 def loss_alarms(state_dir: str) -> dict[str, LossLine]:
-    """Memory dir -> its newest loss of the past week: open, or restored/dismissed.
-
-    memd.history's loss report where it is there (the loss ledger); until
-    then from the recorded changes, a loss whose files are all back as they
-    were counting as restored.
-    """
+    """Memory dir -> its newest loss of the past week: open, or restored/dismissed
+    (memd.history's loss report)."""
     if not history_available():
         return {}
     from memd.history.report import loss_report
-    from memd.history.store import History
 
-    has_ledger = callable(getattr(History, "loss", None))  # losses kept with a state
     try:
-        if has_ledger:
-            entries = loss_report(state_dir, days=LOSS_ALARM_SECONDS / 86400)
-        else:
-            entries = _recorded_losses(state_dir)
+        entries = loss_report(state_dir, days=LOSS_ALARM_SECONDS / 86400)
     except (OSError, ValueError, RuntimeError, MemdError, sqlite3.Error):
         return {}
     found: dict[str, LossLine] = {}
@@ -259,28 +249,6 @@ def loss_alarms(state_dir: str) -> dict[str, LossLine]:
                 found[path] = LossLine(alarm=line, rev=rev)
         elif path not in found:
             found[path] = LossLine(settled=line)
-    return found
-
-
-def _recorded_losses(state_dir: str) -> list[dict[str, object]]:
-    """The past week's losses from the recorded changes, as the ledger reports them."""
-    from memd.history.store import History
-
-    found: list[dict[str, object]] = []
-    with History.open(state_dir) as history:
-        since = time.time() - LOSS_ALARM_SECONDS
-        for change in history.changes(since=since, losses_only=True):
-            restored = _is_settled(history, change)
-            found.append(
-                {
-                    "memory_dir": change.memory_dir,
-                    "rev": change.rev,
-                    "state": "restored" if restored else "open",
-                    "message": f"{views.clock(change.at)}: "
-                    f"{change.loss or f'{change.bytes_removed} bytes removed'}"
-                    + (": restored" if restored else ""),
-                }
-            )
     return found
 
 
@@ -1087,7 +1055,7 @@ def dreams_page(source: Source) -> list[DreamProject]:
                     DreamEntry(
                         number=generation.number,
                         kind=generation.kind,
-                        created=generation.created,
+                        created=views.local_time(generation.created),
                         undoes=generation.undoes,
                         files=files,
                         is_undone=generation.number in undone,
@@ -1167,6 +1135,7 @@ class RecallHit:
     description: str
     snippet: str
     score: float
+    project: str = ""  # the project's folder (memd.projects), else the dir's path
 
 
 def recall_hits(source: Source, query: str) -> tuple[list[RecallHit], str]:
@@ -1189,10 +1158,14 @@ def recall_hits(source: Source, query: str) -> tuple[list[RecallHit], str]:
             note = index.unusable or ""
     except (MemdError, OSError) as error:
         return [], str(error)
+    from memd.projects.roots import load_project_names
+
+    names = load_project_names({hit.memory_dir for hit in hits}, config=config)
     found = [
         RecallHit(
             id=ids.get(hit.memory_dir.rstrip(os.sep), ""),
             memory_dir=hit.memory_dir,
+            project=names.label(hit.memory_dir),
             relpath=hit.relpath,
             name=views.mask_secrets(hit.name or hit.relpath),
             description=views.mask_secrets(hit.description or ""),
@@ -1226,3 +1199,44 @@ def telemetry_events(source: Source) -> list[dict[str, object]]:
     events = [event for event in read_events(path) if event.get("event") == LOADED]
     source.telemetry_cache["events"] = (key, events)
     return events
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionsRow:
+    """One project's line on the telemetry page: how often sessions loaded it."""
+
+    name: str  # the project's folder (memd.projects), else the memory dir
+    memory_dir: str
+    count: int  # sessions in the agent's transcripts
+    recent: int  # of them in the last 7 days
+    last: float | None  # the newest session's last activity
+
+
+def telemetry_names(
+    source: Source,
+) -> tuple[dict[str, str], tuple[SessionsRow, ...]]:
+    """Each watched dir's name for the plots' legend, and its sessions' row.
+
+    Names are memd.projects' (`~/code/webshop`), keyed by the memory dir
+    without a trailing separator; sessions come from the agent's transcripts.
+    """
+    from memd.agent.paths import home_dir
+    from memd.projects.naming import memory_dir_key, tilde
+    from memd.projects.roots import load_project_names
+    from memd.projects.sessions import sessions_by_memory_dir
+
+    watched = [memory_dir_key(path) for path in source.memory_dirs()]
+    names = load_project_names(watched, config=source.config())
+    sessions = sessions_by_memory_dir(watched)
+    home = home_dir(os.environ)
+    rows = tuple(
+        SessionsRow(
+            name=names.label(path),
+            memory_dir=tilde(path, home),
+            count=sessions[path].count,
+            recent=sessions[path].recent,
+            last=sessions[path].last,
+        )
+        for path in sorted(watched, key=names.label)
+    )
+    return {path: names.label(path) for path in watched}, rows

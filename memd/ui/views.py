@@ -336,6 +336,15 @@ def _int_or_none(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def local_time(stamp: object) -> str:
+    """A stored ISO stamp as a person reads it (`today 23:03:51`, memd.times);
+    anything else as it is."""
+    from memd import times
+
+    epoch = times.to_epoch(stamp)
+    return str(stamp) if epoch is None else times.clock(epoch, now=time.time())
+
+
 def dream_line(record: object) -> str:
     """One line for a dreams.json record: when, and how it went."""
     if not isinstance(record, dict):
@@ -346,6 +355,8 @@ def dream_line(record: object) -> str:
     status = result.get("status")
     if not when and not status:
         return ""
+    if when:
+        when = local_time(when)  # the record's ISO stamp, as a person reads it
     parts = [str(part) for part in (when, status) if part]
     entries = result.get("entries")
     if isinstance(entries, int):
@@ -371,23 +382,24 @@ def sync_line(record: object) -> str:
 
 
 def ago(epoch: float | None, *, now: float | None = None) -> str:
-    """Return "3 min ago" style text for an epoch time ("never" for None)."""
+    """Return "3 min ago", past a day "yesterday 18:02:40" ("never" for None).
+
+    memd.times' words, each one `--at` reads back.
+    """
+    from memd import times
+
     if epoch is None:
         return "never"
-    seconds = (time.time() if now is None else now) - epoch
-    if seconds < 0:
-        return "just now"
-    for size, unit in ((86400, "d"), (3600, "h"), (60, "min")):
-        if seconds >= size:
-            return f"{int(seconds // size)} {unit} ago"
-    return f"{int(seconds)} s ago"
+    return times.ago(epoch, now=time.time() if now is None else now)
 
 
 def clock(epoch: float | None) -> str:
-    """Return an epoch time as UTC `YYYY-MM-DD HH:MM:SS`."""
+    """Return an epoch time as local `today 23:08:13` (memd.times), "-" for None."""
+    from memd import times
+
     if epoch is None:
         return "-"
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(epoch))
+    return times.clock(epoch, now=time.time())
 
 
 # -- diffs -------------------------------------------------------------------

@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
             if args.dry_run:
                 sys.stdout.write(result.diff)
             print(
-                _summary(result, dry_run=args.dry_run),
+                _summary(result, dry_run=args.dry_run, config=config),
                 file=sys.stderr if args.dry_run else sys.stdout,
             )
             failed = failed or not result.ok
@@ -119,7 +119,9 @@ def _undo(
         raise UsageError("memd dream undo takes one project (--project DIR), no more")
     (memory_dir,) = _memory_dirs(args, config)
     ok, message = undo_dream(memory_dir, config, now=now, log=log)
-    print(f"{memory_dir}: {message}", file=sys.stdout if ok else sys.stderr)
+    print(
+        f"{_name(memory_dir, config)}: {message}", file=sys.stdout if ok else sys.stderr
+    )
     return 0 if ok else 1
 
 
@@ -162,9 +164,14 @@ def _not_due_reason(config: Config, memory_dir: str, now: datetime.datetime) -> 
     from memd.kairos.dream import dream_status
     from memd.kairos.schedule import latest_slot, next_dream_time
     from memd.kairos.scheduler import dream_zone
+    from memd.times import clock
 
     zone = dream_zone(config)
-    upcoming = _said(next_dream_time(now, config.dream_time, zone), now)
+
+    def said(moment: datetime.datetime) -> str:
+        return clock(moment.timestamp(), now=now.timestamp(), seconds=False)
+
+    upcoming = said(next_dream_time(now, config.dream_time, zone))
     record = dream_status(config.state_dir).get(memory_key(memory_dir), {})
     raw = record.get("last_run")
     try:
@@ -174,10 +181,7 @@ def _not_due_reason(config: Config, memory_dir: str, now: datetime.datetime) -> 
     slot = latest_slot(now, config.dream_time, zone)
     run_now = "`memd dream --now` runs it now"
     if last is not None and last >= slot:
-        return (
-            f"the next dream runs {upcoming} (the last ran {_said(last, now)});"
-            f" {run_now}"
-        )
+        return f"the next dream runs {upcoming} (the last ran {said(last)}); {run_now}"
     never = "no dream has run here yet, and " if last is None else ""
     return (
         f"{never}the last night's dream is more than"
@@ -185,18 +189,14 @@ def _not_due_reason(config: Config, memory_dir: str, now: datetime.datetime) -> 
     )
 
 
-def _said(moment: datetime.datetime, now: datetime.datetime) -> str:
-    """`moment` as a person reads it, local: "today at 03:30", "tomorrow at 03:30"."""
-    local, today = moment.astimezone(), now.astimezone().date()
-    days = (local.date() - today).days
-    day = {-1: "yesterday", 0: "today", 1: "tomorrow"}.get(days)
-    return f"{day or local.strftime('on %a %d %b')} at {local.strftime('%H:%M')}"
-
-
-def _summary(result: DreamResult, *, dry_run: bool = False) -> str:
+def _summary(
+    result: DreamResult, *, dry_run: bool = False, config: Config | None = None
+) -> str:
     from memd.kairos.dream import describe_summary
 
-    line = f"{result.memory_dir}: {result.status}, {result.entries} entries"
+    line = (
+        f"{_name(result.memory_dir, config)}: {result.status}, {result.entries} entries"
+    )
     summary = describe_summary(result.summary)
     if summary:
         line += f" ({summary})"
@@ -206,3 +206,12 @@ def _summary(result: DreamResult, *, dry_run: bool = False) -> str:
     if result.message and result.message != summary:
         line += f" ({result.message})"
     return line
+
+
+def _name(memory_dir: str, config: Config | None) -> str:
+    """What a person calls `memory_dir`: its project's folder (memd.projects)."""
+    if config is None:
+        return memory_dir
+    from memd.projects.roots import load_project_names
+
+    return load_project_names([memory_dir], config=config).label(memory_dir)

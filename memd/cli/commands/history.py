@@ -27,11 +27,12 @@ from memd.cli.commands._options import add_project_argument
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
 
     from memd.config import Config
     from memd.history.copies import Place
     from memd.history.store import Change, History
+    from memd.projects.naming import ProjectNames
 
 _FILES_SHOWN = 20
 
@@ -211,7 +212,8 @@ def _project_memory_dir(project: str | None, config: Config, known: list[str]) -
         raise UsageError(f"--project {where}: not a directory")
     memory_dir = normalize_dir(resolve_in_force(where, config).memory_dir)
     if memory_dir not in known:
-        raise UsageError(f"no history of {memory_dir} (is `memd run` watching it?)")
+        label = _names([memory_dir], config).both(memory_dir)
+        raise UsageError(f"no history of {label} (is `memd run` watching it?)")
     return memory_dir
 
 
@@ -227,6 +229,12 @@ def loss_revision(text: str) -> int:
         ) from None
 
 
+def _names(memory_dirs: Iterable[str], config: Config) -> ProjectNames:
+    from memd.projects.roots import load_project_names
+
+    return load_project_names(memory_dirs, config=config)
+
+
 def parse_when_arg(text: str, option: str) -> float:
     import time
 
@@ -234,7 +242,9 @@ def parse_when_arg(text: str, option: str) -> float:
     from memd.history.when import parse_when
 
     try:
-        return parse_when(text, now=time.time())
+        # --at covers the whole second or minute it names: a pasted printed time
+        # selects the change printed with it (memd.history.when)
+        return parse_when(text, now=time.time(), through=option == "--at")
     except ValueError as error:
         raise UsageError(f"{option}: {error}") from None
 
@@ -253,24 +263,40 @@ def _list(
     else:
         memory_dir, relpath = resolve_target(path, args.project, config, history)
         changes = history.changes(memory_dir, relpath=relpath, since=since)
+    from memd.projects.roots import load_project_names
+    from memd.times import iso, zone_note
+
+    if args.all:
+        names = load_project_names({c.memory_dir for c in changes}, config=config)
+        out = []
+    else:
+        names = load_project_names([memory_dir], config=config)
+        out = [f"history of {names.both(memory_dir)}"]
     if args.format == "json":
         from memd.fastjson import dumps
 
-        sys.stdout.write(dumps([c.to_dict() for c in changes]) + "\n")
+        shown = [
+            # `at` stays epoch seconds; `time` is ISO 8601 with the offset (#42)
+            {**c.to_dict(), "time": iso(c.at), "project": names.label(c.memory_dir)}
+            for c in changes
+        ]
+        sys.stdout.write(dumps(shown) + "\n")
         return 0
     stamps: dict[int, str] = {}
     if not args.all and relpath is not None and not args.no_patch:
-        out = _file_log(history, changes, relpath, stamps)
+        out += _file_log(history, changes, relpath, stamps)
     else:
-        out = [
+        out += [
             line
             for change in changes
             for line in format_change(
-                change, with_dir=args.all, stamps=stamps, only=relpath
+                change, with_dir=args.all, stamps=stamps, only=relpath, names=names
             )
         ]
-    if not out:
-        out = ["no recorded changes"]
+    if not changes:
+        out.append("no recorded changes")
+    else:
+        out.append(zone_note())
     sys.stdout.write("\n".join(out) + "\n")
     return 0
 
@@ -334,30 +360,33 @@ def format_change(
     with_dir: bool = False,
     stamps: dict[int, str] | None = None,
     only: str | None = None,
+    names: ProjectNames | None = None,
 ) -> list[str]:
     """A change as text: a heading line, then one line per file (`only`: that one).
 
-    `stamps` caches each minute's local "YYYY-MM-DD HH:MM" (zone offsets
-    change on whole minutes), so 10,000 changes cost few `localtime` calls.
+    The time is local and short (`today 23:08:13`, memd.times), one `--at`
+    takes back. `stamps` caches each minute's words (zone offsets change on
+    whole minutes), so 10,000 changes cost few `localtime` calls. `with_dir`
+    names the project (`names`, memd.projects), else the directory's path.
     """
     import time
 
     from memd.diagnostics import escape_surrogates
+    from memd.times import clock
 
     minute, second = divmod(int(change.at), 60)
     cache = {} if stamps is None else stamps
     prefix = cache.get(minute)
     if prefix is None:
-        prefix = cache[minute] = time.strftime(
-            "%Y-%m-%d %H:%M", time.localtime(minute * 60)
-        )
+        prefix = cache[minute] = clock(minute * 60, now=time.time(), seconds=False)
     stamp = f"{prefix}:{second:02d}"
     head = f"rev {change.rev}  {stamp}  {change.cause}"
     if change.session:
         head += f"  session {change.session}"
     head += f"  +{change.bytes_added} -{change.bytes_removed} bytes"
     if with_dir:
-        head += f"  {escape_surrogates(change.memory_dir)}"
+        where = change.memory_dir if names is None else names.label(change.memory_dir)
+        head += f"  {escape_surrogates(where)}"
     lines = [head]
     if change.loss:
         lines.append(f"    LOSS: {change.loss}")
@@ -426,8 +455,10 @@ def _purge(
             )
         with write_lock(config.state_dir):
             hits = history.purge_secret(fingerprint)
+            names = _names({memory_dir for memory_dir, _, _ in hits}, config)
             for memory_dir, relpath, count in hits:
-                print(f"purged {count} version(s) of {relpath} in {memory_dir}")
+                where = names.both(memory_dir)
+                print(f"purged {count} version(s) of {relpath} in {where}")
             if not hits:
                 print(f"no recorded version holds the secret {fingerprint}")
             _purge_copies(config, history, None, _holds_secret(fingerprint))
@@ -440,11 +471,12 @@ def _purge(
     relpath = named
     with write_lock(config.state_dir):
         doomed = _is_version_of(history, memory_dir, relpath)
-        names = sorted({rel for rel, _ in history.lineage(memory_dir, relpath)})
+        kept_as = sorted({rel for rel, _ in history.lineage(memory_dir, relpath)})
         count = history.purge_path(memory_dir, relpath)
-        olds = [name for name in names if name != relpath]
+        olds = [name for name in kept_as if name != relpath]
         also = f" (with its versions named {', '.join(olds)})" if olds else ""
-        print(f"purged {count} version(s) of {relpath} in {memory_dir}{also}")
+        label = _names([memory_dir], config).both(memory_dir)
+        print(f"purged {count} version(s) of {relpath} in {label}{also}")
         for newer in history.renamed_to(memory_dir, relpath):
             print(
                 f"memd: {relpath} was renamed to {newer}, whose versions are kept;"

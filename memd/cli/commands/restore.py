@@ -24,8 +24,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
 
+    from memd.config import Config
     from memd.history.restore import RestorePlan
     from memd.history.store import History
+    from memd.projects.naming import ProjectNames
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -63,6 +65,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _names(memory_dir: str, config: Config) -> ProjectNames:
+    """What `memory_dir` is called: its project's folder (memd.projects)."""
+    from memd.projects.roots import load_project_names
+
+    return load_project_names([memory_dir], config=config)
+
+
 def run(args: argparse.Namespace) -> int:
     from memd.cli.commands.history import (
         history_errors,
@@ -95,7 +104,8 @@ def run(args: argparse.Namespace) -> int:
     with history_errors(config.state_dir), History.open(config.state_dir) as history:
         memory_dir, relpath = resolve_target(args.path, args.project, config, history)
         if args.at is not None:
-            rev = _rev_at(history, memory_dir, parse_when_arg(args.at, "--at"))
+            when = parse_when_arg(args.at, "--at")
+            rev = _rev_at(history, memory_dir, when, _names(memory_dir, config))
     with history_errors(config.state_dir):
         try:
             if relpath is None:
@@ -118,45 +128,46 @@ def run(args: argparse.Namespace) -> int:
         if rev is None:  # say which version "before its newest change" is
             with History.open(config.state_dir) as history:
                 print(_which(history, plan))
-    return _report(plan, args.dry_run)
+    return _report(plan, args.dry_run, _names(memory_dir, config))
 
 
-def _rev_at(history: History, memory_dir: str, when: float) -> int:
+def _rev_at(history: History, memory_dir: str, when: float, names: ProjectNames) -> int:
     import time
 
     from memd.errors import UsageError
+    from memd.times import clock
 
     found = history.rev_at(memory_dir, when)
     if found is None:
-        stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(when))
-        raise UsageError(f"no history of {memory_dir} at or before {stamp}")
+        stamp = clock(when, now=time.time())
+        label = names.both(memory_dir)
+        raise UsageError(f"no history of {label} at or before {stamp}")
     return found
 
 
 def _which(history: History, plan: RestorePlan) -> str:
-    """ "a.md as of revision 41 (2026-12-07 00:14:03), before its newest change, 42"."""
+    """ "a.md: the version of revision 41 (today 00:14:03), before its newest
+    change (revision 42)"."""
     import time
 
+    from memd.times import clock
+
     change = history.change(plan.rev)
-    stamp = (
-        ""
-        if change is None
-        else time.strftime(" (%Y-%m-%d %H:%M:%S)", time.localtime(change.at))
-    )
+    stamp = "" if change is None else f" ({clock(change.at, now=time.time())})"
     newest = history.changes(plan.memory_dir, relpath=plan.relpath, limit=3)
     after = [c.rev for c in newest if plan.rev < c.rev <= plan.before_rev]
     tail = f", before its newest change (revision {after[0]})" if after else ""
     return f"{plan.relpath}: the version of revision {plan.rev}{stamp}{tail}"
 
 
-def _report(plan: RestorePlan, dry_run: bool) -> int:
+def _report(plan: RestorePlan, dry_run: bool, names: ProjectNames) -> int:
     import shlex
 
     if dry_run:
         sys.stdout.write(plan.diff or "nothing to restore: it is already as it was\n")
         return 0
     if not plan.steps:
-        what = plan.relpath or plan.memory_dir
+        what = plan.relpath or names.label(plan.memory_dir)
         print(f"nothing to restore: {what} is already as it was at revision {plan.rev}")
         return 0
     done = plan.done
@@ -169,12 +180,12 @@ def _report(plan: RestorePlan, dry_run: bool) -> int:
         if plan.relpath is not None:  # that file alone
             undo = (
                 f"; undo with `memd restore {shlex.quote(plan.relpath)} --project "
-                f"{shlex.quote(plan.memory_dir)} --rev {plan.before_rev}`"
+                f"{names.project_arg(plan.memory_dir)} --rev {plan.before_rev}`"
             )
         else:
             undo = (
                 f"; undo with `memd restore --all --project "
-                f"{shlex.quote(plan.memory_dir)} --rev {plan.before_rev}`"
+                f"{names.project_arg(plan.memory_dir)} --rev {plan.before_rev}`"
             )
     count = f"{len(done)} of {len(plan.steps)}" if plan.left else str(len(done))
     print(f"restored {count} file(s) to revision {plan.rev}{undo}")

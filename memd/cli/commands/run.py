@@ -70,6 +70,8 @@ class _ForPeople:
             return f"{_joined(event.get('memory_dir'), event.get('file'))}: fixed"
         if name == "daemon_stopped":
             return "memd: stopped"
+        if name == "memory_loss":
+            return self._loss(event)
         if level in ("warning", "error", "critical", "exception"):
             return f"memd: {level}: {name} (details in {self.log_file})"
         return None
@@ -77,15 +79,59 @@ class _ForPeople:
     def _first_line(self, event: MutableMapping[str, Any]) -> str:
         import os
 
-        from memd.agent.paths import memory_base_dir
+        from memd.agent.paths import home_dir, memory_base_dir
+        from memd.projects.naming import tilde
 
-        roots = [os.path.join(memory_base_dir(), "projects"), *self.config.watch_dirs]
+        home = home_dir()
+        roots = [
+            tilde(path, home)
+            for path in (
+                os.path.join(memory_base_dir(), "projects"),
+                *self.config.watch_dirs,
+            )
+        ]
         extra = len(self.config.watch_projects)
         also = f" and {extra} configured project(s)" if extra else ""
         count = event.get("dirs")
         return (
             f"memd: watching {count} memory director{'y' if count == 1 else 'ies'}"
-            f" ({', '.join(roots)}{also}); logs in {self.log_file}; Ctrl-C stops it"
+            f" ({', '.join(roots)}{also}); logs in {tilde(self.log_file, home)};"
+            " Ctrl-C stops it"
+        )
+
+    def _loss(self, event: MutableMapping[str, Any]) -> str:
+        """The loss, named by its project, with the command that brings it back.
+
+        From the `memory_loss` record alone: what was lost, by what cause, and
+        the restore command memd.history gives (`restore`), else the revision
+        from before the loss (`restore_rev`) for that project.
+        """
+        import time
+
+        from memd.projects.naming import placed
+        from memd.projects.roots import load_project_names
+        from memd.times import clock
+
+        memory_dir = str(event.get("memory_dir") or "")
+        # Said from the daemon's logging path: memd's own roots and the folder
+        # the name spells, not a read of the agent's transcripts.
+        names = load_project_names([memory_dir], config=self.config, transcripts=False)
+        restore = event.get("restore")
+        if not isinstance(restore, str) or not restore:
+            restore = (
+                f"memd restore --all --project {names.project_arg(memory_dir)}"
+                f" --rev {event.get('restore_rev')}"
+            )
+        now = time.time()  # the record is told as it is written
+        stamp = clock(now, now=now).removeprefix("today ")  # HH:MM:SS: --at reads it
+        sentence = (
+            f"memd: {event.get('loss') or 'memory was lost'} at {stamp}"
+            f" ({event.get('cause')});"
+            f" `{restore}` brings them back."
+        )
+        return (
+            f"{placed(sentence, names.label(memory_dir))}\n"
+            f"  memory directory: {names.detail(memory_dir)}"
         )
 
     @staticmethod

@@ -186,7 +186,7 @@ class TestTrueMessages:
         assert 0 == code
         assert ": no dream has run here yet, and the last night's dream is " in out
         next_day = "today" if hour_ago.date() < datetime.date.today() else "tomorrow"
-        assert f"; the next runs {next_day} at {hour_ago:%H:%M}; " in out
+        assert f"; the next runs {next_day} {hour_ago:%H:%M}; " in out
         assert out.endswith("; `memd dream --now` runs it now\n")
 
     def test_not_due_after_a_run_says_when_it_ran(
@@ -198,7 +198,7 @@ class TestTrueMessages:
         run_dream("--project", str(git_repo))
 
         out = capsys.readouterr().out
-        assert "(the last ran today at " in out
+        assert "(the last ran today " in out
         assert "the next dream runs " in out
         assert "T" not in out.partition(": ")[2]  # no ISO stamp
 
@@ -210,9 +210,13 @@ class TestTrueMessages:
         capsys: pytest.CaptureFixture[str],
     ) -> None:
         """`undone at` is when the undo ran, not the dream's own time."""
+        import time
+        from datetime import datetime
+
         from memd.cli.commands.status import collect_status, format_text
         from memd.kairos.daily_log import memory_key
         from memd.kairos.dream import dream_status
+        from memd.times import clock
 
         monkeypatch.chdir(git_repo)
         run_dream("--project", str(git_repo), "--now")
@@ -222,10 +226,12 @@ class TestTrueMessages:
         status = collect_status()
         status["dirs"] = {str(memory): {"last_dream": _last(memory)}}
 
-        line = next(x for x in format_text(status).splitlines() if "last dream:" in x)
+        line = next(x for x in format_text(status).splitlines() if "last dream " in x)
 
         undone_at = _last(memory)["last_result"]["undone_at"]
-        assert line.endswith(f" at {undone_at}")
+        # the local time a person reads (#42), which `--at` takes back
+        shown = clock(datetime.fromisoformat(undone_at).timestamp(), now=time.time())
+        assert line.startswith(f"    last dream {shown}: "), line
         assert dream_time != undone_at
 
 
