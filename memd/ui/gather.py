@@ -162,28 +162,13 @@ def overview(source: Source, name_filter: str = "") -> list[views.ProjectRow]:
 
 
 def project_names(source: Source) -> dict[str, str]:
-    """Memory dir -> the project's folder as a person names it (`~/code/webshop`).
+    """Memory dir -> the project's folder as a person names it (`~/code/webshop`),
+    "" where no root is known (the page shows the memory dir): memd.projects."""
+    from memd.projects.roots import load_project_names
 
-    The viewer's one call for a project's name: the roots memd has learned
-    (`memd prompt`, the hooks, `--project`) mapped to their memory dirs.
-    Issue 42's naming function (the `names` work) takes this over.
-    """
-    from memd.agent.paths import default_memory_dir, home_dir
-    from memd.state import known_projects
-
-    roots: dict[str, list[str]] = {}
-    for root in known_projects(source.config().state_dir):
-        try:
-            memory_dir = default_memory_dir(root).rstrip(os.sep)
-        except (OSError, ValueError):
-            continue
-        roots.setdefault(memory_dir, []).append(root)
-    home = home_dir(os.environ)
     watched = source.memory_dirs()
-    return {
-        path: views.project_label(path, tuple(roots.get(path, ())), home)
-        for path in watched
-    }
+    names = load_project_names(watched, config=source.config())
+    return {path: names.label(path) if names.roots_of(path) else "" for path in watched}
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import difflib
 import hashlib
 import itertools
-import os
 import time
 from dataclasses import dataclass, field
 
@@ -256,24 +255,6 @@ def by_attention(rows: list[ProjectRow], name_filter: str = "") -> list[ProjectR
         or wanted in row.memory_dir.casefold()
     ]
     return sorted(kept, key=lambda row: row.attention)
-
-
-def project_label(memory_dir: str, roots: tuple[str, ...], home: str) -> str:
-    """A project as a person names it: its folder with `~` for home.
-
-    Two roots sharing one memory dir are both named; no known root: "".
-    The one place the viewer names a project (issue 42's naming function
-    replaces its body).
-    """
-    return " and ".join(home_relative(root, home) for root in sorted(set(roots)))
-
-
-def home_relative(path: str, home: str) -> str:
-    """`path` with the home folder written `~` (`~/code/webshop`)."""
-    home = home.rstrip(os.sep)
-    if home and (path == home or path.startswith(home + os.sep)):
-        return "~" + path[len(home) :]
-    return path
 
 
 def project_row(

@@ -155,13 +155,6 @@ class TestOverviewOrder:
         ]
         assert ["~/code/c"] == [r.shown for r in views.by_attention(rows, " DE/C ")]
 
-    def test_a_project_is_named_by_its_folder(self) -> None:
-        assert "~/code/webshop" == views.project_label(
-            "/h/.claude/projects/-h-code-webshop/memory", ("/h/code/webshop",), "/h"
-        )
-        assert "~/b and /srv/a" == views.project_label("/m", ("/srv/a", "/h/b"), "/h/")
-        assert "" == views.project_label("/m", (), "/h")
-
 
 FACTS_BEFORE = """---
 name: Deploy
