@@ -209,8 +209,8 @@ class _Root:
                     raise
         return tuple(found)
 
-    def write(self, relpath: str, data: bytes) -> None:
-        write_atomic_beneath(self.opened(), relpath, data, make_dirs=True)
+    def write(self, relpath: str, data: bytes, mode: int | None = None) -> None:
+        write_atomic_beneath(self.opened(), relpath, data, mode=mode, make_dirs=True)
 
     def remove_tree(self, name: str) -> None:
         shutil.rmtree(name, dir_fd=self.fd, ignore_errors=True)
@@ -409,10 +409,12 @@ def _commit(
     root.remove_tree(partial)
     for relpath, (old, new) in writes.items():
         root.write(f"{partial}/after/{relpath}", new)
-        if old is not None:
-            root.write(f"{partial}/before/{relpath}", old)
+        if old is not None:  # a copy of the user's file keeps its mode
+            mode = _live_mode(memory_dir, relpath)
+            root.write(f"{partial}/before/{relpath}", old, mode)
     for relpath, old_bytes in deletes.items():
-        root.write(f"{partial}/before/{relpath}", old_bytes)
+        mode = _live_mode(memory_dir, relpath)
+        root.write(f"{partial}/before/{relpath}", old_bytes, mode)
     plan = {
         "number": generation.number,
         "kind": generation.kind,
@@ -433,6 +435,15 @@ def _commit(
     for pruned in root.numbers()[:-GENERATIONS_KEPT]:
         root.remove_tree(pruned)
     return generation
+
+
+def _live_mode(memory_dir: str, relpath: str) -> int:
+    """The permission bits of a memory file (0o600 when it is not one)."""
+    try:
+        st = os.lstat(os.path.join(memory_dir, relpath))
+    except OSError:
+        return 0o600
+    return stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else 0o600
 
 
 def _write_order(relpath: str) -> tuple[bool, bool, str]:

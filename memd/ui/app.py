@@ -535,10 +535,11 @@ def _is_own_user(scope: Scope) -> bool:
 def peer_is_owner(client: tuple[str, int], server: tuple[str, int]) -> bool:
     """Whether the client end of a TCP connection belongs to the daemon's user.
 
-    TCP has no SO_PEERCRED, so the owner is the uid /proc/net/tcp{,6} gives
-    the client's socket (Linux only); elsewhere, and for the peers of an
-    address set explicitly in `[ui] address`, the token alone guards. A
-    loopback peer that cannot be found is refused.
+    TCP has no SO_PEERCRED, so the owner is the uid the kernel gives the
+    client's socket: asked for that one socket over netlink (sock_diag),
+    else found in /proc/net/tcp{,6} (Linux only); elsewhere, and for the
+    peers of an address set explicitly in `[ui] address`, the token alone
+    guards. A loopback peer that cannot be found is refused.
     """
     import os
 
@@ -546,6 +547,9 @@ def peer_is_owner(client: tuple[str, int], server: tuple[str, int]) -> bool:
 
     if not security.is_loopback(client[0]):
         return True  # an address set explicitly in [ui] address: the token guards
+    uid = _diag_peer_uid(client, server)
+    if uid is not None:
+        return uid == os.getuid()
     table = "/proc/net/tcp6" if ":" in client[0] else "/proc/net/tcp"
     if not os.path.exists(table):
         return True
@@ -554,6 +558,23 @@ def peer_is_owner(client: tuple[str, int], server: tuple[str, int]) -> bool:
     except OSError:
         return False
     return security.peer_uid(text, client, server) == os.getuid()
+
+
+def _diag_peer_uid(client: tuple[str, int], server: tuple[str, int]) -> int | None:
+    """The client socket's uid from the kernel's sock_diag; None where unanswered."""
+    import socket
+
+    family = getattr(socket, "AF_NETLINK", None)
+    if family is None:
+        return None
+    try:
+        with socket.socket(family, socket.SOCK_DGRAM, security.NETLINK_SOCK_DIAG) as nl:
+            nl.settimeout(1.0)
+            nl.sendto(security.diag_request(client, server), (0, 0))
+            reply, sender = nl.recvfrom(8192)
+            return security.diag_uid(reply) if sender[0] == 0 else None  # the kernel
+    except (OSError, ValueError):
+        return None
 
 
 async def _no_body() -> Message:

@@ -12,8 +12,10 @@ server on the internet (docs/ui.md):
   memd's own id, a file a relpath that passes memd.relpath's rule, a
   revision a number. A parameter of any other name is refused;
 - on Linux the connection must come from a process of the daemon's own
-  user (`peer_uid` over /proc/net/tcp): every local user can reach a
-  loopback port, and browsers share cookies across ports.
+  user (`diag_request`/`diag_uid`: the kernel's sock_diag answer for that
+  one socket; `peer_uid` over /proc/net/tcp where netlink is missing):
+  every local user can reach a loopback port, and browsers share cookies
+  across ports.
 
 All comparisons of secrets are constant-time (`hmac.compare_digest`).
 """
@@ -25,6 +27,7 @@ import hmac
 import ipaddress
 import re
 import socket
+import struct
 
 from memd.relpath import relpath_refusal
 
@@ -156,3 +159,48 @@ def peer_uid(
         if len(fields) > 7 and fields[1] == local and fields[2] == remote:
             return int(fields[7]) if fields[7].isdigit() else None
     return None
+
+
+# sock_diag (linux/sock_diag.h, linux/inet_diag.h): one socket, looked up by
+# its four-tuple, answered with its owner's uid; no table read that can miss
+# a row while other sockets come and go (/proc/net/tcp is read in pages).
+NETLINK_SOCK_DIAG = 4
+_SOCK_DIAG_BY_FAMILY = 20
+_NLM_F_REQUEST = 1
+_NLMSG_ERROR = 2
+_NO_COOKIE = 0xFFFFFFFF
+_ALL_STATES = 0xFFFFFFFF
+_NLMSG_HEADER = struct.Struct("=IHHII")
+_UID_AT = _NLMSG_HEADER.size + 4 + 48 + 12  # inet_diag_msg: after id, expires, queues
+
+
+def diag_request(client: tuple[str, int], server: tuple[str, int]) -> bytes:
+    """The netlink message asking the kernel for the client end of a TCP connection."""
+    family = socket.AF_INET6 if ":" in client[0] else socket.AF_INET
+
+    def address(text: str) -> bytes:
+        return socket.inet_pton(family, text).ljust(16, b"\0")
+
+    sockid = (
+        struct.pack("!HH", client[1], server[1])
+        + address(client[0])
+        + address(server[0])
+        + struct.pack("=III", 0, _NO_COOKIE, _NO_COOKIE)
+    )
+    body = struct.pack("=BBBBI", family, socket.IPPROTO_TCP, 0, 0, _ALL_STATES)
+    body += sockid
+    header = _NLMSG_HEADER.pack(
+        _NLMSG_HEADER.size + len(body), _SOCK_DIAG_BY_FAMILY, _NLM_F_REQUEST, 1, 0
+    )
+    return header + body
+
+
+def diag_uid(reply: bytes) -> int | None:
+    """The uid in the kernel's answer to `diag_request`; None for an error or none."""
+    if len(reply) < _NLMSG_HEADER.size:
+        return None
+    _length, kind, _flags, _seq, _pid = _NLMSG_HEADER.unpack_from(reply)
+    if kind != _SOCK_DIAG_BY_FAMILY or len(reply) < _UID_AT + 4:
+        return None
+    uid: int = struct.unpack_from("=I", reply, _UID_AT)[0]
+    return uid

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 PORT_TRIES = 10  # the configured port and the next nine, then an ephemeral one
 IDLE_SECONDS = 30.0
 STOP_SECONDS = 5.0
-HEADER_SECONDS = 5.0  # a request's headers arrive by then, or the connection closes
+HEADER_SECONDS = 10.0  # headers arrive by then (browsers preconnect), or it closes
 MAX_CONNECTIONS = 64  # the owner's; another user's never gets one (`OwnerOnlySocket`)
 
 

@@ -42,3 +42,32 @@ def test_a_path_the_rule_refuses_changes_nothing(tmp_path: Path, relpath: str) -
     )
     assert before == after
     assert "- [a](a.md) - a\n" == (memory / "MEMORY.md").read_text()
+
+
+def test_a_generations_copy_of_a_file_keeps_its_mode(tmp_path: Path) -> None:
+    """The bytes a dream replaced, kept for its undo, keep the file's mode (#41)."""
+    import stat
+
+    from memd.kairos.generations import generations_root
+
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    secret = memory / "secret.md"
+    secret.write_bytes(b"token: hunter2\n")
+    secret.chmod(0o600)
+    gone = memory / "gone.md"
+    gone.write_bytes(b"old\n")
+    gone.chmod(0o640)
+
+    apply_generation(
+        str(tmp_path / "state"),
+        str(memory),
+        {"secret.md": (b"token: hunter2\n", b"token: [moved]\n")},
+        {"gone.md": b"old\n"},
+        created="2026-12-01T00:00:00",
+    )
+
+    root = Path(generations_root(str(tmp_path / "state"), str(memory)))
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in root.glob("*/before/*.md")}
+    assert {"secret.md": 0o600, "gone.md": 0o640} == modes
+    assert 0o600 == stat.S_IMODE(secret.stat().st_mode)

@@ -25,6 +25,15 @@ def open_viewer(browser: Any, viewer: Any, path: str = "/") -> None:
     """Open the URL `memd ui` gives (token once), then `path` with the cookie."""
     browser.get(viewer.url + "?token=" + viewer.token)
     wait_for(lambda: "token=" not in browser.current_url, what="the token dropped")
+    # The swap page refreshes to the address: the URL changes as that
+    # navigation starts, so wait for its document too, not just the URL.
+    wait_for(
+        lambda: (
+            browser.execute_script("return document.readyState") == "complete"
+            and browser.find_elements("css selector", "main")
+        ),
+        what="the page after the token swap",
+    )
     if path != "/":
         browser.get(viewer.url.rstrip("/") + path)
 

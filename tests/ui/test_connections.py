@@ -152,3 +152,20 @@ def test_the_owners_slow_but_steady_keep_alive_requests_are_served(
             while len(body) < length:
                 body += conn.recv(65536)
             time.sleep(1)
+
+
+def test_the_kernel_names_a_real_sockets_owner() -> None:
+    """The sock_diag lookup on a real loopback connection: our uid, none for none."""
+    from memd.ui.app import _diag_peer_uid
+
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        with socket.create_connection(server.getsockname()) as _client:
+            conn, address = server.accept()
+            with conn:
+                found = _diag_peer_uid(address[:2], conn.getsockname()[:2])
+                gone = _diag_peer_uid(("127.0.0.1", 1), ("127.0.0.1", 2))
+
+    assert os.getuid() == found
+    assert gone is None

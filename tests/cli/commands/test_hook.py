@@ -746,7 +746,10 @@ class TestInstall:
 
         assert 0 == first.returncode, first.stderr
         assert original == backup
-        assert installed_text.startswith('{\n\t"model": "opus",\n\t"hooks": {\n\t\t')
+        assert installed_text.startswith(  # the user's one-line hooks stay one line
+            '{\n\t"model": "opus",\n\t"hooks": {"Stop": [{"hooks": '
+            '[{"type": "command", "command": "say hi"}]}], "SessionStart": ['
+        )
         assert ["model", "hooks", "theme"] == list(installed)
         assert not installed_text.endswith("\n")
         assert "already installed" in second.stdout
