@@ -90,6 +90,12 @@ LAYERS = {
     "memd.history.when": CORE,  # the one parser of --at / --since
     "memd.history.loss": CORE,  # the loss rule
     "memd.history.retention": CORE,  # which versions retention removes
+    "memd.truth.*": EDGE,  # memory that stays true: git reads, the check
+    "memd.truth.claims": CORE,  # what a memory names
+    "memd.truth.scripts": CORE,  # what a project defines
+    "memd.truth.facts": CORE,  # a repository at one HEAD, git's output parsed
+    "memd.truth.judge": CORE,  # which claims are gone
+    "memd.truth.duplicates": CORE,  # two topic files saying one thing
 }
 # folder -> the folders it may import (the shared top-level modules are open to all).
 FOLDERS = {
@@ -98,7 +104,7 @@ FOLDERS = {
     "lint": {"agent", "memory"},
     "snapshot": {"agent", "memory", "lint"},
     "kairos": {"agent", "memory", "lint", "snapshot", "history"},
-    "hooks": {"agent", "memory", "lint", "snapshot", "history"},
+    "hooks": {"agent", "memory", "lint", "snapshot", "history", "truth"},
     "daemon": {
         "agent",
         "memory",
@@ -111,6 +117,7 @@ FOLDERS = {
         "recall",
         "ui",
         "history",
+        "truth",
     },
     "service": set(),
     "gitsync": {"agent", "memory", "lint", "history"},
@@ -125,8 +132,10 @@ FOLDERS = {
         "kairos",
         "recall",
         "history",
+        "truth",
     },
     "history": {"agent", "memory", "lint"},
+    "truth": {"agent", "memory", "lint", "gitsync"},
     "ui": {
         "agent",
         "memory",
@@ -137,6 +146,7 @@ FOLDERS = {
         "team",
         "sync",
         "history",
+        "truth",
     },
     "cli": {
         "agent",
@@ -154,6 +164,7 @@ FOLDERS = {
         "mcp_server",
         "ui",
         "history",
+        "truth",
     },
 }
 RANK = {CORE: 0, EDGE: 1, WIRING: 2}

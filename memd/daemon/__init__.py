@@ -12,5 +12,5 @@ wires them together and decides nothing.
 
 May import: `memd.agent`, `memd.memory`, `memd.lint`, `memd.snapshot`,
 `memd.kairos`, `memd.gitsync`, `memd.team`, `memd.recall`, `memd.sync`,
-`memd.history`, `memd.ui` (the viewer), the shared top-level modules.
+`memd.history`, `memd.ui` (the viewer), `memd.truth`, the shared top-level modules.
 """

@@ -1,0 +1,202 @@
+"""Check one memory dir against its project: what lint, the daemon and MCP call (edge).
+
+`check_memory` reads the memory dir (or takes the `MemDir` the caller read),
+extracts every topic file's and MEMORY.md's claims (`memd.truth.claims`),
+reads the project's repository once (`memd.truth.repo`, cached by `HEAD`),
+judges the claims (`memd.truth.judge`), drops what is on disk or ignored,
+and returns lint findings: D001 path-gone, D002 command-gone, D003
+repository-unreadable (info, once), plus D004 duplicate-topic
+(`memd.truth.duplicates`), which needs no repository. Configured severities
+apply as to every rule.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from memd.agent.terms import INDEX_NAME
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from memd.diagnostics import Diagnostic
+    from memd.memory.memdir import MemDir
+    from memd.truth.claims import Claim
+
+UNREADABLE = "D003"
+GONE_CODES = ("D001", "D002")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TruthReport:
+    """What one check found: the findings, and the `HEAD` it read (or None)."""
+
+    diagnostics: tuple[Diagnostic, ...]
+    head: str | None
+    project_root: str | None
+
+    @property
+    def gone_files(self) -> tuple[str, ...]:
+        """The memory files that name something gone (D001/D002), each once."""
+        return tuple(
+            dict.fromkeys(d.path for d in self.diagnostics if d.code in GONE_CODES)
+        )
+
+
+def check_memory(
+    memory_dir: str,
+    project_root: str | None,
+    *,
+    cache_dir: str | None,
+    severities: Mapping[str, str] | None = None,
+    memdir: MemDir | None = None,
+    max_file_bytes: int = 256 * 1024,
+) -> TruthReport:
+    """Return what `memory_dir`'s memories name that `project_root` no longer has.
+
+    With no `project_root` only the checks that need no repository run.
+    """
+    from memd.lint.engine import apply_severities, sort_key
+    from memd.memory.reader import load_memdir
+    from memd.truth.duplicates import find_duplicates
+
+    if memdir is None:
+        memdir = load_memdir(memory_dir, max_file_bytes=max_file_bytes)
+    found: list[Diagnostic] = list(find_duplicates(memdir.files))
+    head = None
+    if project_root is not None:
+        gone, head = _gone(memdir, project_root, cache_dir)
+        found.extend(gone)
+    result = tuple(sorted(apply_severities(found, severities), key=sort_key))
+    return TruthReport(diagnostics=result, head=head, project_root=project_root)
+
+
+def memory_claims(memdir: MemDir, root: str | None) -> list[tuple[str, Claim]]:
+    """(relpath, claim) for every claim in the topic files and MEMORY.md."""
+    from memd.truth.claims import extract_claims
+
+    found: list[tuple[str, Claim]] = []
+    for memory in memdir.files:
+        offset = memory.body_start_line - 1
+        for claim in extract_claims(memory.body, root=root):
+            found.append((memory.relpath, _shifted(claim, offset)))
+    if memdir.index_text is not None:
+        found.extend(
+            (INDEX_NAME, claim)
+            for claim in extract_claims(memdir.index_text, root=root)
+        )
+    return found
+
+
+def _shifted(claim: Claim, offset: int) -> Claim:
+    if not offset:
+        return claim
+    import dataclasses
+
+    return dataclasses.replace(claim, line=claim.line + offset)
+
+
+def _gone(
+    memdir: MemDir, project_root: str, cache_dir: str | None
+) -> tuple[list[Diagnostic], str | None]:
+    from memd.lint.rules import RULES_BY_KEY
+    from memd.truth.judge import TreeIndex, judge
+    from memd.truth.repo import Unreadable, open_repository
+
+    root = os.path.realpath(project_root)
+    claims = memory_claims(memdir, root)
+    if not claims:
+        return [], None
+    try:
+        repo = open_repository(root)
+        facts = repo.facts(cache_dir)
+    except Unreadable as error:
+        rule = RULES_BY_KEY[UNREADABLE]
+        return [
+            rule.diag(
+                INDEX_NAME,
+                f"memd could not read the repository of {_person_path(root)}: {error}; "
+                "the paths and commands memory names were not checked",
+                "memd reads git only through bounded plumbing and never runs "
+                "what a repository asks for",
+            )
+        ], None
+    index = TreeIndex(facts)
+    by_claim = {id(claim): relpath for relpath, claim in claims}
+    findings = judge((claim for _, claim in claims), index)
+    present = repo.present(f.path for f in findings if f.path is not None)
+    diagnostics = []
+    for finding in findings:
+        if finding.path is not None and finding.path in present:
+            continue
+        rule = RULES_BY_KEY[finding.code]
+        diagnostics.append(
+            rule.diag(
+                by_claim[id(finding.claim)],
+                finding.message,
+                finding.hint,
+                line=finding.claim.line,
+                column=finding.claim.column,
+            )
+        )
+    return diagnostics, facts.head
+
+
+def _person_path(path: str) -> str:
+    home = os.path.expanduser("~")
+    if home not in ("", "/") and (
+        path == home or path.startswith(home.rstrip("/") + "/")
+    ):
+        return "~" + path[len(home.rstrip("/")) :]
+    return path
+
+
+def known_roots(
+    state_dir: str, env: Mapping[str, str] | None = None, *, profile: object = None
+) -> dict[str, tuple[str, ...]]:
+    """Memory dir (no trailing separator) -> the project roots memd knows map to it.
+
+    The roots `memd prompt`, the hooks and `--project` remembered, resolved
+    as the agent resolves them; a root that no longer exists is skipped.
+    """
+    from memd.agent.paths import resolve_memory_location
+    from memd.state import known_projects
+
+    found: dict[str, list[str]] = {}
+    for root in known_projects(state_dir):
+        if not os.path.isdir(root):
+            continue
+        location = resolve_memory_location(root, env, profile=profile)  # type: ignore[arg-type]
+        found.setdefault(location.memory_dir.rstrip(os.sep), []).append(root)
+    return {key: tuple(value) for key, value in found.items()}
+
+
+def check_targets(
+    memory_dirs: Mapping[str, str | None],
+    *,
+    cache_dir: str | None,
+    severities: Mapping[str, str] | None,
+    max_file_bytes: int = 256 * 1024,
+    cwd: str | None = None,
+) -> tuple[Diagnostic, ...]:
+    """`check_memory` of each memory dir against its root; paths shown as lint shows."""
+    import dataclasses
+
+    from memd.lint.engine import display_path
+
+    found: list[Diagnostic] = []
+    for memory_dir, root in memory_dirs.items():
+        report = check_memory(
+            memory_dir,
+            root,
+            cache_dir=cache_dir,
+            severities=severities,
+            max_file_bytes=max_file_bytes,
+        )
+        found.extend(
+            dataclasses.replace(d, path=display_path(memory_dir, d.path, cwd=cwd))
+            for d in report.diagnostics
+        )
+    return tuple(found)
