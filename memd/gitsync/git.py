@@ -331,6 +331,9 @@ def _communicate_bounded(
                 else:
                     err += chunk
                     del err[:-_STDERR_KEPT]
+    for stream in (process.stdout, process.stderr):
+        if stream is not None:
+            stream.close()
     try:
         process.wait(max(0.0, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:

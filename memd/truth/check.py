@@ -53,6 +53,7 @@ def check_memory(
     severities: Mapping[str, str] | None = None,
     memdir: MemDir | None = None,
     max_file_bytes: int = 256 * 1024,
+    timeout_seconds: float | None = None,
 ) -> TruthReport:
     """Return what `memory_dir`'s memories name that `project_root` no longer has.
 
@@ -67,7 +68,7 @@ def check_memory(
     found: list[Diagnostic] = list(find_duplicates(memdir.files))
     head = None
     if project_root is not None:
-        gone, head = _gone(memdir, project_root, cache_dir)
+        gone, head = _gone(memdir, project_root, cache_dir, timeout_seconds)
         found.extend(gone)
     result = tuple(sorted(apply_severities(found, severities), key=sort_key))
     return TruthReport(diagnostics=result, head=head, project_root=project_root)
@@ -99,18 +100,21 @@ def _shifted(claim: Claim, offset: int) -> Claim:
 
 
 def _gone(
-    memdir: MemDir, project_root: str, cache_dir: str | None
+    memdir: MemDir,
+    project_root: str,
+    cache_dir: str | None,
+    timeout_seconds: float | None = None,
 ) -> tuple[list[Diagnostic], str | None]:
     from memd.lint.rules import RULES_BY_KEY
     from memd.truth.judge import TreeIndex, judge
-    from memd.truth.repo import Unreadable, open_repository
+    from memd.truth.repo import TIMEOUT_SECONDS, Unreadable, open_repository
 
     root = os.path.realpath(project_root)
     claims = memory_claims(memdir, root)
     if not claims:
         return [], None
     try:
-        repo = open_repository(root)
+        repo = open_repository(root, timeout_seconds=timeout_seconds or TIMEOUT_SECONDS)
         facts = repo.facts(cache_dir)
     except Unreadable as error:
         rule = RULES_BY_KEY[UNREADABLE]
