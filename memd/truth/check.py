@@ -83,6 +83,12 @@ def memory_claims(memdir: MemDir, root: str | None) -> list[tuple[str, Claim]]:
         offset = memory.body_start_line - 1
         for claim in extract_claims(memory.body, root=root):
             found.append((memory.relpath, _shifted(claim, offset)))
+        line = memory.field_lines.get("description")
+        if memory.description and line is not None:
+            for claim in extract_claims(
+                memory.description.split("\n", 1)[0], root=root
+            ):
+                found.append((memory.relpath, _shifted(claim, line - 1)))
     if memdir.index_text is not None:
         found.extend(
             (INDEX_NAME, claim)

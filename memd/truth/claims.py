@@ -284,7 +284,7 @@ def _prose_claims(
             if "://" in word or word.startswith(("www.", "<")):
                 continue
             value = _path_value(token, root)
-            if value is not None and _has_extension(value) and "/" in value:
+            if value is not None and "/" in value.rstrip("/"):
                 claims.append(
                     Claim(
                         kind=PATH, text=token, value=value, line=number, column=column
@@ -429,6 +429,10 @@ def _path_value(token: str, root: str | None) -> str | None:
     if not token or len(token) > MAX_TOKEN or "://" in token:
         return None
     token = _without_location(token)
+    for glob in ("/**", "/*"):
+        if token.endswith(glob):
+            token = token[: -len(glob)] + "/"  # src/game/** names the folder
+            break
     if token.startswith("/"):
         if root is None or not token.startswith(root.rstrip("/") + "/"):
             return None

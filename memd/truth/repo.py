@@ -78,6 +78,9 @@ class Repository:
 
     root: str
     git: Git
+    # A partial clone fetches missing blobs from its remote when rename
+    # detection reads them: such a repository gets exact renames only.
+    is_partial: bool = False
 
     def facts(self, cache_dir: str | None) -> RepoFacts:
         """Return the repository's facts at `HEAD`, from the cache when it holds them.
@@ -171,7 +174,11 @@ def open_repository(
             f"its .git/config sets {', '.join(steering)}, which could start a program; "
             "memd reads no repository that asks for one"
         )
-    return Repository(root, git)
+    is_partial = any(
+        record.split(b"\n", 1)[0].lower() == b"extensions.partialclone"
+        for record in listed.stdout.split(b"\0")
+    )
+    return Repository(root, git, is_partial)
 
 
 def _is_steering(key: str, value: str) -> bool:
@@ -245,23 +252,7 @@ def _read_facts(repo: Repository, cache_dir: str | None) -> RepoFacts:
         if is_ancestor.returncode == 0:
             since = cached
     revision = head if since is None else f"{since.head}..{head}"
-    log = git.run(
-        "log",
-        "-M",
-        "--diff-filter=DR",
-        "--name-status",
-        "-z",
-        "--no-ext-diff",
-        "--no-textconv",
-        "--no-show-signature",
-        "--no-color",
-        f"--max-count={LOG_COMMITS}",
-        "--format=%x01%h %cs",
-        revision,
-        "--",
-        max_output_bytes=LOG_BYTES,
-        extra_config=_READ_CONFIG,
-    ).stdout
+    log = _departures_log(repo, revision)
     gone = parse_departures(log, files)
     if since is not None:
         for path, event in since.gone.items():
@@ -278,6 +269,33 @@ def _read_facts(repo: Repository, cache_dir: str | None) -> RepoFacts:
     )
     _save_cache(cache_dir, repo.root, facts)
     return facts
+
+
+def _departures_log(repo: Repository, revision: str) -> bytes:
+    """``git log`` of every removal and rename in `revision`, newest first.
+
+    Renames with edits need the blobs' contents; a repository missing some
+    (a partial clone, a shallow snapshot) gets exact renames only, which git
+    finds by object id alone.
+    """
+    from memd.gitsync.git import GitError
+
+    def log(renames: str) -> bytes:
+        return repo.git.run(
+            "log", renames, "--diff-filter=DR", "--name-status", "-z", "--no-ext-diff",
+            "--no-textconv", "--no-show-signature", "--no-color",
+            f"--max-count={LOG_COMMITS}", "--format=%x01%h %cs", revision, "--",
+            max_output_bytes=LOG_BYTES, extra_config=_READ_CONFIG,
+        ).stdout  # fmt: skip
+
+    if repo.is_partial:
+        return log("-M100%")
+    try:
+        return log("-M")
+    except GitError as error:
+        if "unable to read" not in str(error):
+            raise
+        return log("-M100%")
 
 
 def _definitions(
@@ -311,6 +329,7 @@ def _definitions(
     roots = [name for names in DEFINITION_FILES.values() for name in names]
     log = git.run(
         "log",
+        "--no-renames",
         "--no-show-signature",
         f"--max-count={VERSIONS_PER_FILE * 2}",
         "--format=%x01%h %cs",
