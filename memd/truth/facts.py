@@ -47,6 +47,7 @@ class RepoFacts:
 
     head: str
     files: frozenset[str]
+    # newest departure first (git log's order), kept so through the cache
     gone: Mapping[str, Event] = field(default_factory=lambda: MappingProxyType({}))
     commands: Mapping[str, frozenset[str] | None] = field(
         default_factory=lambda: MappingProxyType({})

@@ -94,14 +94,13 @@ class TreeIndex:
 
     def gone_dir(self, folder: str) -> Event | None:
         if self._gone_dirs is None:
+            # `gone` holds the newest departures first (git log's order), so
+            # the first one seen under a folder is the newest.
             newest: dict[str, Event] = {}
             for path, event in self.facts.gone.items():
                 slash = path.rfind("/")
                 while slash > 0:
-                    parent = path[:slash]
-                    held = newest.get(parent)
-                    if held is None or (event.date, event.sha) > (held.date, held.sha):
-                        newest[parent] = event
+                    newest.setdefault(path[:slash], event)
                     slash = path.rfind("/", 0, slash)
             self._gone_dirs = newest
         if folder in self.dirs:
