@@ -1,16 +1,21 @@
 """Two topic files that say the same thing (pure).
 
 Each topic file becomes a bag of words from its description and body: case
-folded, Markdown and stop words dropped, a plural's ``s`` cut. Two files are
-compared when they share a word (an inverted index, so unrelated files cost
-nothing) and flagged when the cosine of their TF-IDF vectors reaches
-`THRESHOLD` (chosen by measuring real memory, bench/README.md).
+folded, stop words dropped, a plural's ``s`` cut, each word weighted by how
+rare it is in the directory (IDF). File A *says what B says* when the words
+of A, weighted, are found in B to at least `THRESHOLD` (a containment, so a
+short memory repeated inside a longer one counts, as a rewrite of the same
+size does). Candidates come from an inverted index: files that share no
+word cost nothing.
 
-Near misses stay apart: when the two name different identifiers — a ticket
-number, a port, a host, a version, anything with a digit or a dotted host
-name — they are about different things even if every other word is the
-same ("the staging db is on port 5432" vs "... port 5433").
-The warning sits on the file later in path order and names the other.
+Near misses stay apart: what tells two facts apart is an identifier — a
+ticket number, a port, a host, a version, any token with a digit or a dotted
+host name. When A names identifiers B lacks (any, for a memory with three or
+fewer; more than a quarter of them otherwise, since a long note edited once
+still says the same thing), they are different facts.
+
+The warning sits on A and names B; when each holds the other, on the one
+later in path order. `THRESHOLD` was chosen on real memory (bench/README.md).
 """
 
 from __future__ import annotations
@@ -26,125 +31,25 @@ if TYPE_CHECKING:
     from memd.memory.memfile import MemoryFile
 
 DUPLICATE = "D004"
-THRESHOLD = 0.8
+THRESHOLD = 0.65
 MIN_WORDS = 6  # shorter memories share too few words to judge
 MAX_WORDS = 4000  # a file's first words only: bounded work per file
 MAX_POSTINGS = 200  # a word in more files than this carries no signal
 _STOP = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "and",
-        "or",
-        "but",
-        "if",
-        "then",
-        "else",
-        "of",
-        "to",
-        "in",
-        "on",
-        "at",
-        "by",
-        "for",
-        "with",
-        "from",
-        "into",
-        "onto",
-        "as",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "being",
-        "it",
-        "its",
-        "this",
-        "that",
-        "these",
-        "those",
-        "there",
-        "here",
-        "we",
-        "you",
-        "they",
-        "he",
-        "she",
-        "i",
-        "me",
-        "my",
-        "our",
-        "your",
-        "their",
-        "them",
-        "us",
-        "do",
-        "does",
-        "did",
-        "done",
-        "not",
-        "no",
-        "yes",
-        "so",
-        "than",
-        "too",
-        "very",
-        "can",
-        "could",
-        "should",
-        "would",
-        "will",
-        "shall",
-        "may",
-        "might",
-        "must",
-        "just",
-        "also",
-        "only",
-        "such",
-        "each",
-        "any",
-        "all",
-        "some",
-        "more",
-        "most",
-        "other",
-        "same",
-        "about",
-        "over",
-        "under",
-        "after",
-        "before",
-        "when",
-        "where",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "what",
-        "why",
-        "how",
-        "use",
-        "used",
-        "using",
-        "uses",
-        "via",
-        "per",
-        "vs",
-        "etc",
-        "e",
-        "g",
-        "ie",
-    ]
+    """a an the and or but if then else of to in on at by for with from into onto as is are
+    was were be been being it its this that these those there here we you they he she i me my
+    our your their them us do does did done not no yes so than too very can could should would
+    will shall may might must just also only such each any all some more most other same about
+    over under after before when where which who whom whose what why how use used using uses
+    via per vs etc e g ie""".split()
 )
 _HUB_MARKER = "<!-- memd:hub -->"
 
+Weights = dict[str, tuple[int, float]]  # word -> (count, idf)
+
 
 def find_duplicates(files: Sequence[MemoryFile]) -> tuple[Diagnostic, ...]:
-    """Return a D004 finding for each topic file that says what an earlier one says."""
+    """Return a D004 finding for each topic file whose words another one holds."""
     from memd.lint.rules import RULES_BY_KEY
 
     documents = []
@@ -156,38 +61,37 @@ def find_duplicates(files: Sequence[MemoryFile]) -> tuple[Diagnostic, ...]:
             documents.append((memory.relpath, words, identifiers))
     if len(documents) < 2:
         return ()
-    frequency: dict[str, int] = {}
-    for _, words, _ in documents:
-        for word in set(words):
-            frequency[word] = frequency.get(word, 0) + 1
-    vectors = [_vector(words, frequency, len(documents)) for _, words, _ in documents]
+    weights = _weights([words for _, words, _ in documents])
     postings: dict[str, list[int]] = {}
-    for number, vector in enumerate(vectors):
-        for word in vector:
+    for number, weight in enumerate(weights):
+        for word in weight:
             postings.setdefault(word, []).append(number)
     rule = RULES_BY_KEY[DUPLICATE]
     flagged: dict[int, tuple[int, float]] = {}
-    for number, vector in enumerate(vectors):
+    for number, weight in enumerate(weights):
         candidates: set[int] = set()
-        for word in vector:
+        for word in weight:
             others = postings[word]
             if len(others) <= MAX_POSTINGS:
-                candidates.update(other for other in others if other < number)
+                candidates.update(others)
+        candidates.discard(number)
         best: tuple[int, float] | None = None
         for other in sorted(candidates):
-            mine, theirs = documents[number][2], documents[other][2]
-            if mine - theirs and theirs - mine:
+            if _is_near_miss(documents[number][2], documents[other][2]):
                 continue  # another ticket, port, host or version: another fact
-            score = _cosine(vector, vectors[other])
-            if score >= THRESHOLD and (best is None or score > best[1]):
-                best = (other, score)
+            score = containment(weight, weights[other])
+            if score < THRESHOLD or (best is not None and score <= best[1]):
+                continue
+            if other < number or containment(weights[other], weight) < THRESHOLD:
+                best = (other, score)  # mutual: only the later one is flagged
         if best is not None:
             flagged[number] = best
     return tuple(
         rule.diag(
             documents[number][0],
-            f"says what {documents[other][0]} says ({round(score * 100)}% the same words)",
-            f"merge the two into {documents[other][0]} and remove this one, "
+            f"says what {documents[other][0]} says "
+            f"({round(score * 100)}% of its words are there)",
+            f"merge it into {documents[other][0]} and remove it, "
             "or make each say what only it knows",
             line=1,
         )
@@ -196,13 +100,41 @@ def find_duplicates(files: Sequence[MemoryFile]) -> tuple[Diagnostic, ...]:
 
 
 def similarity(first: str, second: str) -> float:
-    """The cosine of two texts' word vectors, weighted as if they were the whole dir."""
+    """How much of `first` `second` holds, weighted as if they were the whole dir."""
     (a, _), (b, _) = _words(first), _words(second)
+    wa, wb = _weights([a, b])
+    return containment(wa, wb)
+
+
+def containment(a: Weights, b: Weights) -> float:
+    """The share of `a`'s weighted words that `b` holds."""
+    held = sum(
+        idf * min(count, b[word][0]) for word, (count, idf) in a.items() if word in b
+    )
+    whole = sum(idf * count for count, idf in a.values())
+    return held / whole if whole else 0.0
+
+
+def _is_near_miss(mine: frozenset[str], theirs: frozenset[str]) -> bool:
+    missing = len(mine - theirs)
+    return bool(missing) and (len(mine) <= 3 or missing * 4 > len(mine))
+
+
+def _weights(documents: list[list[str]]) -> list[Weights]:
     frequency: dict[str, int] = {}
-    for words in (a, b):
+    for words in documents:
         for word in set(words):
             frequency[word] = frequency.get(word, 0) + 1
-    return _cosine(_vector(a, frequency, 2), _vector(b, frequency, 2))
+    total = len(documents)
+    result = []
+    for words in documents:
+        counts: dict[str, int] = {}
+        for word in words:
+            counts[word] = counts.get(word, 0) + 1
+        result.append(
+            {w: (c, math.log(1 + total / frequency[w])) for w, c in counts.items()}
+        )
+    return result
 
 
 def _words(text: str) -> tuple[list[str], frozenset[str]]:
@@ -256,23 +188,3 @@ def _stem(word: str) -> str:
     if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
         return word[:-1]
     return word
-
-
-def _vector(
-    words: list[str], frequency: dict[str, int], total: int
-) -> dict[str, float]:
-    counts: dict[str, int] = {}
-    for word in words:
-        counts[word] = counts.get(word, 0) + 1
-    vector = {
-        word: (1 + math.log(count)) * math.log(1 + total / frequency[word])
-        for word, count in counts.items()
-    }
-    norm = math.sqrt(sum(value * value for value in vector.values())) or 1.0
-    return {word: value / norm for word, value in vector.items()}
-
-
-def _cosine(a: dict[str, float], b: dict[str, float]) -> float:
-    if len(a) > len(b):
-        a, b = b, a
-    return sum(value * b.get(word, 0.0) for word, value in a.items())
