@@ -90,6 +90,9 @@ LAYERS = {
     "memd.history.when": CORE,  # the one parser of --at / --since
     "memd.history.loss": CORE,  # the loss rule
     "memd.history.retention": CORE,  # which versions retention removes
+    "memd.projects.*": EDGE,  # which roots a memory dir serves: state, transcripts
+    "memd.projects.naming": CORE,  # what a person calls it, from roots
+    "memd.times": CORE,  # the times a person reads; history.when parses them back
     "memd.truth.*": EDGE,  # memory that stays true: git reads, the check
     "memd.truth.claims": CORE,  # what a memory names
     "memd.truth.scripts": CORE,  # what a project defines
@@ -100,13 +103,15 @@ LAYERS = {
 # folder -> the folders it may import (the shared top-level modules are open to all).
 FOLDERS = {
     "agent": set(),
+    "projects": {"agent"},
     "memory": {"agent"},
     "lint": {"agent", "memory"},
     "snapshot": {"agent", "memory", "lint"},
-    "kairos": {"agent", "memory", "lint", "snapshot", "history"},
-    "hooks": {"agent", "memory", "lint", "snapshot", "history", "truth"},
+    "kairos": {"agent", "projects", "memory", "lint", "snapshot", "history"},
+    "hooks": {"agent", "projects", "memory", "lint", "snapshot", "history", "truth"},
     "daemon": {
         "agent",
+        "projects",
         "memory",
         "lint",
         "snapshot",
@@ -126,6 +131,7 @@ FOLDERS = {
     "recall": {"agent", "memory", "lint", "snapshot"},  # lint: secret masking
     "mcp_server": {
         "agent",
+        "projects",
         "memory",
         "lint",
         "snapshot",
@@ -134,10 +140,11 @@ FOLDERS = {
         "history",
         "truth",
     },
-    "history": {"agent", "memory", "lint"},
-    "truth": {"agent", "memory", "lint", "gitsync"},
+    "history": {"agent", "projects", "memory", "lint"},
+    "truth": {"agent", "projects", "memory", "lint", "gitsync"},
     "ui": {
         "agent",
+        "projects",
         "memory",
         "lint",
         "snapshot",
@@ -150,6 +157,7 @@ FOLDERS = {
     },
     "cli": {
         "agent",
+        "projects",
         "memory",
         "lint",
         "snapshot",

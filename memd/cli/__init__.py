@@ -4,7 +4,7 @@
 module in `commands` adds its arguments and runs. CLI errors are one line on
 stderr and a non-zero exit.
 
-May import: every folder (`memd.agent`, `memd.memory`, `memd.lint`,
+May import: every folder (`memd.agent`, `memd.projects`, `memd.memory`, `memd.lint`,
 `memd.snapshot`, `memd.kairos`, `memd.hooks`, `memd.daemon`, `memd.service`,
 `memd.gitsync`, `memd.team`, `memd.recall`, `memd.mcp_server`, `memd.sync`,
 `memd.history`, `memd.ui`, `memd.truth`) and the shared top-level modules.

@@ -10,7 +10,7 @@ new config or profile redoes; `status` builds and writes `daemon.json`;
 `recall_feed` feeds the recall index; `notify` talks to systemd; `run`
 wires them together and decides nothing.
 
-May import: `memd.agent`, `memd.memory`, `memd.lint`, `memd.snapshot`,
+May import: `memd.agent`, `memd.projects`, `memd.memory`, `memd.lint`, `memd.snapshot`,
 `memd.kairos`, `memd.gitsync`, `memd.team`, `memd.recall`, `memd.sync`,
 `memd.history`, `memd.ui` (the viewer), `memd.truth`, the shared top-level modules.
 """

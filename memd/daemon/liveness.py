@@ -100,10 +100,11 @@ def check_liveness(
 
 
 def describe_since(stamp: float | None) -> str:
-    """A wall time as local ISO 8601, or "an unknown time"."""
-    import datetime
+    """A wall time as a person reads it (`today 23:08:13`), or "an unknown time"."""
+    import time
+
+    from memd.times import clock
 
     if stamp is None:
         return "an unknown time"
-    moment = datetime.datetime.fromtimestamp(stamp).astimezone()
-    return moment.isoformat("T", "seconds")
+    return clock(stamp, now=time.time())

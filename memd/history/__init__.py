@@ -18,7 +18,8 @@ stream primed (`zdict`) with the file's previous version, a full copy every
   `restore --all` all-or-nothing across a kill.
 
 Local only: nothing here is synced or leaves the machine.
-May import: `memd.agent`, `memd.memory`, `memd.lint`, the shared top-level modules.
+May import: `memd.agent`, `memd.projects`, `memd.memory`, `memd.lint`, the shared
+top-level modules.
 
 The kairos, team, sync, mcp_server, daemon, hooks and cli folders import it.
 """

@@ -80,13 +80,13 @@ def restore_hint(notice: Mapping[str, object], now: float) -> str:
     rev = notice.get("before_rev")
     if not isinstance(before, int | float) or not isinstance(first, int | float):
         return f"--rev {rev}"
-    minute = int(first // 60) * 60
-    if minute >= first:
-        minute -= 60
-    if minute >= before:
-        at, form = float(minute), "%H:%M"
-    elif int(before) + 1 < first:
-        at, form = float(int(before) + 1), "%H:%M:%S"
+    # `--at` reads a time through its end (memd.history.when): name a whole
+    # minute, else a whole second, that ends before the loss and after `before`.
+    minute = int(first // 60) * 60  # the start of the minute the loss began in
+    if before < minute:
+        at, form = float(minute - 60), "%H:%M"
+    elif before < int(first):
+        at, form = float(int(first) - 1), "%H:%M:%S"
     else:
         return f"--rev {rev}"
     day = time.strftime("%Y-%m-%d", time.localtime(at))
@@ -97,10 +97,14 @@ def restore_hint(notice: Mapping[str, object], now: float) -> str:
 
 
 def notice_sentence(
-    notice: Mapping[str, object], now: float, *, where: str = ""
+    notice: Mapping[str, object], now: float, *, where: str = "", project: str = ""
 ) -> str:
     """The sentence SessionStart says, e.g. "memd: 23 memory files were deleted at
-    03:12 (edit); `memd restore --all --at 03:11` brings them back." """
+    03:12 (edit); `memd restore --all --at 03:11` brings them back."
+
+    `project` (what `memd.projects` calls the directory, `~/code/webshop`)
+    names where: "memd: in ~/code/webshop, 23 memory files were deleted ...".
+    """
     import time
 
     at = notice.get("at")
@@ -113,15 +117,36 @@ def notice_sentence(
             "%H:%M" if same_day else "%Y-%m-%d %H:%M", time.localtime(at)
         )
     command = f"memd restore --all{where} {restore_hint(notice, now)}"
+    place = f"in {project}, " if project else ""
     return (
-        f"memd: {notice.get('sentence')} at {stamp} ({notice.get('cause')});"
+        f"memd: {place}{notice.get('sentence')} at {stamp} ({notice.get('cause')});"
         f" `{command}` brings them back."
     )
 
 
-def take_sentence(state_dir: str, memory_dir: str) -> str | None:
-    """The loss notice of `memory_dir` not told yet, worded; told only once."""
+def take_sentence(
+    state_dir: str,
+    memory_dir: str,
+    *,
+    project_root: str | None = None,
+    home: str = "",
+) -> str | None:
+    """The loss notice of `memory_dir` not told yet, worded; told only once.
+
+    With the session's `project_root`, the sentence names the project by its
+    folder (`~/code/webshop`, memd.projects); the git root is looked up only
+    when there is a notice to tell.
+    """
     import time
 
     notice = take_notice(state_dir, memory_dir)
-    return None if notice is None else notice_sentence(notice, time.time())
+    if notice is None:
+        return None
+    project = ""
+    if project_root is not None:
+        from memd.agent.gitroot import find_canonical_git_root
+        from memd.projects.naming import project_label
+
+        root = find_canonical_git_root(project_root) or project_root
+        project = project_label(memory_dir, [root], home)
+    return notice_sentence(notice, time.time(), project=project)

@@ -5,9 +5,13 @@ Forms (local time unless the ISO form names a zone):
 - `N UNIT ago`, UNIT one of s, sec, second(s), m, min, minute(s), h, hour(s),
   d, day(s), w, week(s): `10 minutes ago`, `2 hours ago`, `3 days ago`
 - `HH:MM` or `HH:MM:SS`: today at that time
-- `today`, `yesterday` (midnight), `today HH:MM[:SS]`, `yesterday HH:MM[:SS]`
+- `today`, `yesterday`, `tomorrow` (midnight), each with ` HH:MM[:SS]`
 - ISO 8601: `2026-12-04`, `2026-12-04T03:11`, `2026-12-04 03:11:30`,
   with `Z` or `+01:00` for another zone
+Every time memd prints (`memd.times`) is one of these, so a person can paste
+it back. `through=True` (for `--at`) reads a time as the end of what it names:
+`today 23:08:13` covers that whole second, `18:02` that whole minute, as the
+printed time of a change at 23:08:13.696 must still select that change.
 Each is split with `str` methods and parsed by `datetime`; nothing backtracks.
 """
 
@@ -24,19 +28,26 @@ _UNITS = {
     "w": 604800, "week": 604800, "weeks": 604800,
 }  # fmt: skip
 FORMS = (
-    "now, 'N minutes|hours|days|weeks ago', HH:MM[:SS], today|yesterday [HH:MM[:SS]],"
+    "now, 'N minutes|hours|days|weeks ago', HH:MM[:SS],"
+    " today|yesterday|tomorrow [HH:MM[:SS]],"
     " or an ISO time (2026-12-04T03:11)"
 )
 
 
-def parse_when(text: str, *, now: float) -> float:
+_DAYS = {"today": 0, "yesterday": -1, "tomorrow": 1}
+
+
+def parse_when(text: str, *, now: float, through: bool = False) -> float:
     """Return `text` as epoch seconds (`now` anchors the relative forms).
+
+    `through`: the last instant of the second or minute a clock time names.
 
     Raises `ValueError` saying which forms are understood.
     """
     words = text.strip().lower().split()
     if not words or len(text) > MAX_WHEN_CHARS:
         raise ValueError(f"cannot read the time {text!r}: expected {FORMS}")
+    unit = 0.0  # how long the named time lasts: 1 s, 60 s, or 0 (an instant)
     current = datetime.fromtimestamp(now)
     midnight = current.replace(hour=0, minute=0, second=0, microsecond=0)
     found: float | None = None
@@ -46,21 +57,44 @@ def parse_when(text: str, *, now: float) -> float:
         amount = _number(words[0])
         if amount is not None:
             found = now - amount * _UNITS[words[1]]
-    elif words[0] in ("today", "yesterday") and len(words) <= 2:
-        day = midnight - timedelta(days=1 if words[0] == "yesterday" else 0)
+    elif words[0] in _DAYS and len(words) <= 2:
+        day = midnight + timedelta(days=_DAYS[words[0]])
         clock = _clock(words[1]) if len(words) == 2 else (0, 0, 0)
         if clock is not None:
             found = day.replace(
                 hour=clock[0], minute=clock[1], second=clock[2]
             ).timestamp()
+            unit = _unit(words[1]) if len(words) == 2 else 0.0
     elif len(words) == 1 and _clock(words[0]) is not None:
         hour, minute, second = _clock(words[0]) or (0, 0, 0)
         found = midnight.replace(hour=hour, minute=minute, second=second).timestamp()
+        unit = _unit(words[0])
     else:
         found = _iso(text.strip())
+        unit = _iso_unit(text.strip()) if found is not None else 0.0
     if found is None:
         raise ValueError(f"cannot read the time {text!r}: expected {FORMS}")
-    return found
+    return found + unit - _EPSILON if through and unit else found
+
+
+_EPSILON = 1e-6  # one microsecond, the finest a recorded time holds
+
+
+def _unit(clock: str) -> float:
+    return 1.0 if clock.count(":") == 2 else 60.0
+
+
+def _iso_unit(text: str) -> float:
+    """How long an ISO time names: its last written field (no fraction), else 0."""
+    body = text.replace("T", " ").replace("t", " ").split(" ", 1)
+    if len(body) == 1:
+        return 0.0  # a date alone: its midnight, as `today` is
+    clock = body[1]
+    for sign in ("+", "-", "Z", "z"):
+        clock = clock.split(sign, 1)[0]
+    if "." in clock or "," in clock:
+        return 0.0
+    return _unit(clock) if clock.count(":") in (1, 2) else 3600.0
 
 
 def _number(word: str) -> float | None:

@@ -56,7 +56,12 @@ def session_start_warm(
     from memd.hooks.wording import is_error
 
     output = session_start_output(
-        memory_dir, findings, None, reader.prompt_path(memory_dir, mode), env=env
+        memory_dir,
+        findings,
+        None,
+        reader.prompt_path(memory_dir, mode),
+        env=env,
+        project_root=project_root_of(cwd),
     )
     record_session(
         env,
@@ -142,10 +147,12 @@ def session_start_output(
     prompt_path: str,
     *,
     env: Mapping[str, str] | None = None,
+    project_root: str | None = None,
 ) -> Output | None:
     """The SessionStart output for these findings (and the prompt, if injected).
 
-    With `env`, a memory loss not told yet (memd.history.notice) comes first.
+    With `env`, a memory loss not told yet (memd.history.notice) comes first,
+    naming the session's project (`project_root`) by its folder.
     """
     from memd.hooks.wording import (
         findings_context,
@@ -158,7 +165,12 @@ def session_start_output(
     if env is not None:
         from memd.history.notice import take_sentence
 
-        loss = take_sentence(os.path.dirname(ss.state_dir(env)), memory_dir)
+        loss = take_sentence(
+            os.path.dirname(ss.state_dir(env)),
+            memory_dir,
+            project_root=project_root,
+            home=env.get("HOME", ""),
+        )
         if loss is not None:
             text = loss if text is None else f"{loss}\n\n{text}"
     context = session_start_context(text, prompt, prompt_path)

@@ -147,6 +147,7 @@ def session_start(
         served.text if inject_prompt else None,
         served.prompt_path,
         env=env,
+        project_root=served.location.project_root,
     )
     record_session(
         env,

@@ -556,7 +556,7 @@ def undo_dream(
         record["last_result"] = {
             "status": "undone",
             "entries": 0,
-            "message": f"dream {target.number} of {target.created} undone",
+            "message": f"dream {target.number} of {_shown(target.created)} undone",
             "undone_at": now.isoformat(),  # status shows this, not the dream's time
         }
         record["generation"] = own.number
@@ -567,7 +567,20 @@ def undo_dream(
     roll_back_lock(lock)
     _lint_and_render(directory, config, log)
     files = len(target.writes) + len(target.deletes)
-    return True, f"undid dream {target.number} of {target.created} ({files} file(s))"
+    return (
+        True,
+        f"undid dream {target.number} of {_shown(target.created)} ({files} file(s))",
+    )
+
+
+def _shown(stamp: str) -> str:
+    """A stored ISO time as a person reads it (`today 03:30:12`); memd.times."""
+    import time
+
+    from memd.times import clock, to_epoch
+
+    epoch = to_epoch(stamp)
+    return stamp if epoch is None else clock(epoch, now=time.time())
 
 
 def _watermark(config: Config, directory: str) -> dict[str, object]:

@@ -30,6 +30,7 @@ from starlette.staticfiles import StaticFiles
 
 from memd.diagnostics import escape_surrogates
 from memd.errors import MemdError
+from memd.times import zone_note
 from memd.ui import gather, plots, security, views
 
 TYPE_CHECKING = False
@@ -168,32 +169,40 @@ def build_app(
 
     async def telemetry(request: Request) -> Response:
         def build() -> dict[str, object]:
-            labels = {
-                path: _short(path) for _, (path, _) in gather.projects(source).items()
-            }
+            labels, sessions = gather.telemetry_names(source)
             model = plots.telemetry_model(gather.telemetry_events(source), labels)
             profile = source.profile()
             return {
                 "events": model.events,
+                "sessions": sessions,
                 "units": Markup(  # noqa: S704 -- plots.py escapes every label
                     plots.line_plot(
                         model.units,
-                        title="prompt size (UTF-16 units) per project",
+                        title="memory prompt size per project, in characters",
+                        unit="characters",
                         limit=profile.entrypoint_max_units,
                     )
                 ),
                 "lines": Markup(  # noqa: S704 -- as above
                     plots.line_plot(
                         model.lines,
-                        title="index lines per project",
+                        title="memory prompt lines per project",
+                        unit="lines",
                         limit=profile.entrypoint_max_lines,
                         marks=tuple(when for when, _ in model.cuts),
                     )
                 ),
                 "per_day": Markup(  # noqa: S704 -- as above
-                    plots.bar_plot(model.per_day, title="sessions (loads) per day")
+                    plots.bar_plot(
+                        model.per_day,
+                        title="times memd built a memory prompt, per day",
+                        unit="builds",
+                    )
                 ),
                 "cuts": model.cuts[-20:],
+                "zone": zone_note(),
+                "max_lines": profile.entrypoint_max_lines,
+                "max_chars": profile.entrypoint_max_units,
             }
 
         values = await run_in_threadpool(build)
@@ -270,14 +279,6 @@ def _urlencode(value: object) -> str:
     from urllib.parse import quote
 
     return quote(escape_surrogates(str(value)), safe="/")
-
-
-def _short(path: str) -> str:
-    """A project's label in the plots: the folder above `memory`, or the last one."""
-    parts = [p for p in path.split("/") if p]
-    if len(parts) >= 2 and parts[-1] == "memory":
-        return parts[-2]
-    return parts[-1] if parts else path
 
 
 async def _checked_form(

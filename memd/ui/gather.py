@@ -161,7 +161,7 @@ def loss_alarms(state_dir: str) -> dict[str, str]:
             for change in history.changes(since=since):
                 if change.is_loss and change.memory_dir not in found:
                     found[change.memory_dir] = views.mask_secrets(
-                        f"rev {change.rev}, {views.clock(change.at)} UTC: "
+                        f"rev {change.rev}, {views.clock(change.at)}: "
                         f"{change.loss or f'{change.bytes_removed} bytes removed'}"
                     )
     except (OSError, ValueError, RuntimeError):
@@ -570,3 +570,44 @@ def telemetry_events(source: Source) -> list[dict[str, object]]:
     events = [event for event in read_events(path) if event.get("event") == LOADED]
     source.telemetry_cache["events"] = (key, events)
     return events
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionsRow:
+    """One project's line on the telemetry page: how often sessions loaded it."""
+
+    name: str  # the project's folder (memd.projects), else the memory dir
+    memory_dir: str
+    count: int  # sessions in the agent's transcripts
+    recent: int  # of them in the last 7 days
+    last: float | None  # the newest session's last activity
+
+
+def telemetry_names(
+    source: Source,
+) -> tuple[dict[str, str], tuple[SessionsRow, ...]]:
+    """Each watched dir's name for the plots' legend, and its sessions' row.
+
+    Names are memd.projects' (`~/code/webshop`), keyed by the memory dir
+    without a trailing separator; sessions come from the agent's transcripts.
+    """
+    from memd.agent.paths import home_dir
+    from memd.projects.naming import memory_dir_key, tilde
+    from memd.projects.roots import load_project_names
+    from memd.projects.sessions import sessions_by_memory_dir
+
+    watched = [memory_dir_key(path) for path in source.memory_dirs()]
+    names = load_project_names(watched, config=source.config())
+    sessions = sessions_by_memory_dir(watched)
+    home = home_dir(os.environ)
+    rows = tuple(
+        SessionsRow(
+            name=names.label(path),
+            memory_dir=tilde(path, home),
+            count=sessions[path].count,
+            recent=sessions[path].recent,
+            last=sessions[path].last,
+        )
+        for path in sorted(watched, key=names.label)
+    )
+    return {path: names.label(path) for path in watched}, rows

@@ -308,23 +308,24 @@ def sync_line(record: object) -> str:
 
 
 def ago(epoch: float | None, *, now: float | None = None) -> str:
-    """Return "3 min ago" style text for an epoch time ("never" for None)."""
+    """Return "3 min ago", past a day "yesterday 18:02:40" ("never" for None).
+
+    memd.times' words, each one `--at` reads back.
+    """
+    from memd import times
+
     if epoch is None:
         return "never"
-    seconds = (time.time() if now is None else now) - epoch
-    if seconds < 0:
-        return "just now"
-    for size, unit in ((86400, "d"), (3600, "h"), (60, "min")):
-        if seconds >= size:
-            return f"{int(seconds // size)} {unit} ago"
-    return f"{int(seconds)} s ago"
+    return times.ago(epoch, now=time.time() if now is None else now)
 
 
 def clock(epoch: float | None) -> str:
-    """Return an epoch time as UTC `YYYY-MM-DD HH:MM:SS`."""
+    """Return an epoch time as local `today 23:08:13` (memd.times), "-" for None."""
+    from memd import times
+
     if epoch is None:
         return "-"
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(epoch))
+    return times.clock(epoch, now=time.time())
 
 
 # -- diffs -------------------------------------------------------------------

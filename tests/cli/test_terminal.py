@@ -203,7 +203,7 @@ class TestRunInATerminal:
         lines = first.splitlines()
         assert lines[0] == (
             f"memd: watching 1 memory directory"
-            f" ({isolated_home.claude / 'projects'}); logs in"
+            " (~/.claude/projects); logs in"
             f" {log_file(isolated_home)}; Ctrl-C stops it"
         ), first
         assert f"{memory / 'broken.md'}\n" in seen

@@ -102,7 +102,8 @@ def test_a_mass_deletion_is_caught_told_once_and_restored(
     said = _session_start(daemon.env, git_repo, "session-one")
     context = json.loads(said)["hookSpecificOutput"]["additionalContext"]
     match = re.search(
-        r"memd: 23 memory files were deleted at \S+ \(edit\); `(memd restore [^`]+)`",
+        rf"memd: in {re.escape(str(git_repo.resolve()))}, 23 memory files were"
+        r" deleted at \S+ \(edit\); `(memd restore [^`]+)`",
         context,
     )
     assert match is not None, context

@@ -62,7 +62,9 @@ def test_list_show_and_json(memory: Path, git_repo: Path) -> None:
     assert "-one\n+two\n" in shown.stdout
     assert "b.md" not in shown.stdout.split("\n", 3)[-1]
     everything = memd("history", "--all", cwd=git_repo)
-    assert str(memory.resolve()).rstrip("/") in everything.stdout
+    # each change names its project by its folder (#42), not its memory dir
+    assert f"  {git_repo.resolve()}\n" in everything.stdout
+    assert str(memory.resolve()).rstrip("/") not in everything.stdout
 
 
 @pytest.mark.parametrize(

@@ -18,9 +18,11 @@ from memd.cli.commands._options import add_project_argument
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Iterable
 
     from memd.config import Config
     from memd.history.store import Change, History
+    from memd.projects.naming import ProjectNames
 
 _FILES_SHOWN = 20
 
@@ -145,7 +147,8 @@ def _project_memory_dir(project: str | None, config: Config, known: list[str]) -
         raise UsageError(f"--project {where}: not a directory")
     memory_dir = normalize_dir(resolve_in_force(where, config).memory_dir)
     if memory_dir not in known:
-        raise UsageError(f"no history of {memory_dir} (is `memd run` watching it?)")
+        label = _names([memory_dir], config).both(memory_dir)
+        raise UsageError(f"no history of {label} (is `memd run` watching it?)")
     return memory_dir
 
 
@@ -156,7 +159,9 @@ def parse_when_arg(text: str, option: str) -> float:
     from memd.history.when import parse_when
 
     try:
-        return parse_when(text, now=time.time())
+        # --at covers the whole second or minute it names: a pasted printed time
+        # selects the change printed with it (memd.history.when)
+        return parse_when(text, now=time.time(), through=option == "--at")
     except ValueError as error:
         raise UsageError(f"{option}: {error}") from None
 
@@ -179,44 +184,61 @@ def _list(
 
         sys.stdout.write(dumps([c.to_dict() for c in changes]) + "\n")
         return 0
+    from memd.projects.roots import load_project_names
+    from memd.times import zone_note
+
     stamps: dict[int, str] = {}
-    out = [
+    if args.all:
+        names = load_project_names({c.memory_dir for c in changes}, config=config)
+        out = []
+    else:
+        names = load_project_names([memory_dir], config=config)
+        out = [f"history of {names.both(memory_dir)}"]
+    out += [
         line
         for change in changes
-        for line in format_change(change, with_dir=args.all, stamps=stamps)
+        for line in format_change(change, with_dir=args.all, stamps=stamps, names=names)
     ]
-    if not out:
-        out = ["no recorded changes"]
+    if not changes:
+        out.append("no recorded changes")
+    else:
+        out.append(zone_note())
     sys.stdout.write("\n".join(out) + "\n")
     return 0
 
 
 def format_change(
-    change: Change, *, with_dir: bool = False, stamps: dict[int, str] | None = None
+    change: Change,
+    *,
+    with_dir: bool = False,
+    stamps: dict[int, str] | None = None,
+    names: ProjectNames | None = None,
 ) -> list[str]:
     """A change as text: a heading line, then one line per file.
 
-    `stamps` caches each minute's local "YYYY-MM-DD HH:MM" (zone offsets
-    change on whole minutes), so 10,000 changes cost few `localtime` calls.
+    The time is local and short (`today 23:08:13`, memd.times), one `--at`
+    takes back. `stamps` caches each minute's words (zone offsets change on
+    whole minutes), so 10,000 changes cost few `localtime` calls. `with_dir`
+    names the project (`names`, memd.projects), else the directory's path.
     """
     import time
 
     from memd.diagnostics import escape_surrogates
+    from memd.times import clock
 
     minute, second = divmod(int(change.at), 60)
     cache = {} if stamps is None else stamps
     prefix = cache.get(minute)
     if prefix is None:
-        prefix = cache[minute] = time.strftime(
-            "%Y-%m-%d %H:%M", time.localtime(minute * 60)
-        )
+        prefix = cache[minute] = clock(minute * 60, now=time.time(), seconds=False)
     stamp = f"{prefix}:{second:02d}"
     head = f"rev {change.rev}  {stamp}  {change.cause}"
     if change.session:
         head += f"  session {change.session}"
     head += f"  +{change.bytes_added} -{change.bytes_removed} bytes"
     if with_dir:
-        head += f"  {escape_surrogates(change.memory_dir)}"
+        where = change.memory_dir if names is None else names.label(change.memory_dir)
+        head += f"  {escape_surrogates(where)}"
     lines = [head]
     if change.loss:
         lines.append(f"    LOSS: {change.loss}")
@@ -288,8 +310,9 @@ def _purge(
             )
         with write_lock(config.state_dir):
             hits = history.purge_secret(fingerprint)
+        names = _names({memory_dir for memory_dir, _, _ in hits}, config)
         for memory_dir, relpath, count in hits:
-            print(f"purged {count} version(s) of {relpath} in {memory_dir}")
+            print(f"purged {count} version(s) of {relpath} in {names.both(memory_dir)}")
         if not hits:
             print(f"no recorded version holds the secret {fingerprint}")
         return 0
@@ -301,5 +324,12 @@ def _purge(
     relpath = named
     with write_lock(config.state_dir):
         count = history.purge_path(memory_dir, relpath)
-    print(f"purged {count} version(s) of {relpath} in {memory_dir}")
+    label = _names([memory_dir], config).both(memory_dir)
+    print(f"purged {count} version(s) of {relpath} in {label}")
     return 0
+
+
+def _names(memory_dirs: Iterable[str], config: Config) -> ProjectNames:
+    from memd.projects.roots import load_project_names
+
+    return load_project_names(memory_dirs, config=config)

@@ -17,6 +17,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
 
+    from memd.config import Config
+    from memd.projects.naming import ProjectNames
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
@@ -72,8 +75,11 @@ def run(args: argparse.Namespace) -> int:
             when = parse_when_arg(args.at, "--at")
             found = history.rev_at(memory_dir, when)
             if found is None:
-                stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(when))
-                raise UsageError(f"no history of {memory_dir} at or before {stamp}")
+                from memd.times import clock
+
+                stamp = clock(when, now=time.time())
+                label = _names(memory_dir, config).both(memory_dir)
+                raise UsageError(f"no history of {label} at or before {stamp}")
             rev = found
     try:
         if relpath is None:
@@ -89,9 +95,11 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         sys.stdout.write(plan.diff or "nothing to restore: it is already as it was\n")
         return 0
+    names = _names(memory_dir, config)
     if not plan.steps:
         print(
-            f"nothing to restore: {memory_dir} is already as it was at revision {rev}"
+            f"nothing to restore: {names.label(memory_dir)} is already as it was"
+            f" at revision {rev}"
         )
         return 0
     for relpath_done, action in plan.steps:
@@ -102,8 +110,15 @@ def run(args: argparse.Namespace) -> int:
     undo = ""
     if plan.change is not None:
         undo = (
-            f"; undo with `memd restore --all --project {memory_dir}"
+            f"; undo with `memd restore --all --project {names.project_arg(memory_dir)}"
             f" --rev {plan.before_rev}`"
         )
     print(f"restored {len(plan.steps)} file(s) to revision {rev}{undo}")
     return 0
+
+
+def _names(memory_dir: str, config: Config) -> ProjectNames:
+    """What `memory_dir` is called: its project's folder (memd.projects)."""
+    from memd.projects.roots import load_project_names
+
+    return load_project_names([memory_dir], config=config)

@@ -70,6 +70,8 @@ class _ForPeople:
             return f"{_joined(event.get('memory_dir'), event.get('file'))}: fixed"
         if name == "daemon_stopped":
             return "memd: stopped"
+        if name == "memory_loss":
+            return self._loss(event)
         if level in ("warning", "error", "critical", "exception"):
             return f"memd: {level}: {name} (details in {self.log_file})"
         return None
@@ -77,16 +79,54 @@ class _ForPeople:
     def _first_line(self, event: MutableMapping[str, Any]) -> str:
         import os
 
-        from memd.agent.paths import memory_base_dir
+        from memd.agent.paths import home_dir, memory_base_dir
+        from memd.projects.naming import tilde
 
-        roots = [os.path.join(memory_base_dir(), "projects"), *self.config.watch_dirs]
+        home = home_dir()
+        roots = [
+            tilde(path, home)
+            for path in (
+                os.path.join(memory_base_dir(), "projects"),
+                *self.config.watch_dirs,
+            )
+        ]
         extra = len(self.config.watch_projects)
         also = f" and {extra} configured project(s)" if extra else ""
         count = event.get("dirs")
         return (
             f"memd: watching {count} memory director{'y' if count == 1 else 'ies'}"
-            f" ({', '.join(roots)}{also}); logs in {self.log_file}; Ctrl-C stops it"
+            f" ({', '.join(roots)}{also}); logs in {tilde(self.log_file, home)};"
+            " Ctrl-C stops it"
         )
+
+    def _loss(self, event: MutableMapping[str, Any]) -> str:
+        """The loss, named by its project, with the command that brings it back."""
+        import time
+
+        from memd.history.notice import notice_sentence
+        from memd.projects.roots import load_project_names
+
+        memory_dir = str(event.get("memory_dir") or "")
+        names = load_project_names(
+            [memory_dir],
+            state_dir=self.config.state_dir,
+            extra_roots=self.config.watch_projects,
+        )
+        notice = {
+            "sentence": event.get("loss") or "memory was lost",
+            "cause": event.get("cause"),
+            "at": event.get("at"),
+            "first_at": event.get("first_at"),
+            "before_at": event.get("before_at"),
+            "before_rev": event.get("restore_rev"),
+        }
+        sentence = notice_sentence(
+            notice,
+            time.time(),
+            where=f" --project {names.project_arg(memory_dir)}",
+            project=names.label(memory_dir),
+        )
+        return f"{sentence}\n  memory directory: {names.detail(memory_dir)}"
 
     @staticmethod
     def _findings(event: MutableMapping[str, Any]) -> str | None:

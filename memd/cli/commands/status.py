@@ -13,6 +13,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
 
+    from memd.config import Config
+    from memd.projects.naming import ProjectNames
+
 
 EXIT_NO_DAEMON = 3  # as `systemctl status` for a unit that is not active
 
@@ -45,8 +48,11 @@ def collect_status(now: float | None = None) -> dict[str, object]:
     dirs_in = saved.get("dirs")
     dirs: dict[str, object] = {}
     dreams = _dream_status(config.state_dir)
+    names = _project_names(dirs_in, config)
     for path, info in dirs_in.items() if isinstance(dirs_in, dict) else ():
         entry = dict(info) if isinstance(info, dict) else {}
+        entry["project"] = names.label(path)
+        entry["project_roots"] = list(names.roots_of(path))
         snapshots = entry.get("snapshots")
         if isinstance(snapshots, dict) and snapshots:
             newest = max(float(t) for t in snapshots.values())
@@ -84,6 +90,17 @@ def collect_status(now: float | None = None) -> dict[str, object]:
         "team": _team_status(config.state_dir),
         "personal_sync": _personal_sync_status(config.state_dir),
     }
+
+
+def _project_names(dirs: object, config: Config) -> ProjectNames:
+    """What each watched directory is called: its project's folder (memd.projects)."""
+    from memd.projects.roots import load_project_names
+
+    return load_project_names(
+        list(dirs) if isinstance(dirs, dict) else [],
+        state_dir=config.state_dir,
+        extra_roots=config.watch_projects,
+    )
 
 
 def _personal_sync_status(state_dir: str) -> dict[str, object]:
@@ -141,7 +158,7 @@ def format_text(status: dict[str, object]) -> str:
         f"  polling fallbacks: {status['fallbacks']}"
         f"  telemetry dropped: {status['telemetry_dropped']}"
     )
-    lines.append(f"next dream: {status['next_dream'] or 'not scheduled'}")
+    lines.append(f"next dream: {_local_time(status['next_dream'], 'not scheduled')}")
     watch = status.get("watch")
     deaf = watch.get("deaf") if isinstance(watch, dict) else None
     if isinstance(deaf, list) and deaf:
@@ -171,17 +188,22 @@ def format_text(status: dict[str, object]) -> str:
         lines.append(f"  warning: {status['agent_profile_warning']}")
     dirs = status["dirs"]
     assert isinstance(dirs, dict)  # noqa: S101 -- built above
-    lines.append(f"watched memory directories: {len(dirs)}")
-    for path, entry in dirs.items():
+    from memd.projects.naming import tilde
+
+    lines.append(f"watched projects: {len(dirs)}")
+    home = _home()
+    for path, entry in sorted(dirs.items(), key=lambda item: _label(*item)):
+        detail = f"    memory: {tilde(path, home)}"
         if entry.get("missing"):
-            lines.append(f"  {path}  (missing)")
+            lines += [f"  {_label(path, entry)}  (memory directory missing)", detail]
             continue
         age = entry.get("snapshot_age_seconds")
-        modes = ",".join(entry.get("modes", []))
+        modes = [m for m in entry.get("modes", []) if m != "standard"]
         lines.append(
-            f"  {path}  errors {entry.get('lint_errors', '?')}"
+            f"  {_label(path, entry)}  errors {entry.get('lint_errors', '?')}"
             f"  warnings {entry.get('lint_warnings', '?')}"
-            f"  snapshot {modes or '-'} {_duration(age)} old"
+            f"  prompt{' (' + ', '.join(modes) + ')' if modes else ''}"
+            f" rebuilt {_duration(age)} ago"
             + (f"  ERROR {entry['error']}" if entry.get("error") else "")
             + ("  SLOW (rebuild running past its budget)" if entry.get("slow") else "")
             + (
@@ -190,19 +212,33 @@ def format_text(status: dict[str, object]) -> str:
                 else ""
             )
         )
+        lines.append(detail)
         dream = entry.get("last_dream")
         if isinstance(dream, dict) and dream.get("last_run"):
             result = dream.get("last_result")
             undone = isinstance(result, dict) and result.get("undone_at")
             lines.append(
-                f"    last dream: {_dream_result(result)}"
-                f" at {undone or dream.get('last_run')}"
+                f"    last dream {_local_time(undone or dream.get('last_run'))}:"
+                f" {_dream_result(result)}"
             )
         elif isinstance(dream, dict) and dream:
-            lines.append("    last dream: never")
+            lines.append("    last dream never")
     lines.extend(_team_lines(status.get("team")))
     lines.extend(_personal_sync_lines(status.get("personal_sync")))
     return "\n".join(lines)
+
+
+def _label(path: str, entry: object) -> str:
+    from memd.projects.naming import tilde
+
+    label = entry.get("project") if isinstance(entry, dict) else None
+    return label if isinstance(label, str) and label else tilde(path, _home())
+
+
+def _home() -> str:
+    from memd.agent.paths import home_dir
+
+    return home_dir()
 
 
 def _personal_sync_lines(sync: object) -> list[str]:
@@ -218,25 +254,29 @@ def _personal_sync_lines(sync: object) -> list[str]:
     return lines
 
 
-def _local_time(stamp: object) -> str:
-    import datetime
+def _local_time(stamp: object, never: str = "never") -> str:
+    """An epoch or ISO time as a person reads it (`today 23:08:13`), else `never`."""
+    import time
 
-    if not isinstance(stamp, int | float):
-        return "never"
-    moment = datetime.datetime.fromtimestamp(stamp).astimezone()
-    return moment.isoformat("T", "seconds")
+    from memd.times import clock, to_epoch
+
+    epoch = to_epoch(stamp)
+    return never if epoch is None else clock(epoch, now=time.time())
 
 
 def _team_lines(team: object) -> list[str]:
     """Lines for each shared team dir: last sync, an unreachable remote, conflicts."""
     if not isinstance(team, dict) or not team:
         return []
+    from memd.projects.naming import tilde
+
     lines = [f"shared team memory: {len(team)}"]
+    home = _home()
     for team_dir, entry in team.items():
         when = _local_time(entry.get("last_sync"))
         conflicts = entry.get("conflicts") or []
         lines.append(
-            f"  {team_dir}  {entry.get('state')}  last sync {when}"
+            f"  {tilde(team_dir, home)}  {entry.get('state')}  last sync {when}"
             f"  conflicts {len(conflicts)}"
         )
         if entry.get("state") == "offline":
@@ -261,14 +301,23 @@ def _dream_result(result: object) -> str:
 
 
 def _duration(seconds: object) -> str:
-    if not isinstance(seconds, int | float):
-        return "?"
-    total = int(seconds)
-    if total < 60:
-        return f"{total}s"
-    if total < 3600:
-        return f"{total // 60}m{total % 60:02d}s"
-    return f"{total // 3600}h{total % 3600 // 60:02d}m"
+    from memd.times import span
+
+    return span(seconds) if isinstance(seconds, int | float) else "?"
+
+
+def _loss_names(status: dict[str, object]) -> ProjectNames:
+    """The names status already found, for the loss lines."""
+    from memd.agent.paths import home_dir
+    from memd.projects.naming import ProjectNames, memory_dir_key
+
+    dirs = status.get("dirs")
+    roots = {
+        memory_dir_key(path): tuple(entry.get("project_roots") or ())
+        for path, entry in (dirs.items() if isinstance(dirs, dict) else ())
+        if isinstance(entry, dict)
+    }
+    return ProjectNames(roots, home_dir())
 
 
 def run(args: argparse.Namespace) -> int:
@@ -276,12 +325,13 @@ def run(args: argparse.Namespace) -> int:
     import json
 
     from memd.history.report import loss_lines, loss_report
+    from memd.times import zone_note
 
     status = collect_status()
-    losses = loss_report(str(status["state_dir"]))
+    losses = loss_report(str(status["state_dir"]), names=_loss_names(status))
     status["losses"] = losses
     if args.format == "json":
         print(json.dumps(status, indent=2, sort_keys=True))
     else:
-        print("\n".join([format_text(status), *loss_lines(losses)]))
+        print("\n".join([format_text(status), *loss_lines(losses), zone_note()]))
     return 0 if status["responding"] else EXIT_NO_DAEMON

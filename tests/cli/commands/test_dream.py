@@ -208,9 +208,13 @@ class TestTrueMessages:
         capsys: pytest.CaptureFixture[str],
     ) -> None:
         """`undone at` is when the undo ran, not the dream's own time."""
+        import time
+        from datetime import datetime
+
         from memd.cli.commands.status import collect_status, format_text
         from memd.kairos.daily_log import memory_key
         from memd.kairos.dream import dream_status
+        from memd.times import clock
 
         monkeypatch.chdir(git_repo)
         run_dream("--project", str(git_repo), "--now")
@@ -220,10 +224,12 @@ class TestTrueMessages:
         status = collect_status()
         status["dirs"] = {str(memory): {"last_dream": _last(memory)}}
 
-        line = next(x for x in format_text(status).splitlines() if "last dream:" in x)
+        line = next(x for x in format_text(status).splitlines() if "last dream " in x)
 
         undone_at = _last(memory)["last_result"]["undone_at"]
-        assert line.endswith(f" at {undone_at}")
+        # the local time a person reads (#42), which `--at` takes back
+        shown = clock(datetime.fromisoformat(undone_at).timestamp(), now=time.time())
+        assert line.startswith(f"    last dream {shown}: "), line
         assert dream_time != undone_at
 
 

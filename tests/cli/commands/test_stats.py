@@ -81,10 +81,18 @@ class TestStats:
         run_stats()
         out = capsys.readouterr().out
 
-        assert "/a/\n  renders: 3 (4 events)" in out
-        assert "latest 300 (min 50, max 300; 100 -> 300, +200) units" in out
-        assert "truncated renders: 1" in out
-        assert "/p\n  disabled events: 1" in out
+        # the prompt against the agent's limits, with units (#42)
+        assert (
+            "/a\n  memory prompt (MEMORY.md): 201 of 200 lines,"
+            " 300 of 25,000 characters"
+            " (over the agent's limit: `memd fix` compacts it)\n"
+        ) in out
+        assert ": +200 characters, +198 lines (100 -> 300 characters)\n" in out
+        assert "  cut at the agent's limit: once (the agent loaded only" in out
+        assert "  memd built the prompt 3 times\n" in out
+        assert "/p  auto memory was off when memd built its prompt (once)" in out
+        for internal in ("renders", "units", "access mode", "prompt variant", "->  "):
+            assert internal not in out
 
     def test_no_telemetry(self, capsys: pytest.CaptureFixture[str]) -> None:
         """With no telemetry file, stats says so and exits 0."""

@@ -1,0 +1,112 @@
+"""What a person calls a memory directory: its project's folder, `~` for home.
+
+Pure: roots in, words out, `os.path` only (the hooks' warm path may import
+it). `roots.load_project_names` finds the roots.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+MAX_NAMED_ROOTS = 3  # past this, "and N more": a shared directory stays one line
+
+
+def tilde(path: str, home: str) -> str:
+    """Return `path` with `home` written `~` (`/home/u/code/x` -> `~/code/x`)."""
+    home = home.rstrip(os.sep)
+    if not home or not os.path.isabs(home):
+        return path
+    if path == home:
+        return "~"
+    if path.startswith(home + os.sep):
+        return "~" + path[len(home) :]
+    return path
+
+
+def memory_dir_key(memory_dir: str) -> str:
+    """Return the one spelling of a memory dir used as a key: no trailing separator."""
+    stripped = memory_dir.rstrip(os.sep)
+    return stripped or memory_dir
+
+
+def project_label(memory_dir: str, roots: Iterable[str], home: str) -> str:
+    """Return what a person calls `memory_dir`: its roots' folders, else its path.
+
+    One root: `~/code/webshop`. Two: `~/code/webshop and ~/code/shop-2`.
+    More than `MAX_NAMED_ROOTS`: the first ones, then `and N more`.
+    No root: the memory dir itself, `~` for home.
+    """
+    named = [tilde(root, home) for root in dict.fromkeys(roots)]
+    if not named:
+        return tilde(memory_dir_key(memory_dir), home)
+    if len(named) > MAX_NAMED_ROOTS:
+        shown = named[:MAX_NAMED_ROOTS]
+        return ", ".join(shown) + f" and {len(named) - len(shown)} more"
+    if len(named) == 1:
+        return named[0]
+    return ", ".join(named[:-1]) + " and " + named[-1]
+
+
+_SHELL_SAFE = frozenset(
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-~"
+)
+
+
+def project_arg(memory_dir: str, roots: Iterable[str], home: str) -> str:
+    """Return what to write after `--project` in a command a person copies.
+
+    The first root, `~` for home (a shell expands `~/code/x`); else the
+    memory dir. Quoted for a POSIX shell when it holds anything else.
+    """
+    first = next(iter(roots), None)
+    path = memory_dir_key(memory_dir) if first is None else first
+    short = tilde(path, home)
+    if all(ch in _SHELL_SAFE for ch in short) and not short.startswith("-"):
+        return short
+    return "'" + path.replace("'", "'\\''") + "'"
+
+
+class ProjectNames:
+    """The roots of a set of memory dirs and the home they are named against.
+
+    `label(dir)` is the name to print; `detail(dir)` the memory dir, `~` for
+    home, to print beside it; `both(dir)` is "name (detail)" for one-line
+    text where the detail matters. A directory it was not built for is named
+    by its path: never an error. (A plain class: the hooks' warm path
+    imports this module, and `dataclasses` costs it `inspect`.)
+    """
+
+    __slots__ = ("home", "roots")
+
+    def __init__(
+        self, roots: Mapping[str, tuple[str, ...]] | None = None, home: str = ""
+    ) -> None:
+        self.roots: Mapping[str, tuple[str, ...]] = roots or {}
+        self.home = home
+
+    def __repr__(self) -> str:
+        return f"ProjectNames({dict(self.roots)!r}, {self.home!r})"
+
+    def roots_of(self, memory_dir: str) -> tuple[str, ...]:
+        return self.roots.get(memory_dir_key(memory_dir), ())
+
+    def label(self, memory_dir: str) -> str:
+        return project_label(memory_dir, self.roots_of(memory_dir), self.home)
+
+    def detail(self, memory_dir: str) -> str:
+        return tilde(memory_dir_key(memory_dir), self.home)
+
+    def both(self, memory_dir: str) -> str:
+        label = self.label(memory_dir)
+        detail = self.detail(memory_dir)
+        return label if label == detail else f"{label} ({detail})"
+
+    def known(self, memory_dir: str) -> bool:
+        return bool(self.roots_of(memory_dir))
+
+    def project_arg(self, memory_dir: str) -> str:
+        return project_arg(memory_dir, self.roots_of(memory_dir), self.home)

@@ -1,0 +1,237 @@
+"""What a person reads names projects by their folder and times as they read them.
+
+Fresh HOME, projects under `~/code`, real `memd` subprocesses (the daemon on a
+real pty), output read as a person reads it: `~/code/...` names, local short
+times, no ISO stamp with microseconds, every printed time one `--at` accepts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from memd.agent.paths import auto_mem_path
+from memd.history.store import History
+from tests.cli.test_terminal import Terminal
+from tests.conftest import Home, make_git_repo
+
+MEMD = str(Path(sys.executable).parent / "memd")
+TIMEOUT = 30.0
+MICROSECOND_STAMP = re.compile(r"\d{2}:\d{2}:\d{2}\.\d{4,}")
+RAW_ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d")  # 2026-12-06T23:03
+
+
+def topic(name: str) -> str:
+    return (
+        f"---\nname: {name}\ndescription: A memory about {name} for this test\n"
+        f"type: feedback\n---\nAbout {name}, at length.\n" + "Detail.\n" * 20
+    )
+
+
+def project(home: Home, name: str, topics: int = 5) -> tuple[Path, Path]:
+    """A git project under ~/code with `topics` memories; (root, memory dir)."""
+    (home.home / "code").mkdir(exist_ok=True)
+    root = make_git_repo(home.home / "code" / name)
+    memory = Path(auto_mem_path(str(root)))
+    memory.mkdir(parents=True)
+    index = []
+    for i in range(topics):
+        (memory / f"feedback_t{i}.md").write_text(topic(f"t{i}"))
+        index.append(f"- [T{i}](feedback_t{i}.md) — about t{i}\n")
+    (memory / "MEMORY.md").write_text("".join(index))
+    then = time.time() - 60
+    for item in (memory, *memory.rglob("*")):
+        os.utime(item, (then, then))
+    return root, memory
+
+
+def changes(home: Home, memory: Path) -> list[object]:
+    state = home.state / "memd"
+    if not (state / "history").exists():
+        return []
+    with History.open(str(state)) as history:
+        return list(history.changes(str(memory)))
+
+
+def wait_for(predicate, what: str) -> object:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + TIMEOUT
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def memd(*argv: str, cwd: Path | None = None) -> str:
+    """Run the real `memd`; its stdout (it must not fail)."""
+    done = subprocess.run(
+        [MEMD, *argv],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert done.returncode in (0, 3), done.stderr
+    return done.stdout
+
+
+def session_start(root: Path) -> str:
+    """What the agent's SessionStart hook tells a session starting in `root`."""
+    payload = {"session_id": "s1", "cwd": str(root), "hook_event_name": "SessionStart"}
+    done = subprocess.run(
+        [MEMD, "hook", "session-start"],
+        input=json.dumps(payload),
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    said = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert isinstance(said, str)
+    return said
+
+
+def on_path() -> dict[str, str]:
+    """The environment with this memd first on PATH, as after `memd setup`."""
+    return {
+        **os.environ,
+        "PATH": f"{Path(MEMD).parent}{os.pathsep}{os.environ['PATH']}",
+    }
+
+
+def assert_reads_as_a_person(text: str) -> None:
+    assert MICROSECOND_STAMP.search(text) is None, text
+    assert RAW_ISO.search(text) is None, text
+
+
+class TestTheDaemonsTerminal:
+    def test_a_loss_names_the_project_and_the_command_that_brings_it_back(
+        self, isolated_home: Home
+    ) -> None:
+        root, memory = project(isolated_home, "webshop")
+        before = {p.name: p.read_bytes() for p in memory.iterdir() if p.is_file()}
+        daemon = Terminal("run")
+        try:
+            first = daemon.read_until("Ctrl-C stops it")
+            wait_for(lambda: changes(isolated_home, memory), "the first record")
+            time.sleep(1.1)  # the restore time falls between the two changes
+            for i in range(4):
+                (memory / f"feedback_t{i}.md").unlink()
+            seen = daemon.read_until("brings them back")
+            status = memd("status")
+            told = session_start(root)
+        finally:
+            daemon.proc.send_signal(signal.SIGINT)
+            daemon.finish()
+
+        assert "(~/.claude/projects)" in first, first
+        assert "memory_loss" not in seen, seen
+        assert "warning" not in seen, seen
+        assert "memd: in ~/code/webshop, 4 memory files were deleted at " in seen, seen
+        found = re.search(
+            r"`(memd restore --all --project ~/code/webshop [^`]+)`", seen
+        )
+        assert found is not None, seen
+        assert_reads_as_a_person(seen)
+        # the command works as printed, from anywhere
+        done = subprocess.run(
+            ["bash", "-c", found.group(1)],
+            env=on_path(),
+            cwd=isolated_home.root,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        after = {p.name: p.read_bytes() for p in memory.iterdir() if p.is_file()}
+        assert after == before
+        # status names the project by its folder, the memory dir as detail
+        assert "\n  ~/code/webshop  errors 0" in status, status
+        assert "\n    memory: ~/.claude/projects/" in status, status
+        assert "in ~/code/webshop, 4 memory files were deleted" in status, status
+        assert "--project ~/code/webshop" in status, status
+        assert status.rstrip().endswith(")"), status  # "times are local (UTC)"
+        assert_reads_as_a_person(status)
+        # the next session in the project is told once, by the project's name
+        assert "memd: in ~/code/webshop, 4 memory files were deleted at " in told
+        assert_reads_as_a_person(told)
+
+
+class TestHistory:
+    def test_a_listed_time_pasted_into_restore_brings_back_that_version(
+        self, isolated_home: Home
+    ) -> None:
+        root, memory = project(isolated_home, "webshop", topics=1)
+        state = str(isolated_home.state / "memd")
+        now = time.time()
+        with History.open(state) as history:
+            (memory / "feedback_t0.md").write_text(topic("first"))
+            history.record(str(memory), cause="edit", at=now - 120.7)
+            (memory / "feedback_t0.md").write_text(topic("second"))
+            history.record(str(memory), cause="edit", at=now - 60.3)
+        (memory / "feedback_t0.md").write_text(topic("third"))
+
+        listed = memd("history", cwd=root)
+        everything = memd("history", "--all", cwd=root)
+
+        assert listed.startswith("history of ~/code/webshop (~/.claude/projects/"), (
+            listed
+        )
+        assert "  ~/code/webshop\n" in everything, everything
+        assert_reads_as_a_person(listed + everything)
+        heads = re.findall(
+            r"^rev (\d+)  ((?:today|yesterday) \d\d:\d\d:\d\d)  ", listed, re.M
+        )
+        assert len(heads) == 2, listed
+        oldest = heads[-1][1]  # as a person copies it from the list
+        done = subprocess.run(
+            [MEMD, "restore", "feedback_t0.md", "--at", oldest],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        assert (memory / "feedback_t0.md").read_text() == topic("first")
+
+
+class TestStats:
+    def test_each_project_by_its_folder_against_the_agents_limits(
+        self, isolated_home: Home
+    ) -> None:
+        root, memory = project(isolated_home, "webshop", topics=3)
+        memd("prompt", cwd=root)  # memd builds the prompt: one telemetry event
+        transcripts = isolated_home.claude / "projects" / "-sessions-of-webshop"
+        transcripts.mkdir()
+        for session in ("one", "two"):
+            (transcripts / f"{session}.jsonl").write_text(
+                f'{{"type":"user","cwd":"{root}/src","sessionId":"{session}"}}\n'
+            )
+        (root / "src").mkdir()
+
+        out = memd("stats")
+
+        assert out.startswith(
+            "~/code/webshop\n  memory prompt (MEMORY.md): 3 of 200 lines, "
+        ), out
+        assert " of 25,000 characters (" in out, out
+        assert "  loaded by the agent's sessions: 2 times (2 in the last 7 days)" in out
+        assert (
+            f"  memory directory: ~/.claude/projects/{memory.parent.name}/memory\n"
+            in out
+        )
+        for internal in ("renders", "units", "access mode", "prompt variant"):
+            assert internal not in out, out
+        assert_reads_as_a_person(out)

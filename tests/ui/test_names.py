@@ -1,0 +1,101 @@
+"""The viewer names projects by their folder and shows times a person reads.
+
+A real `memd run` serving the viewer, projects in real folders under
+`~/code`, pages fetched over HTTP with the session cookie and read as text.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+from memd.agent.paths import auto_mem_path
+from memd.ui import plots
+from tests.conftest import Home
+from tests.daemon.conftest import backdate, topic, wait_for
+from tests.ui.conftest import Viewer
+
+RAW_ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d")
+MICROSECONDS = re.compile(r"\d\d:\d\d:\d\d\.\d{3,}")
+LONG = (
+    "platform-infrastructure-terraform-modules-for-production-eu-west-1-and-us-east-2"
+)
+
+
+def _project(home: Home, *parts: str) -> Path:
+    root = home.home.joinpath("code", *parts)
+    root.mkdir(parents=True)
+    memory = Path(auto_mem_path(str(root)))
+    memory.mkdir(parents=True)
+    (memory / "note.md").write_text(topic("note"))
+    (memory / "MEMORY.md").write_text("- [Note](note.md) — a note\n")
+    return memory
+
+
+def _get(viewer: Viewer, path: str) -> str:
+    status, _, body = viewer.request("GET", path, headers={"Cookie": viewer.cookie()})
+    assert 200 == status, body
+    return body.decode("utf-8")
+
+
+def _legend(svg_page: str) -> list[str]:
+    found = re.findall(r'<text class="axis legend"[^>]*>([^<]*)</text>', svg_page)
+    return [html.unescape(text) for text in found]
+
+
+def test_telemetry_names_projects_in_full_with_units(
+    isolated_home: Home, start_viewer: object
+) -> None:
+    memories = [
+        _project(isolated_home, "infra-terraform"),
+        _project(isolated_home, "webshop"),
+        _project(isolated_home, "team", LONG),
+    ]
+    backdate(*memories)
+    viewer = start_viewer()  # type: ignore[operator]
+    telemetry = isolated_home.state / "memd" / "telemetry.jsonl"
+    wait_for(
+        lambda: telemetry.exists() and telemetry.read_text().count("\n") >= 3,
+        what="three prompts built",
+    )
+
+    page = _get(viewer, "/telemetry")
+
+    legend = "\n".join(_legend(page))
+    assert "~/code/infra-terraform" in legend, legend
+    assert "~/code/webshop" in legend, legend
+    assert f"~/code/team/{LONG}" in "".join(_legend(page)), legend  # wrapped, whole
+    assert ">characters</text>" in page
+    assert ">lines</text>" in page
+    assert "time (local)" in page
+    text = html.unescape(re.sub(r"<[^>]+>", " ", page))
+    for internal in ("memdir_loaded", "renders", "units", "UTC-16"):
+        assert internal not in text, internal
+    assert RAW_ISO.search(text) is None
+    assert MICROSECONDS.search(text) is None
+
+
+class TestLegend:
+    def test_a_long_name_wraps_and_loses_no_character(self) -> None:
+        label = f"~/code/team/{LONG}"
+        series = (plots.Series(label=label, points=((1.0, 2.0), (2.0, 3.0))),)
+
+        svg = plots.line_plot(series, title="t", unit="characters")
+
+        pieces = _legend(svg)
+        assert "".join(pieces) == label
+        assert len(pieces) > 1
+        assert all(len(piece) <= plots.LEGEND_CHARS for piece in pieces)
+
+    def test_every_series_is_named_up_to_the_cap_then_counted(self) -> None:
+        series = tuple(
+            plots.Series(label=f"~/code/p{i}", points=((1.0, float(i)),))
+            for i in range(plots.MAX_SERIES + 3)
+        )
+
+        pieces = _legend(plots.line_plot(series, title="t", unit="lines"))
+
+        assert len(pieces) == plots.MAX_SERIES + 1
+        assert pieces[-1] == "and 3 more projects, smaller, not drawn"
+        assert "~/code/p0" not in pieces  # the smallest are left out
