@@ -320,6 +320,20 @@ RULES: tuple[RuleSpec, ...] = (
         "two topic files say the same thing",
         files.surface,
     ),
+    RuleSpec(
+        "D005",
+        "memory-dir-shared",
+        W,
+        "two different project roots map to this one memory dir (memd doctor: FAIL)",
+        files.surface,
+    ),
+    RuleSpec(
+        "D006",
+        "memory-dir-moved",
+        W,
+        "an older agent release kept this project's memory in a dir still holding it",
+        files.surface,
+    ),
 )
 
 RULES_BY_KEY: Mapping[str, RuleSpec] = MappingProxyType(

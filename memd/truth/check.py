@@ -50,6 +50,9 @@ def check_memory(
     project_root: str | None,
     *,
     cache_dir: str | None,
+    roots: tuple[str, ...] = (),
+    env: Mapping[str, str] | None = None,
+    profile: object = None,
     severities: Mapping[str, str] | None = None,
     memdir: MemDir | None = None,
     max_file_bytes: int = 256 * 1024,
@@ -58,6 +61,9 @@ def check_memory(
     """Return what `memory_dir`'s memories name that `project_root` no longer has.
 
     With no `project_root` only the checks that need no repository run.
+    `roots` are every project root memd knows for `memory_dir`
+    (`memd.projects.roots`): two different ones are a D005, and a root whose
+    memory an older release kept elsewhere a D006.
     """
     from memd.lint.engine import apply_severities, sort_key
     from memd.memory.reader import load_memdir
@@ -66,6 +72,7 @@ def check_memory(
     if memdir is None:
         memdir = load_memdir(memory_dir, max_file_bytes=max_file_bytes)
     found: list[Diagnostic] = list(find_duplicates(memdir.files))
+    found.extend(sharing_findings(memory_dir, roots, env=env, profile=profile))
     head = None
     if project_root is not None:
         gone, head = _gone(memdir, project_root, cache_dir, timeout_seconds)
@@ -163,33 +170,50 @@ def _person_path(path: str) -> str:
     return path
 
 
-def known_roots(
-    state_dir: str, env: Mapping[str, str] | None = None, *, profile: object = None
-) -> dict[str, tuple[str, ...]]:
-    """Memory dir (no trailing separator) -> the project roots memd knows map to it.
+def sharing_findings(
+    memory_dir: str,
+    roots: tuple[str, ...],
+    *,
+    env: Mapping[str, str] | None = None,
+    profile: object = None,
+) -> list[Diagnostic]:
+    """D005 when different `roots` share `memory_dir`, D006 for memory left by a release."""
+    from memd.lint.rules import RULES_BY_KEY
+    from memd.truth.sharing import (
+        MOVED,
+        SHARED,
+        describe_moved,
+        describe_shared,
+        moved_dirs,
+        moved_fix,
+        shared_dirs,
+    )
 
-    The roots `memd prompt`, the hooks and `--project` remembered, resolved
-    as the agent resolves them; a root that no longer exists is skipped.
-    """
-    from memd.agent.paths import resolve_memory_location
-    from memd.state import known_projects
-
-    found: dict[str, list[str]] = {}
-    for root in known_projects(state_dir):
-        if not os.path.isdir(root):
-            continue
-        location = resolve_memory_location(root, env, profile=profile)  # type: ignore[arg-type]
-        found.setdefault(location.memory_dir.rstrip(os.sep), []).append(root)
-    return {key: tuple(value) for key, value in found.items()}
+    if not roots:
+        return []
+    home = (env or os.environ).get("HOME", "")
+    key = memory_dir.rstrip(os.sep)
+    found = [
+        RULES_BY_KEY[SHARED].diag(INDEX_NAME, describe_shared(shared, home), shared.fix)
+        for shared in shared_dirs({key: roots}, env=env, profile=profile)  # type: ignore[arg-type]
+    ]
+    found.extend(
+        RULES_BY_KEY[MOVED].diag(
+            INDEX_NAME, describe_moved(moved, home), moved_fix(moved, home)
+        )
+        for moved in moved_dirs(roots, env=env, profile=profile)  # type: ignore[arg-type]
+    )
+    return found
 
 
 def check_targets(
-    memory_dirs: Mapping[str, str | None],
+    memory_dirs: Mapping[str, tuple[str | None, tuple[str, ...]]],
     *,
     cache_dir: str | None,
     severities: Mapping[str, str] | None,
     max_file_bytes: int = 256 * 1024,
     cwd: str | None = None,
+    profile: object = None,
 ) -> tuple[Diagnostic, ...]:
     """`check_memory` of each memory dir against its root; paths shown as lint shows."""
     import dataclasses
@@ -197,10 +221,12 @@ def check_targets(
     from memd.lint.engine import display_path
 
     found: list[Diagnostic] = []
-    for memory_dir, root in memory_dirs.items():
+    for memory_dir, (root, roots) in memory_dirs.items():
         report = check_memory(
             memory_dir,
             root,
+            roots=roots,
+            profile=profile,
             cache_dir=cache_dir,
             severities=severities,
             max_file_bytes=max_file_bytes,

@@ -10,6 +10,7 @@ Exit status: 0 clean, 1 errors (or warnings with `--strict`), 2 usage or I/O.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -70,6 +71,11 @@ def run(args: argparse.Namespace) -> int:
 
             raise UsageError("give --project DIR, PATHs or --all, not two of them")
         args.paths = [project_dir(args)]
+        from memd.state import remember_project
+
+        # --project is how a person tells memd a root: later runs know it too.
+        with contextlib.suppress(OSError):
+            remember_project(config.state_dir, os.path.realpath(args.paths[0]))
     targets, none = chosen_targets(args, profile)
     if none and args.format == "text":
         # Not "no problems found": there was nothing to look at.
@@ -93,23 +99,29 @@ def _with_truth(
 ) -> tuple[Diagnostic, ...]:
     """`diagnostics` plus what memory names that its project no longer has."""
     from memd.lint.engine import sort_key
-    from memd.truth.check import check_targets, known_roots
+    from memd.projects.roots import roots_by_memory_dir
+    from memd.truth.check import check_targets
 
-    remembered = known_roots(config.state_dir, profile=profile)
-    chosen: dict[str, str | None] = {}
-    explicit = [os.path.abspath(p) for p in args.paths] or [os.getcwd()]
-    for target in targets:
-        if not target.is_dir or target.error is not None:
-            continue
-        memory_dir = target.path.rstrip(os.sep)
-        chosen[memory_dir] = _root_of(memory_dir, explicit, remembered, args, profile)
-    if not chosen:
+    dirs = [t.path.rstrip(os.sep) for t in targets if t.is_dir and t.error is None]
+    if not dirs:
         return diagnostics
+    remembered = roots_by_memory_dir(
+        dirs,
+        state_dir=config.state_dir,
+        extra_roots=config.watch_projects,
+        profile=profile,  # type: ignore[arg-type]
+    )
+    explicit = [os.path.abspath(p) for p in args.paths] or [os.getcwd()]
+    chosen = {}
+    for memory_dir in dirs:
+        root = _root_of(memory_dir, explicit, remembered, args, profile)
+        chosen[memory_dir] = (root, remembered.get(memory_dir, ()))
     found = check_targets(
         chosen,
         cache_dir=config.cache_dir,
         severities=config.lint_severities,
         max_file_bytes=config.max_topic_file_bytes,
+        profile=profile,
     )
     return tuple(sorted(dict.fromkeys([*diagnostics, *found]), key=sort_key))
 
