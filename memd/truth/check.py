@@ -72,13 +72,23 @@ def check_memory(
     if memdir is None:
         memdir = load_memdir(memory_dir, max_file_bytes=max_file_bytes)
     found: list[Diagnostic] = list(find_duplicates(memdir.files))
-    found.extend(sharing_findings(memory_dir, roots, env=env, profile=profile))
+    sharing, once = _sharing(memory_dir, roots, env=env, profile=profile)
+    found.extend(sharing)
     head = None
     if project_root is not None:
         gone, head = _gone(memdir, project_root, cache_dir, timeout_seconds)
         found.extend(gone)
     result = tuple(sorted(apply_severities(found, severities), key=sort_key))
-    return TruthReport(diagnostics=result, head=head, project_root=project_root)
+    report = TruthReport(diagnostics=result, head=head, project_root=project_root)
+    if cache_dir is not None:
+        from memd.truth.notice import leave_report
+
+        leave_report(
+            cache_dir,
+            memory_dir,
+            {"head": head, "gone_files": list(report.gone_files), "once": once},
+        )
+    return report
 
 
 def memory_claims(memdir: MemDir, root: str | None) -> list[tuple[str, Claim]]:
@@ -170,14 +180,17 @@ def _person_path(path: str) -> str:
     return path
 
 
-def sharing_findings(
+def _sharing(
     memory_dir: str,
     roots: tuple[str, ...],
     *,
     env: Mapping[str, str] | None = None,
     profile: object = None,
-) -> list[Diagnostic]:
-    """D005 when different `roots` share `memory_dir`, D006 for memory left by a release."""
+) -> tuple[list[Diagnostic], list[dict[str, str]]]:
+    """D005 when different `roots` share `memory_dir`, D006 for memory left by a release.
+
+    Also what SessionStart says once per project about each (memd.truth.notice).
+    """
     from memd.lint.rules import RULES_BY_KEY
     from memd.truth.sharing import (
         MOVED,
@@ -190,20 +203,26 @@ def sharing_findings(
     )
 
     if not roots:
-        return []
+        return [], []
     home = (env or os.environ).get("HOME", "")
     key = memory_dir.rstrip(os.sep)
-    found = [
-        RULES_BY_KEY[SHARED].diag(INDEX_NAME, describe_shared(shared, home), shared.fix)
-        for shared in shared_dirs({key: roots}, env=env, profile=profile)  # type: ignore[arg-type]
-    ]
-    found.extend(
-        RULES_BY_KEY[MOVED].diag(
-            INDEX_NAME, describe_moved(moved, home), moved_fix(moved, home)
+    found = []
+    once = []
+    for shared in shared_dirs({key: roots}, env=env, profile=profile):  # type: ignore[arg-type]
+        text = describe_shared(shared, home)
+        found.append(RULES_BY_KEY[SHARED].diag(INDEX_NAME, text, shared.fix))
+        once.append(
+            {
+                "key": "shared:" + "|".join(shared.roots),
+                "text": f"{text}. Fix: {shared.fix}.",
+            }
         )
-        for moved in moved_dirs(roots, env=env, profile=profile)  # type: ignore[arg-type]
-    )
-    return found
+    for moved in moved_dirs(roots, env=env, profile=profile):  # type: ignore[arg-type]
+        text = describe_moved(moved, home)
+        fix = moved_fix(moved, home)
+        found.append(RULES_BY_KEY[MOVED].diag(INDEX_NAME, text, fix))
+        once.append({"key": "moved:" + moved.old_dir, "text": f"{text}. Fix: {fix}."})
+    return found, once
 
 
 def check_targets(

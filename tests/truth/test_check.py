@@ -363,7 +363,7 @@ class TestCache:
         ]
         assert second.head is not None
         assert [second.head] == [
-            json.loads(p.read_text())["head"] for p in (cache / "truth").iterdir()
+            json.loads(p.read_text())["head"] for p in (cache / "truth").glob("*.json")
         ]
 
 

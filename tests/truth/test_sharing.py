@@ -44,7 +44,11 @@ def doctor(capsys: pytest.CaptureFixture[str]) -> tuple[int, list[dict[str, str]
 )
 class TestShared:
     def test_doctor_fails_with_both_roots_and_the_fix(
-        self, first: str, second: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+        self,
+        first: str,
+        second: str,
+        tmp_path: Path,
+        capsys: pytest.CaptureFixture[str],
     ) -> None:
         """Two real folders the agent names alike: doctor FAILs naming both, with a fix."""
         one, two = tmp_path / first, tmp_path / second
@@ -64,7 +68,11 @@ class TestShared:
         assert "autoMemoryDirectory" in checks[0]["fix"]
 
     def test_lint_reports_it_for_each_project(
-        self, first: str, second: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+        self,
+        first: str,
+        second: str,
+        tmp_path: Path,
+        capsys: pytest.CaptureFixture[str],
     ) -> None:
         """`memd lint --project` in either project gives D005 naming both roots."""
         one, two = tmp_path / first, tmp_path / second
@@ -135,7 +143,10 @@ class TestTranscripts:
 
 class TestMoved:
     def test_memory_left_in_the_old_releases_dir(
-        self, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+        self,
+        tmp_path: Path,
+        capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch,
     ) -> None:
         """2.1.332 honours CLAUDE_CODE_PROJECT_DIR_NAME; 2.1.112's dir still holds memory."""
         root = tmp_path / "code" / "shop"
@@ -157,5 +168,7 @@ class TestMoved:
         status, checks = doctor(capsys)
 
         assert 1 == status
-        assert ["moved memory dir"] == [c["name"] for c in checks if c["verdict"] == "fail"]
+        assert ["moved memory dir"] == [
+            c["name"] for c in checks if c["verdict"] == "fail"
+        ]
         assert "2.1.112" in checks[0]["message"]

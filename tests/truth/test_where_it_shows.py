@@ -1,0 +1,75 @@
+"""Where truth findings show: SessionStart's one line, once-only notices, MCP lint."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from memd.cli.main import main
+from tests.truth.conftest import Project
+from tests.truth.test_check import history
+from tests.truth.test_sharing import memory_in
+
+MEMD = str(Path(sys.executable).with_name("memd"))
+
+
+def session_start(root: Path, session: str) -> str:
+    """What the agent's SessionStart hook tells a session starting in `root`."""
+    payload = {
+        "session_id": session,
+        "cwd": str(root),
+        "hook_event_name": "SessionStart",
+    }
+    done = subprocess.run(
+        [MEMD, "hook", "session-start"],
+        input=json.dumps(payload),
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    if not done.stdout:
+        return ""
+    specific = json.loads(done.stdout).get("hookSpecificOutput", {})
+    return str(specific.get("additionalContext", ""))
+
+
+class TestSessionStart:
+    def test_one_line_counts_the_memories_naming_something_gone(
+        self, project: Project, capsys: object
+    ) -> None:
+        """After a check, every session says how many memories name something gone."""
+        history(project)
+        project.memory_file("project_auth.md", "Sessions: `src/auth/session.ts`.\n")
+        project.memory_file("project_ok.md", "Kept: `src/keep.py`.\n")
+        main(["lint", "--project", str(project.root)])
+
+        first = session_start(project.root, "s1")
+        second = session_start(project.root, "s2")
+
+        expected = "memd: 1 memory names a path or command this project no longer has (project_auth.md)"
+        assert expected in first
+        assert expected in second
+        assert 1 == first.count("no longer has")
+
+    def test_a_shared_dir_is_told_once_in_each_project(self, tmp_path: Path) -> None:
+        """Two projects sharing one dir: each hears it once, in its first session."""
+        one, two = tmp_path / "work" / "a-b" / "c", tmp_path / "work" / "a" / "b-c"
+        one.mkdir(parents=True)
+        two.mkdir(parents=True)
+        memory_in(one)
+        main(["lint", "--project", str(one)])
+        main(["lint", "--project", str(two)])
+
+        said = [
+            session_start(one, "a1"),
+            session_start(one, "a2"),
+            session_start(two, "b1"),
+            session_start(two, "b2"),
+        ]
+
+        assert [True, False, True, False] == ["share one memory dir" in s for s in said]
+        assert "autoMemoryDirectory" in said[0]
