@@ -73,3 +73,18 @@ class TestSessionStart:
 
         assert [True, False, True, False] == ["share one memory dir" in s for s in said]
         assert "autoMemoryDirectory" in said[0]
+
+
+class TestMcp:
+    def test_the_lint_tool_returns_them(self, project: Project) -> None:
+        """memory_lint over the mcp SDK's real client returns the D001 finding."""
+        from tests.mcp_server.test_server import call
+
+        history(project)
+        project.memory_file("project_auth.md", "Sessions: `src/auth/session.ts`.\n")
+
+        (lint,) = call(project.root, ("memory_lint", {}))
+        found = [json.loads(c.text) for c in lint.content]  # type: ignore[attr-defined]
+
+        assert ["D001"] == [d["code"] for d in found]
+        assert "renamed to `src/auth/sessions.ts`" in found[0]["message"]
