@@ -24,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from memd.daemon.discovery import Discovery, discover
 from memd.daemon.history_feed import HISTORY_RETRY_SECONDS, HistoryFeed
+from memd.daemon.truth_feed import TruthFeed
 from memd.daemon.notify import notify, watchdog_interval_seconds
 from memd.daemon.rebuild import (
     REBUILD_BUDGET_SECONDS,
@@ -152,6 +153,9 @@ class _Daemon:
         self.choice = self._choose_profile(None)
         self.recall = RecallFeed(config.cache_dir, log)
         self.history = HistoryFeed(config.state_dir, log)
+        self.truth = TruthFeed(
+            lambda: self.config, env, log, profile=lambda: self.choice.profile
+        )
         # When the settle thread last reported (monotonic: a suspend is no stall).
         self.last_round: float | None = None
         self.hook_linter = HookLinter(
@@ -212,6 +216,7 @@ class _Daemon:
                 self.sink.close()
             self.recall.close()
             self.history.close()
+            self.truth.close()
             self._write_status(force=True, running=False)
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
@@ -347,6 +352,8 @@ class _Daemon:
         if step.is_full:
             self._check_profile()
             self._remove_stale_memory_temp_files()
+            # Off the settle thread: memory against each project's HEAD.
+            self.truth.poll(self._known())
         if step.checks_health:
             self._check_watch_health(now)
         stale = self._stale(self.sweeps.to_sweep(now, list(self.dirs), step))

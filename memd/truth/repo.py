@@ -17,6 +17,7 @@ a JSON load; a `HEAD` that moved forward reads only the new commits' log.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -419,3 +420,37 @@ def _save_cache(cache_dir: str | None, root: str, facts: RepoFacts) -> None:
         write_atomic(path, dumps(facts.to_json()).encode("utf-8", "surrogateescape"))
     except OSError:
         pass  # a cache that cannot be written is read again next time
+
+
+def head_signature(project_root: str) -> tuple[object, ...] | None:
+    """What changes when the repository's `HEAD` moves, by `stat` and small reads only.
+
+    `HEAD` itself (its bytes: a branch switch), the branch's ref file and
+    ``packed-refs`` (their stat keys: a commit, a fetch, a gc). No git runs,
+    so the daemon can ask this every sweep. None when `project_root` is in no
+    repository.
+    """
+    from memd.agent.gitroot import find_git_root
+    from memd.fsread import read_prefix
+    from memd.statkey import stat_key
+
+    root = find_git_root(project_root)
+    if root is None:
+        return None
+    git_dir = os.path.join(root, ".git")
+    try:
+        if not os.path.isdir(git_dir):
+            pointer = read_prefix(git_dir, 4096).decode("utf-8", "replace").strip()
+            if not pointer.startswith("gitdir:"):
+                return None
+            git_dir = os.path.join(root, pointer[len("gitdir:") :].strip())
+        head = read_prefix(os.path.join(git_dir, "HEAD"), 4096)
+        common = git_dir
+        with contextlib.suppress(OSError):
+            shared = read_prefix(os.path.join(git_dir, "commondir"), 4096)
+            common = os.path.join(git_dir, shared.decode("utf-8", "replace").strip())
+    except OSError:
+        return None
+    ref = head.decode("utf-8", "replace").strip().removeprefix("ref:").strip()
+    ref_key = stat_key(os.path.join(common, ref)) if ref.startswith("refs/") else None
+    return (head, ref_key, stat_key(os.path.join(common, "packed-refs")))
