@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from memd.cli.main import main
 from tests.truth.conftest import Project
 from tests.truth.test_check import history
@@ -88,3 +90,23 @@ class TestMcp:
 
         assert ["D001"] == [d["code"] for d in found]
         assert "renamed to `src/auth/sessions.ts`" in found[0]["message"]
+
+
+class TestStatus:
+    def test_status_lists_what_needs_review(
+        self, project: Project, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """`memd status` names the project and the memory naming something gone."""
+        history(project)
+        project.memory_file("project_auth.md", "Sessions: `src/auth/session.ts`.\n")
+        main(["lint", "--project", str(project.root)])
+        capsys.readouterr()
+
+        main(["status"])
+        out = capsys.readouterr().out
+
+        assert "needs review: " in out
+        assert (
+            "1 memory names something the code no longer has (project_auth.md)" in out
+        )
+        assert "webshop" in out.split("needs review: ", 1)[1].splitlines()[0]
