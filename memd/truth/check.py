@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from memd.truth.claims import Claim
 
 UNREADABLE = "D003"
+REPORTED_FINDINGS = 200  # kept in the report for the viewer
 GONE_CODES = ("D001", "D002")
 
 
@@ -86,7 +87,12 @@ def check_memory(
         leave_report(
             cache_dir,
             memory_dir,
-            {"head": head, "gone_files": list(report.gone_files), "once": once},
+            {
+                "head": head,
+                "gone_files": list(report.gone_files),
+                "once": once,
+                "findings": [d.to_dict() for d in result[:REPORTED_FINDINGS]],
+            },
         )
     return report
 

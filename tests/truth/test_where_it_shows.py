@@ -110,3 +110,32 @@ class TestStatus:
             "1 memory names something the code no longer has (project_auth.md)" in out
         )
         assert "webshop" in out.split("needs review: ", 1)[1].splitlines()[0]
+
+
+class TestViewer:
+    def test_the_project_page_lists_them_under_needs_review(
+        self, project: Project
+    ) -> None:
+        """The viewer's project page carries the last check's findings, file first."""
+        import structlog
+
+        from memd.config import load_config
+        from memd.ui.gather import Source, project_page
+        from memd.ui.views import project_id
+
+        history(project)
+        project.memory_file("project_auth.md", "Sessions: `src/auth/session.ts`.\n")
+        main(["lint", "--project", str(project.root)])
+        memory = str(project.memory).rstrip("/")
+        source = Source(
+            config=load_config,
+            memory_dirs=lambda: {memory: "test"},
+            log=structlog.get_logger(),
+        )
+
+        page = project_page(source, project_id(memory))
+
+        assert ["D001"] == [f.code for f in page.needs_review]
+        assert page.needs_review[0].message.startswith(
+            "project_auth.md: `src/auth/session.ts`"
+        )
