@@ -21,12 +21,13 @@ later in path order. `THRESHOLD` was chosen on real memory (bench/README.md).
 from __future__ import annotations
 
 import math
+import re
 
 from memd.diagnostics import Diagnostic
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Sequence
 
     from memd.memory.memfile import MemoryFile
 
@@ -44,6 +45,10 @@ _STOP = frozenset(
     via per vs etc e g ie""".split()
 )
 _HUB_MARKER = "<!-- memd:hub -->"
+_TOKEN = re.compile(r"[^\W_][\w.:/-]*")
+_PARTS = re.compile(r"[._:/-]+")
+_DIGIT = re.compile(r"\d")
+_SEPARATOR = re.compile(r"[._:/-]")
 
 Weights = dict[str, tuple[int, float]]  # word -> (count, idf)
 
@@ -138,38 +143,27 @@ def _weights(documents: list[list[str]]) -> list[Weights]:
 
 
 def _words(text: str) -> tuple[list[str], frozenset[str]]:
-    """The content words of `text` and its identifiers (tokens with a digit, dotted hosts)."""
+    """The content words of `text` and its identifiers (tokens with a digit, dotted hosts).
+
+    One pass of two linear patterns: a token is a letter or digit followed by
+    letters, digits and ``._-:/``; its parts between those are the words.
+    """
     words: list[str] = []
     identifiers: set[str] = set()
-    token: list[str] = []
-    for char in text[: MAX_WORDS * 12].lower() + " ":
-        if char.isalnum() or (char in "._-:/" and token):
-            token.append(char)
-            continue
-        if token:
-            word = "".join(token).strip("._-:/")
-            token = []
-            if not word:
-                continue
-            if any(c.isdigit() for c in word) or _is_host(word):
-                identifiers.add(word)
-            for part in _split(word):
-                if part not in _STOP and len(part) > 1:
-                    words.append(_stem(part))
-            if len(words) >= MAX_WORDS:
-                break
+    stems: dict[str, str] = {}
+    for match in _TOKEN.finditer(text[: MAX_WORDS * 12].lower()):
+        word = match.group().rstrip("._-:/")
+        if _DIGIT.search(word) or ("." in word and _is_host(word)):
+            identifiers.add(word)
+        for part in _PARTS.split(word) if _SEPARATOR.search(word) else (word,):
+            if len(part) > 1 and part not in _STOP:
+                stem = stems.get(part)
+                if stem is None:
+                    stem = stems[part] = _stem(part)
+                words.append(stem)
+        if len(words) >= MAX_WORDS:
+            break
     return words, frozenset(identifiers)
-
-
-def _split(word: str) -> Iterable[str]:
-    start = 0
-    for index, char in enumerate(word):
-        if char in "._-:/":
-            if index > start:
-                yield word[start:index]
-            start = index + 1
-    if start < len(word):
-        yield word[start:]
 
 
 def _is_host(word: str) -> bool:
