@@ -256,7 +256,7 @@ def main() -> int:
         print("no corpus (--corpus DIR or MEMD_TRUTH_CORPUS): skipped")
         return 0
     work_root = Path(args.work)
-    tp = fp = strict_tp = at_m = at_m_already_gone = 0
+    tp = fp = strict_tp = at_m = at_m_already_gone = at_m_false = 0
     truly_gone: set[tuple[str, str, str]] = set()
     caught: set[tuple[str, str, str]] = set()
     seen: set[tuple[str, str, str]] = set()
@@ -292,8 +292,13 @@ def main() -> int:
                 commands_m = defined_at(work, cache)
                 for relpath, finding in flagged(memdir, work, cache):
                     at_m += 1
-                    if finding.path is not None and finding.path not in tree_m:
-                        at_m_already_gone += 1
+                    if finding.path is not None:
+                        there = finding.path in tree_m or finding.path in folders_m
+                    else:
+                        defined = commands_m.get(finding.claim.kind) or frozenset()
+                        there = finding.claim.value in defined
+                    at_m_false += there
+                    at_m_already_gone += not there
                     if args.verbose:
                         print(f"  at M {name} {m[:7]} {relpath}: {finding.message}")
                 checkout(git_dir, work, head)

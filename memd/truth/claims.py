@@ -21,6 +21,7 @@ at most `MAX_CLAIMS` claims.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 MAX_CLAIMS = 400
@@ -48,8 +49,12 @@ _PLAIN_NAMES = frozenset(
         "Brewfile",
     }
 )
-# Characters a path token may hold (besides letters and digits of any script).
-_PATH_PUNCT = frozenset("._-/+@")
+# What a path, a file name and a script name may hold: letters and digits of
+# any script and a little punctuation (each pattern linear: one class, no nesting).
+_PATH_CHARS = re.compile(r"[\w.+@/-]*")
+_NAME_CHARS = re.compile(r"[\w.+-]*")
+_WORD_CHARS = re.compile(r"[\w:.-]*")
+_LETTER = re.compile(r"[^\W\d_]")
 _TRIM = "\"'()[]{}<>,;:!?*"
 # pnpm's and yarn's own commands: `pnpm install` runs no script.
 _PM_BUILTINS = frozenset(
@@ -280,7 +285,7 @@ def _prose_claims(
         column = offset + position + 1
         position += len(word) + 1
         if "/" in word:
-            token = word.strip(_TRIM).rstrip(".")
+            token = word.rstrip(_TRIM + ".").lstrip(_TRIM)
             if "://" in word or word.startswith(("www.", "<")):
                 continue
             value = _path_value(token, root)
@@ -419,8 +424,8 @@ def _is_word(word: str) -> bool:
     return (
         0 < len(word) <= 80
         and not word.startswith(("-", "."))
-        and all(char.isalnum() or char in "-_:." for char in word)
-        and any(char.isalpha() for char in word)
+        and _WORD_CHARS.fullmatch(word) is not None
+        and _LETTER.search(word) is not None
     )
 
 
@@ -441,12 +446,12 @@ def _path_value(token: str, root: str | None) -> str | None:
         token = token[2:]
     if not token or "/" not in token or token.startswith(("~", "-", "@", "$", "/")):
         return None
-    if not all(char.isalnum() or char in _PATH_PUNCT for char in token):
+    if _PATH_CHARS.fullmatch(token) is None:
         return None
     parts = token.rstrip("/").split("/")
     if any(part in ("", ".", "..") for part in parts) or len(parts) > 24:
         return None
-    if not any(char.isalpha() for char in token):
+    if _LETTER.search(token) is None:
         return None  # 1/2, 24/7
     return token
 
@@ -476,7 +481,7 @@ def _has_extension(path: str) -> bool:
         and 0 < len(extension) <= 10
         and extension.isalnum()
         and not extension.isdigit()
-        and any(char.isalpha() for char in extension)
+        and _LETTER.search(extension) is not None
     )
 
 
@@ -485,13 +490,13 @@ def _bare_name(token: str) -> str | None:
     token = _without_location(token)
     if not token or len(token) > MAX_TOKEN or token.startswith(("-", "@", "$", "~")):
         return None
-    if not all(char.isalnum() or char in "._-+" for char in token):
+    if _NAME_CHARS.fullmatch(token) is None:
         return None
     if token in _PLAIN_NAMES:
         return token
     if token.startswith(".") and token.count(".") == 1 and len(token) > 2:
         return token  # .env.example has two; .gitignore, .nvmrc one
     stem = token.rsplit(".", 1)[0]
-    if not _has_extension(token) or not any(char.isalpha() for char in stem):
+    if not _has_extension(token) or _LETTER.search(stem) is None:
         return None
     return token

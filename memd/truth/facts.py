@@ -58,13 +58,14 @@ class RepoFacts:
     definition_names: Mapping[str, str] = field(
         default_factory=lambda: MappingProxyType({})
     )  # kind -> the root definition file's name ("Makefile")
+    ordered: tuple[str, ...] = ()  # `files` sorted (the cache keeps them so)
 
     def to_json(self) -> dict[str, object]:
         """The facts as JSON-ready data (the cache's body)."""
         return {
             "version": CACHE_VERSION,
             "head": self.head,
-            "files": sorted(self.files),
+            "files": list(self.ordered or sorted(self.files)),
             "gone": {
                 path: [e.sha, e.date, e.renamed_to] for path, e in self.gone.items()
             },
@@ -91,6 +92,7 @@ class RepoFacts:
             return cls(
                 head=str(data["head"]),
                 files=frozenset(data["files"]),
+                ordered=tuple(data["files"]),
                 gone=MappingProxyType(
                     {p: Event(s, d, r) for p, (s, d, r) in data["gone"].items()}
                 ),

@@ -12,6 +12,7 @@ version after the last one that defined it is where it went.
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 from memd.truth.claims import NAME, PATH
@@ -57,25 +58,18 @@ class TreeIndex:
 
     def __init__(self, facts: RepoFacts) -> None:
         self.facts = facts
-        self._dirs: frozenset[str] | None = None
+        self._sorted: list[str] | None = None
         self._names: frozenset[str] | None = None
         self._gone_names: dict[str, list[str]] | None = None
         self._gone_dirs: dict[str, Event] | None = None
 
-    @property
-    def dirs(self) -> frozenset[str]:
-        if self._dirs is None:
-            found: set[str] = set()
-            for path in self.facts.files:
-                slash = path.rfind("/")
-                while slash > 0:
-                    folder = path[:slash]
-                    if folder in found:
-                        break
-                    found.add(folder)
-                    slash = path.rfind("/", 0, slash)
-            self._dirs = frozenset(found)
-        return self._dirs
+    def is_folder(self, path: str) -> bool:
+        """Whether some file at `HEAD` lies under `path`: a bisection of the sorted tree."""
+        if self._sorted is None:
+            self._sorted = list(self.facts.ordered or sorted(self.facts.files))
+        prefix = path.rstrip("/") + "/"
+        at = bisect.bisect_left(self._sorted, prefix)
+        return at < len(self._sorted) and self._sorted[at].startswith(prefix)
 
     @property
     def names(self) -> frozenset[str]:
@@ -103,7 +97,7 @@ class TreeIndex:
                     newest.setdefault(path[:slash], event)
                     slash = path.rfind("/", 0, slash)
             self._gone_dirs = newest
-        if folder in self.dirs:
+        if self.is_folder(folder):
             return None
         return self._gone_dirs.get(folder)
 
@@ -129,7 +123,7 @@ def _judge_path(claim: Claim, index: TreeIndex) -> Finding | None:
     is_folder = claim.value.endswith("/")
     if not is_folder and path in facts.files:
         return None
-    if path in index.dirs:
+    if index.is_folder(path):
         return None
     event = None if is_folder else facts.gone.get(path)
     if event is not None:

@@ -267,6 +267,7 @@ def _read_facts(repo: Repository, cache_dir: str | None) -> RepoFacts:
         commands=MappingProxyType(commands),
         versions=MappingProxyType(versions),
         definition_names=MappingProxyType(names),
+        ordered=tuple(sorted(files)),
     )
     _save_cache(cache_dir, repo.root, facts)
     return facts
