@@ -112,11 +112,13 @@ def similarity(first: str, second: str) -> float:
 
 
 def containment(a: Weights, b: Weights) -> float:
-    """The share of `a`'s weighted words that `b` holds."""
-    held = sum(
-        idf * min(count, b[word][0]) for word, (count, idf) in a.items() if word in b
-    )
-    whole = sum(idf * count for count, idf in a.values())
+    """The share of `a`'s distinct words, weighted by rarity, that `b` holds.
+
+    Distinct, not counted: a description repeats its body's words, and that
+    must not make a memory look less contained in one that says it once.
+    """
+    held = sum(idf for word, (_, idf) in a.items() if word in b)
+    whole = sum(idf for _, idf in a.values())
     return held / whole if whole else 0.0
 
 
