@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memd.truth.check import check_memory  # noqa: E402
+from memd.truth.check import check_memory
 
 ENV = {
     **os.environ,
@@ -46,15 +46,15 @@ def path_of(number: int) -> str:
 def build_repository(
     root: Path, files: int, commits: int
 ) -> tuple[list[str], list[str]]:
-    """A repository of `files` files at HEAD; returns (gone paths, renamed-from paths)."""
+    """A repository of `files` files at HEAD; returns (gone, renamed-from) paths."""
     subprocess.run(["git", "init", "-q", str(root)], check=True, env=ENV)
     lines: list[str] = []
     blob = b"print('x')\n"
-    lines.append("blob\nmark :1\ndata %d\n%s\n" % (len(blob), blob.decode()))
+    lines.append(f"blob\nmark :1\ndata {len(blob)}\n{blob.decode()}\n")
     package = b'{"scripts": {"build": "tsc", "lint": "eslint ."}}'
-    lines.append("blob\nmark :2\ndata %d\n%s\n" % (len(package), package.decode()))
+    lines.append(f"blob\nmark :2\ndata {len(package)}\n{package.decode()}\n")
     package2 = b'{"scripts": {"build": "tsc"}}'
-    lines.append("blob\nmark :3\ndata %d\n%s\n" % (len(package2), package2.decode()))
+    lines.append(f"blob\nmark :3\ndata {len(package2)}\n{package2.decode()}\n")
     when = 1_700_000_000
     extra = commits * 10
     first = [f"M 100644 :1 {path_of(n)}" for n in range(files + extra)]
@@ -185,13 +185,16 @@ def main() -> int:
         print(f"findings: {gone_found} paths gone, {commands_found} commands gone")
         print(f"baseline git ls-tree -r: {baseline * 1000:.0f} ms")
         print(
-            f"cold:  {cold_time:.2f} s  ({cold_time / baseline:.1f}x ls-tree; target < 5 s)"
+            f"cold:  {cold_time:.2f} s  ({cold_time / baseline:.1f}x ls-tree;"
+            " target < 5 s)"
         )
         print(
-            f"warm:  {warm_time:.2f} s  ({warm_time / baseline:.1f}x ls-tree; target < 1 s)"
+            f"warm:  {warm_time:.2f} s  ({warm_time / baseline:.1f}x ls-tree;"
+            " target < 1 s)"
         )
         print(
-            f"HEAD moved by one commit: {moved:.2f} s  ({moved / baseline:.1f}x ls-tree)"
+            f"HEAD moved by one commit: {moved:.2f} s"
+            f"  ({moved / baseline:.1f}x ls-tree)"
         )
     return 0
 

@@ -21,9 +21,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memd.memory.reader import load_memdir  # noqa: E402
-from memd.truth import duplicates as dup  # noqa: E402
-from bench_truth_precision import SAFE, memory_dirs, repositories  # noqa: E402
+from bench_truth_precision import SAFE, memory_dirs, repositories
+
+from memd.memory.reader import load_memdir
+from memd.truth import duplicates as dup
 
 LABELS = {
     (
@@ -108,7 +109,8 @@ def main() -> int:
         label = LABELS.get((name, first, second))
         mark = {True: "dup ", False: "not ", None: "    "}[label]
         print(
-            f"  {score:.3f} {'APART' if apart else '     '} {mark} {name}: {first} in {second}"
+            f"  {score:.3f} {'APART' if apart else '     '} {mark}"
+            f" {name}: {first} in {second}"
         )
     right = sum(
         1
@@ -120,7 +122,8 @@ def main() -> int:
         )
     )
     print(
-        f"D004 at threshold {dup.THRESHOLD}: {len(flagged)} flagged, {right} labelled duplicates"
+        f"D004 at threshold {dup.THRESHOLD}: {len(flagged)} flagged,"
+        f" {right} labelled duplicates"
     )
     for name, path, message in flagged:
         print(f"  {name}: {path} {message}")

@@ -36,9 +36,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memd.truth.check import memory_claims  # noqa: E402
-from memd.truth.judge import TreeIndex, judge  # noqa: E402
-from memd.truth.repo import open_repository  # noqa: E402
+from memd.truth.check import memory_claims
+from memd.truth.judge import TreeIndex, judge
+from memd.truth.repo import open_repository
 
 SAFE = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
 _BACKTICKED = re.compile(r"`([^`\s]+)`")
@@ -199,7 +199,7 @@ def flagged(memdir: Path, work: Path, cache: Path) -> list[tuple[str, object]]:
 
 
 def existed_before(git_dir: Path, message: str, path: str) -> bool:
-    """Whether the commit the message names as the first departure had `path` in its parent."""
+    """Whether the parent of the commit the message names had `path`."""
     found = re.search(r" in ([0-9a-f]{7,40}) on ", message)
     if found is None:
         return False
@@ -333,18 +333,20 @@ def main() -> int:
                         mark = "ok " if right else "BAD"
                         if finding.path is not None and not right:
                             p = finding.path
-                            mark += f" (at M: {p in tree_m or p in folders_m}, at L: {p in tree_l or p in folders_l})"
+                            at_first = p in tree_m or p in folders_m
+                            at_last = p in tree_l or p in folders_l
+                            mark += f" (at M: {at_first}, at L: {at_last})"
                         print(
-                            f"  {mark} {name} {relpath}:{finding.claim.line}: {finding.message}"
+                            f"  {mark} {name} {relpath}:{finding.claim.line}:"
+                            f" {finding.message}"
                         )
                 repo = open_repository(str(work))
                 for relpath, token in independent_references(memdir):
                     path = token.rstrip("/")
-                    if (path in tree_m or path in folders_m) and not (
-                        path in tree_l or path in folders_l
-                    ):
-                        if not repo.present([path]):
-                            truly_gone.add((name, relpath, path))
+                    was = path in tree_m or path in folders_m
+                    still = path in tree_l or path in folders_l
+                    if was and not still and not repo.present([path]):
+                        truly_gone.add((name, relpath, path))
         repos_used += used
     findings = tp + fp
     precision = tp / findings if findings else float("nan")
@@ -355,7 +357,8 @@ def main() -> int:
     recall = hit / len(truly_gone) if truly_gone else float("nan")
     print(f"repositories: {repos_used}, memory versions checked: {memories}")
     print(
-        f"at the memory's commit: {at_m} findings ({at_m_already_gone} already gone then)"
+        f"at the memory's commit: {at_m} findings"
+        f" ({at_m_already_gone} already gone then)"
     )
     print(f"at the newest commit: {findings} findings, {tp} right, {fp} wrong")
     print(f"precision: {precision:.3f}")
@@ -365,7 +368,8 @@ def main() -> int:
             f"{strict_tp}/{findings} = {strict_tp / findings:.3f}"
         )
     print(
-        f"recall (paths an independent reader finds gone): {hit}/{len(truly_gone)} = {recall:.3f}"
+        "recall (paths an independent reader finds gone):"
+        f" {hit}/{len(truly_gone)} = {recall:.3f}"
     )
     return 0
 

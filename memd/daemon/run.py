@@ -24,7 +24,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 from memd.daemon.discovery import Discovery, discover
 from memd.daemon.history_feed import HISTORY_RETRY_SECONDS, HistoryFeed
-from memd.daemon.truth_feed import TruthFeed
 from memd.daemon.notify import notify, watchdog_interval_seconds
 from memd.daemon.rebuild import (
     REBUILD_BUDGET_SECONDS,
@@ -42,6 +41,7 @@ from memd.daemon.status import (
     status_line,
 )
 from memd.daemon.sweep import SweepSchedule
+from memd.daemon.truth_feed import TruthFeed
 from memd.daemon.watched import REBUILD_RETRY_SECONDS, Rebuild, WatchedDir
 from memd.statkey import stat_key
 from memd.ui.server import NoViewer, start_viewer

@@ -8,6 +8,7 @@ thing (pure); `repo` reads the repository through the one bounded git
 runner, cached by `HEAD`, and `check` is what lint, the daemon, the hooks,
 MCP and the viewer call (the edges).
 
-May import: `memd.agent`, `memd.projects`, `memd.memory`, `memd.lint`, `memd.gitsync`, the shared
+May import: `memd.agent`, `memd.projects`, `memd.memory`, `memd.lint`, `memd.gitsync`,
+the shared
 top-level modules.
 """

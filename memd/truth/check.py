@@ -193,7 +193,7 @@ def _sharing(
     env: Mapping[str, str] | None = None,
     profile: object = None,
 ) -> tuple[list[Diagnostic], list[dict[str, str]]]:
-    """D005 when different `roots` share `memory_dir`, D006 for memory left by a release.
+    """D005 when different `roots` share `memory_dir`; D006 for memory left behind.
 
     Also what SessionStart says once per project about each (memd.truth.notice).
     """

@@ -486,7 +486,7 @@ def _has_extension(path: str) -> bool:
 
 
 def _bare_name(token: str) -> str | None:
-    """The file name a lone backticked word names (`session.ts`, `Makefile`), or None."""
+    """The file name a lone backticked word names (`session.ts`), or None."""
     token = _without_location(token)
     if not token or len(token) > MAX_TOKEN or token.startswith(("-", "@", "$", "~")):
         return None

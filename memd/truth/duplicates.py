@@ -36,13 +36,15 @@ THRESHOLD = 0.65
 MIN_WORDS = 6  # shorter memories share too few words to judge
 MAX_WORDS = 4000  # a file's first words only: bounded work per file
 MAX_POSTINGS = 200  # a word in more files than this carries no signal
+# A word list reads better as text than as a list literal.
 _STOP = frozenset(
-    """a an the and or but if then else of to in on at by for with from into onto as is are
-    was were be been being it its this that these those there here we you they he she i me my
-    our your their them us do does did done not no yes so than too very can could should would
-    will shall may might must just also only such each any all some more most other same about
-    over under after before when where which who whom whose what why how use used using uses
-    via per vs etc e g ie""".split()
+    """a an the and or but if then else of to in on at by for with from into onto
+    as is are was were be been being it its this that these those there here we
+    you they he she i me my our your their them us do does did done not no yes
+    so than too very can could should would will shall may might must just also
+    only such each any all some more most other same about over under after
+    before when where which who whom whose what why how use used using uses via
+    per vs etc e g ie""".split()  # noqa: SIM905
 )
 _HUB_MARKER = "<!-- memd:hub -->"
 _TOKEN = re.compile(r"[^\W_][\w.:/-]*")
@@ -145,7 +147,7 @@ def _weights(documents: list[list[str]]) -> list[Weights]:
 
 
 def _words(text: str) -> tuple[list[str], frozenset[str]]:
-    """The content words of `text` and its identifiers (tokens with a digit, dotted hosts).
+    """The content words of `text`, and its identifiers (with a digit, dotted hosts).
 
     One pass of two linear patterns: a token is a letter or digit followed by
     letters, digits and ``._-:/``; its parts between those are the words.

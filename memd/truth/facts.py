@@ -1,4 +1,4 @@
-"""What a repository says at one `HEAD`, as values, and the parsers of git's output (pure).
+"""A repository at one `HEAD`, as values, and the parsers of git's output (pure).
 
 `RepoFacts` is what the judge needs and what the cache keeps per `HEAD`: the
 files at `HEAD`, the newest deletion or rename of each path that is no
@@ -85,7 +85,7 @@ class RepoFacts:
 
     @classmethod
     def from_json(cls, data: object) -> RepoFacts | None:
-        """The facts `to_json` wrote, or None for anything else (an old or torn cache)."""
+        """The facts `to_json` wrote, or None for anything else (an old, torn cache)."""
         try:
             if not isinstance(data, dict) or data.get("version") != CACHE_VERSION:
                 return None
@@ -171,7 +171,7 @@ def parse_commit_list(output: bytes) -> list[tuple[str, str]]:
 
 
 def parse_batch(output: bytes, count: int) -> list[bytes | None]:
-    """The `count` objects of ``git cat-file --batch`` output; None for a missing one."""
+    """The `count` objects of ``git cat-file --batch`` output; None: missing."""
     results: list[bytes | None] = []
     position = 0
     for _ in range(count):

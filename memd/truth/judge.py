@@ -1,4 +1,4 @@
-"""Which claims name something the project no longer has, and what took its place (pure).
+"""Which claims name what the project no longer has, and what took its place (pure).
 
 A path is gone only with git's word for it: it is not at `HEAD` and git's
 history records it being removed or renamed. A path that never existed (a
@@ -54,7 +54,7 @@ class Finding:
 
 
 class TreeIndex:
-    """Look-ups over `RepoFacts` built on first use: folders, file names, gone folders."""
+    """Look-ups over `RepoFacts` built on first use: folders, names, gone folders."""
 
     def __init__(self, facts: RepoFacts) -> None:
         self.facts = facts
@@ -64,7 +64,7 @@ class TreeIndex:
         self._gone_dirs: dict[str, Event] | None = None
 
     def is_folder(self, path: str) -> bool:
-        """Whether some file at `HEAD` lies under `path`: a bisection of the sorted tree."""
+        """Whether some file at `HEAD` lies under `path` (bisecting the sorted tree)."""
         if self._sorted is None:
             self._sorted = list(self.facts.ordered or sorted(self.facts.files))
         prefix = path.rstrip("/") + "/"
@@ -103,7 +103,7 @@ class TreeIndex:
 
 
 def judge(claims: Iterable[Claim], index: TreeIndex) -> list[Finding]:
-    """Return a finding for each claim whose path or command the project no longer has."""
+    """Return a finding for each claim naming what the project no longer has."""
     found = []
     for claim in claims:
         if claim.kind == PATH:
@@ -178,7 +178,7 @@ def _judge_name(claim: Claim, index: TreeIndex) -> Finding | None:
 def _departure(
     text: str, path: str, event: Event, facts: RepoFacts
 ) -> tuple[str, str | None]:
-    """The message for a path that left by `event`, following renames; and its new path."""
+    """The message for a path that left by `event`, renames followed; its new path."""
     steps = []
     current, hops = event, 0
     while True:
@@ -214,12 +214,15 @@ def _judge_command(claim: Claim, facts: RepoFacts) -> Finding | None:
     for position, version in enumerate(versions):
         if version.names is not None and claim.value in version.names:
             if position == 0:
-                return None  # the newest root version defines it: HEAD disagrees, say nothing
+                return None  # the newest root version defines it: say nothing
             went = versions[position - 1]
             if went.names is None:
                 how = f"{file_name} was removed in {went.sha} on {went.date}"
             else:
-                how = f"{word} `{claim.value}` was removed from {file_name} in {went.sha} on {went.date}"
+                how = (
+                    f"{word} `{claim.value}` was removed from {file_name}"
+                    f" in {went.sha} on {went.date}"
+                )
             return Finding(
                 code=COMMAND_GONE,
                 claim=claim,

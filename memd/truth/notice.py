@@ -1,4 +1,4 @@
-"""What SessionStart says about memory that stays true, from the last check's report (edge).
+"""What SessionStart says about memory that stays true, from the last check (edge).
 
 Whoever checks a memory dir against its project (`memd lint`, the daemon when
 a project's `HEAD` moves, `memd doctor`) leaves a small report in
@@ -37,7 +37,7 @@ def report_path(cache_dir: str, memory_dir: str) -> str:
 
 
 def leave_report(cache_dir: str, memory_dir: str, report: Mapping[str, object]) -> None:
-    """Write (or replace) the memory dir's report; a cache that cannot be written is skipped."""
+    """Write (or replace) the memory dir's report; an unwritable cache is skipped."""
     from memd.atomic import write_atomic
 
     path = report_path(cache_dir, memory_dir)
@@ -49,7 +49,7 @@ def leave_report(cache_dir: str, memory_dir: str, report: Mapping[str, object]) 
 
 
 def read_report(cache_dir: str, memory_dir: str) -> dict[str, object] | None:
-    """The memory dir's last report, or None when there is none (or it is unreadable)."""
+    """The memory dir's last report, or None when there is none or it is unreadable."""
     try:
         data = fastjson.loads(
             read_bytes(report_path(cache_dir, memory_dir), MAX_REPORT_BYTES),

@@ -352,10 +352,11 @@ def _definitions(
         if not commit:
             continue
         sha, date = commit[0]
-        for name in body.lstrip(b"\n").split(b"\0"):
-            kind = KIND_OF_FILE.get(name.decode("utf-8", "replace"))
+        for raw in body.lstrip(b"\n").split(b"\0"):
+            touched_name = raw.decode("utf-8", "replace")
+            kind = KIND_OF_FILE.get(touched_name)
             if kind is not None and len(touched[kind]) < VERSIONS_PER_FILE:
-                touched[kind].append((sha, date, name.decode("utf-8", "replace")))
+                touched[kind].append((sha, date, touched_name))
     requests = [
         (kind, sha, date, name)
         for kind, rows in touched.items()

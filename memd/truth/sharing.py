@@ -1,4 +1,4 @@
-"""Projects that share one memory dir, and memory a new agent release no longer reads (edge).
+"""Projects sharing one memory dir; memory a new agent release no longer reads (edge).
 
 The agent names a project's memory dir after its path with every character
 outside ``[A-Za-z0-9]`` turned into ``-`` (`memd.agent.paths.sanitize_path`),
@@ -57,7 +57,7 @@ def shared_dirs(
     env: Mapping[str, str] | None = None,
     profile: ProfileSpec = None,
 ) -> list[SharedDir]:
-    """The memory dirs in `roots` (memory dir -> its roots) that different roots share."""
+    """The memory dirs in `roots` (memory dir -> roots) that different roots share."""
     from memd.agent.paths import resolve_memory_location
 
     found = []
@@ -115,7 +115,7 @@ def fix_text(
 
 
 def _own_name(root: str) -> str:
-    """A folder name for `root`, from its path, kept apart from sanitized names by `_`."""
+    """A folder name for `root` from its path (`_` keeps it apart from sanitized)."""
     name = "".join(
         char if char.isascii() and char.isalnum() else "_" for char in root.strip("/")
     )
@@ -128,7 +128,7 @@ def moved_dirs(
     env: Mapping[str, str] | None = None,
     profile: ProfileSpec = None,
 ) -> list[MovedDir]:
-    """Roots whose memory an older release kept elsewhere, still holding memory files."""
+    """Roots whose memory an older release kept elsewhere, still holding memory."""
     from memd.agent.paths import resolve_memory_location
     from memd.agent.profile import PROFILES, get_profile
 
@@ -172,7 +172,7 @@ def _memory_files(directory: str) -> int:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Survey:
-    """Every known memory dir's sharing problems: what doctor, status and the viewer show."""
+    """Every known memory dir's sharing problems, for doctor, status and the viewer."""
 
     shared: tuple[SharedDir, ...]
     moved: tuple[MovedDir, ...]
@@ -223,7 +223,8 @@ def describe_moved(moved: MovedDir, home: str) -> str:
     from memd.projects.naming import tilde
 
     return (
-        f"{tilde(moved.root, home)}'s memory from agent {moved.old_release} is still in "
+        f"{tilde(moved.root, home)}'s memory from agent {moved.old_release} is still "
+        "in "
         f"{tilde(moved.old_dir, home)} ({moved.memory_files} files), which the release "
         "in force no longer loads"
     )

@@ -15,6 +15,7 @@
 The daemon (`memd run`) and the CLI (`memd ui`) import it.
 
 May import: `memd.agent`, `memd.projects`, `memd.memory`, `memd.lint`, `memd.snapshot`,
-`memd.kairos`, `memd.recall`, `memd.team`, `memd.sync`, `memd.history`, `memd.truth`, and the
+`memd.kairos`, `memd.recall`, `memd.team`, `memd.sync`, `memd.history`, `memd.truth`,
+and the
 shared top-level modules.
 """

@@ -1,4 +1,4 @@
-"""A real `memd run` re-checks memory when the project's HEAD moves (off the save path)."""
+"""A real `memd run` re-checks memory when the project's HEAD moves (off saves)."""
 
 from __future__ import annotations
 
@@ -52,7 +52,9 @@ def test_head_moving_is_rechecked(tmp_path: Path, start_daemon: object) -> None:
     after = read_report(cache, str(project.memory))
     checked = daemon.events("truth_checked")  # type: ignore[attr-defined]
 
-    assert before is not None and [] == before["gone_files"]
-    assert after is not None and ["project_k.md"] == after["gone_files"]
+    assert before is not None
+    assert after is not None
+    assert [] == before["gone_files"]
+    assert ["project_k.md"] == after["gone_files"]
     assert 2 <= len(checked)
     assert json.dumps(after)

@@ -1,4 +1,4 @@
-"""Real projects with real git history, and their memory dirs, for memd.truth's tests."""
+"""Real projects with real git history and their memory dirs, for memd.truth's tests."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 @dataclass(frozen=True)
 class Project:
-    """A real git repository the tests commit to, and the memory dir the agent gives it."""
+    """A real git repository the tests commit to, and the agent's memory dir for it."""
 
     root: Path
     memory: Path
@@ -64,7 +64,7 @@ class Project:
 
 @pytest.fixture(name="project")
 def _project(tmp_path: Path) -> Project:
-    """An empty git repository at tmp/code/webshop and its (not yet created) memory dir."""
+    """An empty git repository at tmp/code/webshop, and its memory dir."""
     from memd.agent.paths import auto_mem_path
 
     root = tmp_path / "code" / "webshop"

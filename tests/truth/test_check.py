@@ -1,4 +1,4 @@
-"""memd.truth against real git repositories with real history (issue 43, item 1 and 2)."""
+"""memd.truth against real git repositories with real history (issue 43, items 1, 2)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def findings(
 
 
 def history(project: Project) -> tuple[str, str]:
-    """A project that renamed session.ts and removed legacy.py: (rename sha, removal sha)."""
+    """A project that renamed session.ts, removed legacy.py: (rename, removal) sha."""
     project.write("src/auth/session.ts", "export const session = () => 42;\n" * 5)
     project.write("src/legacy.py", "print('old')\n")
     project.write("src/keep.py", "print('kept')\n")
@@ -74,7 +74,7 @@ class TestPaths:
         ] == found
 
     def test_left_alone(self, project: Project) -> None:
-        """Never-existing, ignored, fenced, URL, /tmp, ~ and present paths give nothing."""
+        """Never-existing, ignored, fenced, URL, /tmp, ~ and present paths: nothing."""
         history(project)
         (project.root / "untracked").mkdir()
         (project.root / "untracked" / "new.py").write_text("x\n")
@@ -93,7 +93,7 @@ class TestPaths:
         assert [] == findings(project)
 
     def test_ignored_path_once_tracked_is_left_alone(self, project: Project) -> None:
-        """A path git removed and now ignores (it may be on someone's disk) gives nothing."""
+        """A path git removed and now ignores (maybe on someone's disk): nothing."""
         project.write("config/local.json", "{}\n")
         project.commit("add local config")
         (project.root / "config" / "local.json").unlink()
@@ -144,7 +144,7 @@ class TestPaths:
         assert last in found[0][3]
 
     def test_path_with_a_line_number(self, project: Project) -> None:
-        """`src/legacy.py:12` names src/legacy.py, and the finding quotes it as written."""
+        """`src/legacy.py:12` names src/legacy.py; the finding quotes it as written."""
         history(project)
         project.memory_file("project_l.md", "The bug is at `src/legacy.py:12`.\n")
 
@@ -166,7 +166,7 @@ class TestPaths:
 
 class TestCommands:
     def test_removed_scripts_targets_and_recipes(self, project: Project) -> None:
-        """npm/pnpm/yarn scripts, make targets, just recipes and project scripts that went."""
+        """npm/pnpm/yarn scripts, make targets, just recipes, project scripts gone."""
         project.write(
             "package.json",
             json.dumps({"scripts": {"build": "tsc", "lint": "eslint .", "e2e": "x"}}),
@@ -207,7 +207,7 @@ class TestCommands:
              f" justfile in {went}"),
             (7, "`uv run shop-admin` is no longer defined: script `shop-admin` was"
              f" removed from pyproject.toml in {went}"),
-        ] == [(line, message.rsplit(" on ", 1)[0]) for _, _, line, message in found]  # fmt: skip
+        ] == [(ln, msg.rsplit(" on ", 1)[0]) for _, _, ln, msg in found]  # fmt: skip
 
     def test_definition_file_removed(self, project: Project) -> None:
         """A Makefile that went takes its targets with it, and the finding says so."""
@@ -237,7 +237,8 @@ class TestCommands:
         project.commit("web gets dev")
         project.memory_file(
             "project_n.md",
-            "Run `npm run typo`, `cd web && npm run old`, `npm run serve`, `npm run dev`.\n",
+            "Run `npm run typo`, `cd web && npm run old`, `npm run serve`,"
+            " `npm run dev`.\n",
         )
 
         assert [] == findings(project)
@@ -263,7 +264,7 @@ class TestUnreadable:
     def test_hostile_config_runs_nothing(
         self, project: Project, tmp_path: Path
     ) -> None:
-        """fsmonitor, hooks, filters, textconv, a pager: one info, and no program ran."""
+        """fsmonitor, hooks, filters, textconv, a pager: one info, no program ran."""
         marker = tmp_path / "ran"
         script = tmp_path / "evil.sh"
         script.write_text(f"#!/bin/sh\necho ran >> {marker}\ncat\n")
@@ -298,7 +299,7 @@ class TestUnreadable:
     def test_filters_and_hooks_alone_still_read_and_never_run(
         self, project: Project, tmp_path: Path
     ) -> None:
-        """A repository with LFS-like filters and husky-like hooks is read; nothing runs."""
+        """A repository with LFS-like filters, husky-like hooks is read; none runs."""
         marker = tmp_path / "ran"
         script = tmp_path / "evil.sh"
         script.write_text(f"#!/bin/sh\necho ran >> {marker}\ncat\n")

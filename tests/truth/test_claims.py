@@ -1,4 +1,4 @@
-"""What a memory names: paths, bare names and commands, and what is left alone (pure)."""
+"""What a memory names: paths, bare names, commands, and what is left alone (pure)."""
 
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ class TestPaths:
         ],
     )
     def test_left_alone(self, text: str) -> None:
-        """Fences, URLs, /tmp, ~, absolute, globs, links, fractions and versions name nothing."""
+        """Fences, URLs, /tmp, ~, absolute paths, globs, links, versions: nothing."""
         assert [] == [kind for kind, _ in named(text) if kind in ("path", "name")]
 
     def test_an_absolute_path_inside_the_project(self) -> None:
@@ -118,7 +118,10 @@ class TestDefinitions:
         )
 
     def test_justfile(self) -> None:
-        text = b"set shell := ['bash']\nx := 'y'\ntest:\n  pytest\n@quiet arg='1':\n  echo\n"
+        text = (
+            b"set shell := ['bash']\nx := 'y'\ntest:\n  pytest\n"
+            b"@quiet arg='1':\n  echo\n"
+        )
         assert frozenset({"test", "quiet"}) == defined_commands("just", text)
 
     def test_pyproject(self) -> None:
@@ -149,4 +152,5 @@ class TestBounds:
     def test_never_raises(self, text: str) -> None:
         """Any text gives claims, never an exception."""
         for claim in extract_claims(text):
-            assert claim.line >= 1 and claim.column >= 1
+            assert claim.line >= 1
+            assert claim.column >= 1

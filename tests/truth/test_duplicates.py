@@ -25,7 +25,7 @@ class TestDuplicates:
     def test_a_rewrite_is_flagged_on_one_naming_the_other(
         self, make_memdir: MemDirMaker
     ) -> None:
-        """The same fact in other words and order: one warning, naming the other file."""
+        """The same fact in other words and order: one warning, naming the other."""
         make_memdir.topic(
             "project_staging_db.md",
             name="Staging database",
@@ -39,8 +39,9 @@ class TestDuplicates:
             description="how to connect to the staging database safely",
             type="reference",
             body=(
-                "Use the read-only role for ad hoc queries against staging. The staging "
-                "database is db-staging.internal.example.com, port 5432; always connect "
+                "Use the read-only role for ad hoc queries against staging. The "
+                "staging database is db-staging.internal.example.com, port 5432; "
+                "always connect "
                 "via the bastion host, never straight from a laptop. Migration: ticket "
                 "OPS-4411.\n"
             ),
@@ -54,7 +55,7 @@ class TestDuplicates:
     def test_a_short_memory_repeated_inside_a_long_one(
         self, make_memdir: MemDirMaker
     ) -> None:
-        """A memory whose whole content another holds is flagged; the longer one is not."""
+        """A memory whose whole content another holds is flagged, not the longer one."""
         make_memdir.topic(
             "feedback_tests.md",
             name="Real database in tests",
@@ -117,11 +118,12 @@ class TestDuplicates:
             name="Role",
             description="who the user is",
             type="user",
-            body="The user is a backend developer who works mostly in Go and Postgres.\n",
+            body="The user is a backend developer working mostly in Go and Postgres.\n",
         )
         make_memdir.topic(
-            "feedback_style.md", name="Style", description="review style", type="feedback",
-            body="Keep pull requests small and explain why in the description, always.\n",
+            "feedback_style.md", name="Style", description="review style",
+            type="feedback",
+            body="Keep pull requests small and explain why in the description.\n",
         )  # fmt: skip
 
         assert [] == codes(make_memdir)

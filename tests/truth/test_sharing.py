@@ -1,4 +1,4 @@
-"""Two real project roots that share one memory dir, and memory a release left behind."""
+"""Two real project roots sharing one memory dir; memory a release left behind."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ class TestShared:
         tmp_path: Path,
         capsys: pytest.CaptureFixture[str],
     ) -> None:
-        """Two real folders the agent names alike: doctor FAILs naming both, with a fix."""
+        """Two folders the agent names alike: doctor FAILs naming both, with a fix."""
         one, two = tmp_path / first, tmp_path / second
         one.mkdir(parents=True)
         two.mkdir(parents=True)
@@ -86,7 +86,8 @@ class TestShared:
         found = json.loads(capsys.readouterr().out)["diagnostics"]
 
         assert ["D005"] == [d["code"] for d in found]
-        assert first in found[0]["message"] and second in found[0]["message"]
+        assert first in found[0]["message"]
+        assert second in found[0]["message"]
 
 
 class TestNotShared:
@@ -106,7 +107,7 @@ class TestNotShared:
     def test_a_directory_chosen_in_settings_is_the_persons_choice(
         self, tmp_path: Path
     ) -> None:
-        """autoMemoryDirectory in user settings puts every project in one dir on purpose."""
+        """A user autoMemoryDirectory puts every project in one dir on purpose."""
         one, two = tmp_path / "p" / "one", tmp_path / "p" / "two"
         one.mkdir(parents=True)
         two.mkdir(parents=True)
@@ -148,7 +149,7 @@ class TestMoved:
         capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch,
     ) -> None:
-        """2.1.332 honours CLAUDE_CODE_PROJECT_DIR_NAME; 2.1.112's dir still holds memory."""
+        """2.1.332 honours CLAUDE_CODE_PROJECT_DIR_NAME; 2.1.112's dir holds memory."""
         root = tmp_path / "code" / "shop"
         root.mkdir(parents=True)
         subprocess.run(["git", "init", "-q"], cwd=root, check=True)

@@ -52,7 +52,10 @@ class TestSessionStart:
         first = session_start(project.root, "s1")
         second = session_start(project.root, "s2")
 
-        expected = "memd: 1 memory names a path or command this project no longer has (project_auth.md)"
+        expected = (
+            "memd: 1 memory names a path or command this project no longer has"
+            " (project_auth.md)"
+        )
         assert expected in first
         assert expected in second
         assert 1 == first.count("no longer has")

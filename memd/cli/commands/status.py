@@ -129,7 +129,7 @@ def _needs_review(cache_dir: str, memory_dir: str) -> dict[str, object]:
 
 
 def truth_lines(status: dict[str, object]) -> list[str]:
-    """ "Needs review" lines: per project, memories naming something gone, shared dirs."""
+    """The "needs review" lines: per project, memories naming what went, shared dirs."""
     lines = []
     review = status.get("needs_review")
     for entry in review.values() if isinstance(review, dict) else ():
