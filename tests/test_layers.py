@@ -99,6 +99,7 @@ LAYERS = {
     "memd.truth.facts": CORE,  # a repository at one HEAD, git's output parsed
     "memd.truth.judge": CORE,  # which claims are gone
     "memd.truth.duplicates": CORE,  # two topic files saying one thing
+    "memd.truth.renames": CORE,  # the edit a rename offers
 }
 # folder -> the folders it may import (the shared top-level modules are open to all).
 FOLDERS = {

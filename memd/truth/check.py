@@ -22,8 +22,10 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from memd.diagnostics import Diagnostic
+    from memd.lint.fixes import FileEdit
     from memd.memory.memdir import MemDir
     from memd.truth.claims import Claim
+    from memd.truth.judge import Finding
 
 UNREADABLE = "D003"
 REPORTED_FINDINGS = 200  # kept in the report for the viewer
@@ -128,12 +130,13 @@ def _shifted(claim: Claim, offset: int) -> Claim:
     return dataclasses.replace(claim, line=claim.line + offset)
 
 
-def _gone(
+def gone_findings(
     memdir: MemDir,
     project_root: str,
     cache_dir: str | None,
     timeout_seconds: float | None = None,
-) -> tuple[list[Diagnostic], str | None]:
+) -> tuple[list[tuple[str, Finding]], str | None, Diagnostic | None]:
+    """(relpath, finding) of each claim gone, the `HEAD` read, or the D003 info."""
     from memd.lint.rules import RULES_BY_KEY
     from memd.truth.judge import TreeIndex, judge
     from memd.truth.repo import TIMEOUT_SECONDS, Unreadable, open_repository
@@ -141,40 +144,56 @@ def _gone(
     root = os.path.realpath(project_root)
     claims = memory_claims(memdir, root)
     if not claims:
-        return [], None
+        return [], None, None
     try:
         repo = open_repository(root, timeout_seconds=timeout_seconds or TIMEOUT_SECONDS)
         facts = repo.facts(cache_dir)
     except Unreadable as error:
-        rule = RULES_BY_KEY[UNREADABLE]
-        return [
-            rule.diag(
+        return (
+            [],
+            None,
+            RULES_BY_KEY[UNREADABLE].diag(
                 INDEX_NAME,
                 f"memd could not read the repository of {_person_path(root)}: {error}; "
                 "the paths and commands memory names were not checked",
                 "memd reads git only through bounded plumbing and never runs "
                 "what a repository asks for",
-            )
-        ], None
-    index = TreeIndex(facts)
-    by_claim = {id(claim): relpath for relpath, claim in claims}
-    findings = judge((claim for _, claim in claims), index)
-    present = repo.present(f.path for f in findings if f.path is not None)
-    diagnostics = []
-    for finding in findings:
-        if finding.path is not None and finding.path in present:
-            continue
-        rule = RULES_BY_KEY[finding.code]
-        diagnostics.append(
-            rule.diag(
-                by_claim[id(finding.claim)],
-                finding.message,
-                finding.hint,
-                line=finding.claim.line,
-                column=finding.claim.column,
-            )
+            ),
         )
-    return diagnostics, facts.head
+    by_claim = {id(claim): relpath for relpath, claim in claims}
+    findings = judge((claim for _, claim in claims), TreeIndex(facts))
+    present = repo.present(f.path for f in findings if f.path is not None)
+    kept = [
+        (by_claim[id(f.claim)], f)
+        for f in findings
+        if f.path is None or f.path not in present
+    ]
+    return kept, facts.head, None
+
+
+def _gone(
+    memdir: MemDir,
+    project_root: str,
+    cache_dir: str | None,
+    timeout_seconds: float | None = None,
+) -> tuple[list[Diagnostic], str | None]:
+    from memd.lint.rules import RULES_BY_KEY
+
+    found, head, unreadable = gone_findings(
+        memdir, project_root, cache_dir, timeout_seconds
+    )
+    if unreadable is not None:
+        return [unreadable], None
+    return [
+        RULES_BY_KEY[finding.code].diag(
+            relpath,
+            finding.message,
+            finding.hint,
+            line=finding.claim.line,
+            column=finding.claim.column,
+        )
+        for relpath, finding in found
+    ], head
 
 
 def _person_path(path: str) -> str:
@@ -261,3 +280,36 @@ def check_targets(
             for d in report.diagnostics
         )
     return tuple(found)
+
+
+def rename_edits(
+    memory_dir: str,
+    project_root: str,
+    *,
+    cache_dir: str | None,
+    max_file_bytes: int = 256 * 1024,
+) -> list[FileEdit]:
+    """The edits naming what git renamed (memd.truth.renames), read beneath the dir."""
+    from memd.fsread import open_dir, read_beneath
+    from memd.memory.reader import load_memdir
+    from memd.truth.renames import plan_renames
+
+    memdir = load_memdir(memory_dir, max_file_bytes=max_file_bytes)
+    found, _, _ = gone_findings(memdir, project_root, cache_dir)
+    wanted = {relpath for relpath, finding in found if finding.renamed_to is not None}
+    if not wanted:
+        return []
+    texts: dict[str, bytes] = {}
+    try:
+        root_fd = open_dir(memory_dir)
+    except OSError:
+        return []
+    try:
+        for relpath in wanted:
+            try:
+                texts[relpath] = read_beneath(root_fd, relpath, max_file_bytes)
+            except OSError:
+                continue  # gone, a link, too large: nothing offered for it
+    finally:
+        os.close(root_fd)
+    return plan_renames(texts, found)

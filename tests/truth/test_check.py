@@ -419,3 +419,31 @@ class TestCommandLine:
 
         assert 1 == status
         assert "error" in capsys.readouterr().out
+
+
+class TestRenameFix:
+    def test_offered_under_dry_run_applied_only_when_asked_and_undone(
+        self, project: Project, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """--dry-run shows the rename; fix leaves it; --renames applies; --undo."""
+        history(project)
+        path = project.memory_file(
+            "project_auth.md",
+            "Sessions: `./src/auth/session.ts:12` and `session.ts`.\n",
+        )
+        main(["lint", "--project", str(project.root)])  # remembers the root
+        before = path.read_bytes()
+        capsys.readouterr()
+
+        main(["fix", str(project.memory), "--dry-run"])
+        shown = capsys.readouterr().out
+        main(["fix", str(project.memory)])
+        untouched = path.read_bytes()
+        main(["fix", str(project.memory), "--renames"])
+        renamed = path.read_text()
+        main(["fix", str(project.memory), "--undo"])
+
+        assert "+Sessions: `./src/auth/sessions.ts:12` and `sessions.ts`." in shown
+        assert before == untouched
+        assert "`./src/auth/sessions.ts:12` and `sessions.ts`" in renamed
+        assert before == path.read_bytes()
