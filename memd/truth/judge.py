@@ -201,7 +201,10 @@ def _departure(
 def _hint(renamed_to: str | None) -> str:
     if renamed_to is None:
         return _KEEP_HINT
-    return f"if it is the same file, name `{renamed_to}`; else {_KEEP_HINT}"
+    return (
+        f"if it is the same file, name `{renamed_to}` (`memd fix --renames` does); "
+        f"else {_KEEP_HINT}"
+    )
 
 
 def _judge_command(claim: Claim, facts: RepoFacts) -> Finding | None:
