@@ -128,7 +128,7 @@ FOLDERS = {
     "service": set(),
     "gitsync": {"agent", "memory", "lint", "history"},
     "team": {"agent", "memory", "lint", "gitsync"},
-    "sync": {"agent", "memory", "lint", "gitsync"},
+    "sync": {"agent", "projects", "memory", "lint", "gitsync"},
     "recall": {"agent", "memory", "lint", "snapshot"},  # lint: secret masking
     "mcp_server": {
         "agent",

@@ -95,3 +95,31 @@ def test_json_keeps_iso_8601_with_the_offset_and_no_microseconds() -> None:
     assert to_epoch(text) == int(NOW)
     assert to_epoch("2026-12-06T22:08:13.5Z") is not None
     assert to_epoch(True) is None
+
+
+def test_memd_dreams_words_read_back() -> None:
+    """`memd dream` says "the next dream runs tomorrow at 03:30": pasteable too."""
+    tomorrow = parse_when("tomorrow at 03:30", now=NOW)
+
+    assert clock(tomorrow, now=NOW, seconds=False) == "tomorrow 03:30"
+    assert parse_when("today at 23:08:13", now=NOW) == int(NOW)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("on Thu 03 Dec at 23:08:13", "2026-12-03 23:08:13"),
+        ("on Thu 3 Dec", "2026-12-03 00:00:00"),
+        ("on Tue 05 Jan at 03:30", "2027-01-05 03:30:00"),
+    ],
+)
+def test_a_day_further_off_reads_back(text: str, expected: str) -> None:
+    """`memd dream` names a day past tomorrow as "on Sat 05 Dec at 03:30"."""
+    found = parse_when(text, now=NOW)
+
+    assert time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(found)) == expected
+
+
+def test_a_day_whose_weekday_disagrees_is_refused() -> None:
+    with pytest.raises(ValueError, match="cannot read the time 'on Fri 03 Dec'"):
+        parse_when("on Fri 03 Dec", now=NOW)

@@ -97,14 +97,10 @@ def restore_hint(notice: Mapping[str, object], now: float) -> str:
 
 
 def notice_sentence(
-    notice: Mapping[str, object], now: float, *, where: str = "", project: str = ""
+    notice: Mapping[str, object], now: float, *, where: str = ""
 ) -> str:
     """The sentence SessionStart says, e.g. "memd: 23 memory files were deleted at
-    03:12 (edit); `memd restore --all --at 03:11` brings them back."
-
-    `project` (what `memd.projects` calls the directory, `~/code/webshop`)
-    names where: "memd: in ~/code/webshop, 23 memory files were deleted ...".
-    """
+    03:12 (edit); `memd restore --all --at 03:11` brings them back." """
     import time
 
     at = notice.get("at")
@@ -117,36 +113,15 @@ def notice_sentence(
             "%H:%M" if same_day else "%Y-%m-%d %H:%M", time.localtime(at)
         )
     command = f"memd restore --all{where} {restore_hint(notice, now)}"
-    place = f"in {project}, " if project else ""
     return (
-        f"memd: {place}{notice.get('sentence')} at {stamp} ({notice.get('cause')});"
+        f"memd: {notice.get('sentence')} at {stamp} ({notice.get('cause')});"
         f" `{command}` brings them back."
     )
 
 
-def take_sentence(
-    state_dir: str,
-    memory_dir: str,
-    *,
-    project_root: str | None = None,
-    home: str = "",
-) -> str | None:
-    """The loss notice of `memory_dir` not told yet, worded; told only once.
-
-    With the session's `project_root`, the sentence names the project by its
-    folder (`~/code/webshop`, memd.projects); the git root is looked up only
-    when there is a notice to tell.
-    """
+def take_sentence(state_dir: str, memory_dir: str) -> str | None:
+    """The loss notice of `memory_dir` not told yet, worded; told only once."""
     import time
 
     notice = take_notice(state_dir, memory_dir)
-    if notice is None:
-        return None
-    project = ""
-    if project_root is not None:
-        from memd.agent.gitroot import find_canonical_git_root
-        from memd.projects.naming import project_label
-
-        root = find_canonical_git_root(project_root) or project_root
-        project = project_label(memory_dir, [root], home)
-    return notice_sentence(notice, time.time(), project=project)
+    return None if notice is None else notice_sentence(notice, time.time())

@@ -311,9 +311,6 @@ def note_loss(
         cause=change.cause,
         loss=change.loss,
         restore_rev=before_rev,
-        at=change.at,  # with the two below, the daemon's terminal words the --at
-        first_at=first_at,
-        before_at=before_at,
     )
     try:
         leave_notice(state_dir, change.memory_dir, notice)

@@ -12,25 +12,16 @@ import time
 
 from memd.history.notice import notice_sentence
 from memd.history.store import DB_NAME, History, history_dir
-from memd.projects.naming import ProjectNames
 
 REPORT_DAYS = 7.0
 
 
 def loss_report(
-    state_dir: str, *, days: float = REPORT_DAYS, names: ProjectNames | None = None
+    state_dir: str, *, days: float = REPORT_DAYS
 ) -> list[dict[str, object]]:
-    """The losses of the last `days` days, newest first, each with its restore.
-
-    `names` (memd.projects) names each directory by its project's folder, in
-    the message and its `--project`; without it, the directory's path.
-    """
+    """The losses of the last `days` days, newest first, each with its restore."""
     if not os.path.exists(os.path.join(history_dir(state_dir), DB_NAME)):
         return []
-    if names is None:
-        from memd.agent.paths import home_dir
-
-        names = ProjectNames({}, home_dir())
     now = time.time()
     found: list[dict[str, object]] = []
     with History.open(state_dir) as history:
@@ -54,12 +45,8 @@ def loss_report(
                     "cause": change.cause,
                     "loss": change.loss,
                     "restore_rev": before_rev,
-                    "project": names.label(change.memory_dir),
                     "message": notice_sentence(
-                        notice,
-                        now,
-                        where=f" --project {names.project_arg(change.memory_dir)}",
-                        project=names.label(change.memory_dir),
+                        notice, now, where=f" --project {change.memory_dir}"
                     ),
                 }
             )

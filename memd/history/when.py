@@ -5,7 +5,8 @@ Forms (local time unless the ISO form names a zone):
 - `N UNIT ago`, UNIT one of s, sec, second(s), m, min, minute(s), h, hour(s),
   d, day(s), w, week(s): `10 minutes ago`, `2 hours ago`, `3 days ago`
 - `HH:MM` or `HH:MM:SS`: today at that time
-- `today`, `yesterday`, `tomorrow` (midnight), each with ` HH:MM[:SS]`
+- `today`, `yesterday`, `tomorrow` (midnight), each with ` [at ]HH:MM[:SS]`
+- `on Sat 05 Dec [at HH:MM[:SS]]` (as `memd dream` says a day further off)
 - ISO 8601: `2026-12-04`, `2026-12-04T03:11`, `2026-12-04 03:11:30`,
   with `Z` or `+01:00` for another zone
 Every time memd prints (`memd.times`) is one of these, so a person can paste
@@ -45,6 +46,12 @@ def parse_when(text: str, *, now: float, through: bool = False) -> float:
     Raises `ValueError` saying which forms are understood.
     """
     words = text.strip().lower().split()
+    iso_text = text.strip()
+    if len(words) == 3 and words[0] in _DAYS and words[1] == "at":
+        words = [words[0], words[2]]  # "today at 03:30", as `memd dream` says it
+    elif words[:1] == ["on"] and len(words) in (4, 6):  # "on Sat 05 Dec [at 03:30]"
+        words = _dated(words[1:], now)
+        iso_text = " ".join(words)
     if not words or len(text) > MAX_WHEN_CHARS:
         raise ValueError(f"cannot read the time {text!r}: expected {FORMS}")
     unit = 0.0  # how long the named time lasts: 1 s, 60 s, or 0 (an instant)
@@ -70,11 +77,40 @@ def parse_when(text: str, *, now: float, through: bool = False) -> float:
         found = midnight.replace(hour=hour, minute=minute, second=second).timestamp()
         unit = _unit(words[0])
     else:
-        found = _iso(text.strip())
-        unit = _iso_unit(text.strip()) if found is not None else 0.0
+        found = _iso(iso_text)
+        unit = _iso_unit(iso_text) if found is not None else 0.0
     if found is None:
         raise ValueError(f"cannot read the time {text!r}: expected {FORMS}")
     return found + unit - _EPSILON if through and unit else found
+
+
+_WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+_MONTHS = (
+    "jan", "feb", "mar", "apr", "may", "jun",
+    "jul", "aug", "sep", "oct", "nov", "dec",
+)  # fmt: skip
+
+
+def _dated(words: list[str], now: float) -> list[str]:
+    """`sat 05 dec [at 03:30]` as `2026-12-05 03:30`: the year that puts it
+    nearest `now`, and only if the weekday agrees; else words that fail."""
+    weekday, day, month = words[:3]
+    at = [words[4]] if len(words) == 5 and words[3] == "at" else []
+    if len(words) not in (3, 5) or month not in _MONTHS or not day.isdigit():
+        return ["?"]
+    if weekday not in _WEEKDAYS or len(day) > 2:
+        return ["?"]
+    current = datetime.fromtimestamp(now)
+    for year in (current.year, current.year - 1, current.year + 1):
+        try:
+            moment = datetime(year, _MONTHS.index(month) + 1, int(day))
+        except ValueError:
+            continue
+        if abs((moment - current).days) <= 183 and moment.weekday() == _WEEKDAYS.index(
+            weekday
+        ):
+            return [moment.strftime("%Y-%m-%d"), *at]
+    return ["?"]
 
 
 _EPSILON = 1e-6  # one microsecond, the finest a recorded time holds

@@ -170,12 +170,9 @@ def session_start_output(
     if env is not None:
         from memd.history.notice import take_sentence
 
-        loss = take_sentence(
-            os.path.dirname(ss.state_dir(env)),
-            memory_dir,
-            project_root=project_root,
-            home=env.get("HOME", ""),
-        )
+        loss = take_sentence(os.path.dirname(ss.state_dir(env)), memory_dir)
+        if loss is not None and project_root is not None:
+            loss = _named(loss, memory_dir, project_root, env)
         if loss is not None:
             text = loss if text is None else f"{loss}\n\n{text}"
         if cache_dir is not None:
@@ -193,3 +190,17 @@ def session_start_output(
                 text = lines if text is None else f"{lines}\n\n{text}"
     context = session_start_context(text, prompt, prompt_path)
     return hook_output("SessionStart", context=context)
+
+
+def _named(
+    sentence: str, memory_dir: str, project_root: str, env: Mapping[str, str]
+) -> str:
+    """A loss notice said of the session's project, by its folder (memd.projects).
+
+    The git root is looked up only here, when there is a notice to tell.
+    """
+    from memd.agent.gitroot import find_canonical_git_root
+    from memd.projects.naming import placed, project_label
+
+    root = find_canonical_git_root(project_root) or project_root
+    return placed(sentence, project_label(memory_dir, [root], env.get("HOME", "")))

@@ -51,6 +51,40 @@ def project_label(memory_dir: str, roots: Iterable[str], home: str) -> str:
     return ", ".join(named[:-1]) + " and " + named[-1]
 
 
+def root_in(memory_dir: str, start: str) -> str:
+    """The folder of `start` (or above) that a default memory dir is named after.
+
+    `<base>/projects/<name>/memory` is named for the sanitized git root (or
+    project root): the first of `start` and its parents that sanitizes to
+    `<name>` is the folder a person calls the project. Pure: strings only, no
+    git lookup (the warm recall path). `start` itself when none matches.
+    """
+    from memd.agent.paths import sanitize_path
+
+    name = os.path.basename(os.path.dirname(memory_dir_key(memory_dir)))
+    current = start
+    while True:
+        if sanitize_path(current) == name:
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return start
+        current = parent
+
+
+def placed(sentence: str, label: str) -> str:
+    """`sentence` said of the project `label`: "memd: in ~/code/webshop, 23 ...".
+
+    For the loss alarm's sentences (memd.history's words, which name no
+    project): the place goes after their "memd: ", else in front.
+    """
+    if not label:
+        return sentence
+    if sentence.startswith("memd: "):
+        return f"memd: in {label}, {sentence.removeprefix('memd: ')}"
+    return f"in {label}: {sentence}"
+
+
 _SHELL_SAFE = frozenset(
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-~"
 )

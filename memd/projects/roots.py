@@ -16,8 +16,10 @@ Where roots come from, in order:
    directory's name first, since a cwd inside a root sanitizes to a longer
    name with the root's as its prefix);
 4. for a default directory still unnamed, the folder its name spells
-   (`-home-u-code-webshop` -> `/home/u/code/webshop`), found by listing at
-   most `MAX_SPELL_LISTINGS` directories, never following a symlink.
+   (`-home-u-code-webshop` -> `/home/u/code/webshop`): from `/`, each next
+   piece of the name looked up in an index of the folder's listing (each
+   listing read once per call, at most `MAX_SPELL_LISTINGS` a name), never
+   through a symlink.
 """
 
 from __future__ import annotations
@@ -78,7 +80,7 @@ def roots_by_memory_dir(
     if transcripts:
         for cwd in transcript_cwds(environ, prefer=_folder_names(wanted, environ)):
             resolver.add(cwd)
-    listings: dict[str, list[tuple[str, str]]] = {}  # shared by every walk below
+    listings: dict[str, dict[str, list[str]]] = {}  # shared by every walk below
     for memory_dir, found in wanted.items():
         if not found:
             for root in _spelled_roots(memory_dir, environ, listings):
@@ -131,16 +133,35 @@ class _Resolver:
         self.env = env
         self.profile = profile
         self.seen: set[str] = set()
+        # When every wanted dir is a default `<base>/projects/<name>/memory`
+        # (and no env renames it), a folder can only map to one whose <name>
+        # its own sanitized path starts with (the git root is an ancestor):
+        # the others need no resolving.
+        from memd.agent.path_rules import PROJECT_DIR_NAME_ENV
+        from memd.agent.paths import MAX_SANITIZED_LENGTH
+
+        names = _folder_names(wanted, env)
+        default = (
+            len(names) == len(wanted)
+            and not env.get(PROJECT_DIR_NAME_ENV)
+            and all(len(name) <= MAX_SANITIZED_LENGTH for name in names)  # no hash
+        )
+        self.prefixes = frozenset(names) if default else None
 
     def add(self, folder: object) -> None:
         from memd.agent.gitroot import find_canonical_git_root
         from memd.agent.paths import resolve_memory_location
 
-        if not isinstance(folder, str) or not os.path.isabs(folder):
+        if not isinstance(folder, str):
+            return
+        folder = os.path.expanduser(folder)  # a config's watch_projects may say ~/
+        if not os.path.isabs(folder):
             return
         if folder in self.seen or len(self.seen) >= MAX_CANDIDATES:
             return
         self.seen.add(folder)
+        if self.prefixes is not None and not self._may_map(folder):
+            return
         try:
             location = resolve_memory_location(folder, self.env, profile=self.profile)
         except (OSError, ValueError):
@@ -152,6 +173,14 @@ class _Resolver:
         with contextlib.suppress(OSError, ValueError):
             root = find_canonical_git_root(root, profile=self.profile) or root
         found.add(root)
+
+    def _may_map(self, folder: str) -> bool:
+        from memd.agent.paths import sanitize_path
+
+        prefixes = self.prefixes or frozenset()
+        spelled = sanitize_path(os.path.realpath(folder))
+        ends = [k for k, ch in enumerate(spelled) if ch == "-" and k]
+        return any(spelled[:k] in prefixes for k in (*ends, len(spelled)))
 
 
 def _folder_names(
@@ -273,14 +302,15 @@ def cwds_in_head(path: str) -> list[str]:
 def _spelled_roots(
     memory_dir: str,
     env: Mapping[str, str],
-    listings: dict[str, list[tuple[str, str]]] | None = None,
+    listings: dict[str, dict[str, list[str]]] | None = None,
 ) -> list[str]:
     """Return the existing folders whose sanitized path is this dir's project name.
 
     Only for `<base>/projects/<name>/memory`: `<name>` is the sanitized root,
-    each non-alphanumeric character a `-`, so the walk from `/` descends only
-    into entries whose sanitized names continue the name. A name cut at 200
-    characters and hashed is compared whole once the walk passes the cut.
+    each non-alphanumeric character a `-`, so from `/` each step looks up the
+    subfolders whose sanitized name is the next piece of `<name>` up to one
+    of its `-`s (each listing indexed once per call, in `listings`). A name
+    cut at 200 characters and hashed is compared whole past the cut.
     """
     from memd.agent.paths import MAX_SANITIZED_LENGTH, sanitize_path
 
@@ -297,35 +327,41 @@ def _spelled_roots(
     while stack and listed < MAX_SPELL_LISTINGS:
         folder, spelled = stack.pop()
         listed += 1
-        entries = cache.get(folder)
-        if entries is None:
-            entries = cache[folder] = _sanitized_subdirs(folder)
-        for entry_name, sanitized in entries:
-            longer = spelled + "-" + sanitized
-            path = os.path.join(folder, entry_name)
-            if len(longer) < len(cut):
-                if cut.startswith(longer + "-"):
-                    stack.append((path, longer))
-            elif not hashed:
-                if longer == name:
+        subdirs = cache.get(folder)
+        if subdirs is None:
+            subdirs = cache[folder] = _sanitized_subdirs(folder)
+        rest = cut[len(spelled) + 1 :]  # what the next folders must spell
+        if hashed and len(spelled) >= len(cut):
+            rest = ""  # below the cut: every subfolder may be the one
+        ends = [k for k, ch in enumerate(rest) if ch == "-" and k] + [len(rest)]
+        for end in ends:
+            for entry_name in subdirs.get(rest[:end], ()):
+                path = os.path.join(folder, entry_name)
+                if end < len(rest) or hashed:  # hashed: the root may lie deeper
+                    stack.append((path, f"{spelled}-{rest[:end]}"))
+                if end == len(rest) and (not hashed or sanitize_path(path) == name):
                     found.append(path)
-            elif longer[: len(cut)] == cut:
-                if sanitize_path(path) == name:
-                    found.append(path)
-                stack.append((path, longer))  # past the cut only the hash decides
+        if hashed:  # the cut may fall inside a folder's name: past it, the hash
+            for key, entries in subdirs.items():  # decides, at any depth below
+                if len(key) > len(rest) and key.startswith(rest):
+                    for entry_name in entries:
+                        path = os.path.join(folder, entry_name)
+                        if sanitize_path(path) == name:
+                            found.append(path)
+                        stack.append((path, f"{spelled}-{key}"))
     return found
 
 
-def _sanitized_subdirs(folder: str) -> list[tuple[str, str]]:
-    """(name, sanitized name) of a folder's subfolders; links left out."""
+def _sanitized_subdirs(folder: str) -> dict[str, list[str]]:
+    """A folder's subfolders by sanitized name (links left out)."""
     from memd.agent.paths import MAX_SANITIZED_LENGTH, sanitize_path
 
     try:
         entries = list_dir(folder)[:MAX_LISTED_ENTRIES]
     except OSError:
-        return []
-    return [
-        (entry.name, sanitize_path(entry.name))
-        for entry in entries
-        if len(entry.name) <= MAX_SANITIZED_LENGTH and is_dir_entry(entry)
-    ]
+        return {}
+    found: dict[str, list[str]] = {}
+    for entry in entries:
+        if len(entry.name) <= MAX_SANITIZED_LENGTH and is_dir_entry(entry):
+            found.setdefault(sanitize_path(entry.name), []).append(entry.name)
+    return found

@@ -10,6 +10,6 @@ over them; `claims` gives each night's dream to one machine; `schedule` is
 what `memd sync` and the daemon call; `status` is the state as data; `pull`
 is the SessionStart hook's bounded pull.
 
-May import: `memd.agent`, `memd.memory`, `memd.lint`, `memd.gitsync`, the
-shared top-level modules.
+May import: `memd.agent`, `memd.projects`, `memd.memory`, `memd.lint`,
+`memd.gitsync`, the shared top-level modules.
 """

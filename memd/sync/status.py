@@ -74,8 +74,15 @@ def summary(config: Config) -> dict[str, object]:
 
 
 def summary_lines(data: dict[str, object]) -> tuple[str, ...]:
-    """Return `summary`'s data as the lines of `memd sync status`."""
-    import datetime
+    """Return `summary`'s data as the lines of `memd sync status`.
+
+    Projects by their folder (`~/code/webshop`), times local and short.
+    """
+    import time
+
+    from memd.agent.paths import home_dir
+    from memd.projects.naming import tilde
+    from memd.times import clock
 
     if not data.get("enabled"):
         return ("personal sync: off (run `memd sync init --remote URL`)",)
@@ -84,8 +91,7 @@ def summary_lines(data: dict[str, object]) -> tuple[str, ...]:
         value = data.get(key)
         if not isinstance(value, float):
             return "never"
-        moment = datetime.datetime.fromtimestamp(value).astimezone()
-        return moment.isoformat(timespec="seconds")
+        return clock(value, now=time.time())  # local, as `--at` reads it (#42)
 
     lines = [
         "personal sync: on",
@@ -99,7 +105,10 @@ def summary_lines(data: dict[str, object]) -> tuple[str, ...]:
     projects = projects if isinstance(projects, list) else []
     lines.append(f"  projects: {len(projects)} known")
     for project in projects:
-        lines.append(f"  project {project['identity']}: {project['memory_dir']}")
+        where = project.get("root") or project["memory_dir"]
+        lines.append(
+            f"  project {project['identity']}: {tilde(str(where), home_dir())}"
+        )
     for key, label in (
         ("not_synced", "not synced"),
         ("left_out", "left out"),

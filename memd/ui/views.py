@@ -283,6 +283,11 @@ def dream_line(record: object) -> str:
     status = result.get("status")
     if not when and not status:
         return ""
+    from memd import times
+
+    epoch = times.to_epoch(when)  # the record's ISO stamp, as a person reads it
+    if epoch is not None:
+        when = times.clock(epoch, now=time.time())
     parts = [str(part) for part in (when, status) if part]
     entries = result.get("entries")
     if isinstance(entries, int):

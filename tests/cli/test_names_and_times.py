@@ -20,6 +20,7 @@ from memd.agent.paths import auto_mem_path
 from memd.history.store import History
 from tests.cli.test_terminal import Terminal
 from tests.conftest import Home, make_git_repo
+from tests.daemon.conftest import wait_for
 
 MEMD = str(Path(sys.executable).parent / "memd")
 TIMEOUT = 30.0
@@ -59,44 +60,37 @@ def changes(home: Home, memory: Path) -> list[object]:
         return list(history.changes(str(memory)))
 
 
-def wait_for(predicate, what: str) -> object:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + TIMEOUT
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def memd(*argv: str, cwd: Path | None = None) -> str:
-    """Run the real `memd`; its stdout (it must not fail)."""
+def run_memd(
+    *argv: str,
+    cwd: Path | None = None,
+    stdin: str = "",
+    codes: tuple[int, ...] = (0, 3),
+) -> str:
+    """Run the real `memd`; its stdout (exit status one of `codes`: status says 3
+    without a daemon)."""
     done = subprocess.run(
         [MEMD, *argv],
+        input=stdin,
         capture_output=True,
         text=True,
         cwd=cwd,
         timeout=TIMEOUT,
         check=False,
     )
-    assert done.returncode in (0, 3), done.stderr
+    assert done.returncode in codes, done.stderr
     return done.stdout
+
+
+def memd(*argv: str, cwd: Path | None = None) -> str:
+    return run_memd(*argv, cwd=cwd)
 
 
 def session_start(root: Path) -> str:
     """What the agent's SessionStart hook tells a session starting in `root`."""
     payload = {"session_id": "s1", "cwd": str(root), "hook_event_name": "SessionStart"}
-    done = subprocess.run(
-        [MEMD, "hook", "session-start"],
-        input=json.dumps(payload),
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    said = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    said = json.loads(
+        run_memd("hook", "session-start", cwd=root, stdin=json.dumps(payload))
+    )["hookSpecificOutput"]["additionalContext"]
     assert isinstance(said, str)
     return said
 
@@ -123,7 +117,7 @@ class TestTheDaemonsTerminal:
         daemon = Terminal("run")
         try:
             first = daemon.read_until("Ctrl-C stops it")
-            wait_for(lambda: changes(isolated_home, memory), "the first record")
+            wait_for(lambda: changes(isolated_home, memory), what="the first record")
             time.sleep(1.1)  # the restore time falls between the two changes
             for i in range(4):
                 (memory / f"feedback_t{i}.md").unlink()
@@ -194,16 +188,14 @@ class TestHistory:
             r"^rev (\d+)  ((?:today|yesterday) \d\d:\d\d:\d\d)  ", listed, re.M
         )
         assert len(heads) == 2, listed
+        as_json = json.loads(memd("history", "--format", "json", cwd=root))
+        assert [c["project"] for c in as_json] == ["~/code/webshop"] * 2
+        assert all(
+            re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d", c["time"])
+            for c in as_json
+        ), as_json
         oldest = heads[-1][1]  # as a person copies it from the list
-        done = subprocess.run(
-            [MEMD, "restore", "feedback_t0.md", "--at", oldest],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT,
-            check=False,
-        )
-        assert done.returncode == 0, done.stderr
+        run_memd("restore", "feedback_t0.md", "--at", oldest, cwd=root)
         assert (memory / "feedback_t0.md").read_text() == topic("first")
 
 
@@ -234,4 +226,22 @@ class TestStats:
         )
         for internal in ("renders", "units", "access mode", "prompt variant"):
             assert internal not in out, out
+        assert_reads_as_a_person(out)
+
+
+class TestDoctor:
+    def test_an_over_budget_index_is_named_by_its_project(
+        self, isolated_home: Home
+    ) -> None:
+        root, memory = project(isolated_home, "webshop", topics=1)
+        (memory / "MEMORY.md").write_text(
+            "".join(f"- [T{i}](feedback_t0.md) — entry {i}\n" for i in range(250))
+        )
+
+        out = run_memd("doctor", cwd=root, codes=(0, 1, 2, 3))
+
+        line = next(x for x in out.splitlines() if "index budgets" in x)
+        assert line.endswith(
+            "over budget: the agent drops the rest (~/code/webshop)"
+        ), out
         assert_reads_as_a_person(out)

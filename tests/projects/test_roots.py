@@ -193,3 +193,26 @@ class TestBoundedReads:
         )
 
         assert transcript_cwds() == [str(cwd)]
+
+
+class TestRootIn:
+    def test_a_subfolder_names_the_folder_the_directory_is_named_for(self) -> None:
+        from memd.projects.naming import root_in
+
+        memory_dir = "/h/.claude/projects/-h-code-web-shop/memory/"
+
+        assert root_in(memory_dir, "/h/code/web.shop/src/app") == "/h/code/web.shop"
+        assert root_in(memory_dir, "/elsewhere") == "/elsewhere"
+
+
+def test_a_name_cut_and_hashed_past_200_characters_is_spelled_back(
+    isolated_home: Home,
+) -> None:
+    folder = isolated_home.home.joinpath("code", "a" * 70, "b.b" * 25, "c-" * 30 + "end")
+    folder.mkdir(parents=True)
+    memory_dir = auto_mem_path(str(folder))
+    assert len(Path(memory_dir).parent.name) > 200  # the agent cut and hashed it
+
+    names = load_project_names([memory_dir], transcripts=False)
+
+    assert names.label(memory_dir) == "~/" + str(folder.relative_to(isolated_home.home))

@@ -99,3 +99,22 @@ class TestLegend:
         assert len(pieces) == plots.MAX_SERIES + 1
         assert pieces[-1] == "and 3 more projects, smaller, not drawn"
         assert "~/code/p0" not in pieces  # the smallest are left out
+
+
+def test_the_last_dream_reads_as_a_local_time() -> None:
+    """The overview's dream line had "2026-12-06T23:03:51.696334+00:00" (#42)."""
+    import time
+    from datetime import datetime
+
+    from memd.times import clock
+    from memd.ui import views
+
+    stamp = "2026-12-06T23:03:51.696334+00:00"
+    record = {"last_run": stamp, "last_result": {"status": "ok", "entries": 3}}
+
+    line = views.dream_line(record)
+
+    epoch = datetime.fromisoformat(stamp).timestamp()
+    assert line == f"{clock(epoch, now=time.time())}, ok, 3 entries"
+    assert MICROSECONDS.search(line) is None
+    assert RAW_ISO.search(line) is None

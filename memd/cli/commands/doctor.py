@@ -249,8 +249,11 @@ def _remotes(config: Config) -> Iterator[Check]:
     from memd.sync.engine import is_enabled, repo_dir
     from memd.team.schedule import team_summary
 
+    teams = list(team_summary(config.state_dir))
+    labels = _projects_of([t.rstrip(os.sep) for t in teams], config)  # its memory dir
     repos = [
-        (f"team {team_dir}", team_dir) for team_dir in team_summary(config.state_dir)
+        (f"team memory of {label}", team_dir)
+        for label, team_dir in zip(labels, teams, strict=True)
     ]
     if is_enabled(config.state_dir):
         repos.append(("personal sync", repo_dir(config.state_dir)))
@@ -275,6 +278,15 @@ def _remotes(config: Config) -> Iterator[Check]:
         yield Check(name, OK, f"{url} answered")
 
 
+def _projects_of(paths: list[str], config: Config) -> list[str]:
+    """Each memory file's project by its folder (`~/code/webshop`, memd.projects)."""
+    from memd.projects.roots import load_project_names
+
+    dirs = [os.path.dirname(path) for path in paths]
+    names = load_project_names(dirs, config=config)
+    return [names.label(directory) for directory in dirs]
+
+
 def _index_budgets(config: Config) -> Check:
     """Every known memory dir's MEMORY.md within the lines and size the agent loads."""
     from memd.agent.choice import in_force
@@ -283,6 +295,7 @@ def _index_budgets(config: Config) -> Check:
     targets = discover_targets()
     found = lint_targets(targets, config=config, profile=in_force(config).profile)
     over = sorted({d.path for d in found if d.code in INDEX_BUDGET_CODES})
+    over = _projects_of(over, config)  # each index by its project's folder
     if over:
         return Check(
             "index budgets",

@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
             if args.dry_run:
                 sys.stdout.write(result.diff)
             print(
-                _summary(result, dry_run=args.dry_run),
+                _summary(result, dry_run=args.dry_run, config=config),
                 file=sys.stderr if args.dry_run else sys.stdout,
             )
             failed = failed or not result.ok
@@ -120,7 +120,9 @@ def _undo(
         raise UsageError("memd dream undo takes one project (--project DIR), no more")
     (memory_dir,) = _memory_dirs(args, config)
     ok, message = undo_dream(memory_dir, config, now=now, log=log)
-    print(f"{memory_dir}: {message}", file=sys.stdout if ok else sys.stderr)
+    print(
+        f"{_name(memory_dir, config)}: {message}", file=sys.stdout if ok else sys.stderr
+    )
     return 0 if ok else 1
 
 
@@ -184,10 +186,14 @@ def _not_due_reason(config: Config, memory_dir: str, now: datetime.datetime) -> 
     )
 
 
-def _summary(result: DreamResult, *, dry_run: bool = False) -> str:
+def _summary(
+    result: DreamResult, *, dry_run: bool = False, config: Config | None = None
+) -> str:
     from memd.kairos.dream import describe_summary
 
-    line = f"{result.memory_dir}: {result.status}, {result.entries} entries"
+    line = (
+        f"{_name(result.memory_dir, config)}: {result.status}, {result.entries} entries"
+    )
     summary = describe_summary(result.summary)
     if summary:
         line += f" ({summary})"
@@ -197,3 +203,12 @@ def _summary(result: DreamResult, *, dry_run: bool = False) -> str:
     if result.message and result.message != summary:
         line += f" ({result.message})"
     return line
+
+
+def _name(memory_dir: str, config: Config | None) -> str:
+    """What a person calls `memory_dir`: its project's folder (memd.projects)."""
+    if config is None:
+        return memory_dir
+    from memd.projects.roots import load_project_names
+
+    return load_project_names([memory_dir], config=config).label(memory_dir)

@@ -152,6 +152,12 @@ def _project_memory_dir(project: str | None, config: Config, known: list[str]) -
     return memory_dir
 
 
+def _names(memory_dirs: Iterable[str], config: Config) -> ProjectNames:
+    from memd.projects.roots import load_project_names
+
+    return load_project_names(memory_dirs, config=config)
+
+
 def parse_when_arg(text: str, option: str) -> float:
     import time
 
@@ -179,21 +185,26 @@ def _list(
     else:
         memory_dir, relpath = resolve_target(path, args.project, config, history)
         changes = history.changes(memory_dir, relpath=relpath, since=since)
-    if args.format == "json":
-        from memd.fastjson import dumps
-
-        sys.stdout.write(dumps([c.to_dict() for c in changes]) + "\n")
-        return 0
     from memd.projects.roots import load_project_names
-    from memd.times import zone_note
+    from memd.times import iso, zone_note
 
-    stamps: dict[int, str] = {}
     if args.all:
         names = load_project_names({c.memory_dir for c in changes}, config=config)
         out = []
     else:
         names = load_project_names([memory_dir], config=config)
         out = [f"history of {names.both(memory_dir)}"]
+    if args.format == "json":
+        from memd.fastjson import dumps
+
+        shown = [
+            # `at` stays epoch seconds; `time` is ISO 8601 with the offset (#42)
+            {**c.to_dict(), "time": iso(c.at), "project": names.label(c.memory_dir)}
+            for c in changes
+        ]
+        sys.stdout.write(dumps(shown) + "\n")
+        return 0
+    stamps: dict[int, str] = {}
     out += [
         line
         for change in changes
@@ -327,9 +338,3 @@ def _purge(
     label = _names([memory_dir], config).both(memory_dir)
     print(f"purged {count} version(s) of {relpath} in {label}")
     return 0
-
-
-def _names(memory_dirs: Iterable[str], config: Config) -> ProjectNames:
-    from memd.projects.roots import load_project_names
-
-    return load_project_names(memory_dirs, config=config)

@@ -157,28 +157,48 @@ def run(args: argparse.Namespace) -> int:
         text = json.dumps(shown, ensure_ascii=False, indent=2)
         print(_printable(text, json_escape=True))
     else:
-        _print_text(hits, len(memory_dirs) > 1)
+        _print_text(hits, len(memory_dirs) > 1, None if args.all else _root(args))
     # Here, where main turns a closed pipe or a full disk into an exit code:
     # the installed script then leaves without the interpreter's teardown.
     sys.stdout.flush()
     return 0
 
 
-def _print_text(hits: tuple[Hit, ...], show_dir: bool) -> None:
+def _print_text(
+    hits: tuple[Hit, ...], show_dir: bool, project: str | None = None
+) -> None:
+    """The hits as text; `project` (a root) names the one directory searched.
+
+    Light on purpose: the warm recall imports no JSON or regex module, so the
+    name comes from the root the command was run for (memd.projects.naming),
+    not from every root memd knows.
+    """
     if not hits:
         print("no matching memories", file=sys.stderr)
         return
+    from memd.agent.paths import home_dir
+    from memd.projects.naming import project_label, root_in, tilde
+
+    home = home_dir()
     lines = []
     for number, hit in enumerate(hits, start=1):
         tag = f"[{hit.type}] " if hit.type else ""
-        where = os.path.join(hit.memory_dir, hit.relpath) if show_dir else hit.relpath
+        where = (
+            tilde(os.path.join(hit.memory_dir, hit.relpath), home)
+            if show_dir
+            else hit.relpath
+        )
         lines.append(f"{number}. {tag}{hit.name or hit.relpath}  ({where})")
         if hit.description:
             lines.append(f"   {hit.description}")
         if hit.snippet:
             lines.append(f"   > {hit.snippet}")
-    if not show_dir:
-        lines.append(f"memory dir: {hits[0].memory_dir}")
+    if not show_dir:  # the project by its folder, its memory dir as detail
+        memory_dir = hits[0].memory_dir
+        roots = [root_in(memory_dir, project)] if project else []
+        label = project_label(memory_dir, roots, home)
+        detail = tilde(memory_dir.rstrip(os.sep), home)
+        lines.append(f"in {label} ({detail})" if label != detail else f"in {label}")
     from memd.lint.secrets import mask_secrets
 
     print(_printable(mask_secrets("\n".join(lines))))
@@ -201,6 +221,13 @@ def _printable(text: str, *, json_escape: bool = False) -> str:
 
         return escape_surrogates(text)
     return text
+
+
+def _root(args: argparse.Namespace) -> str:
+    """The folder recall ran for (`--project`, else here), as the agent fixes it."""
+    from memd.agent.paths import project_root_of
+
+    return project_root_of(args.project if args.project is not None else os.getcwd())
 
 
 def _project_memory_dir(

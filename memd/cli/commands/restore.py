@@ -51,6 +51,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _names(memory_dir: str, config: Config) -> ProjectNames:
+    """What `memory_dir` is called: its project's folder (memd.projects)."""
+    from memd.projects.roots import load_project_names
+
+    return load_project_names([memory_dir], config=config)
+
+
 def run(args: argparse.Namespace) -> int:
     import time
 
@@ -115,10 +122,3 @@ def run(args: argparse.Namespace) -> int:
         )
     print(f"restored {len(plan.steps)} file(s) to revision {rev}{undo}")
     return 0
-
-
-def _names(memory_dir: str, config: Config) -> ProjectNames:
-    """What `memory_dir` is called: its project's folder (memd.projects)."""
-    from memd.projects.roots import load_project_names
-
-    return load_project_names([memory_dir], config=config)

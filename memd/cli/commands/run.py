@@ -100,33 +100,37 @@ class _ForPeople:
         )
 
     def _loss(self, event: MutableMapping[str, Any]) -> str:
-        """The loss, named by its project, with the command that brings it back."""
+        """The loss, named by its project, with the command that brings it back.
+
+        From the `memory_loss` record alone: what was lost, by what cause, and
+        the restore command memd.history gives (`restore`), else the revision
+        from before the loss (`restore_rev`) for that project.
+        """
         import time
 
-        from memd.history.notice import notice_sentence
+        from memd.projects.naming import placed
         from memd.projects.roots import load_project_names
+        from memd.times import clock
 
         memory_dir = str(event.get("memory_dir") or "")
-        names = load_project_names(
-            [memory_dir],
-            state_dir=self.config.state_dir,
-            extra_roots=self.config.watch_projects,
+        names = load_project_names([memory_dir], config=self.config)
+        restore = event.get("restore")
+        if not isinstance(restore, str) or not restore:
+            restore = (
+                f"memd restore --all --project {names.project_arg(memory_dir)}"
+                f" --rev {event.get('restore_rev')}"
+            )
+        now = time.time()  # the record is told as it is written
+        stamp = clock(now, now=now).removeprefix("today ")  # HH:MM:SS: --at reads it
+        sentence = (
+            f"memd: {event.get('loss') or 'memory was lost'} at {stamp}"
+            f" ({event.get('cause')});"
+            f" `{restore}` brings them back."
         )
-        notice = {
-            "sentence": event.get("loss") or "memory was lost",
-            "cause": event.get("cause"),
-            "at": event.get("at"),
-            "first_at": event.get("first_at"),
-            "before_at": event.get("before_at"),
-            "before_rev": event.get("restore_rev"),
-        }
-        sentence = notice_sentence(
-            notice,
-            time.time(),
-            where=f" --project {names.project_arg(memory_dir)}",
-            project=names.label(memory_dir),
+        return (
+            f"{placed(sentence, names.label(memory_dir))}\n"
+            f"  memory directory: {names.detail(memory_dir)}"
         )
-        return f"{sentence}\n  memory directory: {names.detail(memory_dir)}"
 
     @staticmethod
     def _findings(event: MutableMapping[str, Any]) -> str | None:

@@ -362,6 +362,24 @@ def _duration(seconds: object) -> str:
     return span(seconds) if isinstance(seconds, int | float) else "?"
 
 
+def _named_loss(entry: dict[str, object], names: ProjectNames) -> dict[str, object]:
+    """A loss as the text shows it: its project by its folder (memd.projects).
+
+    memd.history words the loss; the place is said here, so the sentence and
+    any `--project` in it name the folder, not the memory dir.
+    """
+    from memd.projects.naming import placed
+
+    memory_dir = str(entry.get("memory_dir"))
+    label = names.label(memory_dir)
+    message = str(entry.get("message", "")).replace(
+        f"--project {memory_dir}", f"--project {names.project_arg(memory_dir)}"
+    )
+    if message.startswith("memd: "):  # a sentence of its own, not under a heading
+        message = placed(message, label)
+    return {**entry, "memory_dir": label, "message": message}
+
+
 def _loss_names(status: dict[str, object]) -> ProjectNames:
     """The names status already found, for the loss lines."""
     from memd.agent.paths import home_dir
@@ -384,19 +402,16 @@ def run(args: argparse.Namespace) -> int:
     from memd.times import zone_note
 
     status = collect_status()
-    losses = loss_report(str(status["state_dir"]), names=_loss_names(status))
+    losses = loss_report(str(status["state_dir"]))
+    names = _loss_names(status)
+    for entry in losses:
+        entry["project"] = names.label(str(entry.get("memory_dir")))
     status["losses"] = losses
     if args.format == "json":
         print(json.dumps(status, indent=2, sort_keys=True))
     else:
+        shown = loss_lines([_named_loss(entry, names) for entry in losses])
         print(
-            "\n".join(
-                [
-                    format_text(status),
-                    *loss_lines(losses),
-                    *truth_lines(status),
-                    zone_note(),
-                ]
-            )
+            "\n".join([format_text(status), *shown, *truth_lines(status), zone_note()])
         )
     return 0 if status["responding"] else EXIT_NO_DAEMON

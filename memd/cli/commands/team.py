@@ -204,12 +204,13 @@ def _status(config: Config, project: str) -> int:
 
 def status_lines(config: Config, team_dir: str) -> tuple[str, ...]:
     """Return the lines describing one team dir's sync (for `memd status` too)."""
-    import datetime
+    import time
 
     from memd.gitsync.git import GitError
     from memd.gitsync.repo import ahead_behind, is_repo, remote_url
     from memd.team.conflicts import conflict_messages
     from memd.team.state import sync_record
+    from memd.times import clock
 
     if not is_repo(team_dir):
         return (f"{team_dir}: not shared (run `memd team init --remote URL`)",)
@@ -232,11 +233,7 @@ def status_lines(config: Config, team_dir: str) -> tuple[str, ...]:
         stamp = record.get(key)
         if not isinstance(stamp, int | float):
             return "never"
-        return (
-            datetime.datetime.fromtimestamp(stamp)
-            .astimezone()
-            .isoformat(timespec="seconds")
-        )
+        return clock(stamp, now=time.time())  # local, as `--at` reads it (#42)
 
     lines.append(f"  last sync: {when('last_sync')}")
     state = record.get("state")

@@ -58,7 +58,8 @@ class TestRecall:
             "1. [user] Go style  (user_go.md)\n"
             "   The user wants tabs in Go files\n"
             "   > The user wants [tabs] in Go files\n"
-            f"memory dir: {str(memory).rstrip('/')}\n"
+            # the project by its folder, the memory dir as detail (#42)
+            f"in {git_repo.resolve()} (~/{memory.relative_to(Path.home())})\n"
         ) == capsys.readouterr().out
 
     def test_saved_and_deleted_files_with_the_installed_script(
