@@ -2,8 +2,10 @@
 
 - ``package.json``: the keys of ``"scripts"`` (``npm run``, ``pnpm``, ``yarn``);
 - a Makefile: every rule target at the start of a line (``build:``,
-  ``a b: deps``, not ``X := 1``, not ``.PHONY``, not pattern rules);
-- a justfile: every recipe (``name arg='x':``, ``@quiet:``);
+  ``a b: deps``, not ``X := 1``, not ``.PHONY``, not pattern rules); one that
+  includes another or has a match-anything rule (``%:``) defines "unknown";
+- a justfile: every recipe (``name arg='x':``, ``@quiet:``); one that
+  imports another, "unknown";
 - ``pyproject.toml``: the keys of ``[project.scripts]``, ``[project.gui-scripts]``
   and ``[tool.poetry.scripts]``.
 
@@ -58,11 +60,13 @@ def _npm_scripts(text: str) -> frozenset[str] | None:
     return frozenset(str(name) for name in scripts)
 
 
-def _make_targets(text: str) -> frozenset[str]:
+def _make_targets(text: str) -> frozenset[str] | None:
     targets: set[str] = set()
     for line in _logical_lines(text):
         if not line or line[0] in " \t#":
             continue
+        if line.startswith(("include ", "-include ", "sinclude ", "%:", "% :")):
+            return None  # targets from elsewhere, or any target at all: unknown
         head, colon, rest = line.partition(":")
         if not colon or rest.startswith("=") or "=" in head:
             continue  # X := 1, X ?= 1, X = a:b
@@ -88,11 +92,13 @@ def _logical_lines(text: str) -> list[str]:
     return lines
 
 
-def _just_recipes(text: str) -> frozenset[str]:
+def _just_recipes(text: str) -> frozenset[str] | None:
     recipes: set[str] = set()
     for line in _logical_lines(text):
         if not line or line[0] in " \t#[":
             continue
+        if line.startswith(("import ", "mod ", "import? ", "mod? ")):
+            return None  # recipes from another file: unknown
         head, colon, rest = line.partition(":")
         if not colon or rest.startswith("="):
             continue  # x := "y"

@@ -154,3 +154,13 @@ class TestBounds:
         for claim in extract_claims(text):
             assert claim.line >= 1
             assert claim.column >= 1
+
+
+class TestUnknownDefinitions:
+    def test_an_included_makefile_or_a_catch_all_rule_is_unknown(self) -> None:
+        """Targets may come from elsewhere: never "gone"."""
+        assert None is defined_commands("make", b"include common.mk\nbuild:\n\tx\n")
+        assert None is defined_commands("make", b"build:\n\tx\n%:\n\t@true\n")
+
+    def test_a_justfile_importing_another_is_unknown(self) -> None:
+        assert None is defined_commands("just", b"import 'ci.just'\ntest:\n  x\n")
