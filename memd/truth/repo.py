@@ -10,7 +10,9 @@ commands only read objects and the ignore rules: ``rev-parse``, ``ls-tree``,
 runs a filter, a hook, a pager or an external diff. A repository whose own
 config names a program for git to run (`_STEERING`) is not read at all.
 
-`read_facts` keeps one JSON file per repository in ``<cache>/truth/``: the
+A cold read has one budget for all its calls (`READ_BUDGET_SECONDS`), each
+call at most `TIMEOUT_SECONDS`, so a huge history costs a bounded wait and
+one D003 info, never a hang. `read_facts` keeps one JSON file per repository in ``<cache>/truth/``: the
 facts at the last `HEAD` read. The same `HEAD` costs one ``rev-parse`` and
 a JSON load; a `HEAD` that moved forward reads only the new commits' log.
 """
@@ -35,11 +37,14 @@ from memd.truth.scripts import DEFINITION_FILES, KIND_OF_FILE, defined_commands
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import subprocess
     from collections.abc import Iterable
+    from typing import Any
 
     from memd.gitsync.git import Git
 
-TIMEOUT_SECONDS = 10.0
+TIMEOUT_SECONDS = 10.0  # one git call
+READ_BUDGET_SECONDS = 20.0  # every call of one cold read together
 TREE_BYTES = 256 * 1024 * 1024
 LOG_BYTES = 128 * 1024 * 1024
 LOG_COMMITS = 50_000  # the history window: older departures are not reported
@@ -210,8 +215,33 @@ def _on_disk(root: str, relpath: str) -> bool:
     return True
 
 
+class _Budget:
+    """The runner with one deadline for a whole read: each call gets what is left."""
+
+    def __init__(self, git: Git, seconds: float) -> None:
+        import time
+
+        self.git = git
+        self.seconds = seconds
+        self.deadline = time.monotonic() + seconds
+
+    def run(self, *args: str, **kwargs: Any) -> subprocess.CompletedProcess[bytes]:
+        import dataclasses
+        import time
+
+        from memd.gitsync.git import GitError
+
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise GitError(f"reading it took longer than {self.seconds:g} s")
+        bounded = dataclasses.replace(
+            self.git, timeout_seconds=min(self.git.timeout_seconds, left)
+        )
+        return bounded.run(*args, **kwargs)
+
+
 def _read_facts(repo: Repository, cache_dir: str | None) -> RepoFacts:
-    git = repo.git
+    git = _Budget(repo.git, READ_BUDGET_SECONDS)
     head = (
         git.run(
             "rev-parse",
@@ -253,7 +283,7 @@ def _read_facts(repo: Repository, cache_dir: str | None) -> RepoFacts:
         if is_ancestor.returncode == 0:
             since = cached
     revision = head if since is None else f"{since.head}..{head}"
-    log = _departures_log(repo, revision)
+    log = _departures_log(repo, git, revision)
     gone = parse_departures(log, files)
     if since is not None:
         for path, event in since.gone.items():
@@ -273,7 +303,7 @@ def _read_facts(repo: Repository, cache_dir: str | None) -> RepoFacts:
     return facts
 
 
-def _departures_log(repo: Repository, revision: str) -> bytes:
+def _departures_log(repo: Repository, git: _Budget, revision: str) -> bytes:
     """``git log`` of every removal and rename in `revision`, newest first.
 
     Renames with edits need the blobs' contents; a repository missing some
@@ -283,7 +313,7 @@ def _departures_log(repo: Repository, revision: str) -> bytes:
     from memd.gitsync.git import GitError
 
     def log(renames: str) -> bytes:
-        return repo.git.run(
+        return git.run(
             "log", renames, "--diff-filter=DR", "--name-status", "-z", "--no-ext-diff",
             "--no-textconv", "--no-show-signature", "--no-color",
             f"--max-count={LOG_COMMITS}", "--format=%x01%h %cs", revision, "--",
@@ -301,7 +331,7 @@ def _departures_log(repo: Repository, revision: str) -> bytes:
 
 
 def _definitions(
-    git: Git, head: str, files: frozenset[str]
+    git: _Budget, head: str, files: frozenset[str]
 ) -> tuple[
     dict[str, frozenset[str] | None], dict[str, tuple[Version, ...]], dict[str, str]
 ]:
@@ -374,7 +404,7 @@ def _definitions(
     return commands, {k: tuple(v) for k, v in versions.items() if v}, names
 
 
-def _cat(git: Git, names: list[str]) -> list[bytes | None]:
+def _cat(git: _Budget, names: list[str]) -> list[bytes | None]:
     """The blobs `names` (``rev:path``) name, through one ``cat-file --batch``."""
     if not names:
         return []
