@@ -12,9 +12,10 @@ config names a program for git to run (`_STEERING`) is not read at all.
 
 A cold read has one budget for all its calls (`READ_BUDGET_SECONDS`), each
 call at most `TIMEOUT_SECONDS`, so a huge history costs a bounded wait and
-one D003 info, never a hang. `read_facts` keeps one JSON file per repository in ``<cache>/truth/``: the
-facts at the last `HEAD` read. The same `HEAD` costs one ``rev-parse`` and
-a JSON load; a `HEAD` that moved forward reads only the new commits' log.
+one D003 info, never a hang. `Repository.facts` keeps one JSON file per
+repository in ``<cache>/truth/``: the facts at the last `HEAD` read. The
+same `HEAD` costs one ``rev-parse`` and a JSON load; a `HEAD` that moved
+forward reads only the new commits' log.
 """
 
 from __future__ import annotations
