@@ -321,6 +321,28 @@ class TestUnreadable:
         assert renamed in found[0][3]
         assert not marker.exists()
 
+    def test_an_included_config_is_not_followed(
+        self, project: Project, tmp_path: Path
+    ) -> None:
+        """include.path could bring any key: the repository is not read; none runs."""
+        marker = tmp_path / "ran"
+        script = tmp_path / "evil.sh"
+        script.write_text(f"#!/bin/sh\necho ran >> {marker}\n")
+        script.chmod(0o755)
+        evil = tmp_path / "evil.gitconfig"
+        evil.write_text(
+            f"[core]\n\tfsmonitor = {script}\n[log]\n\tshowSignature = true\n"
+        )
+        history(project)
+        project.git("config", "include.path", str(evil))
+        project.memory_file("project_i.md", "Sessions: `src/auth/session.ts`.\n")
+
+        found = findings(project)
+
+        assert ["D003"] == [code for code, *_ in found]
+        assert "include.path" in found[0][3]
+        assert not marker.exists()
+
     def test_a_history_too_slow_to_read_is_one_info(self, project: Project) -> None:
         """git past its deadline gives one D003 info, never a hang."""
         history(project)
