@@ -129,6 +129,7 @@ def build_app(
     templates.filters["ago"] = views.ago
     templates.filters["clock"] = views.clock
     csrf = security.csrf_value(token)
+    templates.globals["zone_note"] = zone_note  # every page says its zone once
     history = gather.history_available()
 
     def page(name: str, status: int = 200, **values: object) -> HTMLResponse:
@@ -200,7 +201,6 @@ def build_app(
                     )
                 ),
                 "cuts": model.cuts[-20:],
-                "zone": zone_note(),
                 "max_lines": profile.entrypoint_max_lines,
                 "max_chars": profile.entrypoint_max_units,
             }

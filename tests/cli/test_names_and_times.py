@@ -245,3 +245,32 @@ class TestDoctor:
             "over budget: the agent drops the rest (~/code/webshop)"
         ), out
         assert_reads_as_a_person(out)
+
+
+class TestEveryCommandsText:
+    def test_no_raw_stamp_and_the_project_by_its_folder(
+        self, isolated_home: Home
+    ) -> None:
+        """A dream and its undo, recall, sync status: what a person reads."""
+        root, memory = project(isolated_home, "webshop", topics=2)
+        run_memd("log", "#ops the pager rotates weekly", cwd=root)
+
+        said = {
+            "dream": run_memd("dream", "--now", cwd=root),
+            "undo": run_memd("dream", "undo", cwd=root),
+            "recall": run_memd("recall", "t0", cwd=root),
+            "sync": run_memd("sync", "status", cwd=root, codes=(0, 1, 2)),
+        }
+
+        assert said["dream"].startswith("~/code/webshop: ok, 1 entries"), said
+        assert said["undo"].startswith("~/code/webshop: undid dream 1 of today "), said
+        assert (
+            said["recall"]
+            .rstrip()
+            .endswith(
+                f"in ~/code/webshop (~/.claude/projects/{memory.parent.name}/memory)"
+            )
+        ), said
+        for text in said.values():
+            assert_reads_as_a_person(text)
+            assert str(memory) not in text

@@ -323,7 +323,8 @@ class TestStatusCommand:
         assert (0, 0) == (running["fallbacks"], running["telemetry_dropped"])
         assert running["next_dream"]
         assert f"memd is running (pid {daemon.proc.pid}" in text
-        assert str(project) in text
+        # no folder is known for it: named by its path, ~ for home (#42)
+        assert f"  ~/{project.relative_to(Path.home())}  errors " in text
         assert (False, None) == (stopped["running"], stopped["uptime_seconds"])
         assert str(project) in stopped["dirs"]
 

@@ -208,7 +208,9 @@ class TestRootIn:
 def test_a_name_cut_and_hashed_past_200_characters_is_spelled_back(
     isolated_home: Home,
 ) -> None:
-    folder = isolated_home.home.joinpath("code", "a" * 70, "b.b" * 25, "c-" * 30 + "end")
+    folder = isolated_home.home.joinpath(
+        "code", "a" * 70, "b.b" * 25, "c-" * 30 + "end"
+    )
     folder.mkdir(parents=True)
     memory_dir = auto_mem_path(str(folder))
     assert len(Path(memory_dir).parent.name) > 200  # the agent cut and hashed it

@@ -69,6 +69,7 @@ def test_telemetry_names_projects_in_full_with_units(
     assert ">characters</text>" in page
     assert ">lines</text>" in page
     assert "time (local)" in page
+    assert page.count("times are local (") == 1  # the zone, once per page
     text = html.unescape(re.sub(r"<[^>]+>", " ", page))
     for internal in ("memdir_loaded", "renders", "units", "UTC-16"):
         assert internal not in text, internal

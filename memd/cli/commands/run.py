@@ -113,7 +113,9 @@ class _ForPeople:
         from memd.times import clock
 
         memory_dir = str(event.get("memory_dir") or "")
-        names = load_project_names([memory_dir], config=self.config)
+        # Said from the daemon's logging path: memd's own roots and the folder
+        # the name spells, not a read of the agent's transcripts.
+        names = load_project_names([memory_dir], config=self.config, transcripts=False)
         restore = event.get("restore")
         if not isinstance(restore, str) or not restore:
             restore = (

@@ -140,7 +140,7 @@ def format_text(
     for root in sorted(disabled):
         count = disabled[root]
         lines.append(
-            f"{names.label(root) if root in names.roots else _tilde(root, names)}"
+            f"{_tilde(root, names)}"  # a project root: its folder, ~ for home
             f"  auto memory was off when memd built its prompt ({_times(count)})"
         )
     lines.append(zone_note(now))

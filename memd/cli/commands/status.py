@@ -153,9 +153,7 @@ def _project_names(dirs: object, config: Config) -> ProjectNames:
     from memd.projects.roots import load_project_names
 
     return load_project_names(
-        list(dirs) if isinstance(dirs, dict) else [],
-        state_dir=config.state_dir,
-        extra_roots=config.watch_projects,
+        list(dirs) if isinstance(dirs, dict) else [], config=config
     )
 
 
@@ -278,7 +276,7 @@ def format_text(status: dict[str, object]) -> str:
                 f" {_dream_result(result)}"
             )
         elif isinstance(dream, dict) and dream:
-            lines.append("    last dream never")
+            lines.append("    last dream: never")
     lines.extend(_team_lines(status.get("team")))
     lines.extend(_personal_sync_lines(status.get("personal_sync")))
     return "\n".join(lines)

@@ -191,9 +191,9 @@ class TestPromptFollowsTheProfile:
             read_events(str(isolated_home.state / "memd" / "telemetry.jsonl"))
         )
         assert "files" == events[-1]["memory_access_mode"]
-        assert (
-            "agent (latest): 2.1.332, access mode files, prompt variant base" in stats
-        )
+        # the release in words a person uses; the agent's internals stay out (#42)
+        assert "; agent release 2.1.332\n" in stats
+        assert "access mode" not in stats
 
 
 class TestLintFollowsTheProfile:
