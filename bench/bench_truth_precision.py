@@ -357,8 +357,8 @@ def main() -> int:
     recall = hit / len(truly_gone) if truly_gone else float("nan")
     print(f"repositories: {repos_used}, memory versions checked: {memories}")
     print(
-        f"at the memory's commit: {at_m} findings"
-        f" ({at_m_already_gone} already gone then)"
+        f"at the memory's commit: {at_m} findings, {at_m_already_gone} about something"
+        f" already gone then, {at_m_false} false alarms (named something still there)"
     )
     print(f"at the newest commit: {findings} findings, {tp} right, {fp} wrong")
     print(f"precision: {precision:.3f}")
