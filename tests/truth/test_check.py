@@ -469,3 +469,22 @@ class TestRenameFix:
         assert before == untouched
         assert "`./src/auth/sessions.ts:12` and `sessions.ts`" in renamed
         assert before == path.read_bytes()
+
+
+class TestLoneFile:
+    def test_a_lone_file_gets_what_its_directory_gives_it(
+        self, project: Project, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """`memd lint FILE` reports the file's D001, and nothing about other files."""
+        history(project)
+        auth = project.memory_file(
+            "project_auth.md", "Sessions: `src/auth/session.ts`.\n"
+        )
+        project.memory_file("project_old.md", "Old: `src/legacy.py`.\n")
+        main(["lint", "--project", str(project.root)])  # remembers the root
+        capsys.readouterr()
+
+        main(["lint", str(auth), "--format", "json"])
+        found = json.loads(capsys.readouterr().out)["diagnostics"]
+
+        assert [("D001", str(auth))] == [(d["code"], d["path"]) for d in found]

@@ -98,11 +98,28 @@ def _with_truth(
     profile: object,
 ) -> tuple[Diagnostic, ...]:
     """`diagnostics` plus what memory names that its project no longer has."""
-    from memd.lint.engine import sort_key
+    from memd.lint.engine import display_path, sort_key
+    from memd.lint.targets import infer_memory_dir
     from memd.projects.roots import roots_by_memory_dir
     from memd.truth.check import check_targets
 
-    dirs = [t.path.rstrip(os.sep) for t in targets if t.is_dir and t.error is None]
+    # memory dir -> None (all its findings) or the lone files asked about,
+    # which get exactly what their directory's lint gives them.
+    wanted: dict[str, set[str] | None] = {}
+    for target in targets:
+        if target.error is not None:
+            continue
+        if target.is_dir:
+            wanted[target.path.rstrip(os.sep)] = None
+            continue
+        memory_dir, relpath = infer_memory_dir(target.path)
+        key = memory_dir.rstrip(os.sep)
+        if key not in wanted:
+            wanted[key] = set()
+        files = wanted[key]
+        if files is not None:
+            files.add(display_path(key, relpath))
+    dirs = list(wanted)
     if not dirs:
         return diagnostics
     remembered = roots_by_memory_dir(
@@ -116,14 +133,17 @@ def _with_truth(
     for memory_dir in dirs:
         root = _root_of(memory_dir, explicit, remembered, args, profile)
         chosen[memory_dir] = (root, remembered.get(memory_dir, ()))
-    found = check_targets(
-        chosen,
-        cache_dir=config.cache_dir,
-        severities=config.lint_severities,
-        max_file_bytes=config.max_topic_file_bytes,
-        profile=profile,
-    )
-    return tuple(sorted(dict.fromkeys([*diagnostics, *found]), key=sort_key))
+    kept: list[Diagnostic] = []
+    for memory_dir, files in wanted.items():
+        found = check_targets(
+            {memory_dir: chosen[memory_dir]},
+            cache_dir=config.cache_dir,
+            severities=config.lint_severities,
+            max_file_bytes=config.max_topic_file_bytes,
+            profile=profile,
+        )
+        kept.extend(d for d in found if files is None or d.path in files)
+    return tuple(sorted(dict.fromkeys([*diagnostics, *kept]), key=sort_key))
 
 
 def _root_of(
