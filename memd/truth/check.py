@@ -101,9 +101,10 @@ def check_memory(
 
 def memory_claims(memdir: MemDir, root: str | None) -> list[tuple[str, Claim]]:
     """(relpath, claim) for every claim in the topic files and MEMORY.md."""
-    from memd.truth.claims import extract_claims
+    from memd.truth.claims import NAME, extract_claims
 
     found: list[tuple[str, Claim]] = []
+    own = {memory.relpath.rsplit("/", 1)[-1] for memory in memdir.files}
     for memory in memdir.files:
         offset = memory.body_start_line - 1
         for claim in extract_claims(memory.body, root=root):
@@ -119,7 +120,12 @@ def memory_claims(memdir: MemDir, root: str | None) -> list[tuple[str, Claim]]:
             (INDEX_NAME, claim)
             for claim in extract_claims(memdir.index_text, root=root)
         )
-    return found
+    # A bare name of another memory is a link between memories: lint's business.
+    return [
+        (relpath, claim)
+        for relpath, claim in found
+        if not (claim.kind == NAME and claim.value in own)
+    ]
 
 
 def _shifted(claim: Claim, offset: int) -> Claim:

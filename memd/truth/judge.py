@@ -27,6 +27,44 @@ if TYPE_CHECKING:
 PATH_GONE = "D001"
 COMMAND_GONE = "D002"
 RENAME_HOPS = 8  # a rename chain followed this far
+# Bare names too common to say which file a memory meant: the agent's own
+# settings, a home dotfile, any package's manifest. Only a path with a folder
+# names one of these.
+AMBIGUOUS_NAMES = frozenset(
+    {
+        ".env",
+        ".envrc",
+        ".gitignore",
+        ".mcp.json",
+        ".claude.json",
+        ".bashrc",
+        ".zshrc",
+        ".profile",
+        "settings.json",
+        "settings.local.json",
+        "config.json",
+        "config.yaml",
+        "config.yml",
+        "config.toml",
+        "package.json",
+        "tsconfig.json",
+        "pyproject.toml",
+        "requirements.txt",
+        "setup.py",
+        "__init__.py",
+        "index.ts",
+        "index.js",
+        "main.py",
+        "Makefile",
+        "Dockerfile",
+        "docker-compose.yml",
+        "README.md",
+        "CLAUDE.md",
+        "AGENTS.md",
+        "GEMINI.md",
+        "MEMORY.md",
+    }
+)
 _KEEP_HINT = "check the memory against the code, then update or remove it"
 _DEFINITION_WORD = {
     "npm": "script",
@@ -150,7 +188,7 @@ def _judge_path(claim: Claim, index: TreeIndex) -> Finding | None:
 
 
 def _judge_name(claim: Claim, index: TreeIndex) -> Finding | None:
-    if claim.value in index.names:
+    if claim.value in AMBIGUOUS_NAMES or claim.value in index.names:
         return None
     paths = index.gone_with_name(claim.value)
     if len(paths) != 1:

@@ -488,3 +488,21 @@ class TestLoneFile:
         found = json.loads(capsys.readouterr().out)["diagnostics"]
 
         assert [("D001", str(auth))] == [(d["code"], d["path"]) for d in found]
+
+
+class TestAmbiguousNames:
+    def test_common_names_and_other_memories_need_a_folder(
+        self, project: Project
+    ) -> None:
+        """A bare `settings.json` (whose?) or another memory's name: nothing."""
+        project.write(".vscode/settings.json", "{}\n")
+        project.write("notes/project_x.md", "x\n")
+        project.write("main.go", "package main\n")
+        project.commit("init")
+        project.git("rm", "-q", ".vscode/settings.json", "notes/project_x.md")
+        project.commit("drop")
+        project.memory_file(
+            "project_x.md", "Edit `settings.json`; see `project_x.md`.\n"
+        )
+
+        assert [] == findings(project)
