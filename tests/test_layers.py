@@ -97,6 +97,13 @@ LAYERS = {
     "memd.projects.*": EDGE,  # which roots a memory dir serves: state, transcripts
     "memd.projects.naming": CORE,  # what a person calls it, from roots
     "memd.times": CORE,  # the times a person reads; history.when parses them back
+    "memd.truth.*": EDGE,  # memory that stays true: git reads, the check
+    "memd.truth.claims": CORE,  # what a memory names
+    "memd.truth.scripts": CORE,  # what a project defines
+    "memd.truth.facts": CORE,  # a repository at one HEAD, git's output parsed
+    "memd.truth.judge": CORE,  # which claims are gone
+    "memd.truth.duplicates": CORE,  # two topic files saying one thing
+    "memd.truth.renames": CORE,  # the edit a rename offers
 }
 # folder -> the folders it may import (the shared top-level modules are open to all).
 FOLDERS = {
@@ -106,7 +113,7 @@ FOLDERS = {
     "lint": {"agent", "memory"},
     "snapshot": {"agent", "memory", "lint"},
     "kairos": {"agent", "projects", "memory", "lint", "snapshot", "history"},
-    "hooks": {"agent", "projects", "memory", "lint", "snapshot", "history"},
+    "hooks": {"agent", "projects", "memory", "lint", "snapshot", "history", "truth"},
     "daemon": {
         "agent",
         "projects",
@@ -121,6 +128,7 @@ FOLDERS = {
         "ui",
         "history",
         "agents",
+        "truth",
     },
     "service": set(),
     "gitsync": {"agent", "memory", "lint", "history"},
@@ -136,9 +144,11 @@ FOLDERS = {
         "kairos",
         "recall",
         "history",
+        "truth",
     },
     "history": {"agent", "projects", "memory", "lint"},
     "agents": {"agent", "lint", "snapshot", "hooks", "mcp_server", "history"},
+    "truth": {"agent", "projects", "memory", "lint", "gitsync"},
     "ui": {
         "agent",
         "projects",
@@ -151,6 +161,7 @@ FOLDERS = {
         "sync",
         "history",
         "agents",
+        "truth",
     },
     "cli": {
         "agent",
@@ -170,6 +181,7 @@ FOLDERS = {
         "ui",
         "history",
         "agents",
+        "truth",
     },
 }
 RANK = {CORE: 0, EDGE: 1, WIRING: 2}

@@ -13,5 +13,5 @@ wires them together and decides nothing.
 May import: `memd.agent`, `memd.projects`, `memd.memory`, `memd.lint`, `memd.snapshot`,
 `memd.kairos`, `memd.gitsync`, `memd.team`, `memd.recall`, `memd.sync`,
 `memd.history`, `memd.ui` (the viewer), `memd.agents` (other agents' stores),
-the shared top-level modules.
+`memd.truth`, the shared top-level modules.
 """

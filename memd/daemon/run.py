@@ -41,6 +41,7 @@ from memd.daemon.status import (
     status_line,
 )
 from memd.daemon.sweep import SweepSchedule
+from memd.daemon.truth_feed import TruthFeed
 from memd.daemon.watched import REBUILD_RETRY_SECONDS, Rebuild, WatchedDir
 from memd.statkey import stat_key
 from memd.ui.server import NoViewer, start_viewer
@@ -152,6 +153,9 @@ class _Daemon:
         self.choice = self._choose_profile(None)
         self.recall = RecallFeed(config.cache_dir, log)
         self.history = HistoryFeed(config.state_dir, log)
+        self.truth = TruthFeed(
+            lambda: self.config, env, log, profile=lambda: self.choice.profile
+        )
         # When the settle thread last reported (monotonic: a suspend is no stall).
         self.last_round: float | None = None
         self.hook_linter = HookLinter(
@@ -212,6 +216,7 @@ class _Daemon:
                 self.sink.close()
             self.recall.close()
             self.history.close()
+            self.truth.close()
             self._write_status(force=True, running=False)
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
@@ -349,6 +354,8 @@ class _Daemon:
         if step.is_full:
             self._check_profile()
             self._remove_stale_memory_temp_files()
+            # Off the settle thread: memory against each project's HEAD.
+            self.truth.poll(self._known())
         if step.checks_health:
             self._check_watch_health(now)
         stale = self._stale(self.sweeps.to_sweep(now, list(self.dirs), step))

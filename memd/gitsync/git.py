@@ -167,11 +167,22 @@ class Git:
         index_file: str | None = None,
         check: bool = True,
         is_network: bool = False,
+        max_output_bytes: int | None = None,
+        extra_config: tuple[str, ...] = (),
+        literal_pathspecs: bool = True,
     ) -> subprocess.CompletedProcess[bytes]:
         """Run ``git <args>`` in this repository and return the finished process.
 
+        `max_output_bytes` bounds what git may print: past it, git's process
+        group is killed and GitError says so (a reader of someone else's
+        repository cannot let a huge history fill memory). `extra_config`
+        adds `-c` settings after `HARDENING`. `literal_pathspecs=False` is for
+        ``check-ignore``, which refuses pathspec magic (it takes paths, not
+        patterns, anyway).
+
         Raises:
-            GitError: git is missing, timed out, or (with `check`) exited non-zero.
+            GitError: git is missing, timed out, printed more than
+                `max_output_bytes`, or (with `check`) exited non-zero.
         """
         env = {k: v for k, v in os.environ.items() if k not in _REPO_VARIABLES}
         env["GIT_TERMINAL_PROMPT"] = "0"
@@ -185,8 +196,9 @@ class Git:
             self.git_dir,
             "--work-tree",
             self.work_tree,
-            "--literal-pathspecs",
+            *(("--literal-pathspecs",) if literal_pathspecs else ()),
             *(item for setting in HARDENING for item in ("-c", setting)),
+            *(item for setting in extra_config for item in ("-c", setting)),
             # curl gives up by itself on a remote that stops answering, even
             # when the memd that started it was killed before its deadline.
             "-c",
@@ -211,7 +223,17 @@ class Git:
         except FileNotFoundError:
             raise GitError("git is not installed (no `git` on PATH)") from None
         try:
-            stdout, stderr = process.communicate(input_bytes, self.timeout_seconds)
+            if max_output_bytes is None:
+                stdout, stderr = process.communicate(input_bytes, self.timeout_seconds)
+            else:
+                stdout, stderr = _communicate_bounded(
+                    process, input_bytes, self.timeout_seconds, max_output_bytes
+                )
+        except _OutputTooLarge:
+            _kill_group(process)
+            raise GitError(
+                f"git {args[0]} printed more than {max_output_bytes:,} bytes; stopped"
+            ) from None
         except subprocess.TimeoutExpired:
             _kill_group(process)
             raise GitError(
@@ -244,6 +266,79 @@ class Git:
         )
         oid = done.stdout.decode("ascii", "replace").strip()
         return oid if done.returncode == 0 and oid else None
+
+
+class _OutputTooLarge(Exception):
+    """git printed more than the caller's bound."""
+
+
+_STDERR_KEPT = 64 * 1024
+
+
+def _communicate_bounded(
+    process: subprocess.Popen[bytes],
+    input_bytes: bytes | None,
+    timeout: float,
+    limit: int,
+) -> tuple[bytes, bytes]:
+    """`communicate`, but raising `_OutputTooLarge` once stdout passes `limit`.
+
+    One `select` loop over the pipes until both close or the deadline passes
+    (subprocess.TimeoutExpired, as `communicate` raises); stderr keeps only
+    its last `_STDERR_KEPT` bytes.
+    """
+    import selectors
+    import time
+
+    deadline = time.monotonic() + timeout
+    out: list[bytes] = []
+    err = bytearray()
+    size = 0
+    pending = memoryview(input_bytes or b"")
+    stdin = process.stdin
+    with selectors.DefaultSelector() as selector:
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:  # always: Git.run asks for both pipes
+                selector.register(stream, selectors.EVENT_READ)
+        if stdin is not None and pending:
+            os.set_blocking(stdin.fileno(), False)
+            selector.register(stdin, selectors.EVENT_WRITE)
+        elif stdin is not None:
+            stdin.close()
+        while selector.get_map():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise subprocess.TimeoutExpired(process.args, timeout)
+            for key, _ in selector.select(left):
+                if stdin is not None and key.fileobj is stdin:
+                    try:
+                        written = os.write(key.fd, pending[:65536])
+                    except BrokenPipeError:
+                        written = len(pending)
+                    pending = pending[written:]
+                    if not pending:
+                        selector.unregister(stdin)
+                        stdin.close()
+                    continue
+                chunk = os.read(key.fd, 65536)
+                if not chunk:
+                    selector.unregister(key.fileobj)
+                elif key.fileobj is process.stdout:
+                    size += len(chunk)
+                    if size > limit:
+                        raise _OutputTooLarge
+                    out.append(chunk)
+                else:
+                    err += chunk
+                    del err[:-_STDERR_KEPT]
+    for stream in (process.stdout, process.stderr):
+        if stream is not None:
+            stream.close()
+    try:
+        process.wait(max(0.0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        raise subprocess.TimeoutExpired(process.args, timeout) from None
+    return b"".join(out), bytes(err)
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:

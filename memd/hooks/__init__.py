@@ -8,5 +8,5 @@ way (lint, then tell what this tool call caused from what was already there);
 agent's settings file and takes them out again (pure).
 
 May import: `memd.agent`, `memd.projects`, `memd.memory`, `memd.lint`, `memd.snapshot`,
-`memd.history`, the shared modules.
+`memd.history`, `memd.truth`, the shared modules.
 """

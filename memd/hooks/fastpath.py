@@ -62,6 +62,7 @@ def session_start_warm(
         reader.prompt_path(memory_dir, mode),
         env=env,
         project_root=project_root_of(cwd),
+        cache_dir=cache_dir,
     )
     record_session(
         env,
@@ -148,11 +149,15 @@ def session_start_output(
     *,
     env: Mapping[str, str] | None = None,
     project_root: str | None = None,
+    cache_dir: str | None = None,
 ) -> Output | None:
     """The SessionStart output for these findings (and the prompt, if injected).
 
     With `env`, a memory loss not told yet (memd.history.notice) comes first,
-    naming the session's project (`project_root`) by its folder.
+    naming the session's project (`project_root`) by its folder. With
+    `cache_dir` too, the last truth check's lines follow it
+    (memd.truth.notice): how many memories name something gone, and, once
+    per project, a memory dir shared with another project or left behind.
     """
     from memd.hooks.wording import (
         findings_context,
@@ -170,6 +175,19 @@ def session_start_output(
             loss = _named(loss, memory_dir, project_root, env)
         if loss is not None:
             text = loss if text is None else f"{loss}\n\n{text}"
+        if cache_dir is not None:
+            from memd.truth.notice import session_sentences
+
+            truth = session_sentences(
+                cache_dir,
+                ss.state_dir(env),
+                memory_dir,
+                project_root=project_root,
+                home=env.get("HOME", ""),
+            )
+            if truth:
+                lines = "\n".join(truth)
+                text = lines if text is None else f"{lines}\n\n{text}"
     context = session_start_context(text, prompt, prompt_path)
     return hook_output("SessionStart", context=context)
 

@@ -148,6 +148,7 @@ def session_start(
         served.prompt_path,
         env=env,
         project_root=served.location.project_root,
+        cache_dir=config.cache_dir,
     )
     record_session(
         env,

@@ -290,6 +290,50 @@ RULES: tuple[RuleSpec, ...] = (
         "a token, key or password in memory; team and personal sync never push it",
         files.check_secrets,
     ),
+    # Memory that stays true (memd.truth judges these against the project's
+    # repository and the other topic files; the engine only carries them).
+    RuleSpec(
+        "D001",
+        "path-gone",
+        W,
+        "a memory names a path the project's git history removed or renamed",
+        files.surface,
+    ),
+    RuleSpec(
+        "D002",
+        "command-gone",
+        W,
+        "a memory names a script, target or recipe the project no longer defines",
+        files.surface,
+    ),
+    RuleSpec(
+        "D003",
+        "repository-unreadable",
+        N,
+        "the project's repository could not be read, so D001/D002 were not checked",
+        files.surface,
+    ),
+    RuleSpec(
+        "D004",
+        "duplicate-topic",
+        W,
+        "two topic files say the same thing",
+        files.surface,
+    ),
+    RuleSpec(
+        "D005",
+        "memory-dir-shared",
+        W,
+        "two different project roots map to this one memory dir (memd doctor: FAIL)",
+        files.surface,
+    ),
+    RuleSpec(
+        "D006",
+        "memory-dir-moved",
+        W,
+        "an older agent release kept this project's memory in a dir still holding it",
+        files.surface,
+    ),
 )
 
 RULES_BY_KEY: Mapping[str, RuleSpec] = MappingProxyType(

@@ -9,7 +9,8 @@ SDK and runs it over stdio (the only module that imports `mcp`, so no other
 command pays for it).
 
 May import: `memd.agent`, `memd.projects`, `memd.memory`, `memd.lint`, `memd.snapshot`,
-`memd.kairos`, `memd.recall`, `memd.history`, the shared top-level modules;
+`memd.kairos`, `memd.recall`, `memd.history`, `memd.truth`, the shared top-level
+modules;
 `server` also
 imports the `mcp` SDK.
 """

@@ -430,13 +430,39 @@ def log_memory(project: Project, text: str) -> str:
 
 
 def lint_memories(project: Project) -> list[dict[str, object]]:
-    """Every lint finding about the project's memory directory."""
-    from memd.lint.engine import lint_memdir
+    """Every lint finding about the project's memory directory.
+
+    With what memory names that the project no longer has, duplicates and a
+    shared memory dir (memd.truth), as `memd lint` reports them.
+    """
+    from memd.agent.gitroot import find_git_root
+    from memd.lint.engine import lint_memdir, sort_key
     from memd.lint.formats import masked_diagnostics
+    from memd.projects.roots import roots_by_memory_dir
+    from memd.truth.check import check_memory
 
     project.require_enabled()
-    found = lint_memdir(project.load(), severities=project.config.lint_severities)
-    return [d.to_dict() for d in masked_diagnostics(found)]
+    memdir = project.load()
+    config = project.config
+    found = lint_memdir(memdir, severities=config.lint_severities)
+    root = project.location.project_root
+    roots = roots_by_memory_dir(
+        [project.memory_dir],
+        env=project.env,
+        state_dir=config.state_dir,
+        extra_roots=(root, *config.watch_projects),
+    ).get(project.memory_dir, ())
+    truth = check_memory(
+        project.memory_dir,
+        find_git_root(root) or root,
+        cache_dir=config.cache_dir,
+        severities=config.lint_severities,
+        memdir=memdir,
+        roots=roots,
+        env=project.env,
+    )
+    merged = sorted((*found, *truth.diagnostics), key=sort_key)
+    return [d.to_dict() for d in masked_diagnostics(merged)]
 
 
 def memory_prompt(project: Project) -> str:

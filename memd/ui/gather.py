@@ -14,6 +14,7 @@ restore (memd.history.restore.restore_file), when that package exists.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import importlib.util
 import os
@@ -248,6 +249,8 @@ class ProjectPage:
     name: str = ""
     files: list[views.FileRow] = field(default_factory=list)
     other_findings: list[views.Finding] = field(default_factory=list)
+    # what the last truth check found (memd.truth): gone names, duplicates, a shared dir
+    needs_review: list[views.Finding] = field(default_factory=list)
     errors: int = 0
     warnings: int = 0
 
@@ -316,7 +319,25 @@ def project_page(source: Source, project: str) -> ProjectPage:
         else:
             row.findings.append(finding)
     page.files = list(rows.values())
+    page.needs_review = _needs_review(config.cache_dir, memory_dir)
     return page
+
+
+def _needs_review(cache_dir: str, memory_dir: str) -> list[views.Finding]:
+    """The last truth check's findings, as the daemon or `memd lint` left them."""
+    from memd.truth.notice import read_report
+
+    found = (read_report(cache_dir, memory_dir) or {}).get("findings")
+    result = []
+    for item in found if isinstance(found, list) else ():
+        if isinstance(item, dict):
+            try:
+                diagnostic = Diagnostic.from_dict(item)
+                where = f"{diagnostic.path}: {diagnostic.message}"
+                result.append(_finding(dataclasses.replace(diagnostic, message=where)))
+            except (KeyError, TypeError, ValueError):
+                continue
+    return result
 
 
 def _finding(diagnostic: Diagnostic) -> views.Finding:

@@ -16,7 +16,9 @@ from memd.memory.reader import load_memdir
 
 CASES = Path(__file__).parent / "cases"
 CORPUS = Path(__file__).parent / "corpus" / "clean"
-CODES = sorted(rule.code for rule in RULES)
+# The D rules judge memory against the project's repository and the other
+# topic files (memd.truth, tested with real repositories in tests/truth/).
+CODES = sorted(rule.code for rule in RULES if not rule.code.startswith("D"))
 
 
 def _large_file(root: Path) -> None:

@@ -7,7 +7,9 @@ on PATH, each named); the Claude Code release on PATH (`claude --version`,
 bounded) against the profile in use; a configured dream agent can be
 confined (memd.kairos.confine); each team and personal remote answers
 `git ls-remote` within `REMOTE_SECONDS`; every index is within the agent's
-budget; the state and cache dirs are writable; there is disk space. Exit 0
+budget; no two project roots share a memory dir and no older agent release
+left memory in a dir the one in force no longer reads (memd.truth.sharing);
+the state and cache dirs are writable; there is disk space. Exit 0
 when no check fails (a warning is not a failure), else 1; `--format json`.
 """
 
@@ -71,6 +73,7 @@ def run_checks(config: Config) -> Iterator[Check]:
     yield _dream_confinement(config)
     yield from _remotes(config)
     yield _index_budgets(config)
+    yield from _memory_dirs(config)
     yield from _writable(config)
     yield _disk_space(config)
 
@@ -260,6 +263,37 @@ def _index_budgets(config: Config) -> Check:
     return Check(
         "index budgets", OK, f"{len(targets)} memory directories within budget"
     )
+
+
+def _memory_dirs(config: Config) -> Iterator[Check]:
+    """No two project roots share a memory dir; no release left memory behind."""
+    from memd.agent.choice import in_force
+    from memd.truth.sharing import describe_moved, describe_shared, moved_fix, survey
+
+    home = os.environ.get("HOME", "")
+    found = survey(
+        state_dir=config.state_dir,
+        extra_roots=config.watch_projects,
+        profile=in_force(config).profile,
+    )
+    for shared in found.shared:
+        yield Check(
+            "shared memory dir", FAIL, describe_shared(shared, home), shared.fix
+        )
+    for moved in found.moved:
+        yield Check(
+            "moved memory dir",
+            FAIL,
+            describe_moved(moved, home),
+            moved_fix(moved, home),
+        )
+    if not found.shared and not found.moved:
+        known = sum(1 for roots in found.roots.values() if roots)
+        yield Check(
+            "memory dirs",
+            OK,
+            f"each of {known} known projects has a memory dir of its own",
+        )
 
 
 def _writable(config: Config) -> Iterator[Check]:

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     import argparse
     from collections.abc import Sequence
 
+    from memd.config import Config
     from memd.lint.fixes import FileEdit
 
 
@@ -30,6 +31,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--undo",
         action="store_true",
         help="take back the last memd fix of each directory, byte for byte",
+    )
+    parser.add_argument(
+        "--renames",
+        action="store_true",
+        help="also name the paths git renamed, where a memory names the old path "
+        "(--dry-run shows them; never done without this flag)",
     )
     parser.add_argument(
         "--dialect",
@@ -101,9 +108,22 @@ def run(args: argparse.Namespace) -> int:
             )
         else:
             root, edits = os.path.dirname(target.path), plan_single_file(target.path)
+        offered = (
+            _renames(target.path, edits, config)
+            if target.is_dir and (args.renames or args.dry_run)
+            else []
+        )
+        if args.renames:
+            edits = (*edits, *offered)
         if args.dry_run:
             for edit in edits:
                 sys.stdout.write(unified_diff(os.path.join(root, edit.relpath), edit))
+            if offered and not args.renames:
+                print("# memd fix --renames would also name what git renamed:")
+                for edit in offered:
+                    sys.stdout.write(
+                        unified_diff(os.path.join(root, edit.relpath), edit)
+                    )
             planned += edits
             planned_dirs += bool(edits)
             continue
@@ -170,6 +190,33 @@ def plan_summary(edits: Sequence[FileEdit], directories: int) -> str:
     said = ", ".join(steps[:-1]) + (" and " if len(steps) > 1 else "") + steps[-1]
     where = f" in {directories} memory directories" if directories > 1 else ""
     return f"memd fix would {said}{where}; nothing is written until you run `memd fix`"
+
+
+def _renames(
+    memory_dir: str, planned: tuple[FileEdit, ...] | list[FileEdit], config: Config
+) -> list[FileEdit]:
+    """What git renamed, named anew (memd.truth), in files no other fix edits."""
+    from memd.agent.gitroot import find_git_root
+    from memd.projects.roots import roots_by_memory_dir
+    from memd.truth.check import rename_edits
+
+    key = memory_dir.rstrip(os.sep)
+    roots = roots_by_memory_dir(
+        [key], state_dir=config.state_dir, extra_roots=config.watch_projects
+    ).get(key, ())
+    if not roots:
+        return []
+    busy = {edit.relpath for edit in planned}
+    return [
+        edit
+        for edit in rename_edits(
+            key,
+            find_git_root(roots[0]) or roots[0],
+            cache_dir=config.cache_dir,
+            max_file_bytes=config.max_topic_file_bytes,
+        )
+        if edit.relpath not in busy  # one fix per file at a time: the next run has it
+    ]
 
 
 def _undo(root: str, state_dir: str) -> int:

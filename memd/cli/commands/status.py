@@ -89,7 +89,63 @@ def collect_status(now: float | None = None) -> dict[str, object]:
         "agent_profile_warning": choice.warning,
         "team": _team_status(config.state_dir),
         "personal_sync": _personal_sync_status(config.state_dir),
+        "needs_review": _review(config, names, dirs),
     }
+
+
+def _review(
+    config: Config, names: ProjectNames, dirs: dict[str, object]
+) -> dict[str, object]:
+    """Per memory dir (watched or found), what its last truth check asks to review."""
+    from memd.lint.targets import discover_memory_dirs
+
+    found: dict[str, object] = {}
+    for path in dict.fromkeys([*dirs, *discover_memory_dirs()]):
+        review = _needs_review(config.cache_dir, path)
+        if review["gone_files"] or review["notices"]:
+            label = names.label(path) if path in dirs else _label_of(path, config)
+            found[path] = {"project": label, **review}
+    return found
+
+
+def _label_of(path: str, config: Config) -> str:
+    return _project_names({path: {}}, config).label(path)
+
+
+def _needs_review(cache_dir: str, memory_dir: str) -> dict[str, object]:
+    """What the last truth check found (memd.truth.notice): gone names, shared dirs."""
+    from memd.truth.notice import read_report
+
+    report = read_report(cache_dir, memory_dir) or {}
+    once = report.get("once")
+    return {
+        "gone_files": list(report.get("gone_files") or ()),  # type: ignore[call-overload]
+        "notices": [
+            str(item.get("text"))
+            for item in (once if isinstance(once, list) else ())
+            if isinstance(item, dict)
+        ],
+    }
+
+
+def truth_lines(status: dict[str, object]) -> list[str]:
+    """The "needs review" lines: per project, memories naming what went, shared dirs."""
+    lines = []
+    review = status.get("needs_review")
+    for entry in review.values() if isinstance(review, dict) else ():
+        if not isinstance(entry, dict):
+            continue
+        gone = entry.get("gone_files") or []
+        notices = entry.get("notices") or []
+        lines.append(f"needs review: {entry.get('project')}")
+        if gone:
+            noun = "memory names" if len(gone) == 1 else "memories name"
+            shown = ", ".join(str(g) for g in gone[:5])
+            lines.append(
+                f"  {len(gone)} {noun} something the code no longer has ({shown})"
+            )
+        lines.extend(f"  {notice}" for notice in notices)
+    return lines
 
 
 def _project_names(dirs: object, config: Config) -> ProjectNames:
@@ -418,6 +474,7 @@ def run(args: argparse.Namespace) -> int:
                     format_text(status),
                     *store_lines(stores),
                     *shown,
+                    *truth_lines(status),
                     *trouble,
                     zone_note(),
                 ]
