@@ -19,6 +19,7 @@ subclass in the package is drawn here; tests/test_errors.py checks the tree::
     │   ├── _DreamFailed            a built-in dream step failed (kairos.dream)
     │   └── GenerationError         a dream's apply or undo cannot go ahead
     ├── GitError                team memory: git failed, timed out or is missing
+    │   └── _OutputTooLarge         git printed more than the caller's bound (gitsync)
     ├── DeletionRefusedError    a sync would delete more than it may unasked (gitsync)
     ├── FixUndoError            `memd fix --undo` cannot take the last fix back (lint)
     ├── RestoreError            a restore cannot be made: no such revision (history)
@@ -29,6 +30,8 @@ subclass in the package is drawn here; tests/test_errors.py checks the tree::
     ├── NotFoundError           the viewer shows no such project or file (ui)
     │   └── TooLargeError           the file is there but over the viewer's cap
     ├── Refused                 the viewer's gate turns a request away (ui, HTTP status)
+    ├── ConflictError           a viewer action cannot go ahead as asked (ui, a 409)
+    ├── Unreadable              memd will not or cannot read a project's repo (truth)
     └── ToolFailedError         an MCP tool could not do what the model asked
 
 Four refusals are deliberately not MemdErrors: `memd.fsread.UnsafeFileError` is

@@ -268,8 +268,8 @@ class Git:
         return oid if done.returncode == 0 and oid else None
 
 
-class _OutputTooLarge(Exception):
-    """git printed more than the caller's bound."""
+class _OutputTooLarge(GitError):
+    """git printed more than the caller's bound (turned into a GitError's line)."""
 
 
 _STDERR_KEPT = 64 * 1024
@@ -326,7 +326,7 @@ def _communicate_bounded(
                 elif key.fileobj is process.stdout:
                     size += len(chunk)
                     if size > limit:
-                        raise _OutputTooLarge
+                        raise _OutputTooLarge("git printed more than its bound")
                     out.append(chunk)
                 else:
                     err += chunk

@@ -25,6 +25,7 @@ import os
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from memd.errors import MemdError
 from memd.truth.facts import (
     RepoFacts,
     Version,
@@ -75,7 +76,7 @@ _STEERING_SUFFIXES = (".textconv", ".command", ".program")
 _STEERING_PREFIXES = ("includeif.", "pager.")
 
 
-class Unreadable(Exception):
+class Unreadable(MemdError):
     """memd could not (or would not) read this repository; the reason, for a person."""
 
 
