@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import os
 
+from memd.agent.terms import INDEX_NAME
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
 MAX_INDEX_BYTES = 4 * 1024 * 1024  # far past what Claude Code loads; the rest is cut
-INDEX_NAME = "MEMORY.md"
 # The rendered prompt's last section (memd.agent.prompt.render_index) and
 # what it says for an empty index (memd.agent.wording.INDEX_EMPTY; a test
 # keeps the two equal without the hook importing the wording).

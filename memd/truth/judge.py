@@ -15,6 +15,7 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 
+from memd.agent.terms import INDEX_NAME
 from memd.truth.claims import NAME, PATH
 
 TYPE_CHECKING = False
@@ -62,7 +63,7 @@ AMBIGUOUS_NAMES = frozenset(
         "CLAUDE.md",
         "AGENTS.md",
         "GEMINI.md",
-        "MEMORY.md",
+        INDEX_NAME,
     }
 )
 _KEEP_HINT = "check the memory against the code, then update or remove it"

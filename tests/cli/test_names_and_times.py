@@ -132,9 +132,7 @@ class TestTheDaemonsTerminal:
         assert "memory_loss" not in seen, seen
         assert "warning" not in seen, seen
         assert "memd: in ~/code/webshop, 4 memory files were deleted at " in seen, seen
-        found = re.search(
-            r"`(memd restore --all --project ~/code/webshop [^`]+)`", seen
-        )
+        found = re.search(r"`(memd restore --loss \d+)` brings them back", seen)
         assert found is not None, seen
         assert_reads_as_a_person(seen)
         # the command works as printed, from anywhere
@@ -153,8 +151,7 @@ class TestTheDaemonsTerminal:
         # status names the project by its folder, the memory dir as detail
         assert "\n  ~/code/webshop  errors 0" in status, status
         assert "\n    memory: ~/.claude/projects/" in status, status
-        assert "in ~/code/webshop, 4 memory files were deleted" in status, status
-        assert "--project ~/code/webshop" in status, status
+        assert "\n  ~/code/webshop:\n    4 memory files were deleted" in status, status
         assert status.rstrip().endswith(")"), status  # "times are local (UTC)"
         assert_reads_as_a_person(status)
         # the next session in the project is told once, by the project's name

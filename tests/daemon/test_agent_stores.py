@@ -104,12 +104,13 @@ def test_other_agents_stores_are_kept_lost_and_restored(
     # Each agent is told its own losses once, at its next session start.
     said = _session_start(daemon.env, git_repo, "codex")
     assert "memory_summary.md, all Codex CLI loads, was deleted or emptied" in said
-    assert f"--project {codex}" in said
+    assert "`memd restore --loss " in said  # exactly what that loss took
     assert "GEMINI.md" not in said
     assert "memory_summary.md" not in _session_start(daemon.env, git_repo, "codex")
     told = _session_start(daemon.env, git_repo, "gemini")
     assert "GEMINI.md, all Gemini CLI loads" in told
-    assert f"--project {project}" in told
+    assert "MEMORY.md, all Gemini CLI loads" in told
+    assert 2 == told.count("`memd restore --loss ")
 
     for directory in (codex, project, gemini):
         first = _first_rev(isolated_home, directory)
