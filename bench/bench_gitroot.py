@@ -20,8 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from memd.agent import gitroot
-from memd.agent.gitroot import autofs_mount_points, find_canonical_git_root
+from memd.claude_code import gitroot
+from memd.claude_code.gitroot import autofs_mount_points, find_canonical_git_root
 
 
 def _git(*args: str, cwd: Path) -> None:

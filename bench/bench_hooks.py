@@ -129,7 +129,7 @@ def main() -> None:
         project = os.path.join(root, "home", "src", "app")
         os.makedirs(project)
         subprocess.run(["git", "init", "-q", project], env=env, check=True)
-        from memd.agent.paths import auto_mem_path
+        from memd.claude_code.paths import auto_mem_path
 
         memory_dir = auto_mem_path(project, env=env)
         make_memory_dir(memory_dir, args.files)

@@ -25,7 +25,7 @@ import time
 
 def build(root: str, projects: int, crowd: int) -> tuple[list[str], list[str]]:
     """Projects under <root>/home/code, half git repos with a session in src/."""
-    from memd.agent.paths import auto_mem_path
+    from memd.claude_code.paths import auto_mem_path
 
     home = os.path.join(root, "home")
     for number in range(crowd):
@@ -57,7 +57,7 @@ def main() -> int:
         os.environ["HOME"] = os.path.join(root, "home")
         os.environ["XDG_STATE_HOME"] = os.path.join(root, "state")
         os.environ["MEMD_MANAGED_SETTINGS_PATH"] = os.path.join(root, "managed.json")
-        from memd.agent.paths import resolve_memory_location
+        from memd.claude_code.paths import resolve_memory_location
         from memd.projects.roots import load_project_names
 
         roots, dirs = build(root, args.projects, args.crowd)

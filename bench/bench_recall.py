@@ -122,7 +122,7 @@ def _wait_until_owner(
 
 
 def speed(root: str, runs: int, updates: int) -> None:
-    from memd.agent.paths import auto_mem_path
+    from memd.claude_code.paths import auto_mem_path
     from memd.memory.memdir import ParseCache
     from memd.memory.reader import load_memdir
     from memd.recall.index import open_index

@@ -58,7 +58,7 @@ def main() -> None:
         project = os.path.join(root, "home", "src", "app")
         os.makedirs(project)
         run(["git", "init", "-q", project], env)
-        from memd.agent.paths import auto_mem_path
+        from memd.claude_code.paths import auto_mem_path
 
         memory_dir = auto_mem_path(project, env=env)
         make_memory_dir(memory_dir, args.files)

@@ -30,8 +30,8 @@ with atheris.instrument_imports(include=["memd", "yaml", "frontmatter"]):
     import frontmatter.default_handlers  # noqa: F401  memfile imports these lazily
     import yaml  # noqa: F401
 
-    from memd.agent.jscompat import utf16_len
-    from memd.agent.truncation import MAX_ENTRYPOINT_LINES, truncate_entrypoint
+    from memd.claude_code.jscompat import utf16_len
+    from memd.claude_code.truncation import MAX_ENTRYPOINT_LINES, truncate_entrypoint
     from memd.lint.engine import lint_memdir
     from memd.lint.fixes import plan_fixes
     from memd.memory.memdir import MemDir

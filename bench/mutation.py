@@ -52,7 +52,9 @@ class Target:
 # Smallest and most central first: the order `all` runs them in.
 TARGETS = (
     Target(
-        "truncation", ("memd/agent/truncation.py",), ("tests/agent/test_truncation.py",)
+        "truncation",
+        ("memd/claude_code/truncation.py",),
+        ("tests/claude_code/test_truncation.py",),
     ),
     Target("settle", ("memd/daemon/settle.py",), ("tests/daemon/test_settle.py",)),
     Target(
@@ -89,7 +91,7 @@ TARGETS = (
         ("tests/kairos/test_consolidate.py", "tests/kairos/test_dream_yaml.py"),
     ),
     Target("snapshot_store", ("memd/snapshot/store.py",), ("tests/snapshot",)),
-    Target("agent", ("memd/agent/*",), ("tests/agent",)),
+    Target("agent", ("memd/claude_code/*",), ("tests/agent",)),
     Target("memory", ("memd/memory/*",), ("tests/memory",)),
     Target("lint", ("memd/lint/*",), ("tests/lint",)),
 )

@@ -69,7 +69,7 @@ def lint_path(
     Raises:
         memd.MemdError: the path does not exist or has no memory directory.
     """
-    from memd.agent.choice import in_force
+    from memd.claude_code.choice import in_force
     from memd.config import load_config
     from memd.lint.targets import lint_targets, resolve_targets
 
@@ -94,7 +94,7 @@ def append_log(
     """
     import datetime as _datetime
 
-    from memd.agent.choice import resolve_in_force
+    from memd.claude_code.choice import resolve_in_force
     from memd.config import load_config
     from memd.kairos.daily_log import append_entry
 

@@ -18,7 +18,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-# Mirrors memd.agent.prompt.MODES (a test keeps them equal); prompt is too heavy
+# Mirrors memd.claude_code.prompt.MODES (a test keeps them equal); prompt is too heavy
 # to import.
 MODES = ("standard", "team", "kairos")
 SEVERITY_LEVELS = ("error", "warning", "info", "off")
@@ -203,7 +203,7 @@ def _ip_address(value: object) -> object:
 
 
 def _agent_version(value: object) -> object:
-    from memd.agent.profile import BY_VERSION
+    from memd.claude_code.profile import BY_VERSION
 
     choices = ("auto", *BY_VERSION)
     if isinstance(value, str) and value.strip().lower() in choices:
@@ -252,7 +252,7 @@ def _env_remotes(text: str) -> object:
 
 def _sync_projects(value: object) -> object:
     """A table of project directory -> identity (``[sync.projects]``)."""
-    from memd.agent.identity import is_identity
+    from memd.claude_code.identity import is_identity
 
     if not isinstance(value, dict) or not all(
         isinstance(k, str) and k and isinstance(v, str) for k, v in value.items()

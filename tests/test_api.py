@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import memd
-from memd.agent.paths import resolve_memory_location
+from memd.claude_code.paths import resolve_memory_location
 from memd.snapshot.build import load_and_build
 
 

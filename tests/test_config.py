@@ -73,8 +73,8 @@ class TestDefaults:
         )
 
     def test_modes_match_prompt(self) -> None:
-        """The modes config accepts are the ones memd.agent.prompt renders."""
-        from memd.agent.prompt import MODES as PROMPT_MODES
+        """The modes config accepts are the ones memd.claude_code.prompt renders."""
+        from memd.claude_code.prompt import MODES as PROMPT_MODES
 
         assert tuple(PROMPT_MODES) == MODES
 

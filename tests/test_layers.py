@@ -42,8 +42,8 @@ LAYERS = {
     "memd.api": EDGE,  # the library facade: load_memory_prompt, lint_path, append_log
     "memd.logconfig": WIRING,
     "memd.__main__": WIRING,
-    "memd.agent.*": CORE,  # the agent's behaviour: pure, plus the agent's own reads
-    "memd.agent.choice": EDGE,  # which profile: runs `claude --version`, caches it
+    "memd.claude_code.*": CORE,  # Claude Code's behaviour: pure, plus its own reads
+    "memd.claude_code.choice": EDGE,  # which profile: runs `claude --version`
     "memd.memory.*": CORE,
     "memd.memory.reader": EDGE,  # the descriptor-relative walk and re-read
     "memd.lint.*": CORE,
@@ -107,15 +107,23 @@ LAYERS = {
 }
 # folder -> the folders it may import (the shared top-level modules are open to all).
 FOLDERS = {
-    "agent": set(),
-    "projects": {"agent"},
-    "memory": {"agent"},
-    "lint": {"agent", "memory"},
-    "snapshot": {"agent", "memory", "lint"},
-    "kairos": {"agent", "projects", "memory", "lint", "snapshot", "history"},
-    "hooks": {"agent", "projects", "memory", "lint", "snapshot", "history", "truth"},
+    "claude_code": set(),
+    "projects": {"claude_code"},
+    "memory": {"claude_code"},
+    "lint": {"claude_code", "memory"},
+    "snapshot": {"claude_code", "memory", "lint"},
+    "kairos": {"claude_code", "projects", "memory", "lint", "snapshot", "history"},
+    "hooks": {
+        "claude_code",
+        "projects",
+        "memory",
+        "lint",
+        "snapshot",
+        "history",
+        "truth",
+    },
     "daemon": {
-        "agent",
+        "claude_code",
         "projects",
         "memory",
         "lint",
@@ -131,12 +139,12 @@ FOLDERS = {
         "truth",
     },
     "service": set(),
-    "gitsync": {"agent", "memory", "lint", "history"},
-    "team": {"agent", "memory", "lint", "gitsync"},
-    "sync": {"agent", "projects", "memory", "lint", "gitsync"},
-    "recall": {"agent", "memory", "lint", "snapshot"},  # lint: secret masking
+    "gitsync": {"claude_code", "memory", "lint", "history"},
+    "team": {"claude_code", "memory", "lint", "gitsync"},
+    "sync": {"claude_code", "projects", "memory", "lint", "gitsync"},
+    "recall": {"claude_code", "memory", "lint", "snapshot"},  # lint: secret masking
     "mcp_server": {
-        "agent",
+        "claude_code",
         "projects",
         "memory",
         "lint",
@@ -146,11 +154,11 @@ FOLDERS = {
         "history",
         "truth",
     },
-    "history": {"agent", "projects", "memory", "lint"},
-    "agents": {"agent", "lint", "snapshot", "hooks", "mcp_server", "history"},
-    "truth": {"agent", "projects", "memory", "lint", "gitsync"},
+    "history": {"claude_code", "projects", "memory", "lint"},
+    "agents": {"claude_code", "lint", "snapshot", "hooks", "mcp_server", "history"},
+    "truth": {"claude_code", "projects", "memory", "lint", "gitsync"},
     "ui": {
-        "agent",
+        "claude_code",
         "projects",
         "memory",
         "lint",
@@ -164,7 +172,7 @@ FOLDERS = {
         "truth",
     },
     "cli": {
-        "agent",
+        "claude_code",
         "projects",
         "memory",
         "lint",

@@ -3,7 +3,7 @@
 A flipped `<`/`<=` or an off-by-one moves a limit by one unit, which a test far
 from the edge never sees. Each class here pins one limit with three cases;
 the truncation limits (200 lines, 25,000 units) and the sanitised path's 200
-units are pinned the same way in tests/agent/.
+units are pinned the same way in tests/claude_code/.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from memd.agent.manifest import MAX_MANIFEST_ENTRIES, build_manifest
-from memd.agent.recall import recalled_text, scanned_header
-from memd.agent.truncation_notice import QUOTE_MAX_UNITS, shorten_quote
+from memd.claude_code.manifest import MAX_MANIFEST_ENTRIES, build_manifest
+from memd.claude_code.recall import recalled_text, scanned_header
+from memd.claude_code.truncation_notice import QUOTE_MAX_UNITS, shorten_quote
 from memd.config import Config
 from memd.lint.checks_frontmatter import (
     DESCRIPTION_MAX_COLUMNS,

@@ -1,4 +1,4 @@
-"""Each term the agent names has one home, memd/agent/terms.py; no copies elsewhere.
+"""Each term the agent names has one home, memd/claude_code/terms.py; no copies.
 
 As tests/test_fsread.py forbids a raw `open(`, this forbids another spelling
 of the index's name or another tuple of the memory types in code (prose,
@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from memd.agent.terms import INDEX_NAME, MEMORY_TYPES
+from memd.claude_code.terms import INDEX_NAME, MEMORY_TYPES
 
 PACKAGE = Path(__file__).resolve().parent.parent / "memd"
-HOME = PACKAGE / "agent" / "terms.py"
+HOME = PACKAGE / "claude_code" / "terms.py"
 SOURCES = sorted(p for p in PACKAGE.rglob("*.py") if p != HOME)
 
 

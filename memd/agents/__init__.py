@@ -9,13 +9,13 @@ session-start context, and its real release on npm (tests/e2e runs it).
 Setup, doctor, the daemon and the e2e tests iterate over `all_agents()`.
 
 Claude Code's own rules (where its memory lives, how it loads the index) are
-`memd.agent`; `claude_code` here is only its wiring.
+`memd.claude_code`; `claude_code` here is only its wiring.
 
 Config files are edited surgically, every byte memd does not own kept,
 comments included: TOML by `toml_text`, JSON and JSONC by `memd.jsonedit`
 (through `memd.hooks.settings_file`, which reads and writes them all).
 
-May import: `memd.agent`, `memd.lint` (the secret scanner, for the stores),
+May import: `memd.claude_code`, `memd.lint` (the secret scanner, for the stores),
 `memd.hooks` (the Claude Code settings edit),
 `memd.mcp_server` (the server entry), `memd.snapshot` (the project's
 resolution record), `memd.history` (a store's loss, told at its agent's

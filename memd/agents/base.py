@@ -130,7 +130,7 @@ def release_verdict(agent: Agent, env: Mapping[str, str]) -> Verdict:
     is proven against (tests/e2e runs it); a different one is a warning."""
     import re
 
-    from memd.agent.choice import probe_version
+    from memd.claude_code.choice import probe_version
 
     name = f"{agent.name} release"
     launcher = agent.on_path(env)

@@ -1,6 +1,6 @@
 """Claude Code: its user settings (memd's hooks) and `~/.claude.json` (memd's server).
 
-Where Claude Code keeps its memory and how it loads it is `memd.agent` (its
+Where Claude Code keeps its memory and how it loads it is `memd.claude_code` (its
 rules); this module is only how memd is wired into it. Claude Code's memory
 is the memory memd keeps, so it lists no store of its own here.
 """
@@ -22,7 +22,7 @@ CONTEXT_LIMIT_BYTES = budgets.CONTEXT_LIMIT_BYTES[NAME]
 
 
 def settings_path(env: Mapping[str, str]) -> str:
-    from memd.agent.settings import claude_config_home
+    from memd.claude_code.settings import claude_config_home
 
     return os.path.join(claude_config_home(env), "settings.json")
 

@@ -3,7 +3,7 @@
 A Codex or Gemini session in a project gets what Claude Code learned there:
 MEMORY.md as Claude Code loads it (frontmatter and comment blocks stripped,
 cut at 200 lines or 25,000 units with Claude Code's own warning, by the
-profile in force: `memd.agent.prompt.view_index`), named as Claude Code's,
+profile in force: `memd.claude_code.prompt.view_index`), named as Claude Code's,
 with where its topic files are and that they are not this agent's to edit.
 Only the index: the whole memory in every agent would cost tokens and mix
 up their stores. The text is then kept within the agent's own limit, cut
@@ -13,22 +13,22 @@ The warm path reads the project's resolution record and its fresh snapshot
 (`memd prompt`, the daemon and the Claude Code hooks keep them), whose last
 section is the index as Claude Code loads it: no config, no YAML, no regular
 expressions. Otherwise the project is resolved and the index read the long
-way (`memd.snapshot.serve`, `memd.agent.prompt.view_index`).
+way (`memd.snapshot.serve`, `memd.claude_code.prompt.view_index`).
 """
 
 from __future__ import annotations
 
 import os
 
-from memd.agent.terms import INDEX_NAME
+from memd.claude_code.terms import INDEX_NAME
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
 MAX_INDEX_BYTES = 4 * 1024 * 1024  # far past what Claude Code loads; the rest is cut
-# The rendered prompt's last section (memd.agent.prompt.render_index) and
-# what it says for an empty index (memd.agent.wording.INDEX_EMPTY; a test
+# The rendered prompt's last section (memd.claude_code.prompt.render_index) and
+# what it says for an empty index (memd.claude_code.wording.INDEX_EMPTY; a test
 # keeps the two equal without the hook importing the wording).
 INDEX_HEADING = "\n\n## MEMORY.md\n\n"
 _INDEX_EMPTY = "Your MEMORY.md is empty for now. Memories you save will be listed here."
@@ -65,8 +65,8 @@ def session_start_output(
 
 def _loss_sentences(agent: str, cwd: str, env: Mapping[str, str]) -> str:
     """The losses of `agent`'s own stores not told yet, one line each; told once."""
-    from memd.agent.paths import project_root_of
     from memd.agents import homes
+    from memd.claude_code.paths import project_root_of
     from memd.dirs import default_state_dir, expand_home
 
     if agent == "codex":
@@ -130,7 +130,7 @@ def memory_context(
     limit_bytes: int,
 ) -> str | None:
     """Claude Code's index of `memory_dir` with its heading, within `limit_bytes`."""
-    from memd.agent.prompt import view_index
+    from memd.claude_code.prompt import view_index
     from memd.fsread import read_bytes
 
     index_path = os.path.join(memory_dir, INDEX_NAME)
@@ -155,7 +155,7 @@ def _with_heading(
 
 def _warm(cwd: str, env: Mapping[str, str]) -> tuple[str, str, str | None] | None:
     """(root, memory dir, index or None when empty) from a fresh snapshot; else None."""
-    from memd.agent.paths import project_root_of
+    from memd.claude_code.paths import project_root_of
     from memd.snapshot.serve import EXTRA_GUIDELINES_ENV, read_record
     from memd.snapshot.store import SnapshotReader
 
@@ -216,7 +216,7 @@ def _within(heading: str, index: str, index_path: str, limit_bytes: int) -> str:
 
 def _locate(cwd: str, env: Mapping[str, str]) -> tuple[str, str, str | None] | None:
     """(project root, memory dir, profile) for `cwd`; None when memory is off."""
-    from memd.agent.paths import project_root_of
+    from memd.claude_code.paths import project_root_of
     from memd.snapshot.serve import read_record
 
     root = project_root_of(cwd)

@@ -10,8 +10,8 @@ new config or profile redoes; `status` builds and writes `daemon.json`;
 `recall_feed` feeds the recall index; `notify` talks to systemd; `run`
 wires them together and decides nothing.
 
-May import: `memd.agent`, `memd.projects`, `memd.memory`, `memd.lint`, `memd.snapshot`,
-`memd.kairos`, `memd.gitsync`, `memd.team`, `memd.recall`, `memd.sync`,
+May import: `memd.claude_code`, `memd.projects`, `memd.memory`, `memd.lint`,
+`memd.snapshot`, `memd.kairos`, `memd.gitsync`, `memd.team`, `memd.recall`, `memd.sync`,
 `memd.history`, `memd.ui` (the viewer), `memd.agents` (other agents' stores),
 `memd.truth`, the shared top-level modules.
 """

@@ -25,7 +25,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
 
-    from memd.agent.profile import ProfileSpec
+    from memd.claude_code.profile import ProfileSpec
     from memd.config import Config
 
 PROJECTS_STATE_FILE = "projects.json"  # memd.state's PROJECTS_FILE, as a file name
@@ -73,13 +73,17 @@ def discover(
     Resolved under the agent `profile` in force (default the newest); its
     deciding files, the trust config among them, are in `files`.
     """
-    from memd.agent.enablement import is_auto_memory_enabled
-    from memd.agent.paths import (
+    from memd.claude_code.enablement import is_auto_memory_enabled
+    from memd.claude_code.paths import (
         choose_memory_dir,
         memory_base_dir,
         resolve_memory_location,
     )
-    from memd.agent.settings import merged_settings, read_settings_file, settings_paths
+    from memd.claude_code.settings import (
+        merged_settings,
+        read_settings_file,
+        settings_paths,
+    )
 
     environ = os.environ if env is None else env
     base = memory_base_dir(environ)

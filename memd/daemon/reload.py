@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from memd.agent.choice import ProfileChoice
+    from memd.claude_code.choice import ProfileChoice
     from memd.config import Config
 
 

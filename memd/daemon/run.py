@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 
     from structlog.typing import FilteringBoundLogger
 
-    from memd.agent.choice import ProfileChoice
+    from memd.claude_code.choice import ProfileChoice
     from memd.config import Config
     from memd.daemon.watcher import Batch
     from memd.kairos.scheduler import DreamScheduler
@@ -465,7 +465,7 @@ class _Daemon:
         self.disabled_reported = set(disabled)
         if self.sink is None or not new:
             return
-        from memd.agent.enablement import Enablement
+        from memd.claude_code.enablement import Enablement
         from memd.snapshot.telemetry import memdir_disabled_event
 
         for project_root, rule in new:
@@ -507,7 +507,7 @@ class _Daemon:
 
     def _choose_profile(self, previous: ProfileChoice | None) -> ProfileChoice:
         """Choose the agent profile in force; log the first choice and each change."""
-        from memd.agent.choice import in_force
+        from memd.claude_code.choice import in_force
 
         choice = in_force(self.config, self.env)
         if profile_switch(previous, choice).is_logged:

@@ -68,7 +68,7 @@ class TruthFeed:
             self._busy.release()
 
     def _check_all(self, memory_dirs: list[str]) -> None:
-        from memd.agent.gitroot import find_git_root
+        from memd.claude_code.gitroot import find_git_root
         from memd.projects.roots import roots_by_memory_dir
         from memd.truth.check import check_memory
         from memd.truth.repo import head_signature

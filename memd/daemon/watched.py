@@ -17,7 +17,7 @@ import os
 import time
 from dataclasses import dataclass, field, replace
 
-from memd.agent.profile import NEWEST, AgentProfile
+from memd.claude_code.profile import NEWEST, AgentProfile
 from memd.diagnostics import Severity, count_by_severity
 from memd.lint.engine import LintCache, lint_memdir
 from memd.memory.memdir import ParseCache
@@ -98,7 +98,8 @@ class Rebuild:
     on_read: Callable[[MemDir, frozenset[str] | None], None] = lambda memdir, changed: (
         None
     )
-    # The agent release to render and lint under (memd.agent.choice.choose_profile).
+    # The agent release to render and lint under
+    # (memd.claude_code.choice.choose_profile).
     profile: AgentProfile = NEWEST
 
 

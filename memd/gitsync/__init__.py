@@ -16,6 +16,6 @@
 
 `memd.team` and `memd.sync` each add their layout, init, status and schedule.
 
-May import: `memd.agent`, `memd.memory`, `memd.lint`, `memd.history` (a write into
+May import: `memd.claude_code`, `memd.memory`, `memd.lint`, `memd.history` (a write into
 memory dirs is recorded), the shared top-level modules.
 """

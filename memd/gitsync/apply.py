@@ -12,8 +12,8 @@ from __future__ import annotations
 import contextlib
 import os
 
-from memd.agent.terms import INDEX_NAME
 from memd.atomic import remove_beneath, write_atomic, write_atomic_beneath
+from memd.claude_code.terms import INDEX_NAME
 from memd.errors import MemdError
 from memd.gitsync.git import Git
 from memd.gitsync.layout import Layout, whole_tree

@@ -389,12 +389,12 @@ def remote_location(url: str) -> str:
 
     A network URL in any form (scp-like, ``ssh://``, ``https://``, with or
     without credentials, a port or ``.git``) becomes its normalised
-    ``host/path`` (`memd.agent.identity.normalize_remote_url`). A local
+    ``host/path`` (`memd.claude_code.identity.normalize_remote_url`). A local
     path or a ``file://`` URL becomes the real path of the repository git
     would open there (symlinks resolved; ``X``, ``X.git`` and ``X/.git``
     tried in git's order).
     """
-    from memd.agent.identity import normalize_remote_url
+    from memd.claude_code.identity import normalize_remote_url
 
     text = url.strip()
     if text.lower().startswith("file://"):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 
-from memd.agent.terms import INDEX_NAME
+from memd.claude_code.terms import INDEX_NAME
 from memd.lint.compact import Topics, needs_compaction, place_entries
 from memd.memory.index import is_hub
 from memd.memory.memfile import parse_memory_file

@@ -7,7 +7,7 @@ text or holds a secret, never for its budget.
 
 from __future__ import annotations
 
-from memd.agent.terms import INDEX_NAME
+from memd.claude_code.terms import INDEX_NAME
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ of a fetched tree that leaves out the entries git must never index.
 
 from __future__ import annotations
 
-from memd.agent.terms import INDEX_NAME
+from memd.claude_code.terms import INDEX_NAME
 from memd.gitsync.apply import apply_commit
 from memd.gitsync.git import Git
 from memd.gitsync.index_budget import fit_merged_index

@@ -25,7 +25,7 @@ stream primed (`zdict`) with the file's previous version, a full copy every
 - `copies` (edge): the other places memd keeps memory bytes, and purging them.
 
 Local only: nothing here is synced or leaves the machine.
-May import: `memd.agent`, `memd.projects`, `memd.memory`, `memd.lint`, the shared
+May import: `memd.claude_code`, `memd.projects`, `memd.memory`, `memd.lint`, the shared
 top-level modules.
 
 The kairos, team, sync, mcp_server, daemon, hooks and cli folders import it.

@@ -37,7 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from memd.agent.terms import INDEX_NAME
+from memd.claude_code.terms import INDEX_NAME
 from memd.history.wording import loss_sentence
 from memd.lint.reach import file_body, linked, targets, through_hubs
 from memd.memory.index import is_hub, parse_index

@@ -7,6 +7,6 @@ way (lint, then tell what this tool call caused from what was already there);
 `wording` is what the model reads; `settings` merges memd's hooks into the
 agent's settings file and takes them out again (pure).
 
-May import: `memd.agent`, `memd.projects`, `memd.memory`, `memd.lint`, `memd.snapshot`,
-`memd.history`, `memd.truth`, the shared modules.
+May import: `memd.claude_code`, `memd.projects`, `memd.memory`, `memd.lint`,
+`memd.snapshot`, `memd.history`, `memd.truth`, the shared modules.
 """

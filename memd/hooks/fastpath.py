@@ -32,7 +32,7 @@ def session_start_warm(
     """Return `(output,)` served from a fresh snapshot, or None when not warm."""
     import time
 
-    from memd.agent.paths import project_root_of
+    from memd.claude_code.paths import project_root_of
     from memd.snapshot.serve import EXTRA_GUIDELINES_ENV, read_record
     from memd.snapshot.store import SnapshotReader
 
@@ -115,7 +115,7 @@ def record_session(
         return
     import time
 
-    from memd.agent.terms import INDEX_NAME
+    from memd.claude_code.terms import INDEX_NAME
     from memd.hooks.wording import index_measure, is_error
 
     recorded_ns = time.time_ns() if recorded_ns is None else recorded_ns
@@ -199,7 +199,7 @@ def _named(
 
     The git root is looked up only here, when there is a notice to tell.
     """
-    from memd.agent.gitroot import find_canonical_git_root
+    from memd.claude_code.gitroot import find_canonical_git_root
     from memd.projects.naming import placed, project_label
 
     root = find_canonical_git_root(project_root) or project_root

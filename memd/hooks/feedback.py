@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 import time
 
-from memd.agent.terms import INDEX_NAME
+from memd.claude_code.terms import INDEX_NAME
 from memd.hooks import session_state as ss
 from memd.hooks.fastpath import hook_output, record_session, session_start_output
 from memd.hooks.wording import (
@@ -357,7 +357,7 @@ def _session_memory_dir(
     cwd: object, config: Config, env: Mapping[str, str]
 ) -> tuple[str | None, str | None]:
     """The session project's memory dir (if memory is on) and the release in force."""
-    from memd.agent.choice import resolve_in_force
+    from memd.claude_code.choice import resolve_in_force
 
     if not isinstance(cwd, str) or not os.path.isdir(cwd):
         return None, None

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import os
 
-from memd.agent.terms import INDEX_NAME
+from memd.claude_code.terms import INDEX_NAME
 from memd.dirs import default_state_dir, expand_home
 from memd.fsread import list_dir, read_bytes
 from memd.racy import is_racy

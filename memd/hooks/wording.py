@@ -11,8 +11,8 @@ here stays under `MAX_CONTEXT_UNITS` UTF-16 units (JavaScript string length).
 
 from __future__ import annotations
 
-from memd.agent.jscompat import js_trim, utf16_len
-from memd.agent.terms import INDEX_NAME
+from memd.claude_code.jscompat import js_trim, utf16_len
+from memd.claude_code.terms import INDEX_NAME
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

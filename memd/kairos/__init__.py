@@ -6,6 +6,6 @@ directory's lock; `external` runs a user's dream command; `schedule` computes
 when dreams are due; `scheduler` runs them through APScheduler (the only
 module that imports it).
 
-May import: `memd.agent`, `memd.projects`, `memd.memory`, `memd.lint`, `memd.snapshot`,
-`memd.history`, the shared modules.
+May import: `memd.claude_code`, `memd.projects`, `memd.memory`, `memd.lint`,
+`memd.snapshot`, `memd.history`, the shared modules.
 """

@@ -43,9 +43,9 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 
-from memd.agent.jscompat import js_trim, utf16_len
-from memd.agent.terms import INDEX_NAME, MEMORY_TYPES
-from memd.agent.truncation import MAX_ENTRYPOINT_LINES, MAX_ENTRYPOINT_UNITS
+from memd.claude_code.jscompat import js_trim, utf16_len
+from memd.claude_code.terms import INDEX_NAME, MEMORY_TYPES
+from memd.claude_code.truncation import MAX_ENTRYPOINT_LINES, MAX_ENTRYPOINT_UNITS
 from memd.kairos.dates import parse_day, resolve_relative_dates
 from memd.kairos.factfile import (
     ARCHIVE_LEAD,

@@ -25,8 +25,8 @@ import fcntl
 import os
 from dataclasses import dataclass
 
-from memd.agent.paths import daily_log_path
 from memd.atomic import crash_point
+from memd.claude_code.paths import daily_log_path
 from memd.diagnostics import escape_surrogates
 from memd.errors import UsageError
 from memd.fsread import (

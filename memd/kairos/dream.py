@@ -20,8 +20,8 @@ import os
 import time
 from dataclasses import dataclass, field
 
-from memd.agent.terms import INDEX_NAME
 from memd.atomic import write_atomic
+from memd.claude_code.terms import INDEX_NAME
 from memd.errors import DreamError, LockHeldError
 from memd.fsread import read_bytes_or_none
 from memd.history.record import recording

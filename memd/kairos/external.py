@@ -47,7 +47,7 @@ import stat
 import sys
 from dataclasses import dataclass, field, replace
 
-from memd.agent.terms import INDEX_NAME
+from memd.claude_code.terms import INDEX_NAME
 from memd.errors import DreamError
 
 TYPE_CHECKING = False
@@ -539,7 +539,7 @@ def protected_paths(
     `~/.claude` is not readable either (nothing lets it), but an install kept
     there (`~/.claude/local`) may be.
     """
-    from memd.agent.settings import claude_config_home
+    from memd.claude_code.settings import claude_config_home
     from memd.dirs import (
         config_path,
         default_cache_dir,

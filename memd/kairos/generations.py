@@ -44,8 +44,8 @@ import stat
 from dataclasses import dataclass
 
 from memd import fastjson
-from memd.agent.terms import INDEX_NAME
 from memd.atomic import crash_point, remove_beneath, write_atomic_beneath
+from memd.claude_code.terms import INDEX_NAME
 from memd.errors import DreamError
 from memd.fsread import (
     list_names,

@@ -9,5 +9,5 @@ it links (and is the one way memd adds index entries), `targets` turns
 command-line paths into directories to lint, and `fix_files` reads what fix
 plans from and writes a fix as one undoable change (the edges here).
 
-May import: `memd.agent`, `memd.memory`, the shared top-level modules.
+May import: `memd.claude_code`, `memd.memory`, the shared top-level modules.
 """

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from memd.agent.terms import INDEX_NAME
+from memd.claude_code.terms import INDEX_NAME
 from memd.diagnostics import Severity
 
 TYPE_CHECKING = False

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from memd.agent.terms import MEMORY_TYPES
+from memd.claude_code.terms import MEMORY_TYPES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

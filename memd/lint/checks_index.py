@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memd.agent.jscompat import JS_WHITESPACE
-from memd.agent.prompt import view_index
-from memd.agent.terms import INDEX_NAME, TEAM_DIR
-from memd.agent.truncation import (
+from memd.claude_code.jscompat import JS_WHITESPACE
+from memd.claude_code.prompt import view_index
+from memd.claude_code.terms import INDEX_NAME, TEAM_DIR
+from memd.claude_code.truncation import (
     MAX_ENTRYPOINT_LINES,
     MAX_ENTRYPOINT_UNITS,
     WARNING_PREFIX,

@@ -9,8 +9,8 @@ limits or keys (2.1.112), the checks find nothing.
 
 from __future__ import annotations
 
-from memd.agent.recall import kept_lines
-from memd.agent.truncation import format_file_size
+from memd.claude_code.recall import kept_lines
+from memd.claude_code.truncation import format_file_size
 from memd.lint.checks_files import surface
 
 TYPE_CHECKING = False

@@ -37,9 +37,9 @@ import re
 import zlib
 from dataclasses import dataclass
 
-from memd.agent.prompt import view_index
-from memd.agent.terms import MEMORY_TYPES
-from memd.agent.truncation import MAX_ENTRYPOINT_LINES, MAX_ENTRYPOINT_UNITS
+from memd.claude_code.prompt import view_index
+from memd.claude_code.terms import MEMORY_TYPES
+from memd.claude_code.truncation import MAX_ENTRYPOINT_LINES, MAX_ENTRYPOINT_UNITS
 from memd.lint.reach import classify_links, file_body, reachable
 from memd.memory.index import (
     DEFINITION,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memd.agent.profile import NEWEST, AgentProfile
+from memd.claude_code.profile import NEWEST, AgentProfile
 from memd.diagnostics import Diagnostic, Severity, one_line
 
 # The labels B002 (why-how-missing) accepts by default: English, Chinese,
@@ -32,7 +32,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-    from memd.agent.prompt import IndexView
+    from memd.claude_code.prompt import IndexView
     from memd.memory.index import IndexEntry
     from memd.memory.memfile import MemoryFile
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from memd.agent.profile import ProfileSpec, get_profile
-from memd.agent.terms import INDEX_NAME
+from memd.claude_code.profile import ProfileSpec, get_profile
+from memd.claude_code.terms import INDEX_NAME
 from memd.diagnostics import Diagnostic, Severity
 from memd.lint import checks_files, checks_profile
 from memd.lint import checks_frontmatter as fm
@@ -24,7 +24,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterable, Mapping, Sequence
 
-    from memd.agent.prompt import IndexView
+    from memd.claude_code.prompt import IndexView
     from memd.memory.index import IndexEntry
     from memd.memory.memdir import MemDir
     from memd.memory.memfile import MemoryFile

@@ -12,7 +12,7 @@ import contextlib
 import errno
 import os
 
-from memd.agent.terms import INDEX_NAME
+from memd.claude_code.terms import INDEX_NAME
 from memd.errors import MemdError
 from memd.memory.index import is_hub
 
@@ -207,7 +207,7 @@ class FixUndoError(MemdError):
 
 def undo_dir(state_dir: str, memory_dir: str) -> str:
     """Return where the last fix of `memory_dir` keeps its pre-images."""
-    from memd.agent.paths import sanitize_path
+    from memd.claude_code.paths import sanitize_path
 
     return os.path.join(
         state_dir, UNDO_DIR, sanitize_path(os.path.realpath(memory_dir))

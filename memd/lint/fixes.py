@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memd.agent.terms import INDEX_NAME
+from memd.claude_code.terms import INDEX_NAME
 from memd.lint.checks_index import is_team_file, topic_wiki_targets
 from memd.lint.compact import Topics, place_entries
 from memd.lint.reach import classify_links, hub_targets

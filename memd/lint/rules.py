@@ -127,7 +127,7 @@ RULES: tuple[RuleSpec, ...] = (
         "frontmatter has a key memd does not know",
         fm.check_unknown_keys,
     ),
-    # Rules that follow the agent profile in force (memd.agent.profile).
+    # Rules that follow the agent profile in force (memd.claude_code.profile).
     RuleSpec(
         "M016",
         "recall-truncated",

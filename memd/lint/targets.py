@@ -13,7 +13,7 @@ import posixpath
 import stat
 from dataclasses import dataclass
 
-from memd.agent.terms import INDEX_NAME, TEAM_DIR
+from memd.claude_code.terms import INDEX_NAME, TEAM_DIR
 from memd.fsread import list_names
 from memd.lint.checks_index import is_team_file
 
@@ -24,7 +24,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from memd.agent.profile import ProfileSpec
+    from memd.claude_code.profile import ProfileSpec
     from memd.config import Config
     from memd.diagnostics import Diagnostic
     from memd.memory.memdir import MemDir, ParseCache
@@ -123,7 +123,7 @@ def current_memory_dir(
     `cwd` itself when it is a memory dir (it holds MEMORY.md, or is named
     `memory`); else its project's, resolved as the agent resolves it.
     """
-    from memd.agent.paths import resolve_memory_location
+    from memd.claude_code.paths import resolve_memory_location
 
     if os.path.isfile(os.path.join(cwd, INDEX_NAME)) or os.path.basename(
         cwd.rstrip(os.sep)
@@ -144,7 +144,7 @@ def discover_targets(env: Mapping[str, str] | None = None) -> tuple[Target, ...]
     that exists but cannot be listed (or a project that cannot be entered) is
     a target with its errno text, never silently clean.
     """
-    from memd.agent.paths import memory_base_dir
+    from memd.claude_code.paths import memory_base_dir
 
     projects = os.path.join(memory_base_dir(env), "projects")
     try:
@@ -177,8 +177,8 @@ def _memory_dir_for(
     raw: str, path: str, env: Mapping[str, str] | None, profile: ProfileSpec
 ) -> str:
     """Return `path` if it is a memory dir, else the memory dir of its project."""
-    from memd.agent.gitroot import find_git_root
-    from memd.agent.paths import resolve_memory_location
+    from memd.claude_code.gitroot import find_git_root
+    from memd.claude_code.paths import resolve_memory_location
     from memd.errors import UsageError
 
     if os.path.isfile(os.path.join(path, INDEX_NAME)) or os.path.basename(path) in (
@@ -278,7 +278,7 @@ def lint_targets(
         why_labels, how_labels = config.why_labels, config.how_labels
         secret_allow = frozenset(config.sync_allow)
         if profile is None:
-            from memd.agent.choice import in_force
+            from memd.claude_code.choice import in_force
 
             profile = in_force(config).profile
     found: list[Diagnostic] = []

@@ -8,9 +8,7 @@ Code's user configuration and prints snippets for other clients (pure);
 SDK and runs it over stdio (the only module that imports `mcp`, so no other
 command pays for it).
 
-May import: `memd.agent`, `memd.projects`, `memd.memory`, `memd.lint`, `memd.snapshot`,
-`memd.kairos`, `memd.recall`, `memd.history`, `memd.truth`, the shared top-level
-modules;
-`server` also
-imports the `mcp` SDK.
+May import: `memd.claude_code`, `memd.projects`, `memd.memory`, `memd.lint`,
+`memd.snapshot`, `memd.kairos`, `memd.recall`, `memd.history`, `memd.truth`, the shared
+top-level modules; `server` also imports the `mcp` SDK.
 """

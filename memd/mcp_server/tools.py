@@ -16,14 +16,14 @@ import contextlib
 import errno
 import os
 
-from memd.agent.terms import INDEX_NAME, MEMORY_TYPES
+from memd.claude_code.terms import INDEX_NAME, MEMORY_TYPES
 from memd.errors import MemdError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
 
-    from memd.agent.paths import MemoryLocation
+    from memd.claude_code.paths import MemoryLocation
     from memd.config import Config
     from memd.memory.memdir import MemDir
 
@@ -102,7 +102,7 @@ def project_start(project: str | None) -> str:
 
 def open_project(project: str | None, env: Mapping[str, str]) -> Project:
     """Resolve the server's project: `project`, else the working directory."""
-    from memd.agent.paths import project_root_of, resolve_memory_location
+    from memd.claude_code.paths import project_root_of, resolve_memory_location
     from memd.config import load_config
 
     start = project_start(project)
@@ -435,7 +435,7 @@ def lint_memories(project: Project) -> list[dict[str, object]]:
     With what memory names that the project no longer has, duplicates and a
     shared memory dir (memd.truth), as `memd lint` reports them.
     """
-    from memd.agent.gitroot import find_git_root
+    from memd.claude_code.gitroot import find_git_root
     from memd.lint.engine import lint_memdir, sort_key
     from memd.lint.formats import masked_diagnostics
     from memd.projects.roots import roots_by_memory_dir

@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import zlib
 
-from memd.agent.terms import INDEX_NAME, MEMORY_TYPES
+from memd.claude_code.terms import INDEX_NAME, MEMORY_TYPES
 from memd.errors import MemdError
 from memd.lint.compact import place_entries
 from memd.lint.engine import lint_memdir

@@ -5,5 +5,5 @@ dialects, the `MEMORY.md` parser, and the directory reader (full walk and
 incremental re-read). Readers are bounded and never follow a link out of a
 memory directory; bad content becomes diagnostics, never an exception.
 
-May import: `memd.agent`, the shared top-level modules, PyYAML (lazily).
+May import: `memd.claude_code`, the shared top-level modules, PyYAML (lazily).
 """

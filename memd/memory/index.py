@@ -28,7 +28,7 @@ import posixpath
 import re
 from dataclasses import dataclass
 
-from memd.agent.html_comments import comment_free_lines
+from memd.claude_code.html_comments import comment_free_lines
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -216,7 +216,7 @@ def _visible_lines(text: str) -> Iterator[tuple[int, str, str]]:
     """Yield (number, line, visible text) outside frontmatter and fenced code.
 
     The visible text loses the HTML comments the agent strips (only those of
-    top-level comment blocks: `memd.agent.html_comments`, so a link in a
+    top-level comment blocks: `memd.claude_code.html_comments`, so a link in a
     comment inside a list item still reaches the agent and counts here) and
     has blockquote markers blanked, so a list or a link inside a blockquote
     reads as it would outside one.

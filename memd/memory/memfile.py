@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from memd.agent.recall import line_ends
+from memd.claude_code.recall import line_ends
 from memd.diagnostics import Diagnostic, Severity, one_line
 from memd.memory.yaml_safe import load_yaml
 
@@ -76,7 +76,7 @@ class MemoryFile:
     is_binary: bool = False
     was_truncated: bool = False  # memdir parsed only the first part of a large file
     size_bytes: int = 0  # of the bytes read, BOM stripped
-    # Byte end of each of the first lines (memd.agent.recall.line_ends): what a
+    # Byte end of each of the first lines (memd.claude_code.recall.line_ends): what a
     # profile's recall and scan limits keep, without holding the bytes.
     line_ends: tuple[int, ...] = ()
 

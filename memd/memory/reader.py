@@ -31,9 +31,9 @@ import stat
 import time
 from types import MappingProxyType
 
-from memd.agent.recall import is_reserved_folder
-from memd.agent.terms import INDEX_NAME
-from memd.agent.truncation import format_file_size
+from memd.claude_code.recall import is_reserved_folder
+from memd.claude_code.terms import INDEX_NAME
+from memd.claude_code.truncation import format_file_size
 from memd.diagnostics import Diagnostic, Severity, one_line
 from memd.fsread import list_dir, open_dir, open_dir_beneath, open_regular, read_fd
 from memd.memory.memdir import (

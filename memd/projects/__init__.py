@@ -13,7 +13,7 @@ are both named; a directory with no known root keeps its path.
 - `sessions` (edge): `sessions_by_memory_dir`: how many agent sessions loaded
   each directory (one transcript a session), for stats and the viewer.
 
-May import: `memd.agent`, the shared top-level modules.
+May import: `memd.claude_code`, the shared top-level modules.
 
 Every folder a person reads from imports it: history, hooks, kairos,
 mcp_server, daemon, ui and cli.

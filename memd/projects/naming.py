@@ -59,7 +59,7 @@ def root_in(memory_dir: str, start: str) -> str:
     `<name>` is the folder a person calls the project. Pure: strings only, no
     git lookup (the warm recall path). `start` itself when none matches.
     """
-    from memd.agent.paths import sanitize_path
+    from memd.claude_code.paths import sanitize_path
 
     name = os.path.basename(os.path.dirname(memory_dir_key(memory_dir)))
     current = start

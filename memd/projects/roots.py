@@ -1,7 +1,7 @@
 """Which project roots each memory directory serves: what memd learned, read back.
 
 A root counts for a memory dir only when it resolves to that directory as the
-agent resolves it (`memd.agent.paths.resolve_memory_location`), so a stale or
+agent resolves it (`memd.claude_code.paths.resolve_memory_location`), so a stale or
 foreign root names nothing. The root named is the canonical git root of the
 folder (or the folder itself): the one the agent keys the directory by.
 
@@ -34,7 +34,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-    from memd.agent.profile import ProfileSpec
+    from memd.claude_code.profile import ProfileSpec
     from memd.config import Config
 
 TRANSCRIPT_SUFFIX = ".jsonl"
@@ -103,7 +103,7 @@ def load_project_names(
     `config` gives `state_dir` and `extra_roots` (its `watch_projects`) when
     those are not passed.
     """
-    from memd.agent.paths import home_dir
+    from memd.claude_code.paths import home_dir
 
     if config is not None:
         state_dir = config.state_dir if state_dir is None else state_dir
@@ -137,8 +137,8 @@ class _Resolver:
         # (and no env renames it), a folder can only map to one whose <name>
         # its own sanitized path starts with (the git root is an ancestor):
         # the others need no resolving.
-        from memd.agent.path_rules import PROJECT_DIR_NAME_ENV
-        from memd.agent.paths import MAX_SANITIZED_LENGTH
+        from memd.claude_code.path_rules import PROJECT_DIR_NAME_ENV
+        from memd.claude_code.paths import MAX_SANITIZED_LENGTH
 
         names = _folder_names(wanted, env)
         default = (
@@ -149,8 +149,8 @@ class _Resolver:
         self.prefixes = frozenset(names) if default else None
 
     def add(self, folder: object) -> None:
-        from memd.agent.gitroot import find_canonical_git_root
-        from memd.agent.paths import resolve_memory_location
+        from memd.claude_code.gitroot import find_canonical_git_root
+        from memd.claude_code.paths import resolve_memory_location
 
         if not isinstance(folder, str):
             return
@@ -175,7 +175,7 @@ class _Resolver:
         found.add(root)
 
     def _may_map(self, folder: str) -> bool:
-        from memd.agent.paths import sanitize_path
+        from memd.claude_code.paths import sanitize_path
 
         prefixes = self.prefixes or frozenset()
         spelled = sanitize_path(os.path.realpath(folder))
@@ -187,7 +187,7 @@ def _folder_names(
     wanted: Mapping[str, object], env: Mapping[str, str]
 ) -> tuple[str, ...]:
     """Return the `<name>` of each `<base>/projects/<name>/memory` among `wanted`."""
-    from memd.agent.paths import memory_base_dir
+    from memd.claude_code.paths import memory_base_dir
 
     projects = os.path.join(os.path.abspath(memory_base_dir(env)), "projects")
     names = []
@@ -206,7 +206,7 @@ def transcript_cwds(
     Folders named `prefer` (or a longer name starting with one and `-`) are
     read first; then the rest, newest first, until `MAX_TRANSCRIPTS` files.
     """
-    from memd.agent.settings import claude_config_home
+    from memd.claude_code.settings import claude_config_home
 
     environ = os.environ if env is None else env
     projects = os.path.join(claude_config_home(environ), "projects")
@@ -312,7 +312,7 @@ def _spelled_roots(
     of its `-`s (each listing indexed once per call, in `listings`). A name
     cut at 200 characters and hashed is compared whole past the cut.
     """
-    from memd.agent.paths import MAX_SANITIZED_LENGTH, sanitize_path
+    from memd.claude_code.paths import MAX_SANITIZED_LENGTH, sanitize_path
 
     names = _folder_names({memory_dir: None}, env)
     if not names or not names[0].startswith("-"):
@@ -354,7 +354,7 @@ def _spelled_roots(
 
 def _sanitized_subdirs(folder: str) -> dict[str, list[str]]:
     """A folder's subfolders by sanitized name (links left out)."""
-    from memd.agent.paths import MAX_SANITIZED_LENGTH, sanitize_path
+    from memd.claude_code.paths import MAX_SANITIZED_LENGTH, sanitize_path
 
     try:
         entries = list_dir(folder)[:MAX_LISTED_ENTRIES]

@@ -27,7 +27,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-    from memd.agent.profile import ProfileSpec
+    from memd.claude_code.profile import ProfileSpec
 
 RECENT_DAYS = 7
 
@@ -54,8 +54,8 @@ def sessions_by_memory_dir(
     profile: ProfileSpec = None,
 ) -> dict[str, Sessions]:
     """Return {memory dir (no trailing separator): its `Sessions`}; never raises."""
-    from memd.agent.paths import resolve_memory_location
-    from memd.agent.settings import claude_config_home
+    from memd.claude_code.paths import resolve_memory_location
+    from memd.claude_code.settings import claude_config_home
 
     environ = os.environ if env is None else env
     now = time.time() if now is None else now

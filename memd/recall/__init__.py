@@ -7,7 +7,7 @@ never through a link); `index` builds and updates it from a read `MemDir`
 (the daemon's pass, `RecallUpdater`) or by `stat` (the CLI's refresh);
 `query` searches it and ranks with BM25 plus a small recency term.
 
-May import: `memd.agent`, `memd.memory`, `memd.lint` (its `secrets`, to mask
+May import: `memd.claude_code`, `memd.memory`, `memd.lint` (its `secrets`, to mask
 snippets), `memd.snapshot` (its light `store`),
 the shared top-level modules, the standard library's `sqlite3`.
 """

@@ -24,7 +24,7 @@ import _sqlite3 as sqlite3
 import os
 import time
 
-from memd.agent.terms import INDEX_NAME, MEMORY_TYPES
+from memd.claude_code.terms import INDEX_NAME, MEMORY_TYPES
 from memd.errors import MemdError
 from memd.fsread import list_dir, open_dir
 from memd.recall.query import Hit, RecallSearch

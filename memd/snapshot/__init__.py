@@ -6,5 +6,6 @@
 a fresh prompt, rendering only when stale; `telemetry` builds the
 `memdir_loaded` events and `telemetry_sink` appends them.
 
-May import: `memd.agent`, `memd.memory`, `memd.lint`, the shared top-level modules.
+May import: `memd.claude_code`, `memd.memory`, `memd.lint`, the shared top-level
+modules.
 """

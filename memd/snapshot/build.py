@@ -20,15 +20,15 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from memd.agent.profile import NEWEST, AgentProfile, ProfileSpec, get_profile
-from memd.agent.prompt import IndexView, render_prompt, view_index
-from memd.agent.truncation import EntrypointTruncation
+from memd.claude_code.profile import NEWEST, AgentProfile, ProfileSpec, get_profile
+from memd.claude_code.prompt import IndexView, render_prompt, view_index
+from memd.claude_code.truncation import EntrypointTruncation
 from memd.diagnostics import Diagnostic, count_by_severity
 from memd.snapshot.store import encode_prompt, guidelines_fingerprint
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from memd.agent.manifest import ManifestEntry
+    from memd.claude_code.manifest import ManifestEntry
     from memd.lint.engine import LintCache
     from memd.memory.memdir import InputStat, MemDir, ParseCache
 
@@ -107,7 +107,7 @@ def lint(draft: _Draft) -> _Draft:
 
 def manifest(draft: _Draft) -> _Draft:
     """Build the recall manifest, newest first."""
-    from memd.agent.manifest import build_manifest
+    from memd.claude_code.manifest import build_manifest
 
     return dataclasses.replace(
         draft, manifest=build_manifest(draft.memdir, profile=draft.profile)

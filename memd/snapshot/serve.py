@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 
 from memd._version import __version__
-from memd.agent.terms import INDEX_NAME
+from memd.claude_code.terms import INDEX_NAME
 from memd.dirs import default_cache_dir
 from memd.snapshot.store import MODES
 
@@ -33,7 +33,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
 
-    from memd.agent.paths import MemoryLocation
+    from memd.claude_code.paths import MemoryLocation
     from memd.config import Config
     from memd.diagnostics import Diagnostic
     from memd.errors import SnapshotError
@@ -174,7 +174,7 @@ def serve_warm(
     Only when record and snapshot stat fresh; None means "take the long way":
     no record, a stale one, or a stale snapshot.
     """
-    from memd.agent.paths import project_root_of
+    from memd.claude_code.paths import project_root_of
     from memd.snapshot.store import SnapshotReader
 
     root = project_root_of(project if project is not None else os.getcwd())
@@ -297,8 +297,8 @@ def serve(
     """
     import time
 
-    from memd.agent.choice import in_force
-    from memd.agent.paths import resolve_memory_location
+    from memd.claude_code.choice import in_force
+    from memd.claude_code.paths import resolve_memory_location
     from memd.errors import SnapshotError
     from memd.snapshot.publish import SnapshotStore
 
@@ -398,7 +398,7 @@ def _emit(config: Config, events: list[dict[str, object]]) -> None:
 def _disabled_event(
     location: MemoryLocation, env: Mapping[str, str]
 ) -> dict[str, object]:
-    from memd.agent.settings import load_settings, merged_settings
+    from memd.claude_code.settings import load_settings, merged_settings
     from memd.snapshot.telemetry import memdir_disabled_event
 
     settings = merged_settings(load_settings(location.project_root, env))

@@ -24,7 +24,7 @@ leave its stat unchanged. One second covers nanosecond filesystems (ext4, XFS,
 btrfs, APFS, whose timestamps advance in clock ticks) and HFS+'s whole seconds.
 
 Hot path: the warm `memd prompt` imports this module, so only `os`, `sys` and
-`memd.agent.paths` load at import time; `json` loads inside `read_meta`, and the
+`memd.claude_code.paths` load at import time; `json` loads inside `read_meta`, and the
 writer only when a snapshot is written.
 """
 
@@ -33,8 +33,8 @@ from __future__ import annotations
 import os
 
 from memd._version import __version__
-from memd.agent.jscompat import js_trim
-from memd.agent.paths import sanitize_path
+from memd.claude_code.jscompat import js_trim
+from memd.claude_code.paths import sanitize_path
 from memd.fsread import read_bytes
 from memd.racy import RACY_WINDOW_NS, is_racy
 from memd.statkey import stat_key

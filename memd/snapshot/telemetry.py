@@ -23,7 +23,7 @@ import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
-from memd.agent.enablement import Enablement, is_env_truthy
+from memd.claude_code.enablement import Enablement, is_env_truthy
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -81,7 +81,7 @@ _MEMD_VALUES: Mapping[str, object] = {
 
 
 def _release_fields(profile: str, memory_type: str) -> dict[str, object]:
-    from memd.agent.profile import get_profile
+    from memd.claude_code.profile import get_profile
 
     fields = get_profile(profile).telemetry_fields
     found = {name: value for name, value in _MEMD_VALUES.items() if name in fields}

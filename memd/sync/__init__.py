@@ -1,7 +1,7 @@
 """Personal sync: a user's memory for every project, through their own git remote.
 
 `identity` derives a project's stable identity (the pure rules are in
-`memd.agent.identity`) by asking the hardened git of `memd.gitsync.git`;
+`memd.claude_code.identity`) by asking the hardened git of `memd.gitsync.git`;
 `tree` is the repository's layout and path rule; `engine` keeps one
 repository in the state dir whose ``projects/<identity>/`` folders are
 placed in each project's memory dir on this machine, and runs the git
@@ -10,6 +10,6 @@ over them; `claims` gives each night's dream to one machine; `schedule` is
 what `memd sync` and the daemon call; `status` is the state as data; `pull`
 is the SessionStart hook's bounded pull.
 
-May import: `memd.agent`, `memd.projects`, `memd.memory`, `memd.lint`,
+May import: `memd.claude_code`, `memd.projects`, `memd.memory`, `memd.lint`,
 `memd.gitsync`, the shared top-level modules.
 """

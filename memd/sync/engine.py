@@ -38,7 +38,7 @@ import contextlib
 import os
 from dataclasses import dataclass
 
-from memd.agent.terms import INDEX_NAME
+from memd.claude_code.terms import INDEX_NAME
 from memd.errors import UsageError
 from memd.gitsync.apply import check_deletions, write_changes
 from memd.gitsync.git import Git, GitError, redact

@@ -1,4 +1,4 @@
-"""A project's identity on this machine: ask git, then apply `memd.agent.identity`.
+"""A project's identity on this machine: ask git, then `memd.claude_code.identity`.
 
 Git runs through `memd.gitsync.git.Git` (explicit ``--git-dir``, no terminal,
 a timeout, and whatever hardening that module applies), on the canonical git
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from memd.agent.identity import (
+from memd.claude_code.identity import (
     ProjectIdentity,
     choose_identity,
     normalize_remote_url,
@@ -45,11 +45,11 @@ def project_identity(
 ) -> ProjectIdentity | None:
     """Return the identity of the project at `project_root`, or None.
 
-    `git_root` is its canonical git root (found with `memd.agent.gitroot`
+    `git_root` is its canonical git root (found with `memd.claude_code.gitroot`
     when not given).
     """
     if git_root is None:
-        from memd.agent.gitroot import find_canonical_git_root
+        from memd.claude_code.gitroot import find_canonical_git_root
 
         git_root = find_canonical_git_root(project_root)
     configured, key = configured_identity(project_root, git_root, projects)

@@ -80,7 +80,7 @@ def pull_before_session(cwd: object, env: Mapping[str, str]) -> str | None:
     import subprocess
     import sys
 
-    from memd.agent.paths import project_root_of
+    from memd.claude_code.paths import project_root_of
     from memd.state import remember_project
 
     remember_project(hook_state_dir(env), project_root_of(cwd))

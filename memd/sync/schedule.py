@@ -46,8 +46,8 @@ def resolve_projects(
     config: Config, roots: Iterable[str]
 ) -> tuple[tuple[Project, ...], tuple[tuple[str, str], ...]]:
     """Return the syncable projects among `roots`, and (root, why) for the rest."""
-    from memd.agent.choice import resolve_in_force
-    from memd.agent.paths import project_root_of
+    from memd.claude_code.choice import resolve_in_force
+    from memd.claude_code.paths import project_root_of
     from memd.sync.identity import project_identity
 
     projects: list[Project] = []

@@ -80,7 +80,7 @@ def summary_lines(data: dict[str, object]) -> tuple[str, ...]:
     """
     import time
 
-    from memd.agent.paths import home_dir
+    from memd.claude_code.paths import home_dir
     from memd.projects.naming import tilde
     from memd.times import clock
 

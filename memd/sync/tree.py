@@ -108,7 +108,7 @@ def remote_json(data: bytes) -> object:
 
 
 def manifest_identities(data: bytes) -> frozenset[str]:
-    from memd.agent.identity import is_identity
+    from memd.claude_code.identity import is_identity
 
     parsed = remote_json(data)
     listed = parsed.get("projects") if isinstance(parsed, dict) else None

@@ -7,6 +7,6 @@ last result and backoff; `schedule` is what the daemon calls; `conflicts`
 lists the copies that still wait for a person, for `memd status`, lint and
 the SessionStart hook.
 
-May import: `memd.agent`, `memd.memory`, `memd.lint`, `memd.gitsync`, the
+May import: `memd.claude_code`, `memd.memory`, `memd.lint`, `memd.gitsync`, the
 shared top-level modules.
 """

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 
-from memd.agent.terms import INDEX_NAME
+from memd.claude_code.terms import INDEX_NAME
 from memd.errors import UsageError
 from memd.gitsync.apply import check_deletions
 from memd.gitsync.git import Git

@@ -8,7 +8,6 @@ thing (pure); `repo` reads the repository through the one bounded git
 runner, cached by `HEAD`, and `check` is what lint, the daemon, the hooks,
 MCP and the viewer call (the edges).
 
-May import: `memd.agent`, `memd.projects`, `memd.memory`, `memd.lint`, `memd.gitsync`,
-the shared
-top-level modules.
+May import: `memd.claude_code`, `memd.projects`, `memd.memory`, `memd.lint`,
+`memd.gitsync`, the shared top-level modules.
 """

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from memd.agent.terms import INDEX_NAME
+from memd.claude_code.terms import INDEX_NAME
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

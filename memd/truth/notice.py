@@ -30,7 +30,7 @@ MAX_SAID = 2000
 
 def report_path(cache_dir: str, memory_dir: str) -> str:
     """Where the last check of `memory_dir` left its report."""
-    from memd.agent.paths import sanitize_path
+    from memd.claude_code.paths import sanitize_path
 
     key = sanitize_path(memory_dir.rstrip(os.sep))
     return os.path.join(cache_dir, *REPORT_DIR, key + ".json")

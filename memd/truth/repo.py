@@ -148,7 +148,7 @@ def open_repository(
         Unreadable: no git repository holds `project_root`, or its config
             names a program (`_STEERING`).
     """
-    from memd.agent.gitroot import find_git_root
+    from memd.claude_code.gitroot import find_git_root
     from memd.gitsync.git import Git, GitError
 
     root = find_git_root(project_root)
@@ -422,7 +422,7 @@ def _cat(git: _Budget, names: list[str]) -> list[bytes | None]:
 
 
 def _cache_path(cache_dir: str, root: str) -> str:
-    from memd.agent.paths import sanitize_path
+    from memd.claude_code.paths import sanitize_path
 
     return os.path.join(
         cache_dir, "truth", sanitize_path(os.path.realpath(root)) + ".json"
@@ -464,7 +464,7 @@ def head_signature(project_root: str) -> tuple[object, ...] | None:
     so the daemon can ask this every sweep. None when `project_root` is in no
     repository.
     """
-    from memd.agent.gitroot import find_git_root
+    from memd.claude_code.gitroot import find_git_root
     from memd.fsread import read_prefix
     from memd.statkey import stat_key
 

@@ -1,7 +1,7 @@
 """Projects sharing one memory dir; memory a new agent release no longer reads (edge).
 
 The agent names a project's memory dir after its path with every character
-outside ``[A-Za-z0-9]`` turned into ``-`` (`memd.agent.paths.sanitize_path`),
+outside ``[A-Za-z0-9]`` turned into ``-`` (`memd.claude_code.paths.sanitize_path`),
 so ``/work/a-b/c`` and ``/work/a/b-c`` get the same dir, as do two paths that
 differ only in non-ASCII letters of the same length. Each then reads and
 overwrites the other's memory. `shared_dirs` finds the memory dirs that two
@@ -12,7 +12,7 @@ is the person's choice, not a collision); the roots come from
 hooks and the agent's transcripts.
 
 `moved_dirs` finds a root whose memory dir under an older release in
-`memd.agent.profile.PROFILES` is not the one the release in force uses,
+`memd.claude_code.profile.PROFILES` is not the one the release in force uses,
 while that old dir still holds memory the agent no longer loads.
 """
 
@@ -25,7 +25,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-    from memd.agent.profile import ProfileSpec
+    from memd.claude_code.profile import ProfileSpec
 
 SHARED = "D005"
 MOVED = "D006"
@@ -58,7 +58,7 @@ def shared_dirs(
     profile: ProfileSpec = None,
 ) -> list[SharedDir]:
     """The memory dirs in `roots` (memory dir -> roots) that different roots share."""
-    from memd.agent.paths import resolve_memory_location
+    from memd.claude_code.paths import resolve_memory_location
 
     found = []
     for memory_dir, its_roots in sorted(roots.items()):
@@ -90,7 +90,7 @@ def fix_text(
     profile: ProfileSpec = None,
 ) -> str:
     """How to give one of `roots` a memory dir of its own, as the release allows."""
-    from memd.agent.profile import get_profile
+    from memd.claude_code.profile import get_profile
     from memd.projects.naming import tilde
 
     home = (env or os.environ).get("HOME", "")
@@ -129,8 +129,8 @@ def moved_dirs(
     profile: ProfileSpec = None,
 ) -> list[MovedDir]:
     """Roots whose memory an older release kept elsewhere, still holding memory."""
-    from memd.agent.paths import resolve_memory_location
-    from memd.agent.profile import PROFILES, get_profile
+    from memd.claude_code.paths import resolve_memory_location
+    from memd.claude_code.profile import PROFILES, get_profile
 
     agent = get_profile(profile)
     found = []

@@ -22,8 +22,8 @@ import sqlite3
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
-from memd.agent.profile import NEWEST, AgentProfile
-from memd.agent.prompt import view_index
+from memd.claude_code.profile import NEWEST, AgentProfile
+from memd.claude_code.prompt import view_index
 from memd.diagnostics import Diagnostic
 from memd.errors import MemdError
 from memd.fsread import FileTooLargeError, open_dir, read_beneath, refusal_reason
@@ -257,7 +257,7 @@ class ProjectPage:
 
 def project_page(source: Source, project: str) -> ProjectPage:
     """Return the index as the agent loads it and each file with its findings."""
-    from memd.agent.terms import INDEX_NAME
+    from memd.claude_code.terms import INDEX_NAME
     from memd.lint.engine import lint_memdir
     from memd.memory.reader import load_memdir
 
@@ -906,7 +906,7 @@ def _plan_digest(edits: tuple[FileEdit, ...]) -> str:
 
 def _plan_summary(edits: tuple[FileEdit, ...]) -> str:
     """One line: what the plan does to the index, and how many files it writes."""
-    from memd.agent.terms import INDEX_NAME
+    from memd.claude_code.terms import INDEX_NAME
 
     if not edits:
         return "nothing to fix"
@@ -1226,7 +1226,7 @@ def telemetry_names(
     Names are memd.projects' (`~/code/webshop`), keyed by the memory dir
     without a trailing separator; sessions come from the agent's transcripts.
     """
-    from memd.agent.paths import home_dir
+    from memd.claude_code.paths import home_dir
     from memd.projects.naming import memory_dir_key, tilde
     from memd.projects.roots import load_project_names
     from memd.projects.sessions import sessions_by_memory_dir

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
     from structlog.typing import FilteringBoundLogger
 
-    from memd.agent.profile import AgentProfile
+    from memd.claude_code.profile import AgentProfile
     from memd.config import Config
     from memd.ui.app import Notifier
 

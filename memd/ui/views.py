@@ -13,8 +13,8 @@ import itertools
 import time
 from dataclasses import dataclass, field
 
-from memd.agent.jscompat import js_trim
-from memd.agent.truncation import WARNING_PREFIX, EntrypointTruncation
+from memd.claude_code.jscompat import js_trim
+from memd.claude_code.truncation import WARNING_PREFIX, EntrypointTruncation
 from memd.diagnostics import escape_surrogates
 from memd.lint import secrets
 from memd.memory.index import parse_index
@@ -136,7 +136,7 @@ def index_model(
     max_lines: int,
     max_units: int,
 ) -> IndexModel:
-    """Return the index page's model from `memd.agent.prompt.view_index`'s result."""
+    """Return the index page's model from `memd.claude_code.prompt.view_index`."""
     shown_lines = shown.split("\n")
     cut_after: int | None = None
     if truncation is not None and (

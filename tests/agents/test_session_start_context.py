@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from memd.agent.paths import resolve_memory_location
 from memd.agents import get_agent
+from memd.claude_code.paths import resolve_memory_location
 from tests.conftest import Home
 
 MEMD = str(Path(sys.executable).parent / "memd")
@@ -149,9 +149,9 @@ def test_the_warm_path_reads_the_index_from_the_snapshot(git_repo: Path) -> None
 
 
 def test_the_hooks_own_copies_of_memds_wording_match() -> None:
-    from memd.agent.prompt import render_index
-    from memd.agent.wording import INDEX_EMPTY
     from memd.agents.context import _INDEX_EMPTY, INDEX_HEADING
+    from memd.claude_code.prompt import render_index
+    from memd.claude_code.wording import INDEX_EMPTY
 
     assert _INDEX_EMPTY == INDEX_EMPTY
     lines, _ = render_index(None)

@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from memd.agent.paths import auto_mem_path
+from memd.claude_code.paths import auto_mem_path
 from memd.history.store import History
 from tests.cli.test_terminal import Terminal
 from tests.conftest import Home, make_git_repo

@@ -150,7 +150,7 @@ class TestNoLogRecords:
     def test_team_sync_prints_its_result_alone(
         self, isolated_home: Home, git_repo: Path, tmp_path: Path
     ) -> None:
-        from memd.agent.paths import auto_mem_path
+        from memd.claude_code.paths import auto_mem_path
 
         remote = personal_remote(tmp_path)
         memory = Path(auto_mem_path(str(git_repo)))
@@ -167,7 +167,7 @@ class TestNoLogRecords:
     def test_dream_prints_its_result_alone(
         self, isolated_home: Home, git_repo: Path
     ) -> None:
-        from memd.agent.paths import auto_mem_path
+        from memd.claude_code.paths import auto_mem_path
 
         memory = Path(auto_mem_path(str(git_repo)))
         memory.mkdir(parents=True)
@@ -232,7 +232,7 @@ class TestRunInATerminal:
 
 class TestSaysWhatItWaitsFor:
     def test_log_without_text(self, git_repo: Path) -> None:
-        from memd.agent.paths import auto_mem_path
+        from memd.claude_code.paths import auto_mem_path
 
         Path(auto_mem_path(str(git_repo))).mkdir(parents=True)
         term = Terminal("log", cwd=git_repo)

@@ -11,7 +11,7 @@ import threading
 import time
 from pathlib import Path
 
-from memd.agent.paths import resolve_memory_location
+from memd.claude_code.paths import resolve_memory_location
 from memd.history.store import History
 from tests.daemon.conftest import MEMD, TIMEOUT, Starter, backdate, topic, wait_for
 

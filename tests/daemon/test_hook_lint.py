@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from memd.agent.paths import resolve_memory_location
+from memd.claude_code.paths import resolve_memory_location
 from memd.config import load_config
 from memd.config_keys import KEYS
 from memd.daemon.hook_lint_server import HookLinter

@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
-from memd.agent.choice import ProfileChoice
-from memd.agent.profile import PROFILES
+from memd.claude_code.choice import ProfileChoice
+from memd.claude_code.profile import PROFILES
 from memd.config import load_config
 from memd.daemon.reload import Reload, is_reload_due, profile_switch, reload_of
 from tests.conftest import Home

@@ -28,7 +28,7 @@ def wait_for(predicate: object, seconds: float = 30.0) -> None:
 
 def test_head_moving_is_rechecked(tmp_path: Path, start_daemon: object) -> None:
     """A commit removing a path a memory names shows in the report within a sweep."""
-    from memd.agent.paths import auto_mem_path
+    from memd.claude_code.paths import auto_mem_path
     from tests.conftest import git
 
     root = tmp_path / "code" / "webshop"

@@ -22,7 +22,7 @@ from typing import TypeVar
 
 import pytest
 
-from memd.agent.profile import AgentProfile, parse_version, profile_for_version
+from memd.claude_code.profile import AgentProfile, parse_version, profile_for_version
 from tests.conftest import isolated_environ, make_git_repo, make_home
 from tests.e2e.model_server import ScriptedModel, Turn
 from tests.e2e.releases import ClaudeRun, Release, run_claude
@@ -155,7 +155,7 @@ def agent_index(model: ScriptedModel) -> tuple[str, str] | None:
 
 def memd_index(project: Project, env: Mapping[str, str] | None = None) -> str | None:
     """Return the index `memd prompt` shows, or None when it says the index is empty."""
-    from memd.agent.wording import INDEX_EMPTY
+    from memd.claude_code.wording import INDEX_EMPTY
 
     prompt = project.memd("prompt", env=env).stdout
     shown = prompt.rsplit("## MEMORY.md\n\n", 1)[1].removesuffix("\n")

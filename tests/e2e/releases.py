@@ -1,6 +1,6 @@
 """The real Claude Code releases, installed from the npm registry and cached.
 
-One release per profile in `memd.agent.profile.PROFILES`, so adding a profile
+One release per profile in `memd.claude_code.profile.PROFILES`, so adding a profile
 adds its release to the e2e suite. Releases up to 2.1.112 ship `cli.js` in
 `@anthropic-ai/claude-code` (run on node); later ones are the native binary
 in `@anthropic-ai/claude-code-linux-x64` (about 190 MB packed).
@@ -35,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from memd.agent.profile import PROFILES, parse_version
+from memd.claude_code.profile import PROFILES, parse_version
 from tests.machine_lock import held
 
 NODE_PACKAGE = "@anthropic-ai/claude-code"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memd.agent.terms import INDEX_NAME
+from memd.claude_code.terms import INDEX_NAME
 from memd.lint.fixes import FileEdit, normalise_bytes, plan_fixes
 from memd.memory.index import is_hub
 from memd.memory.memdir import MemDir

@@ -10,9 +10,13 @@ import unicodedata
 from hypothesis import event, example, given
 from hypothesis import strategies as st
 
-from memd.agent.jscompat import js_trim, utf16_len, utf16_units
-from memd.agent.paths import MAX_SANITIZED_LENGTH, sanitize_path, validate_memory_path
-from memd.agent.truncation import (
+from memd.claude_code.jscompat import js_trim, utf16_len, utf16_units
+from memd.claude_code.paths import (
+    MAX_SANITIZED_LENGTH,
+    sanitize_path,
+    validate_memory_path,
+)
+from memd.claude_code.truncation import (
     MAX_ENTRYPOINT_LINES,
     MAX_ENTRYPOINT_UNITS,
     truncate_entrypoint,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from memd.agent.paths import resolve_memory_location
+from memd.claude_code.paths import resolve_memory_location
 
 
 @pytest.fixture(name="memory")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memd.agent.paths import resolve_memory_location
+from memd.claude_code.paths import resolve_memory_location
 from memd.history.loss import (
     Burst,
     FileFate,

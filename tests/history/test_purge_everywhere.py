@@ -16,7 +16,7 @@ import sys
 import zlib
 from pathlib import Path
 
-from memd.agent.paths import resolve_memory_location
+from memd.claude_code.paths import resolve_memory_location
 from memd.kairos.daily_log import append_entry
 from memd.lint.secrets import find_secrets
 from tests.conftest import Home

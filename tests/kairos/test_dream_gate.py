@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from memd.agent.paths import resolve_memory_location
+from memd.claude_code.paths import resolve_memory_location
 from memd.kairos.daily_log import append_entry
 from tests.conftest import Home
 

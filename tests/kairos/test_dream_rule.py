@@ -12,7 +12,7 @@ import structlog
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memd.agent.manifest import build_manifest
+from memd.claude_code.manifest import build_manifest
 from memd.config import Config
 from memd.kairos.consolidate import (
     HISTORY_KEPT,

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memd.agent.paths import resolve_memory_location
+from memd.claude_code.paths import resolve_memory_location
 from memd.diagnostics import Severity
 from memd.kairos.consolidate import parse_log_entries, plan_consolidation
 from memd.kairos.daily_log import append_entry

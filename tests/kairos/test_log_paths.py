@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from memd.agent.paths import daily_log_path
+from memd.claude_code.paths import daily_log_path
 from memd.kairos.daily_log import (
     RetentionAction,
     append_entry,

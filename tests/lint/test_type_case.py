@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from memd.agent.manifest import MEMORY_TYPES, build_manifest
+from memd.claude_code.manifest import MEMORY_TYPES, build_manifest
 from memd.lint.engine import lint_memdir
 from memd.memory.reader import load_memdir
 from tests.conftest import MemDirMaker

@@ -21,7 +21,7 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from memd.agent.paths import resolve_memory_location
+from memd.claude_code.paths import resolve_memory_location
 from tests.conftest import MemDirMaker
 
 MEMD = os.path.join(os.path.dirname(sys.executable), "memd")

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from memd.agent.paths import resolve_memory_location
+from memd.claude_code.paths import resolve_memory_location
 from memd.config import load_config
 from memd.lint.engine import lint_memdir
 from memd.mcp_server.tools import Project, ToolFailedError, write_memory

@@ -9,7 +9,7 @@ import json
 import os
 from pathlib import Path
 
-from memd.agent.paths import auto_mem_path
+from memd.claude_code.paths import auto_mem_path
 from memd.projects.naming import ProjectNames, project_label, tilde
 from memd.projects.roots import (
     TRANSCRIPT_HEAD_BYTES,

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from memd.agent.paths import resolve_memory_location
+from memd.claude_code.paths import resolve_memory_location
 from memd.memory.reader import load_memdir
 from memd.recall.index import open_index, recall
 from tests.conftest import MemDirMaker

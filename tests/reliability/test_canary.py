@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from memd.agent.paths import resolve_memory_location
+from memd.claude_code.paths import resolve_memory_location
 from tests.conftest import Home, git
 from tests.daemon.conftest import Starter
 from tests.reliability.conftest import hash_tree

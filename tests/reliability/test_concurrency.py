@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from memd.agent.paths import resolve_memory_location
+from memd.claude_code.paths import resolve_memory_location
 from tests.daemon.conftest import Starter, backdate
 from tests.reliability.conftest import scale
 

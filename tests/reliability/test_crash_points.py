@@ -28,8 +28,8 @@ from pathlib import Path
 
 import pytest
 
-from memd.agent.paths import resolve_memory_location
 from memd.atomic import CRASH_ENV, TEMP_PREFIX
+from memd.claude_code.paths import resolve_memory_location
 from memd.history.restore import HELD_PREFIX
 from memd.kairos.daily_log import append_entry
 from tests.conftest import Home

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from memd.agent.paths import sanitize_path
+from memd.claude_code.paths import sanitize_path
 from tests.conftest import Home
 
 STRACE = shutil.which("strace")

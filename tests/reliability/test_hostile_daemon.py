@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from memd.agent.paths import resolve_memory_location
+from memd.claude_code.paths import resolve_memory_location
 from memd.state import remember_project
 from tests.conftest import NOBODY, Home, as_nobody
 from tests.daemon.conftest import MEMD, Daemon, Starter, topic, wait_for

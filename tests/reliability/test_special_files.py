@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from memd.agent.paths import daily_log_path, resolve_memory_location
+from memd.claude_code.paths import daily_log_path, resolve_memory_location
 
 MEMD = os.path.join(os.path.dirname(sys.executable), "memd")
 TIMEOUT = 30  # a blocked open never returns; a working run takes well under 2 s

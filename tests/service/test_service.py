@@ -619,7 +619,8 @@ class TestExecutePlan:
             "uninstall",
             (
                 service.RunCommand(
-                    ("launchctl", "bootout", "gui/1/dev.memd.agent"), may_fail=True
+                    ("launchctl", "bootout", "gui/1/dev.memd.agent"),
+                    may_fail=True,
                 ),
                 service.RemoveFile(str(doomed)),
                 service.RemoveFile(str(tmp_path / "never-existed")),

@@ -7,7 +7,7 @@ import os
 import time
 from pathlib import Path
 
-from memd.agent.prompt import render_prompt
+from memd.claude_code.prompt import render_prompt
 from memd.memory.memdir import ParseCache
 from memd.memory.reader import load_memdir
 from memd.racy import RACY_WINDOW_NS

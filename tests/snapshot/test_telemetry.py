@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from memd.agent.enablement import Enablement
-from memd.agent.truncation import truncate_entrypoint
+from memd.claude_code.enablement import Enablement
+from memd.claude_code.truncation import truncate_entrypoint
 from memd.snapshot.build import Snapshot
 from memd.snapshot.telemetry import memdir_disabled_event, memdir_loaded_event
 from memd.snapshot.telemetry_sink import TelemetrySink, read_events

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memd.agent.identity import choose_identity, is_identity, normalize_remote_url
+from memd.claude_code.identity import choose_identity, is_identity, normalize_remote_url
 from memd.sync.identity import project_identity
 from tests.conftest import git
 

@@ -7,7 +7,7 @@ import os
 import subprocess
 from typing import TYPE_CHECKING
 
-from memd.agent.paths import sanitize_path
+from memd.claude_code.paths import sanitize_path
 from tests.team.conftest import git, make_team, memd_script, topic_text
 
 if TYPE_CHECKING:

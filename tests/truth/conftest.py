@@ -65,7 +65,7 @@ class Project:
 @pytest.fixture(name="project")
 def _project(tmp_path: Path) -> Project:
     """An empty git repository at tmp/code/webshop, and its memory dir."""
-    from memd.agent.paths import auto_mem_path
+    from memd.claude_code.paths import auto_mem_path
 
     root = tmp_path / "code" / "webshop"
     root.mkdir(parents=True)

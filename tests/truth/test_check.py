@@ -247,7 +247,7 @@ class TestCommands:
 class TestUnreadable:
     def test_no_git_is_one_info(self, tmp_path: Path) -> None:
         """A project outside any repository gives one D003 info, nothing else."""
-        from memd.agent.paths import auto_mem_path
+        from memd.claude_code.paths import auto_mem_path
 
         root = tmp_path / "plain"
         root.mkdir()

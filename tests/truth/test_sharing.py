@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memd.agent.paths import auto_mem_path
+from memd.claude_code.paths import auto_mem_path
 from memd.cli.main import main
 from memd.state import remember_project
 from memd.truth.sharing import survey

@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 import pytest
 
-from memd.agent.paths import default_memory_dir
+from memd.claude_code.paths import default_memory_dir
 from memd.state import remember_project
 from memd.ui.views import project_id
 from tests.conftest import Home
@@ -443,7 +443,7 @@ class TestDreams:
 
         from selenium.webdriver.common.by import By
 
-        from memd.agent.paths import resolve_memory_location
+        from memd.claude_code.paths import resolve_memory_location
         from memd.kairos.daily_log import append_entry
         from tests.ui.conftest import dream_now
 

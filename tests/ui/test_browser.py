@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from memd.agent.paths import resolve_memory_location
+from memd.claude_code.paths import resolve_memory_location
 from memd.kairos.daily_log import append_entry
 from memd.ui.views import project_id
 from tests.conftest import Home

@@ -10,7 +10,7 @@ import html
 import re
 from pathlib import Path
 
-from memd.agent.paths import auto_mem_path
+from memd.claude_code.paths import auto_mem_path
 from memd.ui import plots
 from tests.conftest import Home
 from tests.daemon.conftest import backdate, topic, wait_for

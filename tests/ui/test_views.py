@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memd.agent.prompt import view_index
+from memd.claude_code.prompt import view_index
 from memd.config import load_config
 from memd.errors import ConfigError
 from memd.lint.secrets import find_secrets

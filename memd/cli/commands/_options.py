@@ -10,8 +10,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, MutableMapping
     from typing import Any
 
-    from memd.agent.paths import MemoryLocation
-    from memd.agent.profile import ProfileSpec
+    from memd.claude_code.paths import MemoryLocation
+    from memd.claude_code.profile import ProfileSpec
     from memd.config import Config
     from memd.lint.targets import Target
 
@@ -54,7 +54,7 @@ def chosen_targets(
 ) -> tuple[tuple[Target, ...], str]:
     """The lint targets of `args` (PATHs, `--all`, or the current project), and,
     when there are none, the line that says why (else "")."""
-    from memd.agent.paths import memory_base_dir
+    from memd.claude_code.paths import memory_base_dir
     from memd.errors import UsageError
     from memd.lint.targets import current_memory_dir, resolve_targets
 

@@ -126,8 +126,8 @@ def _agent(config: Config) -> Check:
     """`claude --version` (bounded) against the profile memd uses."""
     import shutil
 
-    from memd.agent.choice import in_force, probe_version
-    from memd.agent.profile import fit_version, parse_version
+    from memd.claude_code.choice import in_force, probe_version
+    from memd.claude_code.profile import fit_version, parse_version
 
     choice = in_force(config)
     launcher = shutil.which("claude", path=os.environ.get("PATH", os.defpath))
@@ -244,7 +244,7 @@ def _projects_of(paths: list[str], config: Config) -> list[str]:
 
 def _index_budgets(config: Config) -> Check:
     """Every known memory dir's MEMORY.md within the lines and size the agent loads."""
-    from memd.agent.choice import in_force
+    from memd.claude_code.choice import in_force
     from memd.lint.targets import discover_targets, lint_targets
 
     targets = discover_targets()
@@ -267,7 +267,7 @@ def _index_budgets(config: Config) -> Check:
 
 def _memory_dirs(config: Config) -> Iterator[Check]:
     """No two project roots share a memory dir; no release left memory behind."""
-    from memd.agent.choice import in_force
+    from memd.claude_code.choice import in_force
     from memd.truth.sharing import describe_moved, describe_shared, moved_fix, survey
 
     home = os.environ.get("HOME", "")
@@ -329,7 +329,7 @@ def _nearest_existing(directory: str) -> str:
 def _disk_space(config: Config) -> Check:
     import shutil
 
-    from memd.agent.paths import memory_base_dir
+    from memd.claude_code.paths import memory_base_dir
 
     lowest: tuple[int, str] | None = None
     for directory in (config.state_dir, config.cache_dir, memory_base_dir()):

@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         return _undo(args, config, now, log)
     failed = False
     if not args.all:
-        from memd.agent.choice import resolve_in_force
+        from memd.claude_code.choice import resolve_in_force
 
         location = resolve_in_force(project_dir(args), config)
         if not location.enablement.enabled:
@@ -131,14 +131,14 @@ def _memory_dirs(args: argparse.Namespace, config: Config) -> tuple[str, ...]:
     from memd.errors import UsageError
 
     if args.all:
-        from memd.agent.choice import in_force
+        from memd.claude_code.choice import in_force
         from memd.daemon.discovery import discover
         from memd.state import known_projects
 
         profile = in_force(config).profile
         found = discover(config, known_projects=known_projects, profile=profile)
         return found.memory_dirs
-    from memd.agent.choice import resolve_in_force
+    from memd.claude_code.choice import resolve_in_force
 
     location = resolve_in_force(project_dir(args), config)
     if not os.path.isdir(location.memory_dir):

@@ -48,7 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from memd.agent.choice import in_force
+    from memd.claude_code.choice import in_force
     from memd.cli.commands._options import chosen_targets
     from memd.config import load_config
     from memd.history.record import memory_dir_holding, recording
@@ -196,7 +196,7 @@ def _renames(
     memory_dir: str, planned: tuple[FileEdit, ...] | list[FileEdit], config: Config
 ) -> list[FileEdit]:
     """What git renamed, named anew (memd.truth), in files no other fix edits."""
-    from memd.agent.gitroot import find_git_root
+    from memd.claude_code.gitroot import find_git_root
     from memd.projects.roots import roots_by_memory_dir
     from memd.truth.check import rename_edits
 

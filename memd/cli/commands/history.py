@@ -201,7 +201,7 @@ def _kept(typed: str, relpath: str) -> str:
 
 
 def _project_memory_dir(project: str | None, config: Config, known: list[str]) -> str:
-    from memd.agent.choice import resolve_in_force
+    from memd.claude_code.choice import resolve_in_force
     from memd.errors import UsageError
     from memd.history.store import normalize_dir
 

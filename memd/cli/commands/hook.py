@@ -207,7 +207,7 @@ def _log_failure(error: Exception) -> None:
 
 def settings_file(args: argparse.Namespace) -> str:
     """Return the settings file `install`/`uninstall` edits."""
-    from memd.agent.settings import claude_config_home
+    from memd.claude_code.settings import claude_config_home
     from memd.errors import UsageError
 
     if args.project is not None:

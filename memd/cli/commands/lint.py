@@ -57,7 +57,7 @@ def exit_code(diagnostics: Sequence[Diagnostic], *, strict: bool) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from memd.agent.choice import in_force
+    from memd.claude_code.choice import in_force
     from memd.cli.commands._options import project_dir
     from memd.config import load_config
     from memd.lint.formats import render
@@ -154,8 +154,8 @@ def _root_of(
     profile: object,
 ) -> str | None:
     """The project root to check `memory_dir` against: named, current, or remembered."""
-    from memd.agent.gitroot import find_git_root
-    from memd.agent.paths import resolve_memory_location
+    from memd.claude_code.gitroot import find_git_root
+    from memd.claude_code.paths import resolve_memory_location
 
     if not args.all_projects:
         for path in explicit:

@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
     import datetime
     import sys
 
-    from memd.agent.choice import resolve_in_force
+    from memd.claude_code.choice import resolve_in_force
     from memd.config import load_config
     from memd.errors import UsageError
     from memd.kairos.daily_log import append_entry

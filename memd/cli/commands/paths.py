@@ -1,7 +1,7 @@
 """`memd paths`: where a project's memory lives, whether it is on, and why.
 
 Also the project's identity for personal sync and where it came from
-(`memd.agent.identity`).
+(`memd.claude_code.identity`).
 
 Also which agent profile resolved it and why, and what workspace trust did
 when it changed the answer.
@@ -30,8 +30,8 @@ def run(args: argparse.Namespace) -> int:
     import datetime
     import sys
 
-    from memd.agent.choice import in_force
-    from memd.agent.paths import daily_log_path, resolve_memory_location
+    from memd.claude_code.choice import in_force
+    from memd.claude_code.paths import daily_log_path, resolve_memory_location
     from memd.config import load_config
 
     project = project_dir(args)

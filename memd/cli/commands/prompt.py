@@ -7,7 +7,7 @@ parser runs `run`, which goes through `memd.snapshot.serve.serve`.
 
 Only `os` and `sys` are imported at the top; the warm path adds
 `memd.snapshot.serve` and `memd.snapshot.store` (and through them
-`memd.agent.paths`, `memd.agent.jscompat`, `unicodedata`).
+`memd.claude_code.paths`, `memd.claude_code.jscompat`, `unicodedata`).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 
-from memd.agent.terms import MEMORY_TYPES
+from memd.claude_code.terms import MEMORY_TYPES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -176,7 +176,7 @@ def _print_text(
     if not hits:
         print("no matching memories", file=sys.stderr)
         return
-    from memd.agent.paths import home_dir
+    from memd.claude_code.paths import home_dir
     from memd.projects.naming import project_label, root_in, tilde
 
     home = home_dir()
@@ -225,7 +225,7 @@ def _printable(text: str, *, json_escape: bool = False) -> str:
 
 def _root(args: argparse.Namespace) -> str:
     """The folder recall ran for (`--project`, else here), as the agent fixes it."""
-    from memd.agent.paths import project_root_of
+    from memd.claude_code.paths import project_root_of
 
     return project_root_of(args.project if args.project is not None else os.getcwd())
 
@@ -239,7 +239,7 @@ def _project_memory_dir(
     settings; otherwise the project is resolved as the agent does, and the
     record written so the next call is fast.
     """
-    from memd.agent.paths import project_root_of
+    from memd.claude_code.paths import project_root_of
     from memd.errors import UsageError
     from memd.snapshot.serve import read_record
 
@@ -252,7 +252,7 @@ def _project_memory_dir(
         return record[0], record[1], None
     import time
 
-    from memd.agent.paths import resolve_memory_location
+    from memd.claude_code.paths import resolve_memory_location
     from memd.config import load_config
     from memd.snapshot.serve import write_record
 
@@ -297,7 +297,7 @@ def _every_memory_dir(
     env: Mapping[str, str], indexed: tuple[str, ...]
 ) -> tuple[str, ...]:
     """Every `<base>/projects/*/memory` plus every directory the index holds."""
-    from memd.agent.paths import memory_base_dir
+    from memd.claude_code.paths import memory_base_dir
 
     projects = os.path.join(memory_base_dir(env), "projects")
     found = set(indexed)

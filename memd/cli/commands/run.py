@@ -79,7 +79,7 @@ class _ForPeople:
     def _first_line(self, event: MutableMapping[str, Any]) -> str:
         import os
 
-        from memd.agent.paths import home_dir, memory_base_dir
+        from memd.claude_code.paths import home_dir, memory_base_dir
         from memd.projects.naming import tilde
 
         home = home_dir()

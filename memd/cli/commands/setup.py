@@ -228,7 +228,7 @@ def _install_service(
 
 
 def _lint_all(*, dry_run: bool) -> None:
-    from memd.agent.choice import in_force
+    from memd.claude_code.choice import in_force
     from memd.config import load_config
     from memd.diagnostics import count_by_severity
     from memd.lint.targets import discover_targets, lint_targets

@@ -148,7 +148,7 @@ def format_text(
 
 
 def _project_lines(s: dict[str, Any], seen: Sessions | None, now: float) -> list[str]:
-    from memd.agent.profile import get_profile
+    from memd.claude_code.profile import get_profile
     from memd.times import clock, to_epoch
 
     try:

@@ -32,7 +32,7 @@ def collect_status(now: float | None = None) -> dict[str, object]:
     import os
     import time
 
-    from memd.agent.choice import in_force
+    from memd.claude_code.choice import in_force
     from memd.config import load_config
     from memd.daemon.liveness import check_liveness
     from memd.state import read_state
@@ -290,7 +290,7 @@ def _label(path: str, entry: object) -> str:
 
 
 def _home() -> str:
-    from memd.agent.paths import home_dir
+    from memd.claude_code.paths import home_dir
 
     return home_dir()
 
@@ -385,7 +385,7 @@ def _named_loss(
 
 def _loss_names(status: dict[str, object]) -> ProjectNames:
     """The names status already found, for the loss lines."""
-    from memd.agent.paths import home_dir
+    from memd.claude_code.paths import home_dir
     from memd.projects.naming import ProjectNames, memory_dir_key
 
     dirs = status.get("dirs")

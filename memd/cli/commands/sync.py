@@ -74,7 +74,7 @@ def _remember_here(config: Config) -> None:
     """Make the project `memd sync` runs inside known, so it is synced from now on."""
     import os
 
-    from memd.agent.paths import project_root_of
+    from memd.claude_code.paths import project_root_of
     from memd.state import remember_project
     from memd.sync.schedule import resolve_projects
 

@@ -71,8 +71,8 @@ def team_dir_of(config: Config, project: str) -> str:
     """Return the team directory of the project at `project`, as the agent in force."""
     import os
 
-    from memd.agent.choice import resolve_in_force
-    from memd.agent.paths import project_root_of
+    from memd.claude_code.choice import resolve_in_force
+    from memd.claude_code.paths import project_root_of
 
     location = resolve_in_force(project_root_of(project), config)
     return os.path.join(location.memory_dir, "team")
@@ -81,9 +81,9 @@ def team_dir_of(config: Config, project: str) -> str:
 def _configured_remote(config: Config, project: str) -> str | None:
     import os
 
-    from memd.agent.choice import in_force
-    from memd.agent.gitroot import find_canonical_git_root
-    from memd.agent.paths import project_root_of
+    from memd.claude_code.choice import in_force
+    from memd.claude_code.gitroot import find_canonical_git_root
+    from memd.claude_code.paths import project_root_of
 
     root = project_root_of(project)
     canonical = find_canonical_git_root(root, profile=in_force(config).profile)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memd.agent.paths import sanitize_path
+from memd.claude_code.paths import sanitize_path
 from memd.snapshot.telemetry_sink import read_events
 from tests.conftest import Home, git
 

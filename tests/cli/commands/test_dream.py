@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memd.agent.paths import resolve_memory_location
+from memd.claude_code.paths import resolve_memory_location
 from memd.cli.commands import dream as dream_command
 from memd.errors import UsageError
 from memd.kairos.daily_log import append_entry

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from memd.agent.paths import resolve_memory_location
+from memd.claude_code.paths import resolve_memory_location
 from tests.conftest import Home
 
 MEMD = str(Path(sys.executable).parent / "memd")

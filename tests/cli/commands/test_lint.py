@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memd.agent.paths import auto_mem_path
+from memd.claude_code.paths import auto_mem_path
 from memd.cli.main import main
 from tests.conftest import Home
 

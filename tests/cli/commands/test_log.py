@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from memd.agent.paths import daily_log_path, resolve_memory_location
+from memd.claude_code.paths import daily_log_path, resolve_memory_location
 from memd.cli.commands import log as log_command
 from memd.errors import UsageError
 from tests.conftest import Home

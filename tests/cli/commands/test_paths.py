@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memd.agent.paths import sanitize_path
+from memd.claude_code.paths import sanitize_path
 from memd.cli.commands import paths as paths_command
 from memd.errors import UsageError
 from tests.conftest import Home

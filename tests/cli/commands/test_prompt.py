@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from memd.agent.paths import sanitize_path
-from memd.agent.prompt import render_prompt
+from memd.claude_code.paths import sanitize_path
+from memd.claude_code.prompt import render_prompt
 from memd.cli.commands import prompt as prompt_command
 from memd.racy import RACY_WINDOW_NS
 from memd.snapshot.telemetry_sink import read_events

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memd.agent.paths import resolve_memory_location
+from memd.claude_code.paths import resolve_memory_location
 from memd.cli.main import main
 from tests.conftest import Home, run_without_site
 
