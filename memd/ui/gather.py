@@ -155,11 +155,21 @@ def overview(source: Source, name_filter: str = "") -> list[views.ProjectRow]:
                 loss_rev=loss.rev,
                 settled=loss.settled,
                 name=names.get(path, ""),
+                needs_review=_gone_count(config.cache_dir, path),
                 max_lines=profile.entrypoint_max_lines,
                 max_units=profile.entrypoint_max_units,
             )
         )
     return views.by_attention(rows, name_filter)
+
+
+def _gone_count(cache_dir: str, memory_dir: str) -> int:
+    """How many memories name something the project no longer has, as the
+    daemon's last truth check left it (read from its report, never git)."""
+    from memd.truth.notice import read_report
+
+    gone = (read_report(cache_dir, memory_dir) or {}).get("gone_files")
+    return len({f for f in gone if isinstance(f, str)}) if isinstance(gone, list) else 0
 
 
 def project_names(source: Source) -> dict[str, str]:

@@ -217,6 +217,9 @@ class ProjectRow:
     settled: str = ""  # the latest loss restored or dismissed, when none is open
     name: str = ""  # the project's folder (`~/code/webshop`); "" when unknown
     loss_rev: int | None = None  # the open loss, for "Restore what was lost"
+    # memories naming a path or command the project no longer has (the daemon's
+    # last truth check, memd.truth: D001/D002)
+    needs_review: int = 0
 
     @property
     def is_cut(self) -> bool:
@@ -236,10 +239,12 @@ class ProjectRow:
             rank = 1
         elif self.is_cut:
             rank = 2
+        elif self.needs_review:
+            rank = 3  # stale: memories naming what the code no longer has
         elif self.warnings:
-            rank = 3  # lint's warnings: what memory says that no longer holds
-        else:
             rank = 4
+        else:
+            rank = 5
         return rank, self.shown.casefold()
 
 
@@ -269,6 +274,7 @@ def project_row(
     loss_rev: int | None = None,
     settled: str = "",
     name: str = "",
+    needs_review: int = 0,
     max_lines: int,
     max_units: int,
 ) -> ProjectRow:
@@ -310,6 +316,7 @@ def project_row(
         name=name,
         loss_rev=loss_rev,
         settled=settled,
+        needs_review=needs_review,
     )
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -57,6 +58,42 @@ def rooted_project(home: Home, name: str, *, entries: int = 1) -> Path:
         lines.append(f"- [Note {number}](note_{number}.md) — fact {number} of {name}")
     (memory / "MEMORY.md").write_text("\n".join(lines) + "\n")
     remember_project(state_dir(home), str(root))
+    return memory
+
+
+def stale_project(home: Home, name: str) -> Path:
+    """A rooted project whose real git history removed `src/legacy.py`, with a
+    memory that still names it (a D001 for the daemon's truth check)."""
+    memory = rooted_project(home, name)
+    root = home.home / "code" / name
+    (root / "src").mkdir()
+    (root / "src" / "legacy.py").write_text("print('old')\n")
+    (root / "src" / "keep.py").write_text("print('kept')\n")
+    who = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.org",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.org",
+    }
+    for command in (
+        ["init", "-q"],
+        ["add", "-A"],
+        ["commit", "-q", "-m", "init"],
+        ["rm", "-q", "src/legacy.py"],
+        ["commit", "-q", "-m", "drop legacy"],
+    ):
+        subprocess.run(
+            ["git", "-c", "init.defaultBranch=main", *command],
+            cwd=root,
+            env={**os.environ, **who},
+            check=True,
+            capture_output=True,
+        )
+    (memory / "project_entry.md").write_text(
+        topic("project_entry", type_="project", body="Entry point: `src/legacy.py`.\n")
+    )
+    with open(memory / "MEMORY.md", "a") as index:
+        index.write("- [Entry](project_entry.md) — where the program starts\n")
     return memory
 
 
@@ -189,8 +226,10 @@ class TestOverview:
     def test_what_needs_attention_comes_first_named_by_folder(
         self, isolated_home: Home, start_viewer: Any, browser: Any
     ) -> None:
-        """A loss, then errors, then a cut index, then warnings, then the rest;
-        the filter keeps the projects whose name holds the text."""
+        """A loss, then errors, then a cut index, then memories naming what the
+        code no longer has (issue 43's truth check, with their count linking to
+        "Needs review"), then warnings, then the rest; the filter keeps the
+        projects whose name holds the text."""
         from selenium.webdriver.common.by import By
 
         clean = rooted_project(isolated_home, "aclean")
@@ -201,7 +240,8 @@ class TestOverview:
         (broken / "note_0.md").write_text(topic("note_0", type_="bogus"))
         cut = rooted_project(isolated_home, "dcut", entries=230)
         lossy = rooted_project(isolated_home, "eloss", entries=5)
-        backdate(clean, warned, broken, cut, lossy)
+        stale = stale_project(isolated_home, "fstale")
+        backdate(clean, warned, broken, cut, lossy, stale)
         viewer = start_viewer()
         wait_for(lambda: revisions(isolated_home, lossy), what="the first record")
         for number in range(1, 5):
@@ -215,6 +255,7 @@ class TestOverview:
             "~/code/eloss",
             "~/code/cerr",
             "~/code/dcut",
+            "~/code/fstale",
             "~/code/bwarn",
             "~/code/aclean",
         ]
@@ -236,6 +277,13 @@ class TestOverview:
 
         shown = wait_for(lambda: (found := names()) == expected and found)
         shot(browser, "overview")
+        review = wait_for(
+            lambda: [
+                (e.text, e.get_attribute("href"))
+                for e in browser.find_elements(By.CSS_SELECTOR, "tr.project a.review")
+            ],
+            what="the needs-review link",
+        )
 
         def type_filter() -> bool:
             from selenium.common.exceptions import (
@@ -266,6 +314,12 @@ class TestOverview:
         )
 
         assert expected == shown
+        assert [
+            (
+                "1 memory needs review",
+                f"{viewer.url}project?id={project_id(str(stale))}#needs-review",
+            )
+        ] == review
         assert ["~/code/dcut"] == filtered
 
 

@@ -134,6 +134,7 @@ def row(name: str, **values: object) -> views.ProjectRow:
         source="test",
         meta=meta,
         alarm=str(values.get("alarm", "")),
+        needs_review=int(str(values.get("needs_review", 0))),
         name=f"~/code/{name}",
         max_lines=200,
         max_units=25_000,
@@ -141,16 +142,17 @@ def row(name: str, **values: object) -> views.ProjectRow:
 
 
 class TestOverviewOrder:
-    def test_losses_errors_cuts_warnings_then_the_rest(self) -> None:
+    def test_losses_errors_cuts_stale_warnings_then_the_rest(self) -> None:
         rows = [
             row("a"),
             row("b", lint_warnings=2),
+            row("f", lint_warnings=3, needs_review=1),
             row("c", truncation={"was_line_truncated": True, "line_count": 230}),
             row("d", lint_errors=1),
             row("e", alarm="4 memory files were deleted"),
         ]
 
-        assert ["e", "d", "c", "b", "a"] == [
+        assert ["e", "d", "c", "f", "b", "a"] == [
             r.shown.rsplit("/", 1)[-1] for r in views.by_attention(rows)
         ]
         assert ["~/code/c"] == [r.shown for r in views.by_attention(rows, " DE/C ")]
