@@ -85,12 +85,66 @@ def projects(source: Source) -> dict[str, tuple[str, str]]:
     }
 
 
-def memory_dir_of(source: Source, project: str) -> str:
-    """Return the memory dir whose id is `project`; NotFoundError otherwise."""
+def memory_dir_of(source: Source, project: str, *, stores: bool = False) -> str:
+    """Return the memory dir whose id is `project`; NotFoundError otherwise.
+
+    With `stores`, another agent's store (its directory) also answers: the
+    file page, Restore and its Undo serve those from the history too.
+    """
     found = projects(source).get(project)
-    if found is None:
+    if found is not None:
+        return found[0]
+    store = store_dirs().get(project) if stores else None
+    if store is None:
         raise NotFoundError("no such project")
-    return found[0]
+    return store.directory
+
+
+@dataclass(frozen=True, slots=True)
+class StoreDir:
+    """Another agent's store as the history records it: its directory, and for a
+    single-file store (Gemini's GEMINI.md) the only names kept there."""
+
+    directory: str
+    label: str
+    names: frozenset[str] | None  # None: every file below the directory
+
+    def keeps(self, relpath: str) -> bool:
+        return self.names is None or relpath in self.names
+
+
+def store_dirs() -> dict[str, StoreDir]:
+    """id -> each store of the other agents (memd.agents), as the daemon keeps it."""
+    from memd.agents import all_agents
+
+    found: dict[str, StoreDir] = {}
+    for agent in all_agents():
+        for store in agent.stores(os.environ):
+            single = store.single_file
+            directory = os.path.normpath(
+                os.path.dirname(store.path) if single else store.path
+            )
+            ident = views.project_id(directory)
+            known = found.get(ident)
+            names = frozenset({os.path.basename(store.path)}) if single else None
+            if known is not None and known.names is not None and names is not None:
+                names |= known.names
+            found[ident] = StoreDir(
+                directory, known.label if known else store.label, names
+            )
+    return found
+
+
+def _dir_for_file(source: Source, project: str, relpath: str) -> tuple[str, str]:
+    """(directory, the store's label or "") serving `relpath` of `project`; a
+    single-file store shows only its own file, never its neighbours."""
+    found = projects(source).get(project)
+    if found is not None:
+        return found[0], ""
+    store = store_dirs().get(project)
+    if store is None or not store.keeps(relpath):
+        raise NotFoundError("no such file")
+    return store.directory, store.label
 
 
 def read_memory_file(memory_dir: str, relpath: str) -> bytes:
@@ -190,6 +244,8 @@ class StoreRow:
     path: str
     alarm: str  # its latest loss in the past week, or ""
     problems: tuple[str, ...]  # size, secrets, encoding, access (masked, no content)
+    id: str = ""  # its directory's id: /file?id=...&file=... shows a file's history
+    files: tuple[str, ...] = ()  # the relpaths its history holds, each a link
 
 
 def agent_stores(source: Source) -> list[StoreRow]:
@@ -197,16 +253,21 @@ def agent_stores(source: Source) -> list[StoreRow]:
     from memd.agents import all_agents
     from memd.agents.store_check import check_store
 
-    alarms = loss_alarms(source.config().state_dir)
+    state_dir = source.config().state_dir
+    alarms = loss_alarms(state_dir)
     rows = []
     for agent in all_agents():
         for store in agent.stores(os.environ):
             directory = os.path.dirname(store.path) if store.single_file else store.path
+            directory = os.path.normpath(directory)
+            names = {os.path.basename(store.path)} if store.single_file else None
             rows.append(
                 StoreRow(
+                    id=views.project_id(directory),
+                    files=_recorded_files(state_dir, directory, names),
                     label=store.label,
                     path=store.path,
-                    alarm=alarms.get(os.path.normpath(directory), LossLine()).alarm,
+                    alarm=alarms.get(directory, LossLine()).alarm,
                     problems=tuple(
                         f"{os.path.basename(f.path)}: {f.message}"
                         for f in check_store(store)
@@ -214,6 +275,33 @@ def agent_stores(source: Source) -> list[StoreRow]:
                 )
             )
     return rows
+
+
+STORE_FILES_SHOWN = 50
+
+
+def _recorded_files(
+    state_dir: str, directory: str, names: set[str] | None
+) -> tuple[str, ...]:
+    """The files a store's history holds: its last recorded state and what its
+    recent changes touched (a deleted file too, so Restore can bring it back)."""
+    if not history_available():
+        return ()
+    from memd.history.store import History
+
+    try:
+        with History.open(state_dir) as history:
+            found = set(history.recorded_tree(directory))
+            for change in history.changes(directory, limit=HISTORY_SHOWN):
+                found.update(f.relpath for f in change.files)
+    except (OSError, ValueError, RuntimeError, MemdError, sqlite3.Error):
+        return ()
+    kept = sorted(
+        rel
+        for rel in found
+        if (names is None or rel in names) and relpath_refusal(rel) is None
+    )
+    return tuple(kept[:STORE_FILES_SHOWN])
 
 
 @dataclass(frozen=True, slots=True)
@@ -396,6 +484,7 @@ class FilePage:
     has_history: bool  # memd.history is installed
     name: str = ""
     is_deleted: bool = False  # not on disk now; its history can bring it back
+    is_store: bool = False  # another agent's store: its way back is the overview
 
 
 def file_page(source: Source, project: str, relpath: str) -> FilePage:
@@ -403,7 +492,7 @@ def file_page(source: Source, project: str, relpath: str) -> FilePage:
 
     A file that is gone but has a history is shown as deleted, with Restore.
     """
-    memory_dir = memory_dir_of(source, project)
+    memory_dir, store = _dir_for_file(source, project, relpath)
     try:
         data: bytes | None = read_memory_file(memory_dir, relpath)
     except NotFoundError:
@@ -413,11 +502,14 @@ def file_page(source: Source, project: str, relpath: str) -> FilePage:
     history = _timeline(source.config().state_dir, memory_dir, relpath)
     if data is None and not history:
         raise NotFoundError("no such file")
-    page = project_page(source, project)
     findings: tuple[views.Finding, ...] = ()
-    for row in page.files:
-        if row.relpath == relpath:
-            findings = tuple(row.findings)
+    name = store
+    if not store:  # another agent's store is not linted as Claude Code's memory
+        page = project_page(source, project)
+        name = page.name
+        for row in page.files:
+            if row.relpath == relpath:
+                findings = tuple(row.findings)
     return FilePage(
         id=project,
         memory_dir=memory_dir,
@@ -427,8 +519,9 @@ def file_page(source: Source, project: str, relpath: str) -> FilePage:
         findings=findings,
         history=history,
         has_history=history_available(),
-        name=page.name,
+        name=name,
         is_deleted=data is None,
+        is_store=bool(store),
     )
 
 
@@ -480,6 +573,7 @@ class RestorePreview:
     at: float  # when that version was recorded
     diff: views.Diff  # the file now -> that version
     action: str  # "modify" | "create" | "" (already that version)
+    is_store: bool = False  # another agent's store (memd.agents)
 
 
 def restore_preview(
@@ -490,7 +584,7 @@ def restore_preview(
     Raises NotFoundError (no such revision of this project: 404) or
     ConflictError (the file did not exist at that revision: 409).
     """
-    memory_dir = memory_dir_of(source, project)
+    memory_dir, store = _dir_for_file(source, project, relpath)
     target, at = _version_at(source, memory_dir, relpath, rev)
     now = _current_bytes(memory_dir, relpath)
     if now is None and os.path.lexists(os.path.join(memory_dir, relpath)):
@@ -499,9 +593,10 @@ def restore_preview(
     return RestorePreview(
         id=project,
         memory_dir=memory_dir,
-        name=project_names(source).get(memory_dir, ""),
+        name=store or project_names(source).get(memory_dir, ""),
         relpath=relpath,
         rev=rev,
+        is_store=bool(store),
         at=at,
         diff=views.diff(now, target, name=relpath),
         action=action,
@@ -610,7 +705,7 @@ def undo_restore(source: Source, project: str, rev: int) -> Outcome:
         raise NotFoundError("file history is not installed")
     from memd.history.store import History, normalize_dir
 
-    memory_dir = memory_dir_of(source, project)
+    memory_dir = memory_dir_of(source, project, stores=True)
     with History.open(source.config().state_dir) as history:
         change = history.change(rev)
         if (
@@ -634,7 +729,7 @@ def undo_restore(source: Source, project: str, rev: int) -> Outcome:
         ok=True,
         message=f"undid the restore: {len(changed)} file(s) as they were before it",
         changed=changed,
-        back=f"/project?id={project}",
+        back=f"/project?id={project}" if project in projects(source) else "/",
     )
 
 
