@@ -99,10 +99,14 @@ class TestTheOpener:
         )
         mode = stat_module.S_IMODE(os.stat(page).st_mode)
         browser.get("file://" + page)
-        wait_for(lambda: browser.current_url == viewer.url, what="the viewer")
+        # The URL changes before the page is parsed: wait for its heading too.
+        wait_for(
+            lambda: browser.current_url == viewer.url
+            and "Every project's memory" in browser.page_source,
+            what="the viewer's overview",
+        )
 
         assert 0o600 == mode
-        assert "Every project's memory" in browser.page_source
 
 
 @pytest.mark.daemon
