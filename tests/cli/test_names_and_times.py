@@ -271,3 +271,17 @@ class TestEveryCommandsText:
         for text in said.values():
             assert_reads_as_a_person(text)
             assert str(memory) not in text
+
+    def test_a_dream_not_due_names_the_project_by_its_folder(
+        self, isolated_home: Home
+    ) -> None:
+        """`memd dream` alone, before any dream: not a munged memory dir path."""
+        root, memory = project(isolated_home, "webshop", topics=1)
+
+        said = run_memd("dream", cwd=root)
+
+        assert said.startswith("~/code/webshop: "), said
+        assert "`memd dream --now` runs it now" in said, said
+        assert str(memory.parent) not in said, said
+        assert memory.parent.name not in said, said  # -tmp-...-code-webshop
+        assert_reads_as_a_person(said)
