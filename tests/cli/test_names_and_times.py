@@ -195,6 +195,23 @@ class TestHistory:
         run_memd("restore", "feedback_t0.md", "--at", oldest, cwd=root)
         assert (memory / "feedback_t0.md").read_text() == topic("first")
 
+    def test_each_change_says_why_in_words_not_memds_cause_names(
+        self, isolated_home: Home
+    ) -> None:
+        """`stopped`, `fix`, `edit` are memd's keys; a person reads why."""
+        root, memory = project(isolated_home, "webshop", topics=1)
+        state = str(isolated_home.state / "memd")
+        now = time.time()
+        with History.open(state) as history:
+            history.record(str(memory), cause="stopped", at=now - 120)
+            (memory / "feedback_t0.md").write_text(topic("second"))
+            history.record(str(memory), cause="fix", at=now - 60)
+
+        listed = memd("history", cwd=root)
+
+        causes = re.findall(r"^rev \d+  \S+ \d\d:\d\d:\d\d  (.+?)  [+]", listed, re.M)
+        assert causes == ["by memd fix", "while memd was stopped"], listed
+
 
 class TestStats:
     def test_each_project_by_its_folder_against_the_agents_limits(
