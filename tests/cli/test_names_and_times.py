@@ -302,3 +302,19 @@ class TestEveryCommandsText:
         assert str(memory.parent) not in said, said
         assert memory.parent.name not in said, said  # -tmp-...-code-webshop
         assert_reads_as_a_person(said)
+
+
+class TestHelp:
+    def test_the_command_list_and_each_commands_help_use_a_persons_words(
+        self, isolated_home: Home
+    ) -> None:
+        """What a newcomer reads first: no telemetry event, index or codename."""
+        commands = ("stats", "recall", "status", "prompt", "log", "lint", "fix")
+        said = {"memd": memd("--help")}
+        said.update({name: memd(name, "--help") for name in commands})
+
+        internal = ("memdir_loaded", "telemetry", "BM25", "FTS5", "KAIROS")
+        for name, text in said.items():
+            for word in (*internal, "<base>/projects", "served warm"):
+                assert word not in text, (name, word, text)
+        assert "how big each project's memory prompt is" in said["stats"], said
