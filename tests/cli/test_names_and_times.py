@@ -261,6 +261,22 @@ class TestDoctor:
         assert_reads_as_a_person(out)
 
 
+class TestFix:
+    def test_what_it_fixed_is_named_as_the_agent_names_it_in_its_project(
+        self, isolated_home: Home
+    ) -> None:
+        root, memory = project(isolated_home, "webshop", topics=1)
+        (memory / "MEMORY.md").write_text(
+            "".join(f"- [T{i}](feedback_t0.md) — entry {i}\n" for i in range(3))
+        )
+
+        out = memd("fix", cwd=root)
+
+        assert out.startswith("fixed MEMORY.md in ~/code/webshop: "), out
+        assert out.endswith("\n1 file fixed\n"), out
+        assert str(memory) not in out, out
+
+
 class TestEveryCommandsText:
     def test_no_raw_stamp_and_the_project_by_its_folder(
         self, isolated_home: Home

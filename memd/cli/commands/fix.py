@@ -155,10 +155,12 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             continue
+        project = _project_name(memory_dir, config)
         for edit in edits:
             changed += 1
             verb = "removed" if edit.is_removal else "fixed"
-            print(f"{verb} {shown(os.path.join(root, edit.relpath))}: {edit.reason}")
+            name = os.path.relpath(os.path.join(root, edit.relpath), memory_dir)
+            print(f"{verb} {shown(name)} in {project}: {edit.reason}")
     for message in findings:
         print(f"memd: error: {message}", file=sys.stderr)
     if args.undo:
@@ -166,7 +168,8 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         print(plan_summary(planned, planned_dirs))
     else:
-        print(f"{changed} file(s) fixed" + (f", {skipped} skipped" if skipped else ""))
+        files = f"{changed} file{'' if changed == 1 else 's'} fixed"
+        print(files + (f", {skipped} skipped" if skipped else ""))
     if unreadable:
         return 2  # an I/O error: what could not be read is unfixed
     return 1 if findings else 0  # an index left past the agent's cut
@@ -190,6 +193,13 @@ def plan_summary(edits: Sequence[FileEdit], directories: int) -> str:
     said = ", ".join(steps[:-1]) + (" and " if len(steps) > 1 else "") + steps[-1]
     where = f" in {directories} memory directories" if directories > 1 else ""
     return f"memd fix would {said}{where}; nothing is written until you run `memd fix`"
+
+
+def _project_name(memory_dir: str, config: Config) -> str:
+    """What a person calls `memory_dir`: its project's folder (memd.projects)."""
+    from memd.projects.roots import load_project_names
+
+    return load_project_names([memory_dir], config=config).label(memory_dir)
 
 
 def _renames(
