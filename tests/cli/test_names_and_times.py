@@ -150,6 +150,7 @@ class TestTheDaemonsTerminal:
         assert after == before
         # status names the project by its folder, the memory dir as detail
         assert "\n  ~/code/webshop  errors 0" in status, status
+        assert "telemetry dropped" not in status, status  # a healthy watcher's zeros
         assert "\n    memory: ~/.claude/projects/" in status, status
         assert "\n  ~/code/webshop:\n    4 memory files were deleted" in status, status
         assert status.rstrip().endswith(")"), status  # "times are local (UTC)"

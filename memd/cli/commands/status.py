@@ -207,11 +207,14 @@ def format_text(status: dict[str, object]) -> str:
             "memd is not running" + (" (last status shown)" if status["dirs"] else "")
         )
         lines.append(f"  {START_HINT}")
-    lines.append(
-        f"rescans: {status['rescans']}  queue overflows: {status['queue_overflows']}"
-        f"  polling fallbacks: {status['fallbacks']}"
-        f"  telemetry dropped: {status['telemetry_dropped']}"
-    )
+    counters = ("rescans", "queue_overflows", "fallbacks", "telemetry_dropped")
+    if any(status[name] for name in counters):  # a healthy watcher says nothing
+        lines.append(
+            f"rescans: {status['rescans']}"
+            f"  queue overflows: {status['queue_overflows']}"
+            f"  polling fallbacks: {status['fallbacks']}"
+            f"  telemetry dropped: {status['telemetry_dropped']}"
+        )
     lines.append(f"next dream: {_local_time(status['next_dream'], 'not scheduled')}")
     watch = status.get("watch")
     deaf = watch.get("deaf") if isinstance(watch, dict) else None
