@@ -132,6 +132,7 @@ class TestTheDaemonsTerminal:
         assert "memory_loss" not in seen, seen
         assert "warning" not in seen, seen
         assert "memd: in ~/code/webshop, 4 memory files were deleted at " in seen, seen
+        assert " (by an edit); `memd restore --loss " in seen, seen  # not "(edit)"
         found = re.search(r"`(memd restore --loss \d+)` brings them back", seen)
         assert found is not None, seen
         assert_reads_as_a_person(seen)

@@ -108,6 +108,7 @@ class _ForPeople:
         """
         import time
 
+        from memd.history.wording import cause_words
         from memd.projects.naming import placed
         from memd.projects.roots import load_project_names
         from memd.times import clock
@@ -126,7 +127,7 @@ class _ForPeople:
         stamp = clock(now, now=now).removeprefix("today ")  # HH:MM:SS: --at reads it
         sentence = (
             f"memd: {event.get('loss') or 'memory was lost'} at {stamp}"
-            f" ({event.get('cause')});"
+            f" ({cause_words(event.get('cause'))});"
             f" `{restore}` brings them back."
         )
         return (
