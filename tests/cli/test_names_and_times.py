@@ -322,6 +322,25 @@ class TestEveryCommandsText:
         assert_reads_as_a_person(said)
 
 
+class TestLint:
+    def test_each_file_is_named_as_the_agent_names_it_in_its_project(
+        self, isolated_home: Home
+    ) -> None:
+        """`--all`, a project, a bare name: never the memory dir's munged path."""
+        root, memory = project(isolated_home, "webshop", topics=1)
+        (memory / "feedback_t0.md").write_text("no frontmatter\n")
+
+        said = {
+            "all": run_memd("lint", "--all", codes=(1,)),
+            "here": run_memd("lint", cwd=root, codes=(1,)),
+            "file": run_memd("lint", "feedback_t0.md", cwd=root, codes=(1,)),
+        }
+
+        for text in said.values():
+            assert text.startswith("feedback_t0.md in ~/code/webshop\n"), said
+            assert memory.parent.name not in text, said
+
+
 class TestHelp:
     def test_the_command_list_and_each_commands_help_use_a_persons_words(
         self, isolated_home: Home
