@@ -260,6 +260,7 @@ class TestDoctor:
         assert line.endswith(
             "over budget: the agent drops the rest (~/code/webshop)"
         ), out
+        assert "1 index over budget" in line, out  # not "index(es)"
         assert_reads_as_a_person(out)
 
 

@@ -272,7 +272,7 @@ def test_the_command_it_names_restores_exactly_what_the_loss_took(
     assert restored.stderr == (
         "memd: topic_015.md: changed since the loss: left as it is\n"
     )
-    assert f"restored {took - 1} file(s)" in restored.stdout
+    assert f"restored {took - 1} files" in restored.stdout
 
     expected = dict(after_loss)
     expected.update(

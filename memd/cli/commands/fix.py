@@ -242,7 +242,8 @@ def _undo(root: str, state_dir: str) -> int:
         why = error.strerror or str(error)
         print(f"memd: cannot undo in {shown(root)}: {why}", file=sys.stderr)
         return 1
-    print(f"undid memd fix in {shown(root)}: {len(restored)} file(s) restored")
+    files = "file" if len(restored) == 1 else "files"
+    print(f"undid memd fix in {shown(root)}: {len(restored)} {files} restored")
     return 0
 
 

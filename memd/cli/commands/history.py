@@ -404,7 +404,8 @@ def format_change(
     if len(files) > _FILES_SHOWN:
         lines.append(f"    ... and {len(files) - _FILES_SHOWN} more")
     if only is not None and others:
-        lines.append(f"    (and {others} other file(s) in this change)")
+        noun = "file" if others == 1 else "files"
+        lines.append(f"    (and {others} other {noun} in this change)")
     return lines
 
 
