@@ -279,6 +279,29 @@ class TestFix:
         assert out.endswith("\n1 file fixed\n"), out
         assert str(memory) not in out, out
 
+    def test_its_undo_names_the_project_and_the_file_as_the_agent_does(
+        self, isolated_home: Home
+    ) -> None:
+        root, memory = project(isolated_home, "webshop", topics=1)
+        (memory / "MEMORY.md").write_text("- [T0](feedback_t0.md) — t0\n" * 2)
+        memd("fix", cwd=root)
+        (memory / "MEMORY.md").write_text("- [T0](feedback_t0.md) — edited since\n")
+
+        done = subprocess.run(
+            [MEMD, "fix", "--undo"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            check=False,
+        )
+
+        assert done.returncode == 1, done
+        assert done.stderr == (
+            "memd: in ~/code/webshop, not undone: MEMORY.md changed since"
+            " memd fix wrote it\n"
+        ), done.stderr
+
 
 class TestEveryCommandsText:
     def test_no_raw_stamp_and_the_project_by_its_folder(

@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
                 cause="fix-undo",
                 config=config,
             ):
-                failed = _undo(root, config.state_dir)
+                failed = _undo(root, config)
             skipped += failed
             continue
         if not args.dry_run:
@@ -229,21 +229,23 @@ def _renames(
     ]
 
 
-def _undo(root: str, state_dir: str) -> int:
+def _undo(root: str, config: Config) -> int:
     """Undo the last fix of `root`; return 1 when it could not (said on stderr)."""
     from memd.lint.fix_files import FixUndoError, shown, undo_fix
+    from memd.projects.naming import placed
 
+    project = shown(_project_name(root, config))
     try:
-        restored = undo_fix(root, state_dir)
+        restored = undo_fix(root, config.state_dir)
     except FixUndoError as error:
-        print(f"memd: {error}", file=sys.stderr)
+        print(placed(f"memd: {error}", project), file=sys.stderr)
         return 1
     except OSError as error:
         why = error.strerror or str(error)
-        print(f"memd: cannot undo in {shown(root)}: {why}", file=sys.stderr)
+        print(f"memd: cannot undo in {project}: {why}", file=sys.stderr)
         return 1
     files = "file" if len(restored) == 1 else "files"
-    print(f"undid memd fix in {shown(root)}: {len(restored)} {files} restored")
+    print(f"undid memd fix in {project}: {len(restored)} {files} restored")
     return 0
 
 
