@@ -152,6 +152,7 @@ class TestTheDaemonsTerminal:
         # status names the project by its folder, the memory dir as detail
         assert "\n  ~/code/webshop  errors 0" in status, status
         assert "telemetry dropped" not in status, status  # a healthy watcher's zeros
+        assert ".sock" not in status, status  # the hooks' socket: --format json
         assert "\n    memory: ~/.claude/projects/" in status, status
         assert "\n  ~/code/webshop:\n    4 memory files were deleted" in status, status
         assert status.rstrip().endswith(")"), status  # "times are local (UTC)"

@@ -226,9 +226,11 @@ def format_text(status: dict[str, object]) -> str:
     hook_lint = status.get("hook_lint")
     if status["running"] and isinstance(hook_lint, dict):
         lines.append(
-            f"hooks linted here, on {hook_lint.get('socket')}"
+            # the socket's path is in --format json: a person reads what it does
+            "the agent's saves are linted by this daemon (fast)"
             if hook_lint.get("listening")
-            else "hooks lint by themselves: the daemon could not listen for them"
+            else "the agent's saves are linted without the daemon (slower):"
+            " it could not listen for them"
         )
         crashes = hook_lint.get("crashes")
         if isinstance(crashes, int) and crashes:
