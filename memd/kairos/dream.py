@@ -578,9 +578,10 @@ def undo_dream(
     update_dream_record(config.state_dir, directory, rewind)
     roll_back_lock(lock)
     _lint_and_render(directory, config, log)
+    noun = "file" if files == 1 else "files"
     return (
         True,
-        f"undid dream {target.number} of {_shown(target.created)} ({files} file(s))",
+        f"undid dream {target.number} of {_shown(target.created)} ({files} {noun})",
     )
 
 

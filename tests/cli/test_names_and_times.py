@@ -321,6 +321,7 @@ class TestEveryCommandsText:
 
         assert said["dream"].startswith("~/code/webshop: ok, 1 entries"), said
         assert "generation" not in said["dream"], said  # memd's word for a dream
+        assert said["undo"].rstrip().endswith(" files)"), said  # not "file(s)"
         assert said["undo"].startswith("~/code/webshop: undid dream 1 of today "), said
         assert (
             said["recall"]
