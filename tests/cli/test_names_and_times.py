@@ -245,6 +245,14 @@ class TestStats:
             assert internal not in out, out
         assert_reads_as_a_person(out)
 
+    def test_before_anything_is_measured_it_says_so_in_words(
+        self, isolated_home: Home
+    ) -> None:
+        out = memd("stats")
+
+        assert out.startswith("nothing measured yet: "), out
+        assert "telemetry" not in out, out
+
 
 class TestDoctor:
     def test_an_over_budget_index_is_named_by_its_project(
