@@ -33,7 +33,7 @@ COMMANDS = {
     ),
     "status": (
         "memd.cli.commands.status",
-        "show the daemon, watched directories, snapshots and dreams",
+        "show the daemon, each watched project, losses and the next dream",
     ),
     "paths": ("memd.cli.commands.paths", "show where a project's memory lives and why"),
     "lint": ("memd.cli.commands.lint", "check memory files and indexes"),
@@ -44,9 +44,12 @@ COMMANDS = {
     ),
     "prompt": (
         "memd.cli.commands.prompt",
-        "print the memory prompt for a project (served warm from a snapshot)",
+        "print a project's memory prompt, as the agent loads it",
     ),
-    "log": ("memd.cli.commands.log", "append an entry to today's KAIROS daily log"),
+    "log": (
+        "memd.cli.commands.log",
+        "append an entry to today's daily log (the nightly dream files it)",
+    ),
     "dream": (
         "memd.cli.commands.dream",
         "consolidate daily logs into topic files (nightly; --now runs it now), "
@@ -60,7 +63,11 @@ COMMANDS = {
         "memd.cli.commands.restore",
         "bring back a memory file or a whole memory directory as it was",
     ),
-    "stats": ("memd.cli.commands.stats", "summarise the memdir_loaded telemetry"),
+    "stats": (
+        "memd.cli.commands.stats",
+        "how big each project's memory prompt is against the agent's limit, "
+        "and how often sessions loaded it",
+    ),
     "config": (
         "memd.cli.commands.config",
         "print the effective configuration and where each value came from",
@@ -83,7 +90,7 @@ COMMANDS = {
     ),
     "recall": (
         "memd.cli.commands.recall",
-        "find the memories that answer a question (offline BM25 over FTS5)",
+        "find the memories that answer a question (offline, on this machine)",
     ),
     "mcp": (
         "memd.cli.commands.mcp",

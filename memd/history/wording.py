@@ -43,6 +43,27 @@ def loss_sentence(
     return f"MEMORY.md no longer reaches {unreached} of its {reached} memory files"
 
 
+# Why a change happened, as a person says it: after a time in a history
+# row, in parentheses after a loss (memd.history.store.CAUSES are the keys).
+CAUSE_WORDS = {
+    "edit": "by an edit",
+    "stopped": "while memd was stopped",
+    "fix": "by memd fix",
+    "fix-undo": "by memd fix --undo",
+    "dream": "by the dream",
+    "dream-undo": "by memd dream undo",
+    "mcp": "by the agent over MCP",
+    "team-sync": "by team sync",
+    "sync": "by sync",
+    "restore": "by memd restore",
+}
+
+
+def cause_words(cause: object) -> str:
+    """Why a change happened, in words: "by memd fix", "while memd was stopped"."""
+    return CAUSE_WORDS.get(str(cause), str(cause))
+
+
 def _files(count: int) -> str:
     return f"{count} memory file" + ("" if count == 1 else "s")
 
@@ -71,10 +92,10 @@ def when(at: object, now: float) -> str:
 
 def notice_sentence(notice: Mapping[str, object], now: float) -> str:
     """What SessionStart says once, e.g. "memd: 23 memory files were deleted at
-    03:12 (edit); `memd restore --loss 57` brings them back." """
+    03:12 (by an edit); `memd restore --loss 57` brings them back." """
     return (
         f"memd: {notice.get('sentence')} at {when(notice.get('at'), now)}"
-        f" ({notice.get('cause')}); `{restore_command(notice.get('rev'))}`"
+        f" ({cause_words(notice.get('cause'))}); `{restore_command(notice.get('rev'))}`"
         " brings them back."
     )
 
@@ -82,7 +103,8 @@ def notice_sentence(notice: Mapping[str, object], now: float) -> str:
 def status_line(loss: Mapping[str, object], now: float) -> str:
     """One loss as `memd status` and the viewer show it, in its state."""
     head = (
-        f"{loss.get('sentence')} at {when(loss.get('at'), now)} ({loss.get('cause')})"
+        f"{loss.get('sentence')} at {when(loss.get('at'), now)}"
+        f" ({cause_words(loss.get('cause'))})"
     )
     state = loss.get("state")
     if state == RESTORED:

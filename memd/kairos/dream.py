@@ -578,9 +578,10 @@ def undo_dream(
     update_dream_record(config.state_dir, directory, rewind)
     roll_back_lock(lock)
     _lint_and_render(directory, config, log)
+    noun = "file" if files == 1 else "files"
     return (
         True,
-        f"undid dream {target.number} of {_shown(target.created)} ({files} file(s))",
+        f"undid dream {target.number} of {_shown(target.created)} ({files} {noun})",
     )
 
 
@@ -740,7 +741,7 @@ def describe_summary(summary: object) -> str:
     ]
     changed = summary.get("changed")
     if isinstance(changed, list):
-        parts.append(f"{len(changed)} file(s) changed")
+        parts.append(f"{len(changed)} file{'' if len(changed) == 1 else 's'} changed")
     deleted_to = summary.get("deleted_to")
     if isinstance(deleted_to, dict):
         parts += [
@@ -757,7 +758,8 @@ def describe_summary(summary: object) -> str:
         ]
         parts.append("its entries wait for the next dream")
     if isinstance(summary.get("generation"), int):
-        parts.append(f"generation {summary['generation']}")
+        # the number `memd dream undo` says ("undid dream 1"), not memd's word
+        parts.append(f"dream {summary['generation']}")
     return ", ".join(parts)
 
 

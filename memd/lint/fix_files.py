@@ -408,17 +408,14 @@ def undo_fix(root: str, state_dir: str) -> tuple[str, ...]:
         _recover(root_fd, journal)
         manifest = _read_manifest(journal)
         if manifest is None or manifest.get("state") != "applied":
-            raise FixUndoError(
-                f"nothing to undo in {shown(root)}: no memd fix to take back"
-            )
+            raise FixUndoError("nothing to undo: no memd fix to take back")
         files = _files_of(manifest)
         images = {relpath: _pre_image(journal, pre) for relpath, pre, _ in files}
         for relpath, _, post in files:
             limit = 1 << 24
             if _digest(_current(root_fd, relpath, limit)) != post:
                 raise FixUndoError(
-                    f"not undone: {shown(os.path.join(root, relpath))} changed since "
-                    "memd fix wrote it"
+                    f"not undone: {shown(relpath)} changed since memd fix wrote it"
                 )
         # MEMORY.md first, so it never links a hub that is already gone.
         order = sorted(files, key=lambda item: item[0] != INDEX_NAME)

@@ -17,7 +17,7 @@ from memd.lint.rules import RULES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
 FORMATS = ("text", "json", "sarif", "github")
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -40,15 +40,21 @@ _COLOR = {
 _BOLD, _DIM, _RESET = "\033[1m", "\033[2m", "\033[0m"
 
 
-def render(diagnostics: Iterable[Diagnostic], fmt: str, *, color: bool = False) -> str:
+def render(
+    diagnostics: Iterable[Diagnostic],
+    fmt: str,
+    *,
+    color: bool = False,
+    heading: Callable[[str], str] | None = None,
+) -> str:
     """Return `diagnostics` rendered as `fmt` (text, json, sarif or github).
 
     A message or hint that quotes memory has its likely secrets masked
-    (`memd.lint.secrets.mask_secrets`).
+    (`memd.lint.secrets.mask_secrets`). `heading` names each file in text.
     """
     diags = masked_diagnostics(diagnostics)
     if fmt == "text":
-        return render_text(diags, color=color)
+        return render_text(diags, color=color, heading=heading)
     if fmt == "json":
         return render_json(diags)
     if fmt == "sarif":
@@ -90,11 +96,17 @@ def _plural(n: int, word: str) -> str:
 
 
 def render_text(
-    diagnostics: tuple[Diagnostic, ...], *, color: bool = False, summary: bool = True
+    diagnostics: tuple[Diagnostic, ...],
+    *,
+    color: bool = False,
+    summary: bool = True,
+    heading: Callable[[str], str] | None = None,
 ) -> str:
     """Return findings grouped by file, each with its hint, then a summary line.
 
     `summary` False: no summary line (`memd run` writes findings as they come).
+    `heading` names each file for a person (`MEMORY.md in ~/code/webshop`,
+    memd.projects); else its path.
     """
 
     def paint(text: str, code: str) -> str:
@@ -102,7 +114,7 @@ def render_text(
 
     out: list[str] = []
     for path, group in groupby(diagnostics, key=lambda d: d.path):
-        out.append(paint(path, _BOLD))
+        out.append(paint(path if heading is None else heading(path), _BOLD))
         for d in group:
             where = (
                 f"{d.line}:{d.column}"

@@ -139,6 +139,20 @@ class ProjectNames:
         detail = self.detail(memory_dir)
         return label if label == detail else f"{label} ({detail})"
 
+    def file(self, path: str) -> str:
+        """A memory file as a person names it: `MEMORY.md in ~/code/webshop`.
+
+        Found by walking up `path` to a memory dir this was built for (linear
+        in its depth); any other path is said as it is, `~` for home.
+        """
+        parent = os.path.dirname(path)
+        while parent and memory_dir_key(parent) not in self.roots:
+            above = os.path.dirname(parent)
+            parent = "" if above == parent else above
+        if not parent:
+            return tilde(path, self.home)
+        return f"{os.path.relpath(path, parent)} in {self.label(parent)}"
+
     def known(self, memory_dir: str) -> bool:
         return bool(self.roots_of(memory_dir))
 

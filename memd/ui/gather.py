@@ -530,6 +530,7 @@ def _timeline(state_dir: str, memory_dir: str, relpath: str) -> tuple[Revision, 
     if not history_available():
         return ()
     from memd.history.store import History
+    from memd.history.wording import cause_words
 
     found = []
     with History.open(state_dir) as history:
@@ -548,7 +549,7 @@ def _timeline(state_dir: str, memory_dir: str, relpath: str) -> tuple[Revision, 
                 Revision(
                     rev=change.rev,
                     at=change.at,
-                    cause=change.cause,
+                    cause=cause_words(change.cause),
                     kind=kind,
                     diff=views.diff(before, after, name=relpath),
                     is_loss=change.is_loss,

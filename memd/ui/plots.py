@@ -194,7 +194,7 @@ def _empty(title: str) -> str:
     return _svg(
         title,
         _frame(title) + f'<text class="axis" x="{WIDTH / 2}" y="{HEIGHT / 2}" '
-        'text-anchor="middle">no telemetry yet</text>',
+        'text-anchor="middle">nothing measured yet</text>',
     )
 
 

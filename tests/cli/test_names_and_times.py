@@ -132,6 +132,7 @@ class TestTheDaemonsTerminal:
         assert "memory_loss" not in seen, seen
         assert "warning" not in seen, seen
         assert "memd: in ~/code/webshop, 4 memory files were deleted at " in seen, seen
+        assert " (by an edit); `memd restore --loss " in seen, seen  # not "(edit)"
         found = re.search(r"`(memd restore --loss \d+)` brings them back", seen)
         assert found is not None, seen
         assert_reads_as_a_person(seen)
@@ -150,6 +151,8 @@ class TestTheDaemonsTerminal:
         assert after == before
         # status names the project by its folder, the memory dir as detail
         assert "\n  ~/code/webshop  errors 0" in status, status
+        assert "telemetry dropped" not in status, status  # a healthy watcher's zeros
+        assert ".sock" not in status, status  # the hooks' socket: --format json
         assert "\n    memory: ~/.claude/projects/" in status, status
         assert "\n  ~/code/webshop:\n    4 memory files were deleted" in status, status
         assert status.rstrip().endswith(")"), status  # "times are local (UTC)"
@@ -195,6 +198,23 @@ class TestHistory:
         run_memd("restore", "feedback_t0.md", "--at", oldest, cwd=root)
         assert (memory / "feedback_t0.md").read_text() == topic("first")
 
+    def test_each_change_says_why_in_words_not_memds_cause_names(
+        self, isolated_home: Home
+    ) -> None:
+        """`stopped`, `fix`, `edit` are memd's keys; a person reads why."""
+        root, memory = project(isolated_home, "webshop", topics=1)
+        state = str(isolated_home.state / "memd")
+        now = time.time()
+        with History.open(state) as history:
+            history.record(str(memory), cause="stopped", at=now - 120)
+            (memory / "feedback_t0.md").write_text(topic("second"))
+            history.record(str(memory), cause="fix", at=now - 60)
+
+        listed = memd("history", cwd=root)
+
+        causes = re.findall(r"^rev \d+  \S+ \d\d:\d\d:\d\d  (.+?)  [+]", listed, re.M)
+        assert causes == ["by memd fix", "while memd was stopped"], listed
+
 
 class TestStats:
     def test_each_project_by_its_folder_against_the_agents_limits(
@@ -225,6 +245,14 @@ class TestStats:
             assert internal not in out, out
         assert_reads_as_a_person(out)
 
+    def test_before_anything_is_measured_it_says_so_in_words(
+        self, isolated_home: Home
+    ) -> None:
+        out = memd("stats")
+
+        assert out.startswith("nothing measured yet: "), out
+        assert "telemetry" not in out, out
+
 
 class TestDoctor:
     def test_an_over_budget_index_is_named_by_its_project(
@@ -241,7 +269,47 @@ class TestDoctor:
         assert line.endswith(
             "over budget: the agent drops the rest (~/code/webshop)"
         ), out
+        assert "1 index over budget" in line, out  # not "index(es)"
         assert_reads_as_a_person(out)
+
+
+class TestFix:
+    def test_what_it_fixed_is_named_as_the_agent_names_it_in_its_project(
+        self, isolated_home: Home
+    ) -> None:
+        root, memory = project(isolated_home, "webshop", topics=1)
+        (memory / "MEMORY.md").write_text(
+            "".join(f"- [T{i}](feedback_t0.md) — entry {i}\n" for i in range(3))
+        )
+
+        out = memd("fix", cwd=root)
+
+        assert out.startswith("fixed MEMORY.md in ~/code/webshop: "), out
+        assert out.endswith("\n1 file fixed\n"), out
+        assert str(memory) not in out, out
+
+    def test_its_undo_names_the_project_and_the_file_as_the_agent_does(
+        self, isolated_home: Home
+    ) -> None:
+        root, memory = project(isolated_home, "webshop", topics=1)
+        (memory / "MEMORY.md").write_text("- [T0](feedback_t0.md) — t0\n" * 2)
+        memd("fix", cwd=root)
+        (memory / "MEMORY.md").write_text("- [T0](feedback_t0.md) — edited since\n")
+
+        done = subprocess.run(
+            [MEMD, "fix", "--undo"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            check=False,
+        )
+
+        assert done.returncode == 1, done
+        assert done.stderr == (
+            "memd: in ~/code/webshop, not undone: MEMORY.md changed since"
+            " memd fix wrote it\n"
+        ), done.stderr
 
 
 class TestEveryCommandsText:
@@ -260,6 +328,8 @@ class TestEveryCommandsText:
         }
 
         assert said["dream"].startswith("~/code/webshop: ok, 1 entries"), said
+        assert "generation" not in said["dream"], said  # memd's word for a dream
+        assert said["undo"].rstrip().endswith(" files)"), said  # not "file(s)"
         assert said["undo"].startswith("~/code/webshop: undid dream 1 of today "), said
         assert (
             said["recall"]
@@ -271,3 +341,52 @@ class TestEveryCommandsText:
         for text in said.values():
             assert_reads_as_a_person(text)
             assert str(memory) not in text
+
+    def test_a_dream_not_due_names_the_project_by_its_folder(
+        self, isolated_home: Home
+    ) -> None:
+        """`memd dream` alone, before any dream: not a munged memory dir path."""
+        root, memory = project(isolated_home, "webshop", topics=1)
+
+        said = run_memd("dream", cwd=root)
+
+        assert said.startswith("~/code/webshop: "), said
+        assert "`memd dream --now` runs it now" in said, said
+        assert str(memory.parent) not in said, said
+        assert memory.parent.name not in said, said  # -tmp-...-code-webshop
+        assert_reads_as_a_person(said)
+
+
+class TestLint:
+    def test_each_file_is_named_as_the_agent_names_it_in_its_project(
+        self, isolated_home: Home
+    ) -> None:
+        """`--all`, a project, a bare name: never the memory dir's munged path."""
+        root, memory = project(isolated_home, "webshop", topics=1)
+        (memory / "feedback_t0.md").write_text("no frontmatter\n")
+
+        said = {
+            "all": run_memd("lint", "--all", codes=(1,)),
+            "here": run_memd("lint", cwd=root, codes=(1,)),
+            "file": run_memd("lint", "feedback_t0.md", cwd=root, codes=(1,)),
+        }
+
+        for text in said.values():
+            assert text.startswith("feedback_t0.md in ~/code/webshop\n"), said
+            assert memory.parent.name not in text, said
+
+
+class TestHelp:
+    def test_the_command_list_and_each_commands_help_use_a_persons_words(
+        self, isolated_home: Home
+    ) -> None:
+        """What a newcomer reads first: no telemetry event, index or codename."""
+        commands = ("stats", "recall", "status", "prompt", "log", "lint", "fix")
+        said = {"memd": memd("--help")}
+        said.update({name: memd(name, "--help") for name in commands})
+
+        internal = ("memdir_loaded", "telemetry", "BM25", "FTS5", "KAIROS")
+        for name, text in said.items():
+            for word in (*internal, "<base>/projects", "served warm"):
+                assert word not in text, (name, word, text)
+        assert "how big each project's memory prompt is" in said["stats"], said

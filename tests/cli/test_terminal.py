@@ -206,7 +206,8 @@ class TestRunInATerminal:
             " (~/.claude/projects); logs in"
             f" {log_file(isolated_home)}; Ctrl-C stops it"
         ), first
-        assert f"{memory / 'broken.md'}\n" in seen
+        # named in its project (no root known here: its memory dir, ~ for home)
+        assert "broken.md in ~/.claude/projects/-srv-app/memory\n" in seen
         assert "  error    M001 " in seen
         assert_no_log_records(everything)
         assert everything.rstrip().endswith("memd: stopped")
@@ -227,7 +228,7 @@ class TestRunInATerminal:
             daemon.finish()
 
         assert seen.startswith("memd: watching 1 memory directory ("), seen
-        assert f"\n{memory / 'broken.md'}\n" in seen
+        assert "\nbroken.md in ~/.claude/projects/-srv-app/memory\n" in seen
 
 
 class TestSaysWhatItWaitsFor:

@@ -102,7 +102,7 @@ def test_a_mass_deletion_is_caught_told_once_and_restored(
     context = json.loads(said)["hookSpecificOutput"]["additionalContext"]
     match = re.search(
         rf"memd: in {re.escape(str(git_repo.resolve()))}, 23 memory files were"
-        r" deleted at \S+ \(edit\); `(memd restore [^`]+)`",
+        r" deleted at \S+ \(by an edit\); `(memd restore [^`]+)`",
         context,
     )
     assert match is not None, context

@@ -77,7 +77,9 @@ class TestTheDaemonAnswers:
             "listening": True,
             "crashes": 0,
         } == daemon.status()["hook_lint"]
-        assert f"hooks linted here, on {socket_path}" in daemon.memd("status").stdout
+        said = daemon.memd("status").stdout
+        assert "the agent's saves are linted by this daemon (fast)\n" in said, said
+        assert socket_path not in said, said  # a socket is not a person's word
 
     def test_it_reads_the_write_the_hook_is_about(
         self, start_daemon: Starter, memory_dir: Path
@@ -375,7 +377,7 @@ def test_a_daemon_that_cannot_bind_still_runs(
     assert lint_by_daemon(str(memory_dir), PROFILE, daemon.env) is None
     assert daemon.events("hook_lint_unavailable")
     assert False is daemon.status()["hook_lint"]["listening"]  # type: ignore[index]
-    assert "hooks lint by themselves" in daemon.memd("status").stdout
+    assert "linted without the daemon (slower)" in daemon.memd("status").stdout
     daemon.assert_alive()
 
 

@@ -262,7 +262,7 @@ def test_the_command_it_names_restores_exactly_what_the_loss_took(
     said = _session_start(daemon.env, git_repo, "s-loss")
     context = json.loads(said)["hookSpecificOutput"]["additionalContext"]
     match = re.search(
-        rf"memd: in {git_repo}, {took} memory files were deleted at \S+ \(edit\);"
+        rf"memd: in {git_repo}, {took} memory files were deleted at \S+ \(by an edit\);"
         r" `(memd restore --loss \d+)` brings them back\.",
         context,
     )
@@ -272,7 +272,7 @@ def test_the_command_it_names_restores_exactly_what_the_loss_took(
     assert restored.stderr == (
         "memd: topic_015.md: changed since the loss: left as it is\n"
     )
-    assert f"restored {took - 1} file(s)" in restored.stdout
+    assert f"restored {took - 1} files" in restored.stdout
 
     expected = dict(after_loss)
     expected.update(

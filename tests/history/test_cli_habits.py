@@ -86,8 +86,8 @@ def test_history_file_is_git_log_p(memory: Path, git_repo: Path) -> None:
     assert out.index(f"rev {second}") < out.index(f"rev {first}")
     assert "-one\n+two\n" in out
     assert "+++ b/a.md" in out
-    assert "b.md" not in out.replace("(and 1 other file(s) in this change)", "")
-    assert "(and 1 other file(s) in this change)" in out
+    assert "b.md" not in out.replace("(and 1 other file in this change)", "")
+    assert "(and 1 other file in this change)" in out
     assert "only b" not in out
     brief = memd("history", "a.md", "--no-patch", cwd=git_repo)
     assert "+two" not in brief.stdout

@@ -45,7 +45,7 @@ def add_paths_argument(parser: argparse.ArgumentParser) -> None:
         "--all",
         action="store_true",
         dest="all_projects",
-        help="every project: each <base>/projects/*/memory",
+        help="every project's memory directory",
     )
 
 

@@ -255,7 +255,8 @@ def _index_budgets(config: Config) -> Check:
         return Check(
             "index budgets",
             FAIL,
-            f"{len(over)} index(es) over budget: the agent drops the rest"
+            f"{len(over)} {'index' if len(over) == 1 else 'indexes'} over budget:"
+            " the agent drops the rest"
             f" ({', '.join(over[:3])})",
             "run `memd fix` (it moves entries into hub files the index links;"
             " `memd fix --dry-run` shows how first)",

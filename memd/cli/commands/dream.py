@@ -81,7 +81,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         for memory_dir in _memory_dirs(args, config):
             if not (args.now or args.dry_run) and not is_due(config, memory_dir, now):
-                print(f"{memory_dir}: {_not_due_reason(config, memory_dir, now)}")
+                reason = _not_due_reason(config, memory_dir, now)
+                print(f"{_name(memory_dir, config)}: {reason}")
                 continue
             result = run_dream(
                 memory_dir,

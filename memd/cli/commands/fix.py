@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
                 cause="fix-undo",
                 config=config,
             ):
-                failed = _undo(root, config.state_dir)
+                failed = _undo(root, config)
             skipped += failed
             continue
         if not args.dry_run:
@@ -155,10 +155,12 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             continue
+        project = _project_name(memory_dir, config)
         for edit in edits:
             changed += 1
             verb = "removed" if edit.is_removal else "fixed"
-            print(f"{verb} {shown(os.path.join(root, edit.relpath))}: {edit.reason}")
+            name = os.path.relpath(os.path.join(root, edit.relpath), memory_dir)
+            print(f"{verb} {shown(name)} in {project}: {edit.reason}")
     for message in findings:
         print(f"memd: error: {message}", file=sys.stderr)
     if args.undo:
@@ -166,7 +168,8 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         print(plan_summary(planned, planned_dirs))
     else:
-        print(f"{changed} file(s) fixed" + (f", {skipped} skipped" if skipped else ""))
+        files = f"{changed} file{'' if changed == 1 else 's'} fixed"
+        print(files + (f", {skipped} skipped" if skipped else ""))
     if unreadable:
         return 2  # an I/O error: what could not be read is unfixed
     return 1 if findings else 0  # an index left past the agent's cut
@@ -190,6 +193,13 @@ def plan_summary(edits: Sequence[FileEdit], directories: int) -> str:
     said = ", ".join(steps[:-1]) + (" and " if len(steps) > 1 else "") + steps[-1]
     where = f" in {directories} memory directories" if directories > 1 else ""
     return f"memd fix would {said}{where}; nothing is written until you run `memd fix`"
+
+
+def _project_name(memory_dir: str, config: Config) -> str:
+    """What a person calls `memory_dir`: its project's folder (memd.projects)."""
+    from memd.projects.roots import load_project_names
+
+    return load_project_names([memory_dir], config=config).label(memory_dir)
 
 
 def _renames(
@@ -219,20 +229,23 @@ def _renames(
     ]
 
 
-def _undo(root: str, state_dir: str) -> int:
+def _undo(root: str, config: Config) -> int:
     """Undo the last fix of `root`; return 1 when it could not (said on stderr)."""
     from memd.lint.fix_files import FixUndoError, shown, undo_fix
+    from memd.projects.naming import placed
 
+    project = shown(_project_name(root, config))
     try:
-        restored = undo_fix(root, state_dir)
+        restored = undo_fix(root, config.state_dir)
     except FixUndoError as error:
-        print(f"memd: {error}", file=sys.stderr)
+        print(placed(f"memd: {error}", project), file=sys.stderr)
         return 1
     except OSError as error:
         why = error.strerror or str(error)
-        print(f"memd: cannot undo in {shown(root)}: {why}", file=sys.stderr)
+        print(f"memd: cannot undo in {project}: {why}", file=sys.stderr)
         return 1
-    print(f"undid memd fix in {shown(root)}: {len(restored)} file(s) restored")
+    files = "file" if len(restored) == 1 else "files"
+    print(f"undid memd fix in {project}: {len(restored)} {files} restored")
     return 0
 
 

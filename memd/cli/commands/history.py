@@ -372,6 +372,7 @@ def format_change(
     import time
 
     from memd.diagnostics import escape_surrogates
+    from memd.history.wording import cause_words
     from memd.times import clock
 
     minute, second = divmod(int(change.at), 60)
@@ -380,7 +381,7 @@ def format_change(
     if prefix is None:
         prefix = cache[minute] = clock(minute * 60, now=time.time(), seconds=False)
     stamp = f"{prefix}:{second:02d}"
-    head = f"rev {change.rev}  {stamp}  {change.cause}"
+    head = f"rev {change.rev}  {stamp}  {cause_words(change.cause)}"
     if change.session:
         head += f"  session {change.session}"
     head += f"  +{change.bytes_added} -{change.bytes_removed} bytes"
@@ -403,7 +404,8 @@ def format_change(
     if len(files) > _FILES_SHOWN:
         lines.append(f"    ... and {len(files) - _FILES_SHOWN} more")
     if only is not None and others:
-        lines.append(f"    (and {others} other file(s) in this change)")
+        noun = "file" if others == 1 else "files"
+        lines.append(f"    (and {others} other {noun} in this change)")
     return lines
 
 

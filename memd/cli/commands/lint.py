@@ -86,7 +86,13 @@ def run(args: argparse.Namespace) -> int:
     color = args.color == "always" or (
         args.color == "auto" and _is_tty() and "NO_COLOR" not in os.environ
     )
-    sys.stdout.write(render(diagnostics, args.format, color=color))
+    heading = None
+    if args.format == "text" and diagnostics:
+        from memd.projects.roots import load_project_names
+
+        dirs = [t.path if t.is_dir else os.path.dirname(t.path) for t in targets]
+        heading = load_project_names(dirs, config=config).file
+    sys.stdout.write(render(diagnostics, args.format, color=color, heading=heading))
     return exit_code(diagnostics, strict=args.strict)
 
 

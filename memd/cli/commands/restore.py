@@ -188,7 +188,8 @@ def _report(plan: RestorePlan, dry_run: bool, names: ProjectNames) -> int:
                 f"{names.project_arg(plan.memory_dir)} --rev {plan.before_rev}`"
             )
     count = f"{len(done)} of {len(plan.steps)}" if plan.left else str(len(done))
-    print(f"restored {count} file(s) to revision {plan.rev}{undo}")
+    files = "file" if len(plan.steps) == 1 else "files"
+    print(f"restored {count} {files} to revision {plan.rev}{undo}")
     return 1 if plan.left else 0
 
 
@@ -214,5 +215,6 @@ def _restore_loss(state_dir: str, rev: int, *, dry_run: bool) -> int:
         return 0
     for relpath_done, action in plan.done:
         print(f"{action:<7} {relpath_done}")
-    print(f"restored {len(plan.done)} file(s) that loss {rev} took")
+    files = "file" if len(plan.done) == 1 else "files"
+    print(f"restored {len(plan.done)} {files} that loss {rev} took")
     return 0

@@ -108,6 +108,7 @@ class _ForPeople:
         """
         import time
 
+        from memd.history.wording import cause_words
         from memd.projects.naming import placed
         from memd.projects.roots import load_project_names
         from memd.times import clock
@@ -126,7 +127,7 @@ class _ForPeople:
         stamp = clock(now, now=now).removeprefix("today ")  # HH:MM:SS: --at reads it
         sentence = (
             f"memd: {event.get('loss') or 'memory was lost'} at {stamp}"
-            f" ({event.get('cause')});"
+            f" ({cause_words(event.get('cause'))});"
             f" `{restore}` brings them back."
         )
         return (
@@ -134,12 +135,12 @@ class _ForPeople:
             f"  memory directory: {names.detail(memory_dir)}"
         )
 
-    @staticmethod
-    def _findings(event: MutableMapping[str, Any]) -> str | None:
+    def _findings(self, event: MutableMapping[str, Any]) -> str | None:
         import dataclasses
 
         from memd.diagnostics import Diagnostic
         from memd.lint.formats import render_text
+        from memd.projects.roots import load_project_names
 
         found = event.get("diagnostics")
         if not isinstance(found, list):
@@ -150,7 +151,10 @@ class _ForPeople:
             )
             for d in (Diagnostic.from_dict(f) for f in found if isinstance(f, dict))
         )
-        return render_text(diagnostics, summary=False).rstrip("\n")
+        # each file in its project by folder, as the loss is (no transcripts read)
+        memory_dir = str(event.get("memory_dir") or "")
+        names = load_project_names([memory_dir], config=self.config, transcripts=False)
+        return render_text(diagnostics, summary=False, heading=names.file).rstrip("\n")
 
 
 def _joined(directory: object, file: object) -> str:

@@ -127,7 +127,10 @@ def format_text(
     dirs = summary["memory_dirs"]
     disabled = summary["disabled"]
     if not dirs and not disabled:
-        return "no telemetry yet\n"
+        return (
+            "nothing measured yet: memd measures a project's memory prompt"
+            " each time it builds it (`memd run`, `memd prompt`)\n"
+        )
     lines: list[str] = []
     for memory_dir in sorted(dirs, key=names.label):
         s = dirs[memory_dir]

@@ -207,11 +207,14 @@ def format_text(status: dict[str, object]) -> str:
             "memd is not running" + (" (last status shown)" if status["dirs"] else "")
         )
         lines.append(f"  {START_HINT}")
-    lines.append(
-        f"rescans: {status['rescans']}  queue overflows: {status['queue_overflows']}"
-        f"  polling fallbacks: {status['fallbacks']}"
-        f"  telemetry dropped: {status['telemetry_dropped']}"
-    )
+    counters = ("rescans", "queue_overflows", "fallbacks", "telemetry_dropped")
+    if any(status[name] for name in counters):  # a healthy watcher says nothing
+        lines.append(
+            f"rescans: {status['rescans']}"
+            f"  queue overflows: {status['queue_overflows']}"
+            f"  polling fallbacks: {status['fallbacks']}"
+            f"  telemetry dropped: {status['telemetry_dropped']}"
+        )
     lines.append(f"next dream: {_local_time(status['next_dream'], 'not scheduled')}")
     watch = status.get("watch")
     deaf = watch.get("deaf") if isinstance(watch, dict) else None
@@ -223,9 +226,11 @@ def format_text(status: dict[str, object]) -> str:
     hook_lint = status.get("hook_lint")
     if status["running"] and isinstance(hook_lint, dict):
         lines.append(
-            f"hooks linted here, on {hook_lint.get('socket')}"
+            # the socket's path is in --format json: a person reads what it does
+            "the agent's saves are linted by this daemon (fast)"
             if hook_lint.get("listening")
-            else "hooks lint by themselves: the daemon could not listen for them"
+            else "the agent's saves are linted without the daemon (slower):"
+            " it could not listen for them"
         )
         crashes = hook_lint.get("crashes")
         if isinstance(crashes, int) and crashes:

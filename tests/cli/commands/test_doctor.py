@@ -122,7 +122,7 @@ class TestBudgetsAndDirs:
         _, checks = doctor()
 
         assert "fail" == checks["index budgets"]["verdict"]
-        assert "1 index(es) over budget" in checks["index budgets"]["message"]
+        assert "1 index over budget" in checks["index budgets"]["message"]
         assert checks["index budgets"]["fix"].startswith("run `memd fix`")
 
     def test_an_unwritable_state_dir_fails(self, tmp_path: Path) -> None:

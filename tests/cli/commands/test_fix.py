@@ -96,7 +96,7 @@ class TestApply:
         )
         assert GOOD.format(name="B").encode() == (root / "b.md").read_bytes()
         assert broken == (root / "broken.md").read_bytes()
-        assert "2 file(s) fixed" in capsys.readouterr().out
+        assert "2 files fixed" in capsys.readouterr().out
 
     def test_second_run_has_nothing_to_do(
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -108,7 +108,7 @@ class TestApply:
 
         main(["fix", str(root)])
 
-        assert "0 file(s) fixed\n" == capsys.readouterr().out
+        assert "0 files fixed\n" == capsys.readouterr().out
 
     def test_file_changed_after_planning_is_skipped(self, tmp_path: Path) -> None:
         """An edit is not applied over bytes other than those it was planned from."""
