@@ -101,8 +101,10 @@ class TestTheOpener:
         browser.get("file://" + page)
         # The URL changes before the page is parsed: wait for its heading too.
         wait_for(
-            lambda: browser.current_url == viewer.url
-            and "Every project's memory" in browser.page_source,
+            lambda: (
+                browser.current_url == viewer.url
+                and "Every project's memory" in browser.page_source
+            ),
             what="the viewer's overview",
         )
 
