@@ -261,9 +261,8 @@ def _index_budgets(config: Config) -> Check:
             "run `memd fix` (it moves entries into hub files the index links;"
             " `memd fix --dry-run` shows how first)",
         )
-    return Check(
-        "index budgets", OK, f"{len(targets)} memory directories within budget"
-    )
+    dirs = "memory directory" if len(targets) == 1 else "memory directories"
+    return Check("index budgets", OK, f"{len(targets)} {dirs} within budget")
 
 
 def _memory_dirs(config: Config) -> Iterator[Check]:
@@ -293,7 +292,9 @@ def _memory_dirs(config: Config) -> Iterator[Check]:
         yield Check(
             "memory dirs",
             OK,
-            f"each of {known} known projects has a memory dir of its own",
+            "the one known project has a memory dir of its own"
+            if known == 1
+            else f"each of {known} known projects has a memory dir of its own",
         )
 
 
