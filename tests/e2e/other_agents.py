@@ -27,8 +27,6 @@ import json
 import os
 import shutil
 import subprocess
-import tarfile
-import tempfile
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,7 +36,12 @@ from types import TracebackType
 from typing import Any
 
 from memd.agents import get_agent
-from tests.e2e.releases import ReleaseUnavailable, _npm_env, _sha256, cache_dir
+from tests.e2e.releases import (
+    ReleaseUnavailable,
+    _sha256,
+    cache_dir,
+    install_from_npm,
+)
 from tests.machine_lock import held
 
 
@@ -109,38 +112,7 @@ def _cached(
 def _install(
     agent: str, version: str, spec: str, entry: str, cache: Path
 ) -> AgentRelease:
-    npm = shutil.which("npm")
-    if npm is None:
-        raise ReleaseUnavailable("npm is not installed (apt-get install npm)")
-    with tempfile.TemporaryDirectory(dir=cache, prefix=".incoming-") as incoming:
-        packed = subprocess.run(
-            [npm, "pack", spec, "--json", "--pack-destination", incoming],
-            capture_output=True,
-            text=True,
-            env=_npm_env(cache),
-            timeout=900,
-            check=False,
-        )
-        if packed.returncode != 0:
-            raise ReleaseUnavailable(
-                f"npm pack {spec} failed: {packed.stderr.strip()[-500:]}"
-            )
-        facts = json.loads(packed.stdout)[0]
-        target = cache / f"{_key(spec)}-{facts['shasum']}"
-        unpacked = Path(incoming) / "unpacked"
-        with tarfile.open(Path(incoming) / facts["filename"]) as archive:
-            archive.extractall(unpacked, filter="data")
-        path = unpacked / "package" / entry
-        if not path.is_file():
-            raise ReleaseUnavailable(f"{spec} has no {entry}")
-        path.chmod(0o755)
-        record = {"spec": spec, "shasum": facts["shasum"], "sha256": _sha256(path)}
-        (unpacked / "release.json").write_text(json.dumps(record, indent=1) + "\n")
-        try:
-            unpacked.rename(target)
-        except OSError:
-            if not (target / "release.json").is_file():
-                raise
+    install_from_npm(spec, entry, _key(spec), cache, {"spec": spec})
     found = _cached(agent, version, spec, entry, cache)
     if found is None:
         raise ReleaseUnavailable(f"{spec} did not verify after install")

@@ -157,19 +157,37 @@ def install_release(version: str, *, env: Mapping[str, str] | None = None) -> Re
 
 
 def _install(package: str, version: str, cache: Path) -> Release:
+    entry = Release(version=version, package=package, root=Path()).entry
+    install_from_npm(
+        f"{package}@{version}",
+        str(entry),
+        f"{package.replace('/', '+')}@{version}",
+        cache,
+        {"package": package, "version": version},
+    )
+    found = _cached(package, version, cache)
+    if found is None:
+        raise ReleaseUnavailable(f"{package}@{version} did not verify after install")
+    return found
+
+
+def install_from_npm(
+    spec: str, entry: str, key: str, cache: Path, record: Mapping[str, str]
+) -> None:
+    """`npm pack SPEC`, unpacked as `cache/<key>-<shasum>/package`, beside a
+    release.json: `record`, the tarball's shasum and integrity, and the sha256
+    of `entry` (made executable). A racing install of the same tarball is fine.
+
+    Raises:
+        ReleaseUnavailable: npm is missing, the registry refused, or the
+            package has no `entry`.
+    """
     npm = shutil.which("npm")
     if npm is None:
         raise ReleaseUnavailable("npm is not installed (apt-get install npm)")
     with tempfile.TemporaryDirectory(dir=cache, prefix=".incoming-") as incoming:
         packed = subprocess.run(
-            [
-                npm,
-                "pack",
-                f"{package}@{version}",
-                "--json",
-                "--pack-destination",
-                incoming,
-            ],
+            [npm, "pack", spec, "--json", "--pack-destination", incoming],
             capture_output=True,
             text=True,
             env=_npm_env(cache),
@@ -178,34 +196,29 @@ def _install(package: str, version: str, cache: Path) -> Release:
         )
         if packed.returncode != 0:
             raise ReleaseUnavailable(
-                f"npm pack {package}@{version} failed: {packed.stderr.strip()[-500:]}"
+                f"npm pack {spec} failed: {packed.stderr.strip()[-500:]}"
             )
         facts = json.loads(packed.stdout)[0]
-        target = cache / f"{package.replace('/', '+')}@{version}-{facts['shasum']}"
+        target = cache / f"{key}-{facts['shasum']}"
         unpacked = Path(incoming) / "unpacked"
         with tarfile.open(Path(incoming) / facts["filename"]) as archive:
             archive.extractall(unpacked, filter="data")
-        release = Release(version=version, package=package, root=unpacked / "package")
-        if not release.entry.is_file():
-            raise ReleaseUnavailable(f"{package}@{version} has no {release.entry.name}")
-        release.entry.chmod(0o755)
-        record = {
-            "package": package,
-            "version": version,
+        path = unpacked / "package" / entry
+        if not path.is_file():
+            raise ReleaseUnavailable(f"{spec} has no {entry}")
+        path.chmod(0o755)
+        described = {
+            **record,
             "shasum": facts["shasum"],
-            "integrity": facts["integrity"],
-            "sha256": _sha256(release.entry),
+            "integrity": facts.get("integrity", ""),
+            "sha256": _sha256(path),
         }
-        (unpacked / "release.json").write_text(json.dumps(record, indent=1) + "\n")
+        (unpacked / "release.json").write_text(json.dumps(described, indent=1) + "\n")
         try:
             unpacked.rename(target)
         except OSError:
             if not (target / "release.json").is_file():  # not a racing install
                 raise
-    found = _cached(package, version, cache)
-    if found is None:
-        raise ReleaseUnavailable(f"{package}@{version} did not verify after install")
-    return found
 
 
 @dataclass(frozen=True, slots=True)
