@@ -116,8 +116,3 @@ def status_line(loss: Mapping[str, object], now: float) -> str:
         f"{head}; `{restore_command(rev)}` brings them back"
         f" (`{dismiss_command(rev)}` if it was meant)"
     )
-
-
-def state_word(state: object) -> str:
-    """A loss's state as one word for a person: "open", "restored", "dismissed"."""
-    return str(state) if state in (OPEN, RESTORED, DISMISSED) else OPEN

@@ -859,9 +859,9 @@ def loss_page(source: Source, project: str, rev: int) -> LossPage:
     )
 
 
-# What a loss took, and whether it was restored or dismissed, is the history's
-# loss ledger's (`History.loss`); the viewer only asks it. A loss recorded
-# before the ledger existed has no record: nothing to bring back, no alarm.
+# What a loss took is the history's loss ledger's (`History.loss`); the viewer
+# only asks it. A loss recorded before the ledger existed has no record:
+# nothing to bring back.
 
 
 def _taken(history: History, change: Change) -> dict[str, bytes]:
@@ -873,14 +873,6 @@ def _taken(history: History, change: Change) -> dict[str, bytes]:
         if data is not None and relpath_refusal(relpath) is None:
             taken[relpath] = data
     return dict(sorted(taken.items()))
-
-
-def _is_settled(history: History, change: Change) -> bool:
-    """Whether the loss was restored or dismissed (or predates the ledger)."""
-    from memd.history.wording import OPEN
-
-    record = history.loss(change.rev)
-    return record is None or record.state != OPEN
 
 
 def _bring_back(source: Source, page: LossPage) -> tuple[tuple[str, str], ...]:
